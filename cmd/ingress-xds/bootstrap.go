@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/ingress-xds/ingress-xds/xds"
+)
+
+func runBootstrap(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
+	var o xds.BootstrapOptions
+	fs.StringVar(&o.XDSAddress, "xds-address", "127.0.0.1:18000", "host:port of the ingress-xds xDS server")
+	fs.StringVar(&o.NodeID, "node-id", defaultNodeID(), "Envoy node id (default: $POD_NAME, else the hostname)")
+	fs.StringVar(&o.AdminAddress, "admin-address", "127.0.0.1:9901", "host:port for Envoy's admin interface")
+	fs.BoolVar(&o.Delta, "delta", false, "use incremental (delta) ADS instead of state of the world")
+	out := fs.String("out", "", "file to write (default: stdout)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	b, err := xds.Bootstrap(o)
+	if err != nil {
+		return err
+	}
+	raw, err := protojson.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("encoding bootstrap: %w", err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+		return err
+	}
+	pretty.WriteByte('\n')
+	if *out == "" {
+		_, err = stdout.Write(pretty.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, pretty.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing bootstrap: %w", err)
+	}
+	return nil
+}
+
+func defaultNodeID() string {
+	if pod := os.Getenv("POD_NAME"); pod != "" {
+		return pod
+	}
+	if host, err := os.Hostname(); err == nil {
+		return host
+	}
+	return "envoy"
+}

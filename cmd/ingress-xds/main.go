@@ -1,0 +1,54 @@
+// Command ingress-xds is a Kubernetes Ingress control plane for Envoy.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `ingress-xds: a Kubernetes Ingress control plane for Envoy.
+
+Usage:
+  ingress-xds serve      [flags]   watch a cluster (or --manifests DIR) and serve xDS
+  ingress-xds bootstrap  [flags]   write an Envoy bootstrap that connects to serve
+  ingress-xds translate -f PATH    print the Envoy resources serve would publish
+  ingress-xds version              print the version
+
+Run 'ingress-xds COMMAND -h' for a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	args := os.Args[2:]
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(ctx, args)
+	case "bootstrap":
+		err = runBootstrap(args, os.Stdout)
+	case "translate":
+		err = runTranslate(args, os.Stdout)
+	case "version", "--version", "-version":
+		fmt.Println(version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ingress-xds %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/xds"
+)
+
+type serveFlags struct {
+	kubeconfig     string
+	manifests      string
+	ingressClass   string
+	watchClassless bool
+	httpPort       uint
+	xdsAddress     string
+	metricsAddress string
+	statusAddress  string
+	holdoff        time.Duration
+	maxHoldoff     time.Duration
+	logLevel       string
+}
+
+func runServe(ctx context.Context, args []string) error {
+	var f serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster config)")
+	fs.StringVar(&f.manifests, "manifests", "", "serve from this directory of manifests instead of a cluster")
+	fs.StringVar(&f.ingressClass, "ingress-class", kube.DefaultClassName, "IngressClass name to serve")
+	fs.BoolVar(&f.watchClassless, "watch-classless", false, "also serve Ingresses that name no class")
+	fs.UintVar(&f.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
+	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
+	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz and /readyz")
+	fs.StringVar(&f.statusAddress, "status-address", "", "comma-separated IPs or hostnames to write into Ingress status")
+	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
+	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f.httpPort == 0 || f.httpPort > 65535 {
+		return fmt.Errorf("--http-port %d is not a port", f.httpPort)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
+	var source kube.Source
+	var status *kube.StatusWriter
+	if f.manifests != "" {
+		filter.WatchClassless = true // files have no cluster default class to consult
+		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files")}
+	} else {
+		cfg, err := restConfig(f.kubeconfig)
+		if err != nil {
+			return err
+		}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("creating kubernetes client: %w", err)
+		}
+		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers")}
+		if addrs := splitList(f.statusAddress); len(addrs) > 0 {
+			status = &kube.StatusWriter{Client: client, Addresses: addrs, Logger: logger.With("component", "status")}
+		}
+	}
+
+	server := xds.NewServer(logger.With("component", "xds"))
+	p := &pipeline{
+		log:     logger,
+		source:  source,
+		server:  server,
+		status:  status,
+		options: translate.Options{HTTPPort: uint32(f.httpPort)},
+	}
+	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
+	statusBatcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	run := func(name string, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	run("source", func() error {
+		return source.Run(ctx, func() { batcher.Notify(); statusBatcher.Notify() })
+	})
+	run("translator", func() error { batcher.Run(ctx, p.rebuild); return nil })
+	if status != nil {
+		run("status", func() error { statusBatcher.Run(ctx, p.writeStatus); return nil })
+	}
+	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
+	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, xds.HealthHandler(p.ready.Load)) })
+
+	<-ctx.Done()
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// pipeline is the one-way path: source state -> translation -> snapshot.
+type pipeline struct {
+	log     *slog.Logger
+	source  kube.Source
+	server  *xds.Server
+	status  *kube.StatusWriter
+	options translate.Options
+
+	ready        atomic.Bool
+	lastProblems map[translate.Problem]bool
+}
+
+func (p *pipeline) rebuild(ctx context.Context) {
+	start := time.Now()
+	st := p.source.State()
+	res, err := translate.Translate(st, p.options)
+	if err != nil {
+		p.log.Error("translation failed; keeping the previous snapshot", "err", err)
+		return
+	}
+	p.reportProblems(res.Problems)
+	snap, err := p.server.Publish(ctx, res.Resources)
+	if err != nil {
+		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
+		return
+	}
+	p.ready.Store(true)
+	r := res.Resources
+	p.log.Info("published snapshot",
+		"ingresses", len(st.Ingresses), "listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()),
+		"clusters", len(r.Clusters), "routeVersion", snap.GetVersion(resource.RouteType), "took", time.Since(start).Round(time.Microsecond))
+}
+
+// reportProblems logs each problem once, when it first appears, rather than
+// on every rebuild.
+func (p *pipeline) reportProblems(problems []translate.Problem) {
+	current := make(map[translate.Problem]bool, len(problems))
+	for _, pr := range problems {
+		current[pr] = true
+		if !p.lastProblems[pr] {
+			p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
+		}
+	}
+	p.lastProblems = current
+}
+
+func (p *pipeline) writeStatus(ctx context.Context) {
+	if err := p.status.Update(ctx, p.source.State().Ingresses); err != nil {
+		p.log.Error("writing ingress status", "err", err)
+	}
+}
+
+func serveHTTP(ctx context.Context, address string, h http.Handler) error {
+	srv := &http.Server{Addr: address, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules() // honours $KUBECONFIG
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubernetes client config: %w", err)
+	}
+	// Status writes for many Ingresses: client-go's default of 5 QPS is far
+	// too slow for a controller of this kind.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.UserAgent = "ingress-xds/" + version
+	return cfg, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

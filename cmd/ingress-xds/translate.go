@@ -1,0 +1,43 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate"
+)
+
+func runTranslate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	path := fs.String("f", "", "manifest file or directory (required)")
+	class := fs.String("ingress-class", kube.DefaultClassName, "IngressClass name to serve")
+	httpPort := fs.Uint("http-port", 8080, "port of Envoy's HTTP listener")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return fmt.Errorf("-f PATH is required")
+	}
+	// As in serve --manifests: class-less Ingresses in files are ours.
+	st, err := kube.LoadState(*path, kube.ClassFilter{ClassName: *class, WatchClassless: true})
+	if err != nil {
+		// Undecodable documents are skipped, as serve does; say so.
+		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+	}
+	if st == nil {
+		return fmt.Errorf("no manifests read from %s", *path)
+	}
+	res, err := translate.Translate(st, translate.Options{HTTPPort: uint32(*httpPort)})
+	if err != nil {
+		return err
+	}
+	out, err := translate.RenderJSON(res)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}

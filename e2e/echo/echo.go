@@ -1,0 +1,26 @@
+// Package echo is the test backend: an HTTP server that says who it is and
+// what it was asked, so a test (or a person running the demo) can tell which
+// backend answered a request.
+package echo
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Reply is what every request gets back, as JSON.
+type Reply struct {
+	Backend string `json:"backend"`
+	Host    string `json:"host"`
+	Path    string `json:"path"`
+	Query   string `json:"query,omitempty"`
+}
+
+// Handler answers every request with a Reply naming backend.
+func Handler(backend string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Backend", backend)
+		json.NewEncoder(w).Encode(Reply{Backend: backend, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery})
+	})
+}

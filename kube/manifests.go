@@ -1,0 +1,151 @@
+package kube
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Objects is the set of Kubernetes objects a State is built from, before class
+// filtering. Both the file source and the informer source produce it.
+type Objects struct {
+	Ingresses      []*networkingv1.Ingress
+	IngressClasses []*networkingv1.IngressClass
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	Secrets        []*corev1.Secret
+}
+
+// State builds the translator's view: the Ingresses the filter owns (sorted
+// by namespace/name so that output never depends on input order), and the
+// objects they may refer to, indexed by name.
+func (o *Objects) State(filter ClassFilter) *State {
+	st := NewState()
+	st.Ingresses = filter.Owned(o.Ingresses, o.IngressClasses)
+	sort.Slice(st.Ingresses, func(i, j int) bool {
+		a, b := st.Ingresses[i], st.Ingresses[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	for _, s := range o.Services {
+		st.Services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	}
+	for _, es := range o.EndpointSlices {
+		if svc, ok := ServiceNameOf(es); ok {
+			st.EndpointSlices[svc] = append(st.EndpointSlices[svc], es)
+		}
+	}
+	for svc := range st.EndpointSlices {
+		slices := st.EndpointSlices[svc]
+		sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
+	}
+	for _, s := range o.Secrets {
+		if s.Type == corev1.SecretTypeTLS {
+			st.Secrets[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+		}
+	}
+	return st
+}
+
+// decoder accepts only the built-in types client-go knows (no defaulting, no
+// conversion): what a user would kubectl apply.
+func decoder() runtime.Decoder {
+	return serializer.NewCodecFactory(scheme.Scheme).UniversalDeserializer()
+}
+
+// DecodeManifests reads a multi-document YAML or JSON stream and adds the
+// objects we care about to objs. Kinds we do not use are skipped silently, as
+// kubectl users mix them into the same files. A document that does not decode
+// is reported in the returned error but does not stop the others.
+func DecodeManifests(r io.Reader, source string, objs *Objects) error {
+	dec := decoder()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var errs []error
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, doc, err))
+			break
+		}
+		if len(bytes.TrimSpace(raw)) == 0 || isOnlyComments(raw) {
+			continue
+		}
+		obj, _, err := dec.Decode(raw, nil, nil)
+		if err != nil {
+			if runtime.IsNotRegisteredError(err) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, doc, err))
+			continue
+		}
+		objs.add(obj)
+	}
+	return errors.Join(errs...)
+}
+
+// add files obj under its kind, defaulting the namespace as kubectl would. It
+// reports whether the kind is one we use.
+func (o *Objects) add(obj runtime.Object) bool {
+	switch v := obj.(type) {
+	case *networkingv1.Ingress:
+		defaultNamespace(&v.Namespace)
+		o.Ingresses = append(o.Ingresses, v)
+	case *networkingv1.IngressClass:
+		o.IngressClasses = append(o.IngressClasses, v)
+	case *corev1.Service:
+		defaultNamespace(&v.Namespace)
+		o.Services = append(o.Services, v)
+	case *discoveryv1.EndpointSlice:
+		defaultNamespace(&v.Namespace)
+		o.EndpointSlices = append(o.EndpointSlices, v)
+	case *corev1.Secret:
+		defaultNamespace(&v.Namespace)
+		if v.Type == corev1.SecretTypeTLS {
+			o.Secrets = append(o.Secrets, v)
+		}
+	case *corev1.List:
+		// kubectl get -o yaml output: decode each item in turn.
+		dec := decoder()
+		for _, item := range v.Items {
+			if inner, _, err := dec.Decode(item.Raw, nil, nil); err == nil {
+				o.add(inner)
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func defaultNamespace(ns *string) {
+	if *ns == "" {
+		*ns = "default"
+	}
+}
+
+func isOnlyComments(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
+}

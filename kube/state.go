@@ -1,0 +1,48 @@
+// Package kube turns a source of Kubernetes objects (a live cluster through
+// shared informers, or manifests on disk) into State, the read-only view of the
+// cluster that the translator works from. It also writes Ingress status.
+package kube
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// State is one consistent view of the objects the translator needs. Sources
+// fill it; nobody mutates it afterwards, so the objects may be shared with
+// informer caches and must be treated as read-only.
+//
+// Ingresses holds only the Ingresses this controller owns: class ownership is
+// decided here, at the edge, so that the translator and the status writer
+// agree on it without the data flowing backwards.
+type State struct {
+	Ingresses []*networkingv1.Ingress
+	Services  map[types.NamespacedName]*corev1.Service
+	// EndpointSlices are grouped by the Service they belong to (the
+	// kubernetes.io/service-name label).
+	EndpointSlices map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	// Secrets holds only Secrets of type kubernetes.io/tls.
+	Secrets map[types.NamespacedName]*corev1.Secret
+}
+
+// NewState returns an empty State with its maps allocated.
+func NewState() *State {
+	return &State{
+		Services:       map[types.NamespacedName]*corev1.Service{},
+		EndpointSlices: map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		Secrets:        map[types.NamespacedName]*corev1.Secret{},
+	}
+}
+
+// ServiceNameOf returns the Service an EndpointSlice belongs to, and false
+// when the slice carries no service-name label (it then belongs to nobody we
+// route to).
+func ServiceNameOf(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
+	name := slice.Labels[discoveryv1.LabelServiceName]
+	if name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: slice.Namespace, Name: name}, true
+}

@@ -1,0 +1,196 @@
+package translate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// Names of the fixed resources.
+const (
+	HTTPListenerName = "ingress_http"
+	HTTPRouteName    = "ingress_http"
+)
+
+// Options are the settings of the Envoy side that do not come from the
+// cluster.
+type Options struct {
+	// HTTPPort is the port of the plain HTTP listener.
+	HTTPPort uint32
+	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
+	ListenAddress string
+}
+
+// Resources are the Envoy resources for one state, each kind sorted by name.
+type Resources struct {
+	Listeners []*listenerv3.Listener
+	Routes    []*routev3.RouteConfiguration
+	Clusters  []*clusterv3.Cluster
+	Endpoints []*endpointv3.ClusterLoadAssignment
+	Secrets   []*tlsv3.Secret
+}
+
+// ToEnvoy renders a Model as Envoy resources.
+func ToEnvoy(m *Model, opts Options) (*Resources, error) {
+	res := &Resources{}
+	listener, err := httpListener(opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Listeners = append(res.Listeners, listener)
+	res.Routes = append(res.Routes, routeConfiguration(HTTPRouteName, m.VirtualHosts))
+	for _, be := range m.Backends {
+		res.Clusters = append(res.Clusters, edsCluster(be.Name))
+		res.Endpoints = append(res.Endpoints, loadAssignment(be))
+	}
+	return res, nil
+}
+
+// adsSource says "get it over the same ADS stream".
+func adsSource() *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+	}
+}
+
+func socketAddress(address string, port uint32) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address:       address,
+		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
+
+func httpListener(opts Options) (*listenerv3.Listener, error) {
+	address := opts.ListenAddress
+	if address == "" {
+		address = "0.0.0.0"
+	}
+	router, err := anypb.New(&routerv3.Router{})
+	if err != nil {
+		return nil, fmt.Errorf("packing router filter: %w", err)
+	}
+	hcm := &hcmv3.HttpConnectionManager{
+		StatPrefix: HTTPListenerName,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: HTTPRouteName,
+		}},
+		HttpFilters: []*hcmv3.HttpFilter{{
+			Name:       "envoy.filters.http.router",
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
+		}},
+		// Hosts match without their port, whatever port the client used.
+		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		// /a/../b must not slip past a route for /b's neighbours.
+		NormalizePath: wrapperspb.Bool(true),
+		UseRemoteAddress: wrapperspb.Bool(true),
+	}
+	hcmAny, err := anypb.New(hcm)
+	if err != nil {
+		return nil, fmt.Errorf("packing http connection manager: %w", err)
+	}
+	return &listenerv3.Listener{
+		Name:    HTTPListenerName,
+		Address: socketAddress(address, opts.HTTPPort),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{{
+				Name:       "envoy.filters.network.http_connection_manager",
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcmAny},
+			}},
+		}},
+	}, nil
+}
+
+func routeConfiguration(name string, vhosts []*VirtualHost) *routev3.RouteConfiguration {
+	rc := &routev3.RouteConfiguration{Name: name}
+	for _, vh := range vhosts {
+		evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
+		for _, r := range vh.Routes {
+			evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r))
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, evh)
+	}
+	return rc
+}
+
+func envoyRoute(host string, r *Route) *routev3.Route {
+	match := &routev3.RouteMatch{}
+	switch {
+	case r.PathType == PathExact:
+		match.PathSpecifier = &routev3.RouteMatch_Path{Path: r.Path}
+	case r.Path == "/":
+		match.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: "/"}
+	default:
+		// Matches /foo, /foo/ and /foo/...: whole segments only.
+		match.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: r.Path}
+	}
+	if strings.HasPrefix(host, "*.") {
+		// Envoy's *.example.com also matches a.b.example.com; the Ingress
+		// wildcard covers exactly one label, so pin the label count.
+		match.Headers = []*routev3.HeaderMatcher{{
+			Name: ":authority",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+				MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{
+					Regex: "(?i)^[^.]+" + regexp.QuoteMeta(strings.TrimPrefix(host, "*")) + "$",
+				}},
+			}},
+		}}
+	}
+	route := &routev3.Route{Match: match}
+	if r.Direct != nil {
+		route.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
+			Status: r.Direct.Status,
+			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: r.Direct.Body}},
+		}}
+	} else {
+		route.Action = &routev3.Route_Route{Route: &routev3.RouteAction{
+			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: r.Backend},
+		}}
+	}
+	return route
+}
+
+func edsCluster(name string) *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+		EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
+			EdsConfig:   adsSource(),
+			ServiceName: name,
+		},
+		ConnectTimeout: durationpb.New(2 * time.Second),
+		LbPolicy:       clusterv3.Cluster_ROUND_ROBIN,
+	}
+}
+
+func loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: be.Name}
+	if len(be.Endpoints) == 0 {
+		return cla
+	}
+	locality := &endpointv3.LocalityLbEndpoints{}
+	for _, ep := range be.Endpoints {
+		locality.LbEndpoints = append(locality.LbEndpoints, &endpointv3.LbEndpoint{
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+				Address: socketAddress(ep.Address, uint32(ep.Port)),
+			}},
+		})
+	}
+	cla.Endpoints = []*endpointv3.LocalityLbEndpoints{locality}
+	return cla
+}

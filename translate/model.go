@@ -1,0 +1,89 @@
+// Package translate turns a kube.State into Envoy resources. It is pure: no
+// clients, no goroutines, no clocks, and the same input always gives the same
+// output, byte for byte.
+//
+// It works in two steps. BuildModel applies Ingress semantics (classes are
+// already decided by kube) and produces a Model: virtual hosts, routes and
+// backends in our own small vocabulary, plus the problems found on the way.
+// ToEnvoy then renders that Model as Envoy protos. Keeping the steps apart
+// keeps Kubernetes rules out of the proto code and proto details out of the
+// Kubernetes rules.
+package translate
+
+import "k8s.io/apimachinery/pkg/types"
+
+// PathType is how a Route matches the request path.
+type PathType string
+
+const (
+	// PathExact matches the path exactly (case-sensitive, query ignored).
+	PathExact PathType = "Exact"
+	// PathPrefix matches by whole path segments: /foo matches /foo, /foo/
+	// and /foo/bar, but not /foobar.
+	PathPrefix PathType = "Prefix"
+)
+
+// WildcardHost is the virtual host for rules without a host and for
+// spec.defaultBackend.
+const WildcardHost = "*"
+
+// Model is the translator's intermediate form: what should be routed where,
+// with no Envoy detail yet.
+type Model struct {
+	// VirtualHosts are sorted by Host.
+	VirtualHosts []*VirtualHost
+	// Backends are sorted by Name and are exactly those referenced by routes.
+	Backends []*Backend
+	// Problems found while building; sorted by object, then message.
+	Problems []Problem
+}
+
+// VirtualHost is every route for one host, merged from all Ingresses.
+type VirtualHost struct {
+	Host   string
+	Routes []*Route // in match order: Exact first, then longest Prefix first
+}
+
+// Route sends requests matching a path to a backend, or answers directly
+// when the backend cannot be used.
+type Route struct {
+	PathType PathType
+	Path     string // for Prefix, without a trailing slash ("/" stays "/")
+
+	// Backend is the name of the Backend to send to. Empty when Direct is set.
+	Backend string
+	// Direct, when non-nil, is the fixed response given instead.
+	Direct *DirectResponse
+
+	// Ingress is the object the route came from.
+	Ingress types.NamespacedName
+}
+
+// DirectResponse is a fixed reply from Envoy itself.
+type DirectResponse struct {
+	Status uint32
+	Body   string
+}
+
+// Backend is one port of one Service: one Envoy cluster.
+type Backend struct {
+	Name      string // namespace/service/port, unique
+	Service   types.NamespacedName
+	Port      int32 // the Service port
+	Endpoints []Endpoint
+}
+
+// Endpoint is one ready address of a Backend.
+type Endpoint struct {
+	Address string
+	Port    int32
+}
+
+// Problem is something wrong with an object, to be reported on it.
+type Problem struct {
+	Kind      string // e.g. "Ingress"
+	Namespace string
+	Name      string
+	Reason    string // CamelCase, as in a Kubernetes Event
+	Message   string
+}

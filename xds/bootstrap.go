@@ -1,0 +1,134 @@
+package xds
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// XDSClusterName is the static cluster in the bootstrap that points at us.
+const XDSClusterName = "ingress_xds"
+
+// BootstrapOptions describe how an Envoy reaches the control plane.
+type BootstrapOptions struct {
+	XDSAddress   string // host:port of the xDS server
+	NodeID       string
+	NodeCluster  string // defaults to "ingress-xds"
+	AdminAddress string // host:port of Envoy's admin interface
+	Delta        bool   // use incremental (delta) ADS
+}
+
+// Bootstrap builds an Envoy bootstrap that takes listeners and clusters (and
+// through them routes, endpoints and secrets) from our ADS server.
+func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
+	xdsHost, xdsPort, err := splitHostPort(o.XDSAddress)
+	if err != nil {
+		return nil, fmt.Errorf("--xds-address: %w", err)
+	}
+	adminHost, adminPort, err := splitHostPort(o.AdminAddress)
+	if err != nil {
+		return nil, fmt.Errorf("--admin-address: %w", err)
+	}
+	if o.NodeID == "" {
+		return nil, fmt.Errorf("node id is empty")
+	}
+	nodeCluster := o.NodeCluster
+	if nodeCluster == "" {
+		nodeCluster = "ingress-xds"
+	}
+	apiType := corev3.ApiConfigSource_GRPC
+	if o.Delta {
+		apiType = corev3.ApiConfigSource_DELTA_GRPC
+	}
+	// The xDS stream is gRPC: HTTP/2 to the control plane, with keepalives
+	// so that a dead control plane is noticed and another replica tried.
+	protocolOptions, err := anypb.New(&httpv3.HttpProtocolOptions{
+		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+				ConnectionKeepalive: &corev3.KeepaliveSettings{
+					Interval: durationpb.New(30 * time.Second),
+					Timeout:  durationpb.New(5 * time.Second),
+				},
+			}},
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	discovery := clusterv3.Cluster_STRICT_DNS
+	if _, err := netip.ParseAddr(xdsHost); err == nil {
+		discovery = clusterv3.Cluster_STATIC
+	}
+	ads := &corev3.ConfigSource{
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+	}
+	return &bootstrapv3.Bootstrap{
+		Node: &corev3.Node{Id: o.NodeID, Cluster: nodeCluster},
+		Admin: &bootstrapv3.Admin{
+			Address: socketAddress(adminHost, adminPort),
+		},
+		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{
+			AdsConfig: &corev3.ApiConfigSource{
+				ApiType:             apiType,
+				TransportApiVersion: corev3.ApiVersion_V3,
+				GrpcServices: []*corev3.GrpcService{{
+					TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: XDSClusterName}},
+				}},
+				SetNodeOnFirstMessageOnly: true,
+			},
+			LdsConfig: ads,
+			CdsConfig: ads,
+		},
+		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
+			Clusters: []*clusterv3.Cluster{{
+				Name:                          XDSClusterName,
+				ClusterDiscoveryType:          &clusterv3.Cluster_Type{Type: discovery},
+				ConnectTimeout:                durationpb.New(1 * time.Second),
+				TypedExtensionProtocolOptions: map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": protocolOptions},
+				LoadAssignment: &endpointv3.ClusterLoadAssignment{
+					ClusterName: XDSClusterName,
+					Endpoints: []*endpointv3.LocalityLbEndpoints{{
+						LbEndpoints: []*endpointv3.LbEndpoint{{
+							HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+								Address: socketAddress(xdsHost, xdsPort),
+							}},
+						}},
+					}},
+				},
+			}},
+		},
+	}, nil
+}
+
+func splitHostPort(hostport string) (string, uint32, error) {
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("%q has no host", hostport)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil || port == 0 {
+		return "", 0, fmt.Errorf("%q: invalid port", hostport)
+	}
+	return host, uint32(port), nil
+}
+
+func socketAddress(host string, port uint32) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address:       host,
+		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
