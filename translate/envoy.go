@@ -97,7 +97,7 @@ func httpListener(opts Options) (*listenerv3.Listener, error) {
 		// Hosts match without their port, whatever port the client used.
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 		// /a/../b must not slip past a route for /b's neighbours.
-		NormalizePath: wrapperspb.Bool(true),
+		NormalizePath:    wrapperspb.Bool(true),
 		UseRemoteAddress: wrapperspb.Bool(true),
 	}
 	hcmAny, err := anypb.New(hcm)
