@@ -81,9 +81,9 @@ type Endpoint struct {
 
 // Problem is something wrong with an object, to be reported on it.
 type Problem struct {
-	Kind      string // e.g. "Ingress"
-	Namespace string
-	Name      string
-	Reason    string // CamelCase, as in a Kubernetes Event
-	Message   string
+	Kind      string `json:"kind"` // e.g. "Ingress"
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"` // CamelCase, as in a Kubernetes Event
+	Message   string `json:"message"`
 }
