@@ -20,8 +20,9 @@ tools:
 	bash hack/install-tools.sh
 
 ## test: every test (unit, golden, real API server, real Envoy)
-test: tools
+test: tools build
 	KUBEBUILDER_ASSETS=$(TOOLS)/kube $(GO) test -count=1 -timeout 30m ./...
+	bash hack/demo.sh --check
 
 ## unit: the tests that need no external binary
 unit:
