@@ -15,14 +15,33 @@ import (
 	"github.com/ingress-xds/ingress-xds/kube"
 )
 
+// Limits that keep one Ingress from hurting everyone else's configuration.
+const (
+	// MaxPathsPerIngress caps the paths (over all rules) taken from one
+	// Ingress; the rest are ignored and reported.
+	MaxPathsPerIngress = 1000
+	// MaxPathLength caps a path's length; Envoy rejects request headers over
+	// 60 KiB anyway, and no real route needs more.
+	MaxPathLength = 4096
+)
+
+// Annotations we read.
+const (
+	AnnotationForceSSLRedirect       = "ingress-xds.io/force-ssl-redirect"
+	AnnotationForceSSLRedirectLegacy = "ingress.kubernetes.io/force-ssl-redirect"
+)
+
 // BuildModel applies Ingress semantics to the state. Every Ingress in the
 // state is taken as ours (kube has already filtered by class).
-func BuildModel(st *kube.State) *Model {
+func BuildModel(st *kube.State, opts Options) *Model {
 	b := &builder{
 		state:    st,
+		opts:     opts,
 		vhosts:   map[string]*VirtualHost{},
 		seen:     map[routeKey]types.NamespacedName{},
 		backends: map[string]*Backend{},
+		tls:      map[string]tlsHost{},
+		certs:    map[types.NamespacedName]certResult{},
 	}
 	// Conflicts go to the oldest Ingress, as with peers; ties by name.
 	ingresses := append([]*networkingv1.Ingress(nil), st.Ingresses...)
@@ -50,10 +69,15 @@ type routeKey struct {
 
 type builder struct {
 	state    *kube.State
+	opts     Options
 	vhosts   map[string]*VirtualHost
 	seen     map[routeKey]types.NamespacedName
 	backends map[string]*Backend
 	problems []Problem
+	// tls maps a host to the certificate that serves it (first, oldest
+	// Ingress wins); certs caches Secret validation.
+	tls   map[string]tlsHost
+	certs map[types.NamespacedName]certResult
 }
 
 func (b *builder) problem(ing *networkingv1.Ingress, reason, format string, args ...any) {
@@ -67,9 +91,11 @@ func (b *builder) problem(ing *networkingv1.Ingress, reason, format string, args
 }
 
 func (b *builder) addIngress(ing *networkingv1.Ingress) {
+	redirect := forceSSLRedirect(ing)
 	if def := ing.Spec.DefaultBackend; def != nil {
-		b.addRoute(ing, WildcardHost, PathPrefix, "/", def, "spec.defaultBackend")
+		b.addRoute(ing, WildcardHost, PathPrefix, "/", def, "spec.defaultBackend", redirect)
 	}
+	paths := 0
 	for i, rule := range ing.Spec.Rules {
 		where := fmt.Sprintf("spec.rules[%d]", i)
 		host, ok := b.normalizeHost(ing, rule.Host, where)
@@ -81,14 +107,29 @@ func (b *builder) addIngress(ing *networkingv1.Ingress) {
 		}
 		for j, p := range rule.HTTP.Paths {
 			where := fmt.Sprintf("%s.http.paths[%d]", where, j)
+			if paths++; paths > MaxPathsPerIngress {
+				b.problem(ing, "TooManyPaths", "%s: more than %d paths in one Ingress: this and later paths ignored", where, MaxPathsPerIngress)
+				b.addTLS(ing)
+				return
+			}
 			pathType, path, ok := b.normalizePath(ing, p, where)
 			if !ok {
 				continue
 			}
 			backend := p.Backend
-			b.addRoute(ing, host, pathType, path, &backend, where)
+			b.addRoute(ing, host, pathType, path, &backend, where, redirect)
 		}
 	}
+	b.addTLS(ing)
+}
+
+func forceSSLRedirect(ing *networkingv1.Ingress) bool {
+	for _, key := range []string{AnnotationForceSSLRedirect, AnnotationForceSSLRedirectLegacy} {
+		if strings.EqualFold(strings.TrimSpace(ing.Annotations[key]), "true") {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.
@@ -121,6 +162,10 @@ func (b *builder) normalizePath(ing *networkingv1.Ingress, p networkingv1.HTTPIn
 		}
 		path = "/"
 	}
+	if len(path) > MaxPathLength {
+		b.problem(ing, "InvalidPath", "%s: path is %d bytes long, over the limit of %d: path ignored", where, len(path), MaxPathLength)
+		return "", "", false
+	}
 	if !strings.HasPrefix(path, "/") {
 		b.problem(ing, "InvalidPath", "%s: path %q must start with '/': path ignored", where, path)
 		return "", "", false
@@ -143,7 +188,7 @@ func (b *builder) normalizePath(ing *networkingv1.Ingress, p networkingv1.HTTPIn
 	return pathType, path, true
 }
 
-func (b *builder) addRoute(ing *networkingv1.Ingress, host string, pathType PathType, path string, backend *networkingv1.IngressBackend, where string) {
+func (b *builder) addRoute(ing *networkingv1.Ingress, host string, pathType PathType, path string, backend *networkingv1.IngressBackend, where string, redirect bool) {
 	ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
 	key := routeKey{host: host, pathType: pathType, path: path}
 	if owner, dup := b.seen[key]; dup {
@@ -155,7 +200,7 @@ func (b *builder) addRoute(ing *networkingv1.Ingress, host string, pathType Path
 		return
 	}
 	b.seen[key] = ingName
-	route := &Route{PathType: pathType, Path: path, Ingress: ingName}
+	route := &Route{PathType: pathType, Path: path, Ingress: ingName, RedirectToHTTPS: redirect}
 	if name, ok := b.resolveBackend(ing, backend, where); ok {
 		route.Backend = name
 	} else {
@@ -182,13 +227,13 @@ func (b *builder) resolveBackend(ing *networkingv1.Ingress, backend *networkingv
 		return "", false
 	}
 	svcName := types.NamespacedName{Namespace: ing.Namespace, Name: backend.Service.Name}
+	if errs := validation.IsDNS1035Label(backend.Service.Name); len(errs) > 0 {
+		b.problem(ing, "InvalidBackend", "%s: %q is not a valid Service name: answering 503", where, backend.Service.Name)
+		return "", false
+	}
 	svc := b.state.Services[svcName]
 	if svc == nil {
 		b.problem(ing, "ServiceNotFound", "%s: service %s not found: answering 503", where, svcName)
-		return "", false
-	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		b.problem(ing, "ExternalNameRefused", "%s: service %s is of type ExternalName, which is not supported: answering 503", where, svcName)
 		return "", false
 	}
 	port, ok := findServicePort(svc, backend.Service.Port)
@@ -201,6 +246,9 @@ func (b *builder) resolveBackend(ing *networkingv1.Ingress, backend *networkingv
 		return "", false
 	}
 	name := fmt.Sprintf("%s/%s/%d", svcName.Namespace, svcName.Name, port.Port)
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return b.externalNameBackend(ing, svc, port, name, where)
+	}
 	if _, ok := b.backends[name]; !ok {
 		b.backends[name] = &Backend{
 			Name:      name,
@@ -210,6 +258,44 @@ func (b *builder) resolveBackend(ing *networkingv1.Ingress, backend *networkingv
 		}
 	}
 	return name, true
+}
+
+// externalNameBackend serves an ExternalName Service, which only an operator
+// may allow: it lets any namespace send traffic to any DNS name, a known hole
+// in peers. Loopback is refused even then, so an Ingress can never reach the
+// proxy's own admin interface.
+func (b *builder) externalNameBackend(ing *networkingv1.Ingress, svc *corev1.Service, port corev1.ServicePort, name, where string) (string, bool) {
+	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if !b.opts.EnableExternalName {
+		b.problem(ing, "ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)
+		return "", false
+	}
+	target := strings.ToLower(strings.TrimSuffix(svc.Spec.ExternalName, "."))
+	if isLocalName(target) {
+		b.problem(ing, "ExternalNameRefused", "%s: service %s points at %q, a local address: answering 503", where, svcName, svc.Spec.ExternalName)
+		return "", false
+	}
+	if _, err := netip.ParseAddr(target); err != nil && len(validation.IsDNS1123Subdomain(target)) > 0 {
+		b.problem(ing, "ExternalNameRefused", "%s: service %s has an invalid externalName %q: answering 503", where, svcName, svc.Spec.ExternalName)
+		return "", false
+	}
+	if port.Port < 1 || port.Port > 65535 {
+		b.problem(ing, "ServicePortNotFound", "%s: service %s port %d is not a valid port: answering 503", where, svcName, port.Port)
+		return "", false
+	}
+	if _, ok := b.backends[name]; !ok {
+		b.backends[name] = &Backend{Name: name, Service: svcName, Port: port.Port, ExternalName: target}
+	}
+	return name, true
+}
+
+// isLocalName reports whether a name or address refers to this machine.
+func isLocalName(name string) bool {
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
 }
 
 func findServicePort(svc *corev1.Service, want networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
@@ -283,10 +369,21 @@ func readyEndpoints(slices []*discoveryv1.EndpointSlice, svcPort corev1.ServiceP
 
 func (b *builder) model() *Model {
 	m := &Model{Problems: b.problems}
+	used := map[string]bool{}
 	for _, vh := range b.vhosts {
 		sortRoutes(vh.Routes)
+		if t, ok := b.tls[vh.Host]; ok {
+			vh.Certificate = t.cert
+			used[t.cert] = true
+		}
 		m.VirtualHosts = append(m.VirtualHosts, vh)
 	}
+	for _, c := range b.certs {
+		if c.cert != nil && used[c.cert.Name] {
+			m.Certificates = append(m.Certificates, c.cert)
+		}
+	}
+	sort.Slice(m.Certificates, func(i, j int) bool { return m.Certificates[i].Name < m.Certificates[j].Name })
 	sort.Slice(m.VirtualHosts, func(i, j int) bool { return m.VirtualHosts[i].Host < m.VirtualHosts[j].Host })
 	for _, be := range b.backends {
 		m.Backends = append(m.Backends, be)

@@ -22,8 +22,13 @@ import (
 
 // Names of the fixed resources.
 const (
-	HTTPListenerName = "ingress_http"
-	HTTPRouteName    = "ingress_http"
+	HTTPListenerName  = "ingress_http"
+	HTTPRouteName     = "ingress_http"
+	HTTPSListenerName = "ingress_https"
+	// HTTPSRoutePrefix + host names the route configuration of one TLS host:
+	// each SNI filter chain only routes its own host, so a certificate for
+	// one host never fronts another host's routes.
+	HTTPSRoutePrefix = "https/"
 )
 
 // Options are the settings of the Envoy side that do not come from the
@@ -31,6 +36,11 @@ const (
 type Options struct {
 	// HTTPPort is the port of the plain HTTP listener.
 	HTTPPort uint32
+	// HTTPSPort is the port of the TLS listener, present when some host has
+	// a valid certificate.
+	HTTPSPort uint32
+	// EnableExternalName allows ExternalName Services as backends.
+	EnableExternalName bool
 	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
 	ListenAddress string
 }
@@ -52,8 +62,15 @@ func ToEnvoy(m *Model, opts Options) (*Resources, error) {
 		return nil, err
 	}
 	res.Listeners = append(res.Listeners, listener)
-	res.Routes = append(res.Routes, routeConfiguration(HTTPRouteName, m.VirtualHosts))
+	res.Routes = append(res.Routes, routeConfiguration(HTTPRouteName, m.VirtualHosts, false))
+	if err := addHTTPS(res, m, opts); err != nil {
+		return nil, err
+	}
 	for _, be := range m.Backends {
+		if be.ExternalName != "" {
+			res.Clusters = append(res.Clusters, dnsCluster(be))
+			continue
+		}
 		res.Clusters = append(res.Clusters, edsCluster(be.Name))
 		res.Endpoints = append(res.Endpoints, loadAssignment(be))
 	}
@@ -75,20 +92,39 @@ func socketAddress(address string, port uint32) *corev3.Address {
 	}}}
 }
 
-func httpListener(opts Options) (*listenerv3.Listener, error) {
-	address := opts.ListenAddress
-	if address == "" {
-		address = "0.0.0.0"
+func listenAddress(opts Options) string {
+	if opts.ListenAddress == "" {
+		return "0.0.0.0"
 	}
+	return opts.ListenAddress
+}
+
+func httpListener(opts Options) (*listenerv3.Listener, error) {
+	hcm, err := httpConnectionManager(HTTPListenerName, HTTPRouteName)
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.Listener{
+		Name:    HTTPListenerName,
+		Address: socketAddress(listenAddress(opts), opts.HTTPPort),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{hcm},
+		}},
+	}, nil
+}
+
+// httpConnectionManager is the network filter that routes HTTP by the named
+// route configuration, fetched over ADS.
+func httpConnectionManager(statPrefix, routeName string) (*listenerv3.Filter, error) {
 	router, err := anypb.New(&routerv3.Router{})
 	if err != nil {
 		return nil, fmt.Errorf("packing router filter: %w", err)
 	}
 	hcm := &hcmv3.HttpConnectionManager{
-		StatPrefix: HTTPListenerName,
+		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
-			RouteConfigName: HTTPRouteName,
+			RouteConfigName: routeName,
 		}},
 		HttpFilters: []*hcmv3.HttpFilter{{
 			Name:       "envoy.filters.http.router",
@@ -104,31 +140,27 @@ func httpListener(opts Options) (*listenerv3.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packing http connection manager: %w", err)
 	}
-	return &listenerv3.Listener{
-		Name:    HTTPListenerName,
-		Address: socketAddress(address, opts.HTTPPort),
-		FilterChains: []*listenerv3.FilterChain{{
-			Filters: []*listenerv3.Filter{{
-				Name:       "envoy.filters.network.http_connection_manager",
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcmAny},
-			}},
-		}},
+	return &listenerv3.Filter{
+		Name:       "envoy.filters.network.http_connection_manager",
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcmAny},
 	}, nil
 }
 
-func routeConfiguration(name string, vhosts []*VirtualHost) *routev3.RouteConfiguration {
+// routeConfiguration renders virtual hosts; on the TLS listener (tls true)
+// redirects to HTTPS are plain routes.
+func routeConfiguration(name string, vhosts []*VirtualHost, tls bool) *routev3.RouteConfiguration {
 	rc := &routev3.RouteConfiguration{Name: name}
 	for _, vh := range vhosts {
 		evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
 		for _, r := range vh.Routes {
-			evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r))
+			evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r, tls))
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, evh)
 	}
 	return rc
 }
 
-func envoyRoute(host string, r *Route) *routev3.Route {
+func envoyRoute(host string, r *Route, tls bool) *routev3.Route {
 	match := &routev3.RouteMatch{}
 	switch {
 	case r.PathType == PathExact:
@@ -152,12 +184,18 @@ func envoyRoute(host string, r *Route) *routev3.Route {
 		}}
 	}
 	route := &routev3.Route{Match: match}
-	if r.Direct != nil {
+	switch {
+	case r.RedirectToHTTPS && !tls:
+		route.Action = &routev3.Route_Redirect{Redirect: &routev3.RedirectAction{
+			SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
+			ResponseCode:           routev3.RedirectAction_MOVED_PERMANENTLY,
+		}}
+	case r.Direct != nil:
 		route.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 			Status: r.Direct.Status,
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: r.Direct.Body}},
 		}}
-	} else {
+	default:
 		route.Action = &routev3.Route_Route{Route: &routev3.RouteAction{
 			ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: r.Backend},
 		}}
@@ -175,6 +213,29 @@ func edsCluster(name string) *clusterv3.Cluster {
 		},
 		ConnectTimeout: durationpb.New(2 * time.Second),
 		LbPolicy:       clusterv3.Cluster_ROUND_ROBIN,
+	}
+}
+
+// dnsCluster serves an ExternalName Service: Envoy resolves the name and
+// sends the upstream's own name as Host, as a client of that name would.
+func dnsCluster(be *Backend) *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 be.Name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS},
+		ConnectTimeout:       durationpb.New(2 * time.Second),
+		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
+		DnsLookupFamily:      clusterv3.Cluster_V4_PREFERRED,
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{
+			ClusterName: be.Name,
+			Endpoints: []*endpointv3.LocalityLbEndpoints{{
+				LbEndpoints: []*endpointv3.LbEndpoint{{
+					HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+						Address:  socketAddress(be.ExternalName, uint32(be.Port)),
+						Hostname: be.ExternalName,
+					}},
+				}},
+			}},
+		},
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files from the current output")
 
 // goldenOptions are the options every golden case is translated with.
-var goldenOptions = translate.Options{HTTPPort: 8080}
+var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443}
 
 // goldenCases lists testdata/*.yaml: each is one case, its expected output
 // beside it as .json (the output of `ingress-xds translate -f`).

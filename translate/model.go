@@ -34,6 +34,9 @@ type Model struct {
 	VirtualHosts []*VirtualHost
 	// Backends are sorted by Name and are exactly those referenced by routes.
 	Backends []*Backend
+	// Certificates are the valid TLS Secrets used by virtual hosts, sorted by
+	// Name.
+	Certificates []*Certificate
 	// Problems found while building; sorted by object, then message.
 	Problems []Problem
 }
@@ -42,6 +45,9 @@ type Model struct {
 type VirtualHost struct {
 	Host   string
 	Routes []*Route // in match order: Exact first, then longest Prefix first
+	// Certificate names the Certificate served for this host over HTTPS, or
+	// is empty when the host is served over plain HTTP only.
+	Certificate string
 }
 
 // Route sends requests matching a path to a backend, or answers directly
@@ -54,6 +60,9 @@ type Route struct {
 	Backend string
 	// Direct, when non-nil, is the fixed response given instead.
 	Direct *DirectResponse
+	// RedirectToHTTPS makes the plain-HTTP listener answer this route with a
+	// 301 to the same URL over HTTPS (force-ssl-redirect).
+	RedirectToHTTPS bool
 
 	// Ingress is the object the route came from.
 	Ingress types.NamespacedName
@@ -71,6 +80,17 @@ type Backend struct {
 	Service   types.NamespacedName
 	Port      int32 // the Service port
 	Endpoints []Endpoint
+	// ExternalName, when set, is the DNS name of an ExternalName Service:
+	// Envoy resolves it itself and Endpoints is empty.
+	ExternalName string
+}
+
+// Certificate is a validated TLS certificate and key from a Secret.
+type Certificate struct {
+	Name   string // namespace/secret, unique
+	Secret types.NamespacedName
+	Chain  []byte // PEM
+	Key    []byte // PEM
 }
 
 // Endpoint is one ready address of a Backend.

@@ -14,7 +14,7 @@ type Result struct {
 
 // Translate runs both steps: Ingress semantics, then Envoy rendering.
 func Translate(st *kube.State, opts Options) (*Result, error) {
-	m := BuildModel(st)
+	m := BuildModel(st, opts)
 	res, err := ToEnvoy(m, opts)
 	if err != nil {
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)

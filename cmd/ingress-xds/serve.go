@@ -28,7 +28,7 @@ type serveFlags struct {
 	manifests      string
 	ingressClass   string
 	watchClassless bool
-	httpPort       uint
+	translate      translateFlags
 	xdsAddress     string
 	metricsAddress string
 	statusAddress  string
@@ -44,7 +44,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.StringVar(&f.manifests, "manifests", "", "serve from this directory of manifests instead of a cluster")
 	fs.StringVar(&f.ingressClass, "ingress-class", kube.DefaultClassName, "IngressClass name to serve")
 	fs.BoolVar(&f.watchClassless, "watch-classless", false, "also serve Ingresses that name no class")
-	fs.UintVar(&f.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
+	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
 	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz and /readyz")
 	fs.StringVar(&f.statusAddress, "status-address", "", "comma-separated IPs or hostnames to write into Ingress status")
@@ -54,8 +54,8 @@ func runServe(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if f.httpPort == 0 || f.httpPort > 65535 {
-		return fmt.Errorf("--http-port %d is not a port", f.httpPort)
+	if err := f.translate.validate(); err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -90,7 +90,7 @@ func runServe(ctx context.Context, args []string) error {
 		source:  source,
 		server:  server,
 		status:  status,
-		options: translate.Options{HTTPPort: uint32(f.httpPort)},
+		options: f.translate.options(),
 	}
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 	statusBatcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)

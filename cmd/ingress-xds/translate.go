@@ -14,8 +14,12 @@ func runTranslate(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	path := fs.String("f", "", "manifest file or directory (required)")
 	class := fs.String("ingress-class", kube.DefaultClassName, "IngressClass name to serve")
-	httpPort := fs.Uint("http-port", 8080, "port of Envoy's HTTP listener")
+	var tf translateFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := tf.validate(); err != nil {
 		return err
 	}
 	if *path == "" {
@@ -30,7 +34,7 @@ func runTranslate(args []string, stdout io.Writer) error {
 	if st == nil {
 		return fmt.Errorf("no manifests read from %s", *path)
 	}
-	res, err := translate.Translate(st, translate.Options{HTTPPort: uint32(*httpPort)})
+	res, err := translate.Translate(st, tf.options())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,88 @@
+package translate
+
+import (
+	"fmt"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// addHTTPS renders the TLS listener: one filter chain per host with a valid
+// certificate, chosen by SNI, each routing only its own host, with the
+// certificate delivered over SDS so that a rotated Secret reaches Envoy
+// without touching the listener.
+func addHTTPS(res *Resources, m *Model, opts Options) error {
+	if opts.HTTPSPort == 0 {
+		return nil
+	}
+	var chains []*listenerv3.FilterChain
+	for _, vh := range m.VirtualHosts {
+		if vh.Certificate == "" {
+			continue
+		}
+		routeName := HTTPSRoutePrefix + vh.Host
+		hcm, err := httpConnectionManager(HTTPSListenerName, routeName)
+		if err != nil {
+			return err
+		}
+		transport, err := downstreamTLS(vh.Certificate)
+		if err != nil {
+			return err
+		}
+		chains = append(chains, &listenerv3.FilterChain{
+			Name:             vh.Host,
+			FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: []string{vh.Host}},
+			Filters:          []*listenerv3.Filter{hcm},
+			TransportSocket:  transport,
+		})
+		res.Routes = append(res.Routes, routeConfiguration(routeName, []*VirtualHost{vh}, true))
+	}
+	if len(chains) == 0 {
+		return nil
+	}
+	inspector, err := anypb.New(&tlsinspectorv3.TlsInspector{})
+	if err != nil {
+		return fmt.Errorf("packing tls inspector: %w", err)
+	}
+	res.Listeners = append(res.Listeners, &listenerv3.Listener{
+		Name:    HTTPSListenerName,
+		Address: socketAddress(listenAddress(opts), opts.HTTPSPort),
+		ListenerFilters: []*listenerv3.ListenerFilter{{
+			Name:       "envoy.filters.listener.tls_inspector",
+			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
+		}},
+		FilterChains: chains,
+	})
+	for _, c := range m.Certificates {
+		res.Secrets = append(res.Secrets, &tlsv3.Secret{
+			Name: c.Name,
+			Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
+				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.Chain}},
+				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.Key}},
+			}},
+		})
+	}
+	return nil
+}
+
+func downstreamTLS(secretName string) (*corev3.TransportSocket, error) {
+	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
+		CommonTlsContext: &tlsv3.CommonTlsContext{
+			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
+				Name:      secretName,
+				SdsConfig: adsSource(),
+			}},
+			AlpnProtocols: []string{"h2", "http/1.1"},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("packing tls context: %w", err)
+	}
+	return &corev3.TransportSocket{
+		Name:       "envoy.transport_sockets.tls",
+		ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: ctx},
+	}, nil
+}
