@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -66,6 +68,7 @@ func runServe(ctx context.Context, args []string) error {
 	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
 	var source kube.Source
 	var status *kube.StatusWriter
+	var events *kube.EventReporter
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
 		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files")}
@@ -79,6 +82,8 @@ func runServe(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
 		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers")}
+		events = kube.NewEventReporter(ctx, client, "ingress-xds")
+		defer events.Shutdown()
 		if addrs := splitList(f.statusAddress); len(addrs) > 0 {
 			status = &kube.StatusWriter{Client: client, Addresses: addrs, Logger: logger.With("component", "status")}
 		}
@@ -90,6 +95,7 @@ func runServe(ctx context.Context, args []string) error {
 		source:  source,
 		server:  server,
 		status:  status,
+		events:  events,
 		options: f.translate.options(),
 	}
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
@@ -135,6 +141,7 @@ type pipeline struct {
 	source  kube.Source
 	server  *xds.Server
 	status  *kube.StatusWriter
+	events  *kube.EventReporter // nil in file mode
 	options translate.Options
 
 	ready        atomic.Bool
@@ -149,7 +156,7 @@ func (p *pipeline) rebuild(ctx context.Context) {
 		p.log.Error("translation failed; keeping the previous snapshot", "err", err)
 		return
 	}
-	p.reportProblems(res.Problems)
+	p.reportProblems(st, res.Problems)
 	snap, err := p.server.Publish(ctx, res.Resources)
 	if err != nil {
 		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
@@ -163,13 +170,27 @@ func (p *pipeline) rebuild(ctx context.Context) {
 }
 
 // reportProblems logs each problem once, when it first appears, rather than
-// on every rebuild.
-func (p *pipeline) reportProblems(problems []translate.Problem) {
+// on every rebuild, and in cluster mode records it as an Event on the Ingress.
+func (p *pipeline) reportProblems(st *kube.State, problems []translate.Problem) {
 	current := make(map[translate.Problem]bool, len(problems))
+	var byName map[types.NamespacedName]*networkingv1.Ingress
 	for _, pr := range problems {
 		current[pr] = true
-		if !p.lastProblems[pr] {
-			p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
+		if p.lastProblems[pr] {
+			continue
+		}
+		p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
+		if p.events == nil || pr.Kind != "Ingress" {
+			continue
+		}
+		if byName == nil {
+			byName = make(map[types.NamespacedName]*networkingv1.Ingress, len(st.Ingresses))
+			for _, ing := range st.Ingresses {
+				byName[types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}] = ing
+			}
+		}
+		if ing := byName[types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}]; ing != nil {
+			p.events.Warn(ing, pr.Reason, pr.Message)
 		}
 	}
 	p.lastProblems = current
