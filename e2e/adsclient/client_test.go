@@ -1,0 +1,161 @@
+package adsclient
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/xds"
+)
+
+// The client against the real xds.Server, in process: it must receive all
+// four types, ACK (or the server would never send the next version), follow
+// the names that listeners and clusters reference, and drop what is no
+// longer referenced.
+func TestClientFollowsPublishedSnapshots(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	server := xds.NewServer(slog.New(slog.DiscardHandler))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	serveCtx, stopServing := context.WithCancel(ctx)
+	go func() { served <- server.ServeListener(serveCtx, lis) }()
+	t.Cleanup(func() {
+		stopServing()
+		if err := <-served; err != nil {
+			t.Errorf("serving: %v", err)
+		}
+	})
+
+	publish(t, server, manifests("10.0.0.1"))
+	c, err := Dial(ctx, lis.Addr().String(), Options{NodeID: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	const cluster = "default/coffee/80"
+	snap, err := c.WaitFor(ctx, func(s *Snapshot) bool { return endpointOf(s, cluster) == "10.0.0.1:8080" })
+	if err != nil {
+		t.Fatalf("first snapshot: %v (have %s)", err, describe(snap))
+	}
+	if got := routeCluster(snap, "cafe.example.com", "/coffee"); got != cluster {
+		t.Errorf("route for cafe.example.com/coffee goes to %q, want %q", got, cluster)
+	}
+	if _, ok := snap.Clusters[cluster]; !ok {
+		t.Errorf("no cluster %q: %s", cluster, describe(snap))
+	}
+	want := server.Snapshot()
+	for _, typeURL := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType} {
+		if got, want := snap.Versions[typeURL], want.GetVersion(typeURL); got != want {
+			t.Errorf("%s version %q, want the published %q", typeURL, got, want)
+		}
+	}
+
+	// A second version only arrives if the first was ACKed.
+	publish(t, server, manifests("10.0.0.2"))
+	if snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return endpointOf(s, cluster) == "10.0.0.2:8080" }); err != nil {
+		t.Fatalf("endpoint update: %v (have %s)", err, describe(snap))
+	}
+
+	// Without the Ingress the cluster goes, and so must its endpoints.
+	publish(t, server, strings.SplitN(manifests("10.0.0.2"), "---", 2)[1])
+	snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return len(s.Clusters) == 0 && len(s.Endpoints) == 0 })
+	if err != nil {
+		t.Fatalf("removal: %v (have %s)", err, describe(snap))
+	}
+	if len(snap.Rejected) > 0 {
+		t.Errorf("the client rejected valid responses: %q", snap.Rejected)
+	}
+}
+
+func manifests(endpoint string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: cafe}
+spec:
+  rules:
+  - host: cafe.example.com
+    http:
+      paths:
+      - {path: /coffee, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: coffee}
+spec:
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: coffee-1, labels: {kubernetes.io/service-name: coffee}}
+addressType: IPv4
+ports: [{port: 8080}]
+endpoints: [{addresses: [%q]}]
+`, endpoint)
+}
+
+func publish(t *testing.T, server *xds.Server, yaml string) {
+	t.Helper()
+	var objs kube.Objects
+	if err := kube.DecodeManifests(strings.NewReader(yaml), "test", &objs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), translate.Options{HTTPPort: 8080})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Publish(context.Background(), res.Resources); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// endpointOf returns "ip:port" of the cluster's only endpoint, or "".
+func endpointOf(s *Snapshot, cluster string) string {
+	var all []string
+	for _, locality := range s.Endpoints[cluster].GetEndpoints() {
+		for _, ep := range locality.GetLbEndpoints() {
+			a := ep.GetEndpoint().GetAddress().GetSocketAddress()
+			all = append(all, fmt.Sprintf("%s:%d", a.GetAddress(), a.GetPortValue()))
+		}
+	}
+	if len(all) != 1 {
+		return ""
+	}
+	return all[0]
+}
+
+func routeCluster(s *Snapshot, host, prefix string) string {
+	for _, rc := range s.Routes {
+		for _, vh := range rc.GetVirtualHosts() {
+			if vh.GetName() != host {
+				continue
+			}
+			for _, r := range vh.GetRoutes() {
+				if r.GetMatch().GetPathSeparatedPrefix() == prefix {
+					return r.GetRoute().GetCluster()
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func describe(s *Snapshot) string {
+	if s == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%d listeners, %d route configs, %d clusters, %d load assignments, versions %v",
+		len(s.Listeners), len(s.Routes), len(s.Clusters), len(s.Endpoints), s.Versions)
+}

@@ -1,0 +1,62 @@
+package framework
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// ControlPlane is a running `ingress-xds serve`.
+type ControlPlane struct {
+	*Process
+	XDSAddress     string // 127.0.0.1:port of the ADS server
+	MetricsAddress string // 127.0.0.1:port of /healthz and /readyz
+	HTTPPort       int    // the port Envoy's HTTP listener is told to bind
+}
+
+// StartControlPlane runs `ingress-xds serve` on free loopback ports, with
+// args added (the source: --manifests DIR or --kubeconfig FILE, and any
+// other flag). It does not wait for readiness: see Ready.
+func StartControlPlane(t testing.TB, args ...string) *ControlPlane {
+	t.Helper()
+	cp := &ControlPlane{
+		XDSAddress:     LocalAddress(FreePort(t)),
+		MetricsAddress: LocalAddress(FreePort(t)),
+		HTTPPort:       FreePort(t),
+	}
+	argv := append([]string{"serve",
+		"--xds-address", cp.XDSAddress,
+		"--metrics-address", cp.MetricsAddress,
+		"--http-port", strconv.Itoa(cp.HTTPPort),
+		"--log-level", "debug",
+	}, args...)
+	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), argv...))
+	return cp
+}
+
+// Ready returns nil once /readyz answers 200, and otherwise says why not.
+func (cp *ControlPlane) Ready() error {
+	if err := cp.Exited(); err != nil {
+		return fmt.Errorf("ingress-xds exited: %w", err)
+	}
+	resp, err := newClient().Get("http://" + cp.MetricsAddress + "/readyz")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz: %d %s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// WaitReady waits until /readyz answers 200.
+func (cp *ControlPlane) WaitReady(t testing.TB) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "ingress-xds /readyz", cp.Ready)
+}

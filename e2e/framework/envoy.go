@@ -1,0 +1,135 @@
+package framework
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Envoy is a real Envoy bootstrapped by `ingress-xds bootstrap` to take all
+// of its configuration from a ControlPlane.
+type Envoy struct {
+	*Process
+	AdminAddress string // 127.0.0.1:port of the admin interface
+	HTTPAddress  string // 127.0.0.1:port of the HTTP listener the control plane configures
+}
+
+// StartEnvoy writes a bootstrap for cp with `ingress-xds bootstrap`, starts
+// Envoy with it and waits until Envoy reports itself ready, that is, until
+// it has its first listeners and clusters from cp.
+func StartEnvoy(t testing.TB, cp *ControlPlane) *Envoy {
+	t.Helper()
+	tools := FindTools(t)
+	dir := t.TempDir()
+	bootstrap := filepath.Join(dir, "bootstrap.json")
+	e := &Envoy{
+		AdminAddress: LocalAddress(FreePort(t)),
+		HTTPAddress:  LocalAddress(cp.HTTPPort),
+	}
+	out, err := exec.Command(IngressXDS(t), "bootstrap",
+		"--xds-address", cp.XDSAddress,
+		"--admin-address", e.AdminAddress,
+		"--node-id", nodeID(t),
+		"--out", bootstrap,
+	).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ingress-xds bootstrap: %v\n%s", err, out)
+	}
+	e.Process = StartProcess(t, "envoy", exec.Command(tools.Envoy,
+		"--config-path", bootstrap,
+		// Parallel Envoys (other tests, other people's test runs) must
+		// not share hot-restart shared memory: let each pick a free base id.
+		"--use-dynamic-base-id", "--base-id-path", filepath.Join(dir, "base-id"),
+		"--concurrency", "1", // the machines running this are small
+		"--drain-time-s", "1",
+		"--log-level", "info",
+	))
+	Eventually(t, 60*time.Second, "envoy admin /ready", e.Ready)
+	return e
+}
+
+// nodeID names the Envoy after its test, so that the control plane's logs
+// say which test a stream belongs to.
+func nodeID(t testing.TB) string {
+	return "e2e-" + regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "-")
+}
+
+// Ready returns nil once Envoy's admin /ready answers 200 (server state LIVE).
+func (e *Envoy) Ready() error {
+	if err := e.Exited(); err != nil {
+		return fmt.Errorf("envoy exited: %w", err)
+	}
+	status, body, err := e.admin("/ready")
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("envoy /ready: %d %s", status, strings.TrimSpace(body))
+	}
+	return nil
+}
+
+// Get sends GET path with the given Host header to Envoy's HTTP listener.
+func (e *Envoy) Get(host, path string) (Response, error) {
+	return Get(e.HTTPAddress, host, path)
+}
+
+// Expect is framework.Expect against this Envoy's HTTP listener.
+func (e *Envoy) Expect(host, path string, status int, backend string) error {
+	return Expect(e.HTTPAddress, host, path, status, backend)
+}
+
+// NewSession returns a Session to Envoy's HTTP listener, for checks that the
+// client's connection survives a change.
+func (e *Envoy) NewSession() *Session {
+	return NewSession(e.HTTPAddress)
+}
+
+// Stat returns the value of the counter or gauge called name, from the admin
+// /stats endpoint. A stat Envoy does not have is an error, never a zero: a
+// misspelt name must not make a check pass.
+func (e *Envoy) Stat(name string) (int64, error) {
+	status, body, err := e.admin("/stats?filter=" + url.QueryEscape("^"+regexp.QuoteMeta(name)+"$"))
+	if err != nil {
+		return 0, err
+	}
+	if status != http.StatusOK {
+		return 0, fmt.Errorf("envoy /stats: %d %s", status, body)
+	}
+	scanner := bufio.NewScanner(strings.NewReader(body))
+	for scanner.Scan() {
+		key, value, ok := strings.Cut(scanner.Text(), ": ")
+		if ok && key == name {
+			return strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("envoy has no stat %q", name)
+}
+
+// ConfigDump returns the admin /config_dump, for failure reports.
+func (e *Envoy) ConfigDump() string {
+	_, body, err := e.admin("/config_dump")
+	if err != nil {
+		return err.Error()
+	}
+	return body
+}
+
+func (e *Envoy) admin(path string) (int, string, error) {
+	resp, err := newClient().Get("http://" + e.AdminAddress + path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}

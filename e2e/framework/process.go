@@ -1,0 +1,137 @@
+package framework
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tailLines is how much of a process's output a failed test prints.
+const tailLines = 80
+
+// Process is a child process whose stdout and stderr go to a file, printed
+// (its tail) when the test fails. It is stopped when the test ends, and a
+// process that exits on its own before that fails the test: a crash of the
+// control plane or of Envoy is always a bug worth seeing.
+type Process struct {
+	Name    string
+	LogPath string
+
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+
+	mu       sync.Mutex
+	stopping bool
+	waitErr  error
+}
+
+// StartProcess starts cmd, named name in reports. The caller sets cmd's path,
+// arguments, environment and directory; StartProcess owns its output.
+func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("creating the log of %s: %v", name, err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Kill the child if the test binary dies without running cleanups (a
+	// panic or a timeout), so that no Envoy outlives its test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		p.mu.Lock()
+		p.waitErr = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	t.Logf("started %s (pid %d): %s", name, cmd.Process.Pid, strings.Join(cmd.Args, " "))
+	t.Cleanup(func() {
+		if err := p.Exited(); err != nil && !p.wasStopped() {
+			t.Errorf("%s exited during the test: %v", name, err)
+		}
+		p.Stop()
+		if t.Failed() {
+			t.Logf("--- last %d lines of %s output (%s) ---\n%s", tailLines, name, logPath, p.Tail(tailLines))
+		}
+	})
+	return p
+}
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited returns nil while the process runs, and an error saying how it
+// ended once it has.
+func (p *Process) Exited() error {
+	select {
+	case <-p.done:
+	default:
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waitErr != nil {
+		return p.waitErr
+	}
+	return errors.New("exit status 0")
+}
+
+// Stop sends SIGTERM, waits for the process to exit, and kills it if it has
+// not within ten seconds. Stopping a stopped process does nothing.
+func (p *Process) Stop() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *Process) wasStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopping
+}
+
+// Output returns everything the process has written so far.
+func (p *Process) Output() string {
+	data, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(reading %s: %v)", p.LogPath, err)
+	}
+	return string(data)
+}
+
+// Tail returns the last n lines of the process's output.
+func (p *Process) Tail(n int) string {
+	out := bytes.TrimRight([]byte(p.Output()), "\n")
+	lines := bytes.Split(out, []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
