@@ -14,17 +14,24 @@ type Batcher struct {
 	MaxHoldoff time.Duration
 
 	notify chan struct{}
+	clock  clock
 }
 
-// NewBatcher returns a Batcher with the given delays.
+// NewBatcher returns a Batcher with the given delays. A MaxHoldoff shorter
+// than Holdoff is raised to Holdoff.
 func NewBatcher(holdoff, maxHoldoff time.Duration) *Batcher {
+	return newBatcher(holdoff, maxHoldoff, realClock{})
+}
+
+func newBatcher(holdoff, maxHoldoff time.Duration, c clock) *Batcher {
 	if maxHoldoff < holdoff {
 		maxHoldoff = holdoff
 	}
-	return &Batcher{Holdoff: holdoff, MaxHoldoff: maxHoldoff, notify: make(chan struct{}, 1)}
+	return &Batcher{Holdoff: holdoff, MaxHoldoff: maxHoldoff, notify: make(chan struct{}, 1), clock: c}
 }
 
-// Notify records that something changed. It never blocks.
+// Notify records that something changed. It never blocks: notifications that
+// arrive while one is already pending are the same burst.
 func (b *Batcher) Notify() {
 	select {
 	case b.notify <- struct{}{}:
@@ -33,7 +40,8 @@ func (b *Batcher) Notify() {
 }
 
 // Run calls build after each burst of notifications until ctx is done. build
-// runs on Run's goroutine, so builds never overlap.
+// runs on Run's goroutine, so builds never overlap; a notification that
+// arrives during a build starts the next burst.
 func (b *Batcher) Run(ctx context.Context, build func(context.Context)) {
 	for {
 		select {
@@ -41,24 +49,34 @@ func (b *Batcher) Run(ctx context.Context, build func(context.Context)) {
 			return
 		case <-b.notify:
 		}
-		deadline := time.Now().Add(b.MaxHoldoff)
-		timer := time.NewTimer(b.Holdoff)
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-b.notify:
-				next := time.Until(deadline)
-				if next > b.Holdoff {
-					next = b.Holdoff
-				}
-				timer.Reset(max(next, 0))
-			case <-timer.C:
-				break wait
-			}
+		if !b.waitForQuiet(ctx) {
+			return
 		}
 		build(ctx)
 	}
+}
+
+// waitForQuiet returns once the burst that has just started is over, or
+// false if ctx ended first.
+func (b *Batcher) waitForQuiet(ctx context.Context) bool {
+	first := b.clock.Now()
+	timer := b.clock.NewTimer(fireDelay(first, first, b.Holdoff, b.MaxHoldoff))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-b.notify:
+			timer.Reset(fireDelay(first, b.clock.Now(), b.Holdoff, b.MaxHoldoff))
+		case <-timer.C():
+			return true
+		}
+	}
+}
+
+// fireDelay is how long after now a burst that began at first, and whose
+// latest change is now, should be built: Holdoff after the latest change,
+// capped at MaxHoldoff after the first.
+func fireDelay(first, now time.Time, holdoff, maxHoldoff time.Duration) time.Duration {
+	return max(min(holdoff, first.Add(maxHoldoff).Sub(now)), 0)
 }
