@@ -46,7 +46,18 @@ func TestClientFollowsPublishedSnapshots(t *testing.T) {
 	defer c.Close()
 
 	const cluster = "default/coffee/80"
-	snap, err := c.WaitFor(ctx, func(s *Snapshot) bool { return endpointOf(s, cluster) == "10.0.0.1:8080" })
+	want := server.Snapshot()
+	allTypes := []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType}
+	// Responses of different types arrive in any order: wait for all four
+	// to match what was published.
+	snap, err := c.WaitFor(ctx, func(s *Snapshot) bool {
+		for _, typeURL := range allTypes {
+			if s.Versions[typeURL] != want.GetVersion(typeURL) {
+				return false
+			}
+		}
+		return true
+	})
 	if err != nil {
 		t.Fatalf("first snapshot: %v (have %s)", err, describe(snap))
 	}
@@ -56,11 +67,8 @@ func TestClientFollowsPublishedSnapshots(t *testing.T) {
 	if _, ok := snap.Clusters[cluster]; !ok {
 		t.Errorf("no cluster %q: %s", cluster, describe(snap))
 	}
-	want := server.Snapshot()
-	for _, typeURL := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType} {
-		if got, want := snap.Versions[typeURL], want.GetVersion(typeURL); got != want {
-			t.Errorf("%s version %q, want the published %q", typeURL, got, want)
-		}
+	if got := endpointOf(snap, cluster); got != "10.0.0.1:8080" {
+		t.Errorf("endpoint of %s is %q, want 10.0.0.1:8080", cluster, got)
 	}
 
 	// A second version only arrives if the first was ACKed.
