@@ -2,73 +2,302 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
-// StatusWriter writes the address where traffic enters into
-// status.loadBalancer of the Ingresses we own.
+// Limiter paces the status writes. *rate.Limiter and client-go's
+// flowcontrol.RateLimiter both fit.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// StatusWriter keeps status.loadBalancer.ingress of every Ingress in line
+// with where traffic enters: the Ingresses we own (by Filter) carry the
+// addresses from Addresses; the others carry none of them.
+//
+// It is a controller in the usual shape: informers feed a work queue of
+// Ingress names, and workers compare each Ingress with what it should be and
+// patch only those that differ. Every replica runs the informers (Run) so
+// that a new leader starts with warm caches; only the leader runs the
+// workers (Lead).
 type StatusWriter struct {
 	Client    kubernetes.Interface
-	Addresses []string // IPs or hostnames, from --status-address
-	Logger    *slog.Logger
+	Filter    ClassFilter
+	Addresses AddressSource
+	// Limiter paces writes so that thousands of Ingresses do not hammer
+	// the API server; nil means unlimited.
+	Limiter Limiter
+	// Workers is how many writes may be in flight at once; 1 when zero.
+	Workers int
+	Logger  *slog.Logger
+
+	synced chan struct{} // closed once the caches and addresses are known
+
+	ingresses networkinglisters.IngressLister
+	classes   networkinglisters.IngressClassLister
+
+	mu    sync.Mutex
+	queue workqueue.TypedRateLimitingInterface[cache.ObjectName] // nil unless leading
+
+	writes atomic.Int64
 }
 
-// LoadBalancerStatus turns addresses into an Ingress load-balancer status:
-// IPs go to ip, anything else to hostname.
-func LoadBalancerStatus(addresses []string) networkingv1.IngressLoadBalancerStatus {
-	var st networkingv1.IngressLoadBalancerStatus
-	for _, a := range addresses {
-		if _, err := netip.ParseAddr(a); err == nil {
-			st.Ingress = append(st.Ingress, networkingv1.IngressLoadBalancerIngress{IP: a})
-		} else {
-			st.Ingress = append(st.Ingress, networkingv1.IngressLoadBalancerIngress{Hostname: a})
-		}
+// NewStatusWriter returns a StatusWriter; see the fields for the arguments.
+func NewStatusWriter(client kubernetes.Interface, filter ClassFilter, addresses AddressSource, limiter Limiter, workers int, logger *slog.Logger) *StatusWriter {
+	if workers < 1 {
+		workers = 1
 	}
-	return st
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &StatusWriter{
+		Client: client, Filter: filter, Addresses: addresses, Limiter: limiter, Workers: workers, Logger: logger,
+		synced: make(chan struct{}),
+	}
 }
 
-// Update writes the status of every Ingress whose status differs from the
-// desired one, and skips the others. Errors on one Ingress do not stop the
-// rest; they are all returned together.
-func (w *StatusWriter) Update(ctx context.Context, ingresses []*networkingv1.Ingress) error {
-	if len(w.Addresses) == 0 {
+// Run watches Ingresses, IngressClasses and the addresses until ctx is done.
+// It writes nothing: see Lead.
+func (w *StatusWriter) Run(ctx context.Context) error {
+	// The writer's own informers, trimmed to what ownership and status need,
+	// rather than the translator's: they live on every replica for the
+	// process's lifetime and must see Ingresses we do not own, to take our
+	// address off those that used to be ours.
+	factory := informers.NewSharedInformerFactoryWithOptions(w.Client, 0,
+		informers.WithTransform(trimForStatus))
+	ingInformer := factory.Networking().V1().Ingresses().Informer()
+	classInformer := factory.Networking().V1().IngressClasses().Informer()
+	w.ingresses = factory.Networking().V1().Ingresses().Lister()
+	w.classes = factory.Networking().V1().IngressClasses().Lister()
+
+	if _, err := ingInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.enqueue,
+		UpdateFunc: func(_, obj any) { w.enqueue(obj) },
+		// A deleted Ingress has no status left to fix.
+	}); err != nil {
+		return fmt.Errorf("adding ingress event handler: %w", err)
+	}
+	// A class change can change the owner of any Ingress.
+	all := func(any) { w.enqueueAll() }
+	if _, err := classInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: all, UpdateFunc: func(_, obj any) { all(obj) }, DeleteFunc: all,
+	}); err != nil {
+		return fmt.Errorf("adding ingressclass event handler: %w", err)
+	}
+
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+
+	addressesKnown := make(chan struct{})
+	var once sync.Once
+	addrErr := make(chan error, 1)
+	go func() {
+		addrErr <- w.Addresses.Run(ctx, func() {
+			once.Do(func() { close(addressesKnown) })
+			w.enqueueAll()
+		})
+	}()
+	wrap := func(err error) error {
+		if err != nil {
+			return fmt.Errorf("status addresses: %w", err)
+		}
 		return nil
 	}
-	want := LoadBalancerStatus(w.Addresses)
-	var errs []error
-	for _, ing := range ingresses {
-		if apiequality.Semantic.DeepEqual(ing.Status.LoadBalancer, want) {
-			continue
-		}
-		// Objects in State are shared with the informer cache: copy first.
-		updated := ing.DeepCopy()
-		updated.Status.LoadBalancer = want
-		_, err := w.Client.NetworkingV1().Ingresses(ing.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-		switch {
-		case err == nil:
-			w.logger().Info("wrote ingress status", "ingress", ing.Namespace+"/"+ing.Name, "addresses", w.Addresses)
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			// Deleted or changed meanwhile: the informer will bring the new
-			// version and another pass.
-		default:
-			errs = append(errs, fmt.Errorf("updating status of ingress %s/%s: %w", ing.Namespace, ing.Name, err))
+
+	// WaitForCacheSync gives up only when ctx is done, and then the
+	// address source returns too.
+	if cache.WaitForCacheSync(ctx.Done(), ingInformer.HasSynced, classInformer.HasSynced) {
+		select {
+		case <-addressesKnown:
+			close(w.synced)
+			w.Logger.Info("status writer synced", "addresses", formatAddresses(w.Addresses.Addresses()))
+		case err := <-addrErr:
+			return wrap(err)
 		}
 	}
-	return errors.Join(errs...)
+	return wrap(<-addrErr)
 }
 
-func (w *StatusWriter) logger() *slog.Logger {
-	if w.Logger == nil {
-		return slog.Default()
+// Lead writes status until ctx is done; run it while holding the leader
+// lease. It waits for Run to sync, checks every Ingress, then follows
+// changes.
+func (w *StatusWriter) Lead(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-w.synced:
 	}
-	return w.Logger
+	if ctx.Err() != nil {
+		return // the select picks at random when both are ready
+	}
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "ingress-status"})
+	// Whatever happened while we were not leading, and whatever the last
+	// leader left half done, is caught up by looking at everything once.
+	w.installQueue(queue)
+	w.Logger.Info("writing ingress status", "workers", w.Workers)
+
+	var wg sync.WaitGroup
+	for range w.Workers {
+		wg.Go(func() {
+			for w.processNext(ctx, queue) {
+			}
+		})
+	}
+	<-ctx.Done()
+	w.mu.Lock()
+	if w.queue == queue {
+		w.queue = nil
+	}
+	w.mu.Unlock()
+	queue.ShutDown()
+	wg.Wait()
+	w.Logger.Info("stopped writing ingress status")
+}
+
+// Writes returns how many status patches the writer has made, for tests and
+// logs.
+func (w *StatusWriter) Writes() int64 { return w.writes.Load() }
+
+func (w *StatusWriter) enqueue(obj any) {
+	key, err := cache.ObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queue != nil {
+		w.queue.Add(key)
+	}
+}
+
+func (w *StatusWriter) enqueueAll() { w.addAll(nil) }
+
+// installQueue starts a term: it makes queue the one events go to and puts
+// every Ingress in it, in one step, so that every Ingress that exists when
+// the term starts is queued before any later event.
+func (w *StatusWriter) installQueue(queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) {
+	w.addAll(queue)
+}
+
+func (w *StatusWriter) addAll(install workqueue.TypedRateLimitingInterface[cache.ObjectName]) {
+	if w.ingresses == nil {
+		return
+	}
+	all, err := w.ingresses.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if install != nil {
+		w.queue = install
+	}
+	if w.queue == nil {
+		return
+	}
+	for _, ing := range all {
+		w.queue.Add(cache.MetaObjectToName(ing))
+	}
+}
+
+func (w *StatusWriter) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
+	key, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(key)
+	err := w.sync(ctx, key)
+	switch {
+	case err == nil:
+		queue.Forget(key)
+	case ctx.Err() != nil:
+		// Leadership lost or shutting down: the next leader looks again.
+	case apierrors.IsConflict(err):
+		// Our cached copy is stale; the informer is about to bring the new
+		// one, and with it another look.
+		queue.AddRateLimited(key)
+	default:
+		w.Logger.Error("writing ingress status; will retry", "ingress", key.String(), "err", err)
+		queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// sync brings one Ingress's status in line.
+func (w *StatusWriter) sync(ctx context.Context, key cache.ObjectName) error {
+	ing, err := w.ingresses.Ingresses(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	classes, err := w.classes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	owned := len(w.Filter.Owned([]*networkingv1.Ingress{ing}, classes)) == 1
+	current := ing.Status.LoadBalancer.Ingress
+	want := desiredStatus(current, w.Addresses.Addresses(), owned)
+	if sameAddresses(current, want) {
+		return nil
+	}
+	if w.Limiter != nil {
+		if err := w.Limiter.Wait(ctx); err != nil {
+			return fmt.Errorf("waiting for the rate limiter: %w", err)
+		}
+	}
+	start := time.Now()
+	if err := patchStatus(ctx, w.Client, ing, want); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // deleted meanwhile
+		}
+		return err
+	}
+	w.writes.Add(1)
+	w.Logger.Debug("wrote ingress status", "ingress", key.String(), "owned", owned,
+		"addresses", formatAddresses(want), "took", time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+// desiredStatus is what an Ingress's status.loadBalancer.ingress should be:
+// exactly our addresses when we own it; otherwise what it has, minus our
+// addresses, so that an Ingress that stops being ours loses our address and
+// keeps whatever its new controller wrote.
+func desiredStatus(current, ours []networkingv1.IngressLoadBalancerIngress, owned bool) []networkingv1.IngressLoadBalancerIngress {
+	if owned {
+		return ours
+	}
+	var out []networkingv1.IngressLoadBalancerIngress
+	for _, c := range current {
+		mine := false
+		for _, o := range ours {
+			if c.IP == o.IP && c.Hostname == o.Hostname {
+				mine = true
+				break
+			}
+		}
+		if !mine {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -33,7 +33,7 @@ type serveFlags struct {
 	translate      translateFlags
 	xdsAddress     string
 	metricsAddress string
-	statusAddress  string
+	status         statusFlags
 	holdoff        time.Duration
 	maxHoldoff     time.Duration
 	logLevel       string
@@ -49,7 +49,7 @@ func runServe(ctx context.Context, args []string) error {
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
 	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz and /readyz")
-	fs.StringVar(&f.statusAddress, "status-address", "", "comma-separated IPs or hostnames to write into Ingress status")
+	f.status.register(fs)
 	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string) error {
 
 	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
 	var source kube.Source
-	var status *kube.StatusWriter
+	var status *statusRunner
 	var events *kube.EventReporter
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
@@ -84,8 +84,8 @@ func runServe(ctx context.Context, args []string) error {
 		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers")}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()
-		if addrs := splitList(f.statusAddress); len(addrs) > 0 {
-			status = &kube.StatusWriter{Client: client, Addresses: addrs, Logger: logger.With("component", "status")}
+		if status, err = f.status.newStatusRunner(cfg, client, filter, logger); err != nil {
+			return err
 		}
 	}
 
@@ -94,17 +94,15 @@ func runServe(ctx context.Context, args []string) error {
 		log:     logger,
 		source:  source,
 		server:  server,
-		status:  status,
 		events:  events,
 		options: f.translate.options(),
 	}
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
-	statusBatcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, 8)
 	run := func(name string, fn func() error) {
 		wg.Add(1)
 		go func() {
@@ -116,11 +114,13 @@ func runServe(ctx context.Context, args []string) error {
 		}()
 	}
 	run("source", func() error {
-		return source.Run(ctx, func() { batcher.Notify(); statusBatcher.Notify() })
+		return source.Run(ctx, batcher.Notify)
 	})
 	run("translator", func() error { batcher.Run(ctx, p.rebuild); return nil })
 	if status != nil {
-		run("status", func() error { statusBatcher.Run(ctx, p.writeStatus); return nil })
+		// Status has informers and a work queue of its own: it depends on
+		// neither translation nor xDS.
+		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
 	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, xds.HealthHandler(p.ready.Load)) })
@@ -140,7 +140,6 @@ type pipeline struct {
 	log     *slog.Logger
 	source  kube.Source
 	server  *xds.Server
-	status  *kube.StatusWriter
 	events  *kube.EventReporter // nil in file mode
 	options translate.Options
 
@@ -196,12 +195,6 @@ func (p *pipeline) reportProblems(st *kube.State, problems []translate.Problem) 
 	p.lastProblems = current
 }
 
-func (p *pipeline) writeStatus(ctx context.Context) {
-	if err := p.status.Update(ctx, p.source.State().Ingresses); err != nil {
-		p.log.Error("writing ingress status", "err", err)
-	}
-}
-
 func serveHTTP(ctx context.Context, address string, h http.Handler) error {
 	srv := &http.Server{Addr: address, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -225,8 +218,8 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubernetes client config: %w", err)
 	}
-	// Status writes for many Ingresses: client-go's default of 5 QPS is far
-	// too slow for a controller of this kind.
+	// client-go's default of 5 QPS is too slow for Events on many Ingresses
+	// and informer relists; status writes have a client of their own.
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.UserAgent = "ingress-xds/" + version
 	return cfg, nil
