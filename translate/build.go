@@ -43,10 +43,14 @@ func BuildModel(st *kube.State, opts Options) *Model {
 		tls:      map[string]tlsHost{},
 		certs:    map[types.NamespacedName]certResult{},
 	}
-	// Conflicts go to the oldest Ingress, as with peers; ties by name.
+	// Conflicts go to the oldest Ingress, as with peers; ties by name. An
+	// Ingress with no creation time (from a file) counts as the newest.
 	ingresses := append([]*networkingv1.Ingress(nil), st.Ingresses...)
 	sort.SliceStable(ingresses, func(i, j int) bool {
 		a, c := ingresses[i], ingresses[j]
+		if az, cz := a.CreationTimestamp.IsZero(), c.CreationTimestamp.IsZero(); az != cz {
+			return cz
+		}
 		if !a.CreationTimestamp.Equal(&c.CreationTimestamp) {
 			return a.CreationTimestamp.Before(&c.CreationTimestamp)
 		}
@@ -80,13 +84,21 @@ type builder struct {
 	certs map[types.NamespacedName]certResult
 }
 
+// maxMessage bounds a problem's message: it quotes user input, which may be
+// huge, and ends up in Events and logs.
+const maxMessage = 1024
+
 func (b *builder) problem(ing *networkingv1.Ingress, reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
+	}
 	b.problems = append(b.problems, Problem{
 		Kind:      "Ingress",
 		Namespace: ing.Namespace,
 		Name:      ing.Name,
 		Reason:    reason,
-		Message:   fmt.Sprintf(format, args...),
+		Message:   msg,
 	})
 }
 
@@ -141,6 +153,10 @@ func (b *builder) normalizeHost(ing *networkingv1.Ingress, host, where string) (
 	name := strings.TrimPrefix(host, "*.")
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || strings.Contains(name, "*") {
 		b.problem(ing, "InvalidHost", "%s: host %q is not a valid DNS name or *.wildcard: rule ignored", where, host)
+		return "", false
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		b.problem(ing, "InvalidHost", "%s: host %q is an IP address, which Ingress hosts may not be: rule ignored", where, host)
 		return "", false
 	}
 	return host, true
