@@ -144,7 +144,7 @@ func badInputCases() []badInputCase {
 			manifests: badService + ingress("bad", simpleRule("bad.example.com", "", "Exact", "bad", "{number: 80}"))},
 		{name: "duplicate-rule", reason: "DuplicateRule",
 			manifests: badService + ingress("bad", "  rules:\n  - host: bad.example.com\n    http: {paths: [{path: /a, pathType: Prefix, backend: {service: {name: bad, port: {number: 80}}}}, {path: /a, pathType: Prefix, backend: {service: {name: nope, port: {number: 80}}}}]}"),
-			check: routeAnswers("bad.example.com", 0)},
+			check:     routeAnswers("bad.example.com", 0)},
 		{name: "overlapping-prefixes", reason: "DuplicateRule",
 			manifests: badService + ingress("bad", "  rules:\n  - host: bad.example.com\n    http: {paths: [{path: /a, pathType: Prefix, backend: {service: {name: bad, port: {number: 80}}}}, {path: /a/, pathType: Prefix, backend: {service: {name: bad, port: {number: 80}}}}]}")},
 		{name: "conflict-with-older-ingress", reason: "RuleConflict",
