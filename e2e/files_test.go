@@ -92,6 +92,22 @@ func TestFileMode(t *testing.T) {
 	}) {
 		return
 	}
+	if !t.Run("a broken file does not stop other changes", func(t *testing.T) {
+		writeManifest(t, dir, "broken.yaml", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: [not, a, map\n")
+		writeManifest(t, dir, "menu.yaml", strings.Replace(menuIngressYAML, "path: /,", "path: /menu,", 1))
+		framework.Eventually(t, convergeTimeout, "change applied next to a broken file", func() error {
+			return envoy.Expect("menu.example.com", "/", http.StatusNotFound, "")
+		})
+		expectAll(t, envoy, []routeCase{
+			{"menu.example.com", "/menu", http.StatusOK, "coffee"},
+			{"cafe.example.com", "/coffee", http.StatusOK, "tea"},
+		})
+		if err := os.Remove(filepath.Join(dir, "broken.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}) {
+		return
+	}
 	t.Run("deleting the ingress removes its routes", func(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "cafe.yaml")); err != nil {
 			t.Fatal(err)
@@ -103,7 +119,7 @@ func TestFileMode(t *testing.T) {
 			return envoy.Expect("tea.example.com", "/", http.StatusNotFound, "")
 		})
 		// The other Ingress keeps working.
-		if err := envoy.Expect("menu.example.com", "/", http.StatusOK, "coffee"); err != nil {
+		if err := envoy.Expect("menu.example.com", "/menu", http.StatusOK, "coffee"); err != nil {
 			t.Error(err)
 		}
 	})
