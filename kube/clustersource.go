@@ -46,7 +46,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	// Only TLS Secrets, filtered by the API server: the others may be many and
 	// large, and we never read them.
 	secretFactory := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
-		informers.WithTransform(dropUnusedFields),
+		informers.WithTransform(keepOnlyKeyPair),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
 		}))
@@ -142,4 +142,28 @@ func dropUnusedFields(obj any) (any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// keepOnlyKeyPair strips a TLS Secret down to its certificate and key before
+// it is cached: the rest (annotations, labels, ca.crt, other keys) is never
+// read, and a cluster may hold many large Secrets.
+func keepOnlyKeyPair(obj any) (any, error) {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Secret{
+		TypeMeta: secret.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            secret.Name,
+			Namespace:       secret.Namespace,
+			UID:             secret.UID,
+			ResourceVersion: secret.ResourceVersion,
+		},
+		Type: secret.Type,
+		Data: map[string][]byte{
+			corev1.TLSCertKey:       secret.Data[corev1.TLSCertKey],
+			corev1.TLSPrivateKeyKey: secret.Data[corev1.TLSPrivateKeyKey],
+		},
+	}, nil
 }
