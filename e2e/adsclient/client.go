@@ -130,7 +130,8 @@ func Dial(ctx context.Context, address string, opts Options) (*Client, error) {
 	// Listeners first, then clusters, as Envoy does.
 	for _, typeURL := range []string{resource.ListenerType, resource.ClusterType} {
 		if err := c.request(typeURL, nil); err != nil {
-			c.Close()
+			cancel()
+			conn.Close()
 			return nil, err
 		}
 	}

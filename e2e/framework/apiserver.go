@@ -43,9 +43,11 @@ func StartAPIServer(t testing.TB) *APIServer {
 		t.Fatalf("starting kube-apiserver and etcd from %s: %v", tools.KubeAssets, err)
 	}
 	t.Cleanup(func() {
+		start := time.Now()
 		if err := env.Stop(); err != nil {
 			t.Errorf("stopping kube-apiserver and etcd: %v", err)
 		}
+		t.Logf("stopped kube-apiserver and etcd: took %s", time.Since(start).Round(time.Millisecond))
 	})
 	t.Logf("kube-apiserver ready at %s: took %s", cfg.Host, time.Since(start).Round(time.Millisecond))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")

@@ -90,7 +90,7 @@ func Build(t testing.TB, pkg string) string {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	t.Logf("built %s in %s", pkg, time.Since(start).Round(time.Millisecond))
+	t.Logf("built %s: took %s", pkg, time.Since(start).Round(time.Millisecond))
 	return r.path
 }
 

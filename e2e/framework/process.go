@@ -64,7 +64,9 @@ func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
 		if err := p.Exited(); err != nil && !p.wasStopped() {
 			t.Errorf("%s exited during the test: %v", name, err)
 		}
+		start := time.Now()
 		p.Stop()
+		t.Logf("stopped %s (pid %d): took %s", name, p.Pid(), time.Since(start).Round(time.Millisecond))
 		if t.Failed() {
 			t.Logf("--- last %d lines of %s output (%s) ---\n%s", tailLines, name, logPath, p.Tail(tailLines))
 		}
