@@ -122,6 +122,14 @@ func TestFileMode(t *testing.T) {
 		if err := envoy.Expect("menu.example.com", "/menu", http.StatusOK, "coffee"); err != nil {
 			t.Error(err)
 		}
+		// With no Ingress at all, Envoy gets an empty route table and no
+		// clusters, which it must accept (checked when the test ends).
+		if err := os.Remove(filepath.Join(dir, "menu.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, convergeTimeout, "no routes left", func() error {
+			return envoy.Expect("menu.example.com", "/menu", http.StatusNotFound, "")
+		})
 	})
 }
 
@@ -154,6 +162,10 @@ func testRouting(t *testing.T, envoy *framework.Envoy) {
 		{"CAFE.Example.COM", "/coffee", http.StatusOK, "coffee"},
 		{"tea.example.com", "/", http.StatusOK, "tea"},
 		{"tea.example.com", "/anything/at/all", http.StatusOK, "tea"},
+		// A wildcard covers exactly one label.
+		{"bar.cafe.example.com", "/", http.StatusOK, "tea"},
+		{"BAR.cafe.example.com:8080", "/x", http.StatusOK, "tea"},
+		{"foo.bar.cafe.example.com", "/", http.StatusNotFound, ""},
 		// Unknown hosts and paths.
 		{"unknown.example.com", "/coffee", http.StatusNotFound, ""},
 		{"cafe.example.com", "/", http.StatusNotFound, ""},
@@ -294,6 +306,10 @@ spec:
       - {path: /empty, pathType: Prefix, backend: {service: {name: empty, port: {number: 80}}}}
       - {path: /missing, pathType: ImplementationSpecific, backend: {service: {name: missing, port: {number: 80}}}}
   - host: tea.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
+  - host: "*.cafe.example.com"
     http:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
