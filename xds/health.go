@@ -14,10 +14,20 @@ func HealthHandler(ready func() bool) http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready() {
-			http.Error(w, "not ready: waiting for the first snapshot\n", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: waiting for the sources to sync and the first snapshot\n", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
 	})
+	return mux
+}
+
+// HTTPHandler serves /healthz, /readyz and /metrics. Ready means sourceReady
+// (every informer has synced) and a snapshot published: the caller's own
+// flag may be set before or after Publish, and both must hold.
+func (s *Server) HTTPHandler(sourceReady func() bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", HealthHandler(func() bool { return sourceReady() && s.Ready() }))
+	mux.Handle("/metrics", s.metrics.handler())
 	return mux
 }

@@ -2,74 +2,148 @@ package xds
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
-	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
-	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
-	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
-	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/log"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
 // sharedKey is the one cache key every Envoy maps to: all Envoys of a
 // deployment get the same configuration, so one snapshot serves them all and
-// a change is computed once, not once per node.
+// a change is computed once, not once per node. Per-node state (what each
+// Envoy ACKed or NACKed) is kept per stream by the clients registry instead.
 const sharedKey = "ingress-xds"
 
 type sharedNodeHash struct{}
 
 func (sharedNodeHash) ID(*corev3.Node) string { return sharedKey }
 
-// Server holds the current snapshot and serves it over ADS.
+// Server holds the current snapshot and serves it over ADS, with CSDS, the
+// Inspector, gRPC health and reflection beside it.
 type Server struct {
-	log   *slog.Logger
-	cache cache.SnapshotCache
+	log     *slog.Logger
+	opts    Options
+	cache   cache.SnapshotCache
+	clients *clients
+	metrics *metrics
+	health  *health.Server
+	now     func() time.Time
 
 	mu       sync.Mutex
 	snapshot *cache.Snapshot
 }
 
+// Options tune the transport. The zero value of each field means its
+// default.
+type Options struct {
+	// MaxRecvMessageBytes bounds a request. Envoy's requests name the
+	// resources they want, which for EDS in a large cluster means tens of
+	// thousands of names. Default 64 MiB.
+	MaxRecvMessageBytes int
+	// MaxSendMessageBytes bounds a response: all listeners or all clusters
+	// of a large cluster in one message. Default 512 MiB.
+	MaxSendMessageBytes int
+	// KeepaliveTime is how long a connection may be idle before the server
+	// pings it; KeepaliveTimeout how long it waits for the answer before
+	// dropping a dead Envoy and its watches. Defaults 30s and 10s.
+	KeepaliveTime, KeepaliveTimeout time.Duration
+	// StopTimeout bounds a graceful stop. Default 10s.
+	StopTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxRecvMessageBytes, 64<<20)
+	def(&o.MaxSendMessageBytes, 512<<20)
+	defDur(&o.KeepaliveTime, 30*time.Second)
+	defDur(&o.KeepaliveTimeout, 10*time.Second)
+	defDur(&o.StopTimeout, 10*time.Second)
+	return o
+}
+
 // NewServer returns a Server with an empty cache: Envoys that connect before
 // the first Publish wait rather than receive an empty configuration.
 func NewServer(logger *slog.Logger) *Server {
+	return NewServerWithOptions(logger, Options{})
+}
+
+// NewServerWithOptions is NewServer with transport options.
+func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
+	hs := health.NewServer()
+	// Not serving until the first snapshot: a load balancer or an Envoy
+	// health-checking the control plane should pick a replica that has one.
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	return &Server{
-		log:   logger,
-		cache: cache.NewSnapshotCache(true, sharedNodeHash{}, goControlPlaneLogger(logger)),
+		log:     logger,
+		opts:    o.withDefaults(),
+		cache:   cache.NewSnapshotCache(true, sharedNodeHash{}, goControlPlaneLogger(logger)),
+		clients: newClients(),
+		metrics: newMetrics(),
+		health:  hs,
+		now:     time.Now,
 	}
 }
 
 // Publish validates the resources and makes them the snapshot served to every
-// Envoy. Publishing content identical to the current snapshot changes no
-// version and sends nothing. It returns the new snapshot.
+// Envoy. Only the types whose content changed get a new version, so only
+// those are sent: a change to endpoints alone pushes only EDS. Publishing
+// content identical to the current snapshot changes no version and sends
+// nothing. It returns the snapshot being served.
 func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*cache.Snapshot, error) {
+	start := s.now()
 	if err := Validate(r); err != nil {
+		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, fmt.Errorf("refusing to publish invalid resources: %w", err)
 	}
 	snap, err := NewSnapshot(r)
 	if err != nil {
+		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.snapshot != nil && sameVersions(s.snapshot, snap) {
+		s.metrics.publishes.WithLabelValues("unchanged").Inc()
+		s.metrics.publishSeconds.Observe(s.now().Sub(start).Seconds())
+		return s.snapshot, nil
+	}
 	if err := s.cache.SetSnapshot(ctx, sharedKey, snap); err != nil {
 		return nil, fmt.Errorf("setting snapshot: %w", err)
 	}
+	first := s.snapshot == nil
 	s.snapshot = snap
+	now := s.now()
+	s.metrics.publishes.WithLabelValues("changed").Inc()
+	s.metrics.publishSeconds.Observe(now.Sub(start).Seconds())
+	s.metrics.published(snap, resourceCounts(snap), now)
+	if first {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	}
 	return snap, nil
+}
+
+// ObserveBuild records how long a whole rebuild took, from reading cluster
+// state to the snapshot being published. Publish cannot see the translation
+// part, so the caller reports it.
+func (s *Server) ObserveBuild(d time.Duration) {
+	s.metrics.buildSeconds.Observe(d.Seconds())
 }
 
 // Snapshot returns the snapshot being served, or nil before the first Publish.
@@ -79,88 +153,9 @@ func (s *Server) Snapshot() *cache.Snapshot {
 	return s.snapshot
 }
 
-// Serve listens on address and serves ADS (state of the world and delta) and
-// the per-type discovery services until ctx is done, then stops gracefully so
-// that Envoys keep their configuration and reconnect elsewhere.
-func (s *Server) Serve(ctx context.Context, address string) error {
-	lis, err := net.Listen("tcp", address)
-	if err != nil {
-		return fmt.Errorf("listening for xDS on %s: %w", address, err)
-	}
-	return s.ServeListener(ctx, lis)
-}
-
-// ServeListener is Serve on an existing listener.
-func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
-	grpcServer := grpc.NewServer(
-		grpc.MaxConcurrentStreams(1<<20),
-		grpc.MaxRecvMsgSize(64<<20),
-		grpc.MaxSendMsgSize(256<<20),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 5 * time.Second}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 15 * time.Second, PermitWithoutStream: true}),
-	)
-	xdsServer := serverv3.NewServer(ctx, s.cache, s.callbacks())
-	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(grpcServer, xdsServer)
-	listenerservice.RegisterListenerDiscoveryServiceServer(grpcServer, xdsServer)
-	routeservice.RegisterRouteDiscoveryServiceServer(grpcServer, xdsServer)
-	clusterservice.RegisterClusterDiscoveryServiceServer(grpcServer, xdsServer)
-	endpointservice.RegisterEndpointDiscoveryServiceServer(grpcServer, xdsServer)
-	secretservice.RegisterSecretDiscoveryServiceServer(grpcServer, xdsServer)
-
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-ctx.Done()
-		done := make(chan struct{})
-		go func() { grpcServer.GracefulStop(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			// Streams are long-lived; do not wait for Envoys forever.
-			grpcServer.Stop()
-		}
-	}()
-	s.log.Info("serving xDS", "address", lis.Addr().String())
-	err := grpcServer.Serve(lis)
-	if errors.Is(err, grpc.ErrServerStopped) {
-		err = nil
-	}
-	<-stopped
-	return err
-}
-
-func (s *Server) callbacks() serverv3.Callbacks {
-	return serverv3.CallbackFuncs{
-		StreamOpenFunc: func(ctx context.Context, id int64, typeURL string) error {
-			s.log.Debug("xDS stream opened", "stream", id, "type", typeURL)
-			return nil
-		},
-		StreamClosedFunc: func(id int64, node *corev3.Node) {
-			s.log.Info("xDS stream closed", "stream", id, "node", node.GetId())
-		},
-		StreamRequestFunc: func(id int64, req *discoverygrpc.DiscoveryRequest) error {
-			if req.ErrorDetail != nil {
-				s.log.Error("envoy rejected configuration (NACK)", "node", req.GetNode().GetId(),
-					"type", req.TypeUrl, "version", req.VersionInfo, "nonce", req.ResponseNonce,
-					"error", req.ErrorDetail.GetMessage())
-			}
-			return nil
-		},
-		DeltaStreamOpenFunc: func(ctx context.Context, id int64, typeURL string) error {
-			s.log.Debug("delta xDS stream opened", "stream", id, "type", typeURL)
-			return nil
-		},
-		DeltaStreamClosedFunc: func(id int64, node *corev3.Node) {
-			s.log.Info("delta xDS stream closed", "stream", id, "node", node.GetId())
-		},
-		StreamDeltaRequestFunc: func(id int64, req *discoverygrpc.DeltaDiscoveryRequest) error {
-			if req.ErrorDetail != nil {
-				s.log.Error("envoy rejected configuration (NACK)", "node", req.GetNode().GetId(),
-					"type", req.TypeUrl, "nonce", req.ResponseNonce, "error", req.ErrorDetail.GetMessage())
-			}
-			return nil
-		},
-	}
+// Ready reports whether a snapshot has been published.
+func (s *Server) Ready() bool {
+	return s.Snapshot() != nil
 }
 
 func goControlPlaneLogger(l *slog.Logger) log.Logger {

@@ -64,7 +64,32 @@ func NewSnapshot(r *translate.Resources) (*cache.Snapshot, error) {
 	if err := snap.Consistent(); err != nil {
 		return nil, fmt.Errorf("inconsistent snapshot: %w", err)
 	}
+	// The per-resource versions delta xDS compares. Computed here, once,
+	// rather than lazily by the cache: the snapshot is then never written
+	// after it is shared, and the Inspector can read it freely.
+	if err := snap.ConstructVersionMap(); err != nil {
+		return nil, fmt.Errorf("versioning resources: %w", err)
+	}
 	return snap, nil
+}
+
+// sameVersions reports whether two snapshots have the same version for every
+// type, that is, the same content.
+func sameVersions(a, b *cache.Snapshot) bool {
+	for _, t := range servedTypes {
+		if a.GetVersion(t) != b.GetVersion(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func resourceCounts(snap *cache.Snapshot) map[string]int {
+	counts := make(map[string]int, len(servedTypes))
+	for _, t := range servedTypes {
+		counts[t] = len(snap.GetResourcesAndTTL(t))
+	}
+	return counts
 }
 
 // Validate runs Envoy's field validation on every resource.

@@ -1,0 +1,152 @@
+package xds
+
+import (
+	"context"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// callbacks connect go-control-plane's stream events to the client registry,
+// the metrics and the logs.
+type callbacks struct{ s *Server }
+
+var _ serverv3.Callbacks = callbacks{}
+
+func (c callbacks) OnStreamOpen(_ context.Context, id int64, typeURL string) error {
+	c.s.clients.open(streamKey{id: id}, c.s.now())
+	c.s.metrics.connected.WithLabelValues(protocolSotW).Inc()
+	c.s.log.Debug("xDS stream opened", "stream", id, "protocol", protocolSotW, "type", typeURL)
+	return nil
+}
+
+func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
+	c.s.clients.close(streamKey{id: id})
+	c.s.metrics.connected.WithLabelValues(protocolSotW).Dec()
+	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolSotW, "node", node.GetId())
+}
+
+// OnStreamRequest recognises ACKs and NACKs. A SotW NACK carries the version
+// the Envoy last accepted, not the one it rejected; go-control-plane's cache
+// compares that with the current version, finds them different and answers
+// at once with the very snapshot just rejected, which the Envoy rejects
+// again, in a tight loop for as long as the snapshot stands. Rewriting the
+// request's version to the rejected one makes the cache wait instead, until
+// a snapshot with different content is published. The request is the one
+// go-control-plane then hands to the cache, which is what makes this work.
+func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
+	key := streamKey{id: id}
+	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), c.s.now())
+	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
+	if ans == answerNACK {
+		req.VersionInfo = r.version
+	}
+	return nil
+}
+
+func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
+	names := make(map[string]string, len(resp.GetResources()))
+	for _, a := range resp.GetResources() {
+		names[resourceName(a.GetValue())] = resp.GetVersionInfo()
+	}
+	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), sentResponse{
+		nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: names, full: true,
+	})
+	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Inc()
+	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Add(float64(len(names)))
+	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),
+		"version", resp.GetVersionInfo(), "resources", len(names), "nonce", resp.GetNonce())
+}
+
+func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, typeURL string) error {
+	c.s.clients.open(streamKey{delta: true, id: id}, c.s.now())
+	c.s.metrics.connected.WithLabelValues(protocolDelta).Inc()
+	c.s.log.Debug("xDS stream opened", "stream", id, "protocol", protocolDelta, "type", typeURL)
+	return nil
+}
+
+func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
+	c.s.clients.close(streamKey{delta: true, id: id})
+	c.s.metrics.connected.WithLabelValues(protocolDelta).Dec()
+	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolDelta, "node", node.GetId())
+}
+
+// OnStreamDeltaRequest needs no rewrite on a NACK: the delta server records
+// what it sent per resource, so it has nothing new to send until the
+// snapshot changes.
+func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+	key := streamKey{delta: true, id: id}
+	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), c.s.now())
+	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
+	return nil
+}
+
+func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
+	names := make(map[string]string, len(resp.GetResources()))
+	for _, r := range resp.GetResources() {
+		names[r.GetName()] = r.GetVersion()
+	}
+	c.s.clients.sent(streamKey{delta: true, id: id}, resp.GetTypeUrl(), sentResponse{
+		nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), names: names, removed: resp.GetRemovedResources(),
+	})
+	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Inc()
+	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Add(float64(len(names)))
+	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),
+		"version", resp.GetSystemVersionInfo(), "resources", len(names), "removed", len(resp.GetRemovedResources()), "nonce", resp.GetNonce())
+}
+
+// REST (fetch) is served for completeness; it has no streams to track.
+func (callbacks) OnFetchRequest(context.Context, *discoveryv3.DiscoveryRequest) error { return nil }
+
+func (callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.DiscoveryResponse) {}
+
+// answered counts and logs an ACK or a NACK.
+func (s *Server) answered(key streamKey, typeURL string, ans answer, r sentResponse, detail *status.Status) {
+	protocol := protocolSotW
+	if key.delta {
+		protocol = protocolDelta
+	}
+	node := s.clients.node(key)
+	switch ans {
+	case answerACK:
+		s.metrics.acks.WithLabelValues(typeName(typeURL), protocol).Inc()
+		s.log.Debug("envoy accepted configuration (ACK)", "node", node.GetId(), "stream", key.id, "protocol", protocol,
+			"type", typeURL, "version", r.version)
+	case answerNACK:
+		s.metrics.nacks.WithLabelValues(typeName(typeURL), protocol).Inc()
+		s.log.Error("envoy rejected configuration (NACK); it keeps its previous configuration and will not be sent this version again",
+			"node", node.GetId(), "cluster", node.GetCluster(), "stream", key.id, "protocol", protocol,
+			"type", typeURL, "version", r.version, "resources", len(r.names), "code", detail.GetCode(),
+			"error", detail.GetMessage())
+	}
+}
+
+// resourceName reads the name of a Listener, RouteConfiguration, Cluster,
+// ClusterLoadAssignment or Secret from its encoding without decoding the
+// rest: for all five it is field 1. Decoding whole resources here would
+// double the cost of every push.
+func resourceName(b []byte) string {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return ""
+			}
+			return string(v)
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+	}
+	return ""
+}

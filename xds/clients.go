@@ -1,0 +1,226 @@
+package xds
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+)
+
+// clients tracks every open xDS stream: which node it belongs to and, per
+// resource type, what was sent and what the Envoy accepted or rejected. It
+// is how NACKs are recognised (a NACK names the nonce of the rejected
+// response, not its version) and what CSDS reports.
+type clients struct {
+	mu      sync.Mutex
+	streams map[streamKey]*client
+}
+
+// streamKey identifies a stream: go-control-plane numbers SotW and delta
+// streams with separate counters, so the IDs alone collide.
+type streamKey struct {
+	delta bool
+	id    int64
+}
+
+type client struct {
+	node   *corev3.Node
+	delta  bool
+	opened time.Time
+	types  map[string]*typeStatus
+}
+
+// typeStatus is one resource type as one Envoy sees it.
+type typeStatus struct {
+	// pending are responses sent and not yet answered, oldest first.
+	pending []sentResponse
+	// acked is what the Envoy runs: resource name to the version it ACKed
+	// (the type's version in SotW, the resource's own in delta).
+	acked     map[string]string
+	ackedVer  string // the type's version in the last ACKed response
+	ackedAt   time.Time
+	rejection *rejection // the last NACK, until a later response is ACKed
+}
+
+type sentResponse struct {
+	nonce   string
+	version string
+	// names are the resources in the response; removed, in delta, those it
+	// withdrew. A SotW response is the whole state of its type.
+	names   map[string]string
+	removed []string
+	full    bool
+}
+
+type rejection struct {
+	version string
+	detail  string
+	at      time.Time
+	names   map[string]string
+}
+
+// answer is what a request says about an earlier response.
+type answer int
+
+const (
+	answerNone answer = iota // a first request, a subscription change, or a stale nonce
+	answerACK
+	answerNACK
+)
+
+// maxPending bounds what is remembered of unanswered responses. Envoy answers
+// each response before long; more than a few outstanding means responses
+// were superseded and their answers will never matter.
+const maxPending = 8
+
+func newClients() *clients {
+	return &clients{streams: map[streamKey]*client{}}
+}
+
+func (c *clients) open(key streamKey, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.streams[key] = &client{delta: key.delta, opened: now, types: map[string]*typeStatus{}}
+}
+
+func (c *clients) close(key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.streams, key)
+}
+
+// sent records a response just before it goes out.
+func (c *clients) sent(key streamKey, typeURL string, r sentResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts := c.typeStatus(key, typeURL)
+	if ts == nil {
+		return
+	}
+	ts.pending = append(ts.pending, r)
+	if len(ts.pending) > maxPending {
+		ts.pending = slices.Delete(ts.pending, 0, len(ts.pending)-maxPending)
+	}
+}
+
+// received records a request and says whether it answers a response, and
+// which. The node is remembered from the first request that carries it.
+func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce string, errorDetail *status.Status, now time.Time) (answer, sentResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.streams[key]
+	if cl == nil {
+		return answerNone, sentResponse{}
+	}
+	if node != nil && cl.node == nil {
+		cl.node = node
+	}
+	ts := c.typeStatus(key, typeURL)
+	if nonce == "" {
+		return answerNone, sentResponse{}
+	}
+	i := slices.IndexFunc(ts.pending, func(r sentResponse) bool { return r.nonce == nonce })
+	if i < 0 {
+		return answerNone, sentResponse{}
+	}
+	r := ts.pending[i]
+	// Responses older than the one answered are superseded.
+	ts.pending = slices.Delete(ts.pending, 0, i+1)
+	if errorDetail != nil {
+		ts.rejection = &rejection{version: r.version, detail: errorDetail.GetMessage(), at: now, names: r.names}
+		return answerNACK, r
+	}
+	if r.full || ts.acked == nil {
+		ts.acked = map[string]string{}
+	}
+	for name, v := range r.names {
+		ts.acked[name] = v
+	}
+	for _, name := range r.removed {
+		delete(ts.acked, name)
+	}
+	ts.ackedVer, ts.ackedAt, ts.rejection = r.version, now, nil
+	return answerACK, r
+}
+
+// node returns the node of a stream, once known.
+func (c *clients) node(key streamKey) *corev3.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl := c.streams[key]; cl != nil {
+		return cl.node
+	}
+	return nil
+}
+
+func (c *clients) typeStatus(key streamKey, typeURL string) *typeStatus {
+	cl := c.streams[key]
+	if cl == nil {
+		return nil
+	}
+	ts := cl.types[typeURL]
+	if ts == nil {
+		ts = &typeStatus{}
+		cl.types[typeURL] = ts
+	}
+	return ts
+}
+
+// clientView is a copy of one client's state, safe to read without the lock.
+type clientView struct {
+	key    streamKey
+	node   *corev3.Node
+	opened time.Time
+	types  map[string]typeView
+}
+
+type typeView struct {
+	acked     map[string]string
+	ackedVer  string
+	ackedAt   time.Time
+	rejection *rejection
+}
+
+// list returns every stream whose node is known, sorted by node id, then
+// stream.
+func (c *clients) list() []clientView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]clientView, 0, len(c.streams))
+	for key, cl := range c.streams {
+		if cl.node == nil {
+			continue
+		}
+		v := clientView{key: key, node: cl.node, opened: cl.opened, types: map[string]typeView{}}
+		for t, ts := range cl.types {
+			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: map[string]string{}}
+			for name, ver := range ts.acked {
+				tv.acked[name] = ver
+			}
+			if ts.rejection != nil {
+				r := *ts.rejection
+				tv.rejection = &r
+			}
+			v.types[t] = tv
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b clientView) int {
+		if a.node.GetId() != b.node.GetId() {
+			if a.node.GetId() < b.node.GetId() {
+				return -1
+			}
+			return 1
+		}
+		if a.key.delta != b.key.delta {
+			if !a.key.delta {
+				return -1
+			}
+			return 1
+		}
+		return int(a.key.id - b.key.id)
+	})
+	return out
+}

@@ -1,0 +1,113 @@
+package xds
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
+	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+
+	inspectv1 "github.com/ingress-xds/ingress-xds/xds/inspect/v1"
+)
+
+// Serve listens on address and serves until ctx is done; see ServeListener.
+func (s *Server) Serve(ctx context.Context, address string) error {
+	lis, err := net.Listen("tcp", address)
+	if err != nil {
+		return fmt.Errorf("listening for xDS on %s: %w", address, err)
+	}
+	return s.ServeListener(ctx, lis)
+}
+
+// ServeListener serves ADS (state of the world and delta), the per-type
+// discovery services, CSDS, the Inspector, gRPC health and reflection on lis
+// until ctx is done, then stops gracefully: it ends every xDS stream cleanly
+// so that each Envoy keeps the configuration it has and reconnects, to this
+// replica when it is back or to another one.
+func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
+	grpcServer := s.newGRPCServer()
+	// The xDS streams run until this context ends; stopping it is what ends
+	// them cleanly on shutdown (the server's own goroutines watch it).
+	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStreams()
+	s.register(grpcServer, streams)
+
+	s.log.Info("serving xDS", "address", lis.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- grpcServer.Serve(lis) }()
+	select {
+	case <-ctx.Done():
+		s.stop(grpcServer, endStreams)
+		// Serve returns nil once stopped.
+		return <-served
+	case err := <-served:
+		grpcServer.Stop()
+		return fmt.Errorf("serving xDS: %w", err)
+	}
+}
+
+func (s *Server) newGRPCServer() *grpc.Server {
+	o := s.opts
+	return grpc.NewServer(
+		grpc.MaxRecvMsgSize(o.MaxRecvMessageBytes),
+		grpc.MaxSendMsgSize(o.MaxSendMessageBytes),
+		// One ADS stream per Envoy, but a node may also open per-type
+		// streams and CSDS or grpcurl clients come and go.
+		grpc.MaxConcurrentStreams(1<<16),
+		// Ping idle connections so that a vanished Envoy (node lost, network
+		// cut) is noticed and its watches released.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: o.KeepaliveTime, Timeout: o.KeepaliveTimeout}),
+		// Our bootstrap has Envoy ping every 30s (less jitter); allow that,
+		// with or without an open stream, rather than answering with GOAWAY
+		// too_many_pings.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	)
+}
+
+func (s *Server) register(g *grpc.Server, streams context.Context) {
+	xdsServer := serverv3.NewServer(streams, s.cache, callbacks{s})
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
+	listenerservice.RegisterListenerDiscoveryServiceServer(g, xdsServer)
+	routeservice.RegisterRouteDiscoveryServiceServer(g, xdsServer)
+	clusterservice.RegisterClusterDiscoveryServiceServer(g, xdsServer)
+	endpointservice.RegisterEndpointDiscoveryServiceServer(g, xdsServer)
+	secretservice.RegisterSecretDiscoveryServiceServer(g, xdsServer)
+	statusservice.RegisterClientStatusDiscoveryServiceServer(g, &csdsServer{s: s, done: streams.Done()})
+	inspectv1.RegisterInspectorServer(g, &inspectorServer{s: s})
+	healthpb.RegisterHealthServer(g, s.health)
+	// Reflection serves the descriptors of everything registered above, so
+	// grpcurl needs no .proto files to call or decode any of it.
+	reflection.Register(g)
+}
+
+// stop ends the streams cleanly (status OK: Envoy keeps its configuration
+// and reconnects with backoff), lets unary calls finish, and after
+// StopTimeout closes whatever is left.
+func (s *Server) stop(g *grpc.Server, endStreams context.CancelFunc) {
+	s.health.Shutdown()
+	endStreams()
+	done := make(chan struct{})
+	go func() { g.GracefulStop(); close(done) }()
+	timer := time.NewTimer(s.opts.StopTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		s.log.Info("xDS server stopped")
+	case <-timer.C:
+		s.log.Warn("xDS server did not stop gracefully in time; closing connections", "timeout", s.opts.StopTimeout)
+		g.Stop()
+		<-done
+	}
+}

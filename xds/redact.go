@@ -1,0 +1,39 @@
+package xds
+
+import (
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/ingress-xds/ingress-xds/translate"
+)
+
+// redactSecret returns a copy of a secret safe to show: translate's redaction
+// of private keys, and beyond it every other kind of key material a Secret
+// can carry, so that a translator that one day emits them leaks nothing
+// through inspection either.
+func redactSecret(s *tlsv3.Secret) *tlsv3.Secret {
+	c := translate.RedactSecrets([]*tlsv3.Secret{s})[0]
+	redacted := &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: translate.Redacted}}
+	switch t := c.GetType().(type) {
+	case *tlsv3.Secret_TlsCertificate:
+		if t.TlsCertificate.GetPassword() != nil {
+			t.TlsCertificate.Password = redacted
+		}
+		if t.TlsCertificate.GetPrivateKeyProvider() != nil {
+			t.TlsCertificate.PrivateKeyProvider = nil
+		}
+		if t.TlsCertificate.GetPkcs12() != nil {
+			t.TlsCertificate.Pkcs12 = redacted
+		}
+	case *tlsv3.Secret_SessionTicketKeys:
+		for i := range t.SessionTicketKeys.GetKeys() {
+			t.SessionTicketKeys.Keys[i] = redacted
+		}
+	case *tlsv3.Secret_GenericSecret:
+		t.GenericSecret.Secret = redacted
+		for k := range t.GenericSecret.GetSecrets() {
+			t.GenericSecret.Secrets[k] = redacted
+		}
+	}
+	return c
+}
