@@ -107,7 +107,9 @@ func (c *clients) sent(key streamKey, typeURL string, r sentResponse) {
 
 // received records a request and says whether it answers a response, and
 // which. The node is remembered from the first request that carries it.
-func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce string, errorDetail *status.Status, now time.Time) (answer, sentResponse) {
+// initial are the resource versions a delta client already has when it
+// (re)connects: what it runs, though this stream sent none of it.
+func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce string, errorDetail *status.Status, initial map[string]string, now time.Time) (answer, sentResponse) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cl := c.streams[key]
@@ -119,6 +121,13 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	}
 	ts := c.typeStatus(key, typeURL)
 	if nonce == "" {
+		if len(initial) > 0 && ts.acked == nil {
+			ts.acked = make(map[string]string, len(initial))
+			for name, v := range initial {
+				ts.acked[name] = v
+			}
+			ts.ackedAt = now
+		}
 		return answerNone, sentResponse{}
 	}
 	i := slices.IndexFunc(ts.pending, func(r sentResponse) bool { return r.nonce == nonce })

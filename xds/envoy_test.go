@@ -119,7 +119,8 @@ func (e *envoy) get(path string) (int, string, error) {
 }
 
 // stat reads one counter or gauge; a stat Envoy has not created yet is 0.
-func (e *envoy) stat(name string) int64 {
+// Some gauges are hashes, hence unsigned.
+func (e *envoy) stat(name string) uint64 {
 	e.t.Helper()
 	_, body, err := e.get("/stats?filter=" + "^" + regexp.QuoteMeta(name) + "$")
 	if err != nil {
@@ -129,7 +130,7 @@ func (e *envoy) stat(name string) int64 {
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ": ")
 		if ok && k == name {
-			n, err := strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
 				e.t.Fatalf("stat %s = %q: %v", name, v, err)
 			}

@@ -36,7 +36,7 @@ func TestEnvoyServedOverSotWAndDelta(t *testing.T) {
 				pushes[typ] = ts.counter(t, "pushes", typ, protocol)
 				sent[typ] = ts.counter(t, "pushed_resources", typ, protocol)
 			}
-			envoyUpdates := map[string]int64{}
+			envoyUpdates := map[string]uint64{}
 			envoyStats := []string{
 				"listener_manager.lds.update_success", "cluster_manager.cds.update_success",
 				"http.http.rds.http.update_success", "cluster.a.update_success",
