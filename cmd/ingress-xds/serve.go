@@ -48,7 +48,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.watchClassless, "watch-classless", false, "also serve Ingresses that name no class")
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
-	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz and /readyz")
+	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz, /readyz and /metrics")
 	f.status.register(fs)
 	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
@@ -123,7 +123,7 @@ func runServe(ctx context.Context, args []string) error {
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
-	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, xds.HealthHandler(p.ready.Load)) })
+	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, server.HTTPHandler(p.ready.Load)) })
 
 	<-ctx.Done()
 	wg.Wait()
@@ -162,6 +162,7 @@ func (p *pipeline) rebuild(ctx context.Context) {
 		return
 	}
 	p.ready.Store(true)
+	p.server.ObserveBuild(time.Since(start))
 	r := res.Resources
 	p.log.Info("published snapshot",
 		"ingresses", len(st.Ingresses), "listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()),
