@@ -56,25 +56,7 @@ type Resources struct {
 
 // ToEnvoy renders a Model as Envoy resources.
 func ToEnvoy(m *Model, opts Options) (*Resources, error) {
-	res := &Resources{}
-	listener, err := httpListener(opts)
-	if err != nil {
-		return nil, err
-	}
-	res.Listeners = append(res.Listeners, listener)
-	res.Routes = append(res.Routes, routeConfiguration(HTTPRouteName, m.VirtualHosts, false))
-	if err := addHTTPS(res, m, opts); err != nil {
-		return nil, err
-	}
-	for _, be := range m.Backends {
-		if be.ExternalName != "" {
-			res.Clusters = append(res.Clusters, dnsCluster(be))
-			continue
-		}
-		res.Clusters = append(res.Clusters, edsCluster(be.Name))
-		res.Endpoints = append(res.Endpoints, loadAssignment(be))
-	}
-	return res, nil
+	return newEnvoyCache().render(m, opts)
 }
 
 // adsSource says "get it over the same ADS stream".
@@ -148,16 +130,20 @@ func httpConnectionManager(statPrefix, routeName string) (*listenerv3.Filter, er
 
 // routeConfiguration renders virtual hosts; on the TLS listener (tls true)
 // redirects to HTTPS are plain routes.
-func routeConfiguration(name string, vhosts []*VirtualHost, tls bool) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: name}
+func (c *envoyCache) routeConfiguration(name string, vhosts []*VirtualHost, tls bool) *routev3.RouteConfiguration {
+	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: make([]*routev3.VirtualHost, 0, len(vhosts))}
 	for _, vh := range vhosts {
-		evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
-		for _, r := range vh.Routes {
-			evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r, tls))
-		}
-		rc.VirtualHosts = append(rc.VirtualHosts, evh)
+		rc.VirtualHosts = append(rc.VirtualHosts, c.virtualHost(vh, tls))
 	}
 	return rc
+}
+
+func virtualHost(vh *VirtualHost, tls bool) *routev3.VirtualHost {
+	evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
+	for _, r := range vh.Routes {
+		evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r, tls))
+	}
+	return evh
 }
 
 func envoyRoute(host string, r *Route, tls bool) *routev3.Route {

@@ -14,7 +14,7 @@ import (
 // certificate, chosen by SNI, each routing only its own host, with the
 // certificate delivered over SDS so that a rotated Secret reaches Envoy
 // without touching the listener.
-func addHTTPS(res *Resources, m *Model, opts Options) error {
+func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
 	if opts.HTTPSPort == 0 {
 		return nil
 	}
@@ -23,22 +23,12 @@ func addHTTPS(res *Resources, m *Model, opts Options) error {
 		if vh.Certificate == "" {
 			continue
 		}
-		routeName := HTTPSRoutePrefix + vh.Host
-		hcm, err := httpConnectionManager(HTTPSListenerName, routeName)
+		chain, err := c.filterChain(vh)
 		if err != nil {
 			return err
 		}
-		transport, err := downstreamTLS(vh.Certificate)
-		if err != nil {
-			return err
-		}
-		chains = append(chains, &listenerv3.FilterChain{
-			Name:             vh.Host,
-			FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: []string{vh.Host}},
-			Filters:          []*listenerv3.Filter{hcm},
-			TransportSocket:  transport,
-		})
-		res.Routes = append(res.Routes, routeConfiguration(routeName, []*VirtualHost{vh}, true))
+		chains = append(chains, chain)
+		res.Routes = append(res.Routes, c.routeConfiguration(HTTPSRoutePrefix+vh.Host, []*VirtualHost{vh}, true))
 	}
 	if len(chains) == 0 {
 		return nil
@@ -56,16 +46,38 @@ func addHTTPS(res *Resources, m *Model, opts Options) error {
 		}},
 		FilterChains: chains,
 	})
-	for _, c := range m.Certificates {
-		res.Secrets = append(res.Secrets, &tlsv3.Secret{
-			Name: c.Name,
-			Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
-				CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.Chain}},
-				PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.Key}},
-			}},
-		})
+	for _, cert := range m.Certificates {
+		res.Secrets = append(res.Secrets, c.secret(cert))
 	}
 	return nil
+}
+
+// sniFilterChain serves one host: its certificate, and its own routes only.
+func sniFilterChain(vh *VirtualHost) (*listenerv3.FilterChain, error) {
+	hcm, err := httpConnectionManager(HTTPSListenerName, HTTPSRoutePrefix+vh.Host)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := downstreamTLS(vh.Certificate)
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.FilterChain{
+		Name:             vh.Host,
+		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: []string{vh.Host}},
+		Filters:          []*listenerv3.Filter{hcm},
+		TransportSocket:  transport,
+	}, nil
+}
+
+func tlsSecret(cert *Certificate) *tlsv3.Secret {
+	return &tlsv3.Secret{
+		Name: cert.Name,
+		Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{
+			CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: cert.Chain}},
+			PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: cert.Key}},
+		}},
+	}
 }
 
 func downstreamTLS(secretName string) (*corev3.TransportSocket, error) {

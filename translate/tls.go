@@ -25,65 +25,69 @@ type certResult struct {
 	err  error
 }
 
-// addTLS records, for each host of each spec.tls entry, the certificate that
-// serves it. A host whose Secret is missing or invalid gets no HTTPS at all
-// (never a broken chain) and keeps being served over plain HTTP.
-func (b *builder) addTLS(ing *networkingv1.Ingress) {
-	ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
-	for i, t := range ing.Spec.TLS {
+// addTLS applies the local checks to spec.tls and records what is asked.
+func (f *fragmentBuilder) addTLS() {
+	for i, t := range f.ing.Spec.TLS {
 		where := fmt.Sprintf("spec.tls[%d]", i)
 		if len(t.Hosts) == 0 {
-			b.problem(ing, "InvalidTLS", "%s: no hosts listed: entry ignored (list the hosts the certificate serves)", where)
+			f.problem("InvalidTLS", "%s: no hosts listed: entry ignored (list the hosts the certificate serves)", where)
 			continue
 		}
 		if t.SecretName == "" {
-			b.problem(ing, "InvalidTLS", "%s: no secretName: hosts %s served over HTTP only", where, strings.Join(t.Hosts, ", "))
+			f.problem("InvalidTLS", "%s: no secretName: hosts %s served over HTTP only", where, strings.Join(t.Hosts, ", "))
 			continue
 		}
 		if errs := validation.IsDNS1123Subdomain(t.SecretName); len(errs) > 0 {
-			b.problem(ing, "InvalidTLS", "%s: %q is not a valid Secret name: hosts served over HTTP only", where, t.SecretName)
+			f.problem("InvalidTLS", "%s: %q is not a valid Secret name (only Secrets of the Ingress's own namespace can be used): hosts served over HTTP only", where, t.SecretName)
 			continue
 		}
-		secretName := types.NamespacedName{Namespace: ing.Namespace, Name: t.SecretName}
-		res := b.certificate(secretName)
-		if res.err != nil {
-			b.problem(ing, "InvalidTLSSecret", "%s: %v: hosts %s served over HTTP only", where, res.err, strings.Join(t.Hosts, ", "))
-			continue
-		}
+		req := tlsRequest{where: where, secret: types.NamespacedName{Namespace: f.ing.Namespace, Name: t.SecretName}}
 		for j, host := range t.Hosts {
-			host, ok := b.normalizeHost(ing, host, fmt.Sprintf("%s.hosts[%d]", where, j))
-			if !ok || host == WildcardHost {
-				continue
+			host, ok := f.normalizeHost(host, fmt.Sprintf("%s.hosts[%d]", where, j))
+			if ok && host != WildcardHost {
+				req.hosts = append(req.hosts, host)
 			}
-			if prev, taken := b.tls[host]; taken {
+		}
+		f.frag.tls = append(f.frag.tls, req)
+	}
+}
+
+// addTLS records, for each host of each spec.tls entry, the certificate that
+// serves it. A host whose Secret is missing or invalid gets no HTTPS at all
+// (never a broken chain) and keeps being served over plain HTTP.
+func (m *merger) addTLS(ing *networkingv1.Ingress, requests []tlsRequest) {
+	ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
+	for _, req := range requests {
+		res := m.memo.certificate(req.secret, m.state.Secrets[req.secret])
+		if res.err != nil {
+			m.problems = append(m.problems, newProblem(ing, "InvalidTLSSecret", "%s: %v: hosts %s served over HTTP only", req.where, res.err, strings.Join(req.hosts, ", ")))
+			continue
+		}
+		for _, host := range req.hosts {
+			if prev, taken := m.tls[host]; taken {
 				if prev.cert != res.cert.Name {
-					b.problem(ing, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", where, host, prev.cert, prev.ingress)
+					m.problems = append(m.problems, newProblem(ing, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", req.where, host, prev.cert, prev.ingress))
 				}
 				continue
 			}
-			b.tls[host] = tlsHost{cert: res.cert.Name, ingress: ingName}
+			m.tls[host] = tlsHost{cert: res.cert.Name, ingress: ingName}
+			m.certs[res.cert.Name] = res.cert
 		}
 	}
 }
 
-// certificate validates a TLS Secret once per build.
-func (b *builder) certificate(name types.NamespacedName) certResult {
-	if res, ok := b.certs[name]; ok {
-		return res
-	}
-	res := certResult{}
-	secret := b.state.Secrets[name]
+// checkCertificate validates a TLS Secret.
+func checkCertificate(name types.NamespacedName, secret *corev1.Secret) certResult {
 	if secret == nil {
-		res.err = fmt.Errorf("secret %s not found (or not of type kubernetes.io/tls)", name)
-	} else if cert, err := validateKeyPair(secret); err != nil {
-		res.err = fmt.Errorf("secret %s: %w", name, err)
-	} else {
-		cert.Name = name.Namespace + "/" + name.Name
-		cert.Secret = name
-		res.cert = cert
+		return certResult{err: fmt.Errorf("secret %s not found (or not of type kubernetes.io/tls)", name)}
 	}
-	b.certs[name] = res
-	return res
+	cert, err := validateKeyPair(secret)
+	if err != nil {
+		return certResult{err: fmt.Errorf("secret %s: %w", name, err)}
+	}
+	cert.Name = name.Namespace + "/" + name.Name
+	cert.Secret = name
+	return certResult{cert: cert}
 }
 
 // validateKeyPair accepts exactly what Envoy will load: a PEM chain whose

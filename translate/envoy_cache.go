@@ -1,0 +1,187 @@
+package translate
+
+import (
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+)
+
+// envoyCache keeps the Envoy messages rendered by the previous call and
+// hands them out again when their inputs are the very same model values
+// (the memo keeps those stable while their objects are unchanged). A reused
+// message is therefore identical to a fresh rendering. Messages are shared
+// with published snapshots, so nobody may modify them.
+//
+// Like the memo, each render keeps only what it used.
+type envoyCache struct {
+	opts         Options
+	httpListener *listenerv3.Listener
+	clusters     map[string]*clusterEntry
+	loads        map[string]*loadEntry
+	vhosts       map[vhostKey]*vhostEntry
+	chains       map[string]*chainEntry
+	secrets      map[string]*secretEntry
+
+	next envoyGeneration
+}
+
+type envoyGeneration struct {
+	clusters map[string]*clusterEntry
+	loads    map[string]*loadEntry
+	vhosts   map[vhostKey]*vhostEntry
+	chains   map[string]*chainEntry
+	secrets  map[string]*secretEntry
+}
+
+type clusterEntry struct {
+	externalName string
+	port         int32
+	msg          *clusterv3.Cluster
+}
+
+type loadEntry struct {
+	endpoints []Endpoint
+	msg       *endpointv3.ClusterLoadAssignment
+}
+
+type vhostKey struct {
+	host string
+	tls  bool
+}
+
+type vhostEntry struct {
+	routes []*Route
+	msg    *routev3.VirtualHost
+}
+
+type chainEntry struct {
+	cert string
+	msg  *listenerv3.FilterChain
+}
+
+type secretEntry struct {
+	cert *Certificate
+	msg  *tlsv3.Secret
+}
+
+func newEnvoyCache() *envoyCache {
+	return &envoyCache{}
+}
+
+func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
+	if opts != c.opts || c.httpListener == nil {
+		// Options shape every message: start over.
+		*c = envoyCache{opts: opts}
+		l, err := httpListener(opts)
+		if err != nil {
+			return nil, err
+		}
+		c.httpListener = l
+	}
+	c.next = envoyGeneration{
+		clusters: make(map[string]*clusterEntry, len(m.Backends)),
+		loads:    make(map[string]*loadEntry, len(m.Backends)),
+		vhosts:   make(map[vhostKey]*vhostEntry, len(m.VirtualHosts)),
+		chains:   map[string]*chainEntry{},
+		secrets:  map[string]*secretEntry{},
+	}
+	res := &Resources{
+		Listeners: []*listenerv3.Listener{c.httpListener},
+		Clusters:  make([]*clusterv3.Cluster, 0, len(m.Backends)),
+		Endpoints: make([]*endpointv3.ClusterLoadAssignment, 0, len(m.Backends)),
+	}
+	res.Routes = append(res.Routes, c.routeConfiguration(HTTPRouteName, m.VirtualHosts, false))
+	if err := c.addHTTPS(res, m, opts); err != nil {
+		return nil, err
+	}
+	for _, be := range m.Backends {
+		res.Clusters = append(res.Clusters, c.cluster(be))
+		if be.ExternalName == "" {
+			res.Endpoints = append(res.Endpoints, c.loadAssignment(be))
+		}
+	}
+	c.clusters, c.loads, c.vhosts, c.chains, c.secrets = c.next.clusters, c.next.loads, c.next.vhosts, c.next.chains, c.next.secrets
+	c.next = envoyGeneration{}
+	return res, nil
+}
+
+func (c *envoyCache) cluster(be *Backend) *clusterv3.Cluster {
+	e := c.clusters[be.Name]
+	if e == nil || e.externalName != be.ExternalName || e.port != be.Port {
+		e = &clusterEntry{externalName: be.ExternalName, port: be.Port}
+		if be.ExternalName != "" {
+			e.msg = dnsCluster(be)
+		} else {
+			e.msg = edsCluster(be.Name)
+		}
+	}
+	c.next.clusters[be.Name] = e
+	return e.msg
+}
+
+func (c *envoyCache) loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+	e := c.loads[be.Name]
+	if e == nil || !sameEndpoints(e.endpoints, be.Endpoints) {
+		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}
+	}
+	c.next.loads[be.Name] = e
+	return e.msg
+}
+
+// sameEndpoints compares by identity: the memo hands out the same slice for
+// as long as the endpoints are unchanged.
+func sameEndpoints(a, b []Endpoint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+func (c *envoyCache) virtualHost(vh *VirtualHost, tls bool) *routev3.VirtualHost {
+	key := vhostKey{host: vh.Host, tls: tls}
+	if e, ok := c.next.vhosts[key]; ok {
+		return e.msg
+	}
+	e := c.vhosts[key]
+	if e == nil || !sameRoutes(e.routes, vh.Routes) {
+		e = &vhostEntry{routes: append([]*Route(nil), vh.Routes...), msg: virtualHost(vh, tls)}
+	}
+	c.next.vhosts[key] = e
+	return e.msg
+}
+
+func sameRoutes(a, b []*Route) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *envoyCache) filterChain(vh *VirtualHost) (*listenerv3.FilterChain, error) {
+	e := c.chains[vh.Host]
+	if e == nil || e.cert != vh.Certificate {
+		msg, err := sniFilterChain(vh)
+		if err != nil {
+			return nil, err
+		}
+		e = &chainEntry{cert: vh.Certificate, msg: msg}
+	}
+	c.next.chains[vh.Host] = e
+	return e.msg, nil
+}
+
+func (c *envoyCache) secret(cert *Certificate) *tlsv3.Secret {
+	e := c.secrets[cert.Name]
+	if e == nil || e.cert != cert {
+		e = &secretEntry{cert: cert, msg: tlsSecret(cert)}
+	}
+	c.next.secrets[cert.Name] = e
+	return e.msg
+}

@@ -1,0 +1,334 @@
+package translate
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+)
+
+// Limits that keep one Ingress from hurting everyone else's configuration.
+const (
+	// MaxPathsPerIngress caps the paths (over all rules) taken from one
+	// Ingress; the rest are ignored and reported.
+	MaxPathsPerIngress = 1000
+	// MaxPathLength caps a path's length; Envoy rejects request headers over
+	// 60 KiB anyway, and no real route needs more.
+	MaxPathLength = 4096
+)
+
+// Annotations we read.
+const (
+	AnnotationForceSSLRedirect       = "ingress-xds.io/force-ssl-redirect"
+	AnnotationForceSSLRedirectLegacy = "ingress.kubernetes.io/force-ssl-redirect"
+)
+
+// fragment is what one Ingress contributes, worked out from that Ingress and
+// the Services it names alone. Everything that depends on other Ingresses
+// (conflicts, merging, certificates shared between hosts) happens later, in
+// the merge, so a fragment can be reused for as long as its Ingress and those
+// Services are unchanged.
+type fragment struct {
+	ingress *networkingv1.Ingress
+	// services are the Services looked up, as they were (nil: missing).
+	services map[types.NamespacedName]*corev1.Service
+	routes   []hostRoute
+	tls      []tlsRequest
+	problems []Problem
+}
+
+// hostRoute is a route for one host, before merging.
+type hostRoute struct {
+	host    string
+	route   *Route
+	backend *backendRef // nil when the route answers directly
+	where   string      // the field it comes from, for conflict messages
+}
+
+// backendRef is a resolved Service port.
+type backendRef struct {
+	name         string
+	service      types.NamespacedName
+	port         corev1.ServicePort
+	externalName string
+}
+
+// tlsRequest is one spec.tls entry that passed the local checks.
+type tlsRequest struct {
+	where  string
+	hosts  []string // normalized
+	secret types.NamespacedName
+}
+
+// reusable reports whether f still describes ing in st.
+func (f *fragment) reusable(ing *networkingv1.Ingress, st *kube.State) bool {
+	if f.ingress != ing {
+		return false
+	}
+	for name, svc := range f.services {
+		if st.Services[name] != svc {
+			return false
+		}
+	}
+	return true
+}
+
+type fragmentBuilder struct {
+	ing   *networkingv1.Ingress
+	state *kube.State
+	opts  Options
+	frag  *fragment
+	seen  map[routeKey]bool
+}
+
+// buildFragment applies the Ingress rules that concern one Ingress alone.
+func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options) *fragment {
+	f := &fragmentBuilder{
+		ing:   ing,
+		state: st,
+		opts:  opts,
+		frag:  &fragment{ingress: ing, services: map[types.NamespacedName]*corev1.Service{}},
+		seen:  map[routeKey]bool{},
+	}
+	f.build()
+	return f.frag
+}
+
+// maxMessage bounds a problem's message: it quotes user input, which may be
+// huge, and ends up in Events and logs.
+const maxMessage = 1024
+
+func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) Problem {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
+	}
+	return Problem{
+		Kind:      "Ingress",
+		Namespace: ing.Namespace,
+		Name:      ing.Name,
+		Reason:    reason,
+		Message:   msg,
+	}
+}
+
+func (f *fragmentBuilder) problem(reason, format string, args ...any) {
+	f.frag.problems = append(f.frag.problems, newProblem(f.ing, reason, format, args...))
+}
+
+// service looks a Service up and records the dependency.
+func (f *fragmentBuilder) service(name types.NamespacedName) *corev1.Service {
+	svc := f.state.Services[name]
+	f.frag.services[name] = svc
+	return svc
+}
+
+func (f *fragmentBuilder) build() {
+	ing := f.ing
+	redirect := forceSSLRedirect(ing)
+	if def := ing.Spec.DefaultBackend; def != nil {
+		f.addRoute(WildcardHost, PathPrefix, "/", def, "spec.defaultBackend", redirect)
+	}
+	paths := 0
+rules:
+	for i, rule := range ing.Spec.Rules {
+		where := fmt.Sprintf("spec.rules[%d]", i)
+		host, ok := f.normalizeHost(rule.Host, where)
+		if !ok || rule.HTTP == nil {
+			continue
+		}
+		for j, p := range rule.HTTP.Paths {
+			where := fmt.Sprintf("%s.http.paths[%d]", where, j)
+			if paths++; paths > MaxPathsPerIngress {
+				f.problem("TooManyPaths", "%s: more than %d paths in one Ingress: this and later paths ignored", where, MaxPathsPerIngress)
+				break rules
+			}
+			pathType, path, ok := f.normalizePath(p, where)
+			if !ok {
+				continue
+			}
+			backend := p.Backend
+			f.addRoute(host, pathType, path, &backend, where, redirect)
+		}
+	}
+	f.addTLS()
+}
+
+func (f *fragmentBuilder) addRoute(host string, pathType PathType, path string, backend *networkingv1.IngressBackend, where string, redirect bool) {
+	key := routeKey{host: host, pathType: pathType, path: path}
+	if f.seen[key] {
+		f.problem("DuplicateRule", "%s: host %q, %s path %q is already defined earlier in this Ingress: ignored", where, host, pathType, path)
+		return
+	}
+	f.seen[key] = true
+	ingName := types.NamespacedName{Namespace: f.ing.Namespace, Name: f.ing.Name}
+	route := &Route{PathType: pathType, Path: path, Ingress: ingName, RedirectToHTTPS: redirect}
+	ref, ok := f.resolveBackend(backend, where)
+	if ok {
+		route.Backend = ref.name
+	} else {
+		route.Direct = &DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
+	}
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, backend: ref, where: where})
+}
+
+func forceSSLRedirect(ing *networkingv1.Ingress) bool {
+	for _, key := range []string{AnnotationForceSSLRedirect, AnnotationForceSSLRedirectLegacy} {
+		if strings.EqualFold(strings.TrimSpace(ing.Annotations[key]), "true") {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeHost validates a rule's host and returns the virtual host name.
+func (f *fragmentBuilder) normalizeHost(host, where string) (string, bool) {
+	if host == "" {
+		return WildcardHost, true
+	}
+	host = strings.ToLower(host)
+	name := strings.TrimPrefix(host, "*.")
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || strings.Contains(name, "*") {
+		f.problem("InvalidHost", "%s: host %q is not a valid DNS name or *.wildcard: rule ignored", where, host)
+		return "", false
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		f.problem("InvalidHost", "%s: host %q is an IP address, which Ingress hosts may not be: rule ignored", where, host)
+		return "", false
+	}
+	return host, true
+}
+
+// normalizePath validates a path and applies the Ingress pathType rules.
+// ImplementationSpecific is treated as Prefix (segment-wise), as Contour does
+// for paths without regex characters.
+func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where string) (PathType, string, bool) {
+	path := p.Path
+	pathType := PathPrefix
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+		pathType = PathExact
+	}
+	if path == "" {
+		if pathType == PathExact {
+			f.problem("InvalidPath", "%s: an Exact path must not be empty: path ignored", where)
+			return "", "", false
+		}
+		path = "/"
+	}
+	if len(path) > MaxPathLength {
+		f.problem("InvalidPath", "%s: path is %d bytes long, over the limit of %d: path ignored", where, len(path), MaxPathLength)
+		return "", "", false
+	}
+	if !strings.HasPrefix(path, "/") {
+		f.problem("InvalidPath", "%s: path %q must start with '/': path ignored", where, path)
+		return "", "", false
+	}
+	for _, r := range path {
+		// Control characters, spaces and non-ASCII never reach a valid
+		// request line; ? and # would never match a path Envoy compares.
+		if r < 0x21 || r > 0x7e || r == '?' || r == '#' {
+			f.problem("InvalidPath", "%s: path %q contains a character not allowed in a path: path ignored", where, path)
+			return "", "", false
+		}
+	}
+	if pathType == PathPrefix {
+		// A Prefix's trailing slash is ignored: /foo/ matches /foo.
+		path = strings.TrimRight(path, "/")
+		if path == "" {
+			path = "/"
+		}
+	}
+	return pathType, path, true
+}
+
+// resolveBackend finds the Service port a backend names and returns a
+// reference to it. It reports false, with a problem, when the route can only
+// answer 503.
+func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, where string) (*backendRef, bool) {
+	if backend.Resource != nil {
+		f.problem("UnsupportedBackend", "%s: resource backends are not supported: answering 503", where)
+		return nil, false
+	}
+	if backend.Service == nil {
+		f.problem("InvalidBackend", "%s: backend names no service: answering 503", where)
+		return nil, false
+	}
+	svcName := types.NamespacedName{Namespace: f.ing.Namespace, Name: backend.Service.Name}
+	if errs := validation.IsDNS1035Label(backend.Service.Name); len(errs) > 0 {
+		f.problem("InvalidBackend", "%s: %q is not a valid Service name: answering 503", where, backend.Service.Name)
+		return nil, false
+	}
+	svc := f.service(svcName)
+	if svc == nil {
+		f.problem("ServiceNotFound", "%s: service %s not found: answering 503", where, svcName)
+		return nil, false
+	}
+	port, ok := findServicePort(svc, backend.Service.Port)
+	if !ok {
+		want := backend.Service.Port.Name
+		if want == "" {
+			want = fmt.Sprint(backend.Service.Port.Number)
+		}
+		f.problem("ServicePortNotFound", "%s: service %s has no port %s: answering 503", where, svcName, want)
+		return nil, false
+	}
+	name := fmt.Sprintf("%s/%s/%d", svcName.Namespace, svcName.Name, port.Port)
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return f.externalNameBackend(svc, port, name, where)
+	}
+	return &backendRef{name: name, service: svcName, port: port}, true
+}
+
+// externalNameBackend serves an ExternalName Service, which only an operator
+// may allow: it lets any namespace send traffic to any DNS name, a known hole
+// in peers. Loopback is refused even then, so an Ingress can never reach the
+// proxy's own admin interface.
+func (f *fragmentBuilder) externalNameBackend(svc *corev1.Service, port corev1.ServicePort, name, where string) (*backendRef, bool) {
+	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if !f.opts.EnableExternalName {
+		f.problem("ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)
+		return nil, false
+	}
+	target := strings.ToLower(strings.TrimSuffix(svc.Spec.ExternalName, "."))
+	if isLocalName(target) {
+		f.problem("ExternalNameRefused", "%s: service %s points at %q, a local address: answering 503", where, svcName, svc.Spec.ExternalName)
+		return nil, false
+	}
+	if _, err := netip.ParseAddr(target); err != nil && len(validation.IsDNS1123Subdomain(target)) > 0 {
+		f.problem("ExternalNameRefused", "%s: service %s has an invalid externalName %q: answering 503", where, svcName, svc.Spec.ExternalName)
+		return nil, false
+	}
+	if port.Port < 1 || port.Port > 65535 {
+		f.problem("ServicePortNotFound", "%s: service %s port %d is not a valid port: answering 503", where, svcName, port.Port)
+		return nil, false
+	}
+	return &backendRef{name: name, service: svcName, port: port, externalName: target}, true
+}
+
+// isLocalName reports whether a name or address refers to this machine.
+func isLocalName(name string) bool {
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
+}
+
+func findServicePort(svc *corev1.Service, want networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
+	for _, p := range svc.Spec.Ports {
+		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+			continue
+		}
+		if want.Name != "" && p.Name == want.Name || want.Name == "" && p.Port == want.Number {
+			return p, true
+		}
+	}
+	return corev1.ServicePort{}, false
+}
+
