@@ -331,4 +331,3 @@ func findServicePort(svc *corev1.Service, want networkingv1.ServiceBackendPort) 
 	}
 	return corev1.ServicePort{}, false
 }
-
