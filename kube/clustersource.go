@@ -8,10 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -27,13 +29,45 @@ type ClusterSource struct {
 	Filter ClassFilter
 	Logger *slog.Logger
 
-	synced atomic.Bool
+	synced  atomic.Bool
+	changes changeLog
 
 	ingresses      networkinglisters.IngressLister
 	ingressClasses networkinglisters.IngressClassLister
 	services       corelisters.ServiceLister
 	endpointSlices discoverylisters.EndpointSliceLister
 	secrets        corelisters.SecretLister
+	sliceIndex     cache.Indexer
+}
+
+const byServiceIndex = "byService"
+
+func indexByService(obj any) ([]string, error) {
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	if svc, named := ServiceNameOf(slice); named {
+		return []string{svc.String()}, nil
+	}
+	return nil, nil
+}
+
+// TakeChanges implements Source.
+func (s *ClusterSource) TakeChanges() Changes { return s.changes.take() }
+
+// EndpointSlices implements Source.
+func (s *ClusterSource) EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+	objs, err := s.sliceIndex.ByIndex(byServiceIndex, svc.String())
+	if err != nil {
+		return nil
+	}
+	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*discoveryv1.EndpointSlice))
+	}
+	sortSlices(out)
+	return out
 }
 
 var _ Source = (*ClusterSource)(nil)
@@ -51,20 +85,49 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 			o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
 		}))
 
+	anything := func(any) { s.changes.everything(); s.notify(changed) }
 	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.notify(changed) },
-		UpdateFunc: func(any, any) { s.notify(changed) },
-		DeleteFunc: func(any) { s.notify(changed) },
+		AddFunc:    anything,
+		UpdateFunc: func(_, obj any) { anything(obj) },
+		DeleteFunc: anything,
 	}
+	// EndpointSlice changes are recorded by Service, for the endpoint fast
+	// path: they never change listeners, routes or clusters.
+	sliceChanged := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		slice, ok := obj.(*discoveryv1.EndpointSlice)
+		if svc, named := ServiceNameOf(slice); ok && named {
+			s.changes.endpointsOf(svc)
+		} else {
+			s.changes.everything()
+		}
+		s.notify(changed)
+	}
+	sliceHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    sliceChanged,
+		UpdateFunc: func(old, obj any) { sliceChanged(old); sliceChanged(obj) },
+		DeleteFunc: sliceChanged,
+	}
+	sliceInformer := factory.Discovery().V1().EndpointSlices().Informer()
+	if err := sliceInformer.AddIndexers(cache.Indexers{byServiceIndex: indexByService}); err != nil {
+		return fmt.Errorf("indexing endpoint slices: %w", err)
+	}
+	s.sliceIndex = sliceInformer.GetIndexer()
 	informersToSync := []cache.SharedIndexInformer{
 		factory.Networking().V1().Ingresses().Informer(),
 		factory.Networking().V1().IngressClasses().Informer(),
 		factory.Core().V1().Services().Informer(),
-		factory.Discovery().V1().EndpointSlices().Informer(),
+		sliceInformer,
 		secretFactory.Core().V1().Secrets().Informer(),
 	}
 	for _, inf := range informersToSync {
-		if _, err := inf.AddEventHandler(handler); err != nil {
+		h := handler
+		if inf == sliceInformer {
+			h = sliceHandler
+		}
+		if _, err := inf.AddEventHandler(h); err != nil {
 			return fmt.Errorf("adding event handler: %w", err)
 		}
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FileSource serves State from a directory of manifests: every *.yaml, *.yml
@@ -59,6 +62,18 @@ func (s *FileSource) Run(ctx context.Context, changed func()) error {
 		case <-ticker.C:
 		}
 	}
+}
+
+// TakeChanges implements Source: files are re-read whole, so every change
+// is a change to everything.
+func (s *FileSource) TakeChanges() Changes { return Changes{All: true} }
+
+// EndpointSlices implements Source.
+func (s *FileSource) EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+	if st := s.State(); st != nil {
+		return st.EndpointSlices[svc]
+	}
+	return nil
 }
 
 // State implements Source.

@@ -49,9 +49,8 @@ func (o *Objects) State(filter ClassFilter) *State {
 			st.EndpointSlices[svc] = append(st.EndpointSlices[svc], es)
 		}
 	}
-	for svc := range st.EndpointSlices {
-		slices := st.EndpointSlices[svc]
-		sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
+	for _, slices := range st.EndpointSlices {
+		sortSlices(slices)
 	}
 	for _, s := range o.Secrets {
 		if s.Type == corev1.SecretTypeTLS {

@@ -1,6 +1,11 @@
 package kube
 
-import "context"
+import (
+	"context"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Source is where cluster state comes from: a live API server or a directory
 // of manifests. Both hand the translator the same State.
@@ -11,4 +16,10 @@ type Source interface {
 	// State returns the current view. It is safe to call from any goroutine
 	// once Run has called changed for the first time.
 	State() *State
+	// TakeChanges returns what changed since the previous call (everything,
+	// on the first call).
+	TakeChanges() Changes
+	// EndpointSlices returns the current EndpointSlices of one Service, in
+	// the order State uses.
+	EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice
 }

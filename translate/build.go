@@ -87,7 +87,7 @@ func (m *merger) addBackend(ref *backendRef) {
 	if _, ok := m.backends[ref.name]; ok {
 		return
 	}
-	be := &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName}
+	be := &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, portName: ref.port.Name}
 	if ref.externalName == "" {
 		be.Endpoints = m.memo.endpoints(ref, m.state.EndpointSlices[ref.service])
 	}

@@ -185,3 +185,14 @@ func (c *envoyCache) secret(cert *Certificate) *tlsv3.Secret {
 	c.next.secrets[cert.Name] = e
 	return e.msg
 }
+
+// refreshLoadAssignment is loadAssignment outside a render, for the fast
+// path: it updates the remembered entry so that the next render reuses it.
+func (c *envoyCache) refreshLoadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+	e := c.loads[be.Name]
+	if e == nil || !sameEndpoints(e.endpoints, be.Endpoints) {
+		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}
+		c.loads[be.Name] = e
+	}
+	return e.msg
+}

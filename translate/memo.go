@@ -108,3 +108,17 @@ func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
 	}
 	return true
 }
+
+// refreshEndpoints is endpoints outside a build, for the fast path: it
+// updates the remembered entry so that the next build reuses it.
+func (m *memo) refreshEndpoints(be *Backend, slices []*discoveryv1.EndpointSlice) []Endpoint {
+	e := m.eps[be.Name]
+	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
+		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, corev1.ServicePort{Name: be.portName, Port: be.Port})}
+		if m.eps == nil {
+			m.eps = map[string]*endpointsEntry{}
+		}
+		m.eps[be.Name] = e
+	}
+	return e.result
+}

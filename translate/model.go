@@ -83,6 +83,8 @@ type Backend struct {
 	// ExternalName, when set, is the DNS name of an ExternalName Service:
 	// Envoy resolves it itself and Endpoints is empty.
 	ExternalName string
+
+	portName string // the Service port's name, which selects EndpointSlice ports
 }
 
 // Certificate is a validated TLS certificate and key from a Secret.

@@ -3,6 +3,9 @@ package translate
 import (
 	"fmt"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/kube"
 )
 
@@ -25,6 +28,17 @@ type Translator struct {
 	opts  Options
 	memo  *memo
 	envoy *envoyCache
+
+	// The previous result, and where each Service's load assignments sit in
+	// it, for the endpoint fast path.
+	last      *Result
+	lastModel *Model
+	loadsOf   map[types.NamespacedName][]loadSlot
+}
+
+type loadSlot struct {
+	backend  int // index in lastModel.Backends
+	resource int // index in last.Resources.Endpoints
 }
 
 // NewTranslator returns a Translator with nothing remembered yet.
@@ -37,7 +51,51 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 	m := t.memo.buildModel(st, t.opts)
 	res, err := t.envoy.render(m, t.opts)
 	if err != nil {
+		t.last, t.lastModel, t.loadsOf = nil, nil, nil
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)
 	}
-	return &Result{Resources: res, Problems: m.Problems}, nil
+	result := &Result{Resources: res, Problems: m.Problems}
+	t.last, t.lastModel = result, m
+	t.loadsOf = map[types.NamespacedName][]loadSlot{}
+	r := 0
+	for i, be := range m.Backends {
+		if be.ExternalName != "" {
+			continue
+		}
+		t.loadsOf[be.Service] = append(t.loadsOf[be.Service], loadSlot{backend: i, resource: r})
+		r++
+	}
+	return result, nil
+}
+
+// UpdateEndpoints is the endpoint fast path. When only the EndpointSlices of
+// some Services changed since the previous Translate (slices holds their
+// current EndpointSlices, in State order), only those Services' load
+// assignments can differ: they are recomputed and everything else is reused.
+// The result equals a full Translate of the new state. It reports false when
+// there is no previous result to build on.
+func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*discoveryv1.EndpointSlice) (*Result, bool) {
+	if t.last == nil {
+		return nil, false
+	}
+	res := *t.last.Resources
+	copied := false
+	for svc, current := range slices {
+		for _, slot := range t.loadsOf[svc] {
+			old := t.lastModel.Backends[slot.backend]
+			be := *old
+			be.Endpoints = t.memo.refreshEndpoints(&be, current)
+			if sameEndpoints(be.Endpoints, old.Endpoints) {
+				continue
+			}
+			if !copied {
+				res.Endpoints = append(res.Endpoints[:0:0], res.Endpoints...)
+				copied = true
+			}
+			t.lastModel.Backends[slot.backend] = &be
+			res.Endpoints[slot.resource] = t.envoy.refreshLoadAssignment(&be)
+		}
+	}
+	t.last = &Result{Resources: &res, Problems: t.last.Problems}
+	return t.last, true
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -91,11 +92,11 @@ func runServe(ctx context.Context, args []string) error {
 
 	server := xds.NewServer(logger.With("component", "xds"))
 	p := &pipeline{
-		log:     logger,
-		source:  source,
-		server:  server,
-		events:  events,
-		options: f.translate.options(),
+		log:        logger,
+		source:     source,
+		server:     server,
+		events:     events,
+		translator: translate.NewTranslator(f.translate.options()),
 	}
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 
@@ -137,11 +138,11 @@ func runServe(ctx context.Context, args []string) error {
 
 // pipeline is the one-way path: source state -> translation -> snapshot.
 type pipeline struct {
-	log     *slog.Logger
-	source  kube.Source
-	server  *xds.Server
-	events  *kube.EventReporter // nil in file mode
-	options translate.Options
+	log        *slog.Logger
+	source     kube.Source
+	server     *xds.Server
+	events     *kube.EventReporter // nil in file mode
+	translator *translate.Translator
 
 	ready        atomic.Bool
 	lastProblems map[translate.Problem]bool
@@ -149,13 +150,31 @@ type pipeline struct {
 
 func (p *pipeline) rebuild(ctx context.Context) {
 	start := time.Now()
-	st := p.source.State()
-	res, err := translate.Translate(st, p.options)
-	if err != nil {
-		p.log.Error("translation failed; keeping the previous snapshot", "err", err)
-		return
+	changes := p.source.TakeChanges()
+	var res *translate.Result
+	path := "full"
+	if !changes.All {
+		if len(changes.Endpoints) == 0 {
+			return
+		}
+		// Only endpoints changed: listeners, routes and clusters cannot have.
+		slices := make(map[types.NamespacedName][]*discoveryv1.EndpointSlice, len(changes.Endpoints))
+		for svc := range changes.Endpoints {
+			slices[svc] = p.source.EndpointSlices(svc)
+		}
+		if fast, ok := p.translator.UpdateEndpoints(slices); ok {
+			res, path = fast, "endpoints"
+		}
 	}
-	p.reportProblems(st, res.Problems)
+	if res == nil {
+		st := p.source.State()
+		var err error
+		if res, err = p.translator.Translate(st); err != nil {
+			p.log.Error("translation failed; keeping the previous snapshot", "err", err)
+			return
+		}
+		p.reportProblems(st, res.Problems)
+	}
 	snap, err := p.server.Publish(ctx, res.Resources)
 	if err != nil {
 		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
@@ -164,9 +183,10 @@ func (p *pipeline) rebuild(ctx context.Context) {
 	p.ready.Store(true)
 	p.server.ObserveBuild(time.Since(start))
 	r := res.Resources
-	p.log.Info("published snapshot",
-		"ingresses", len(st.Ingresses), "listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()),
-		"clusters", len(r.Clusters), "routeVersion", snap.GetVersion(resource.RouteType), "took", time.Since(start).Round(time.Microsecond))
+	p.log.Info("published snapshot", "path", path,
+		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()), "clusters", len(r.Clusters),
+		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
+		"took", time.Since(start).Round(time.Microsecond))
 }
 
 // reportProblems logs each problem once, when it first appears, rather than
