@@ -117,7 +117,7 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 		return answerNone, sentResponse{}
 	}
 	if node != nil && cl.node == nil {
-		cl.node = node
+		cl.node = identity(node)
 	}
 	ts := c.typeStatus(key, typeURL)
 	if nonce == "" {
@@ -152,6 +152,20 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	}
 	ts.ackedVer, ts.ackedAt, ts.rejection = r.version, now, nil
 	return answerACK, r
+}
+
+// identity keeps what tells an Envoy apart and drops the list of its
+// extensions and client features: hundreds of entries per Envoy that would
+// swamp every status query and the memory kept per stream.
+func identity(n *corev3.Node) *corev3.Node {
+	return &corev3.Node{
+		Id:                   n.GetId(),
+		Cluster:              n.GetCluster(),
+		Metadata:             n.GetMetadata(),
+		Locality:             n.GetLocality(),
+		UserAgentName:        n.GetUserAgentName(),
+		UserAgentVersionType: n.GetUserAgentVersionType(),
+	}
 }
 
 // node returns the node of a stream, once known.
