@@ -19,16 +19,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -81,29 +75,8 @@ func startAuditedAPIServer(t *testing.T) *auditedAPIServer {
 // apply server-side applies objects in order, for real or as a dry run.
 func (a *auditedAPIServer) apply(t *testing.T, objs []*unstructured.Unstructured, dryRun bool) {
 	t.Helper()
-	dyn := dynamic.NewForConfigOrDie(a.config)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(a.config)))
-	opts := metav1.PatchOptions{FieldManager: "deploy-test", Force: ptr.To(true)}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	for _, obj := range objs {
-		gvk := obj.GroupVersionKind()
-		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatalf("%s %s: no such resource in the API server: %v", gvk.Kind, obj.GetName(), err)
-		}
-		body, err := json.Marshal(obj.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
-		if obj.GetNamespace() != "" {
-			ri = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
-		}
-		if _, err := ri.Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, opts); err != nil {
-			t.Errorf("applying %s %s/%s (dry run %v): %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), dryRun, err)
-		}
+	if err := Apply(context.Background(), a.config, objs, "deploy-test", dryRun); err != nil {
+		t.Errorf("server-side apply of deploy/ (dry run %v): %v", dryRun, err)
 	}
 }
 

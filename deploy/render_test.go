@@ -1,8 +1,8 @@
-// Package deploy holds no Go code, only the manifests `kubectl apply -k
-// deploy/` installs; its tests check them: rendered by kustomize, checked for
-// consistency with each other and with the binary's flags, applied to a real
-// API server, and run as the ServiceAccount they define.
 package deploy
+
+// The tests of deploy/ check the manifests: rendered by kustomize, checked
+// for consistency with each other and with the binary's flags, applied to a
+// real API server, and run as the ServiceAccount they define.
 
 import (
 	"os"
@@ -17,30 +17,18 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 func TestMain(m *testing.M) { os.Exit(framework.Main(m)) }
 
-// render runs kustomize in-process over this directory, as `kubectl apply -k
-// deploy/` would, and returns the objects in kustomize's order (Namespace
-// first, workloads last).
+// render renders this directory as `kubectl apply -k deploy/` would.
 func render(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), ".")
+	objs, err := Render(".")
 	if err != nil {
-		t.Fatalf("kustomize build deploy/: %v", err)
+		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	for _, r := range resources.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatalf("%s: %v", r.CurId(), err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out
+	return objs
 }
 
 // manifests is the rendered deploy/ as typed objects.
