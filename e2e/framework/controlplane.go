@@ -16,6 +16,7 @@ type ControlPlane struct {
 	XDSAddress     string // 127.0.0.1:port of the ADS server
 	MetricsAddress string // 127.0.0.1:port of /healthz and /readyz
 	HTTPPort       int    // the port Envoy's HTTP listener is told to bind
+	HTTPSPort      int    // the port Envoy's HTTPS listener is told to bind
 }
 
 // StartControlPlane runs `ingress-xds serve` on free loopback ports, with
@@ -27,11 +28,14 @@ func StartControlPlane(t testing.TB, args ...string) *ControlPlane {
 		XDSAddress:     LocalAddress(FreePort(t)),
 		MetricsAddress: LocalAddress(FreePort(t)),
 		HTTPPort:       FreePort(t),
+		HTTPSPort:      FreePort(t),
 	}
 	argv := append([]string{"serve",
 		"--xds-address", cp.XDSAddress,
 		"--metrics-address", cp.MetricsAddress,
 		"--http-port", strconv.Itoa(cp.HTTPPort),
+		// Never the default 8443: parallel runs would fight over it.
+		"--https-port", strconv.Itoa(cp.HTTPSPort),
 		"--log-level", "debug",
 	}, args...)
 	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), argv...))

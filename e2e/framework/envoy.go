@@ -21,6 +21,9 @@ type Envoy struct {
 	*Process
 	AdminAddress string // 127.0.0.1:port of the admin interface
 	HTTPAddress  string // 127.0.0.1:port of the HTTP listener the control plane configures
+	// HTTPSAddress is 127.0.0.1:port of the HTTPS listener, which exists
+	// only while some host has a valid certificate.
+	HTTPSAddress string
 }
 
 // StartEnvoy writes a bootstrap for cp with `ingress-xds bootstrap`, starts
@@ -34,6 +37,7 @@ func StartEnvoy(t testing.TB, cp *ControlPlane) *Envoy {
 	e := &Envoy{
 		AdminAddress: LocalAddress(FreePort(t)),
 		HTTPAddress:  LocalAddress(cp.HTTPPort),
+		HTTPSAddress: LocalAddress(cp.HTTPSPort),
 	}
 	out, err := exec.Command(IngressXDS(t), "bootstrap",
 		"--xds-address", cp.XDSAddress,
@@ -113,6 +117,31 @@ func (e *Envoy) Stat(name string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("envoy has no stat %q", name)
+}
+
+// Stats returns every counter and gauge whose name matches the regular
+// expression re (RE2, as Envoy's admin /stats?filter= takes it).
+func (e *Envoy) Stats(re string) (map[string]int64, error) {
+	status, body, err := e.admin("/stats?filter=" + url.QueryEscape(re))
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("envoy /stats: %d %s", status, body)
+	}
+	stats := map[string]int64{}
+	scanner := bufio.NewScanner(strings.NewReader(body))
+	for scanner.Scan() {
+		key, value, ok := strings.Cut(scanner.Text(), ": ")
+		if !ok {
+			continue
+		}
+		// Histograms print summaries, not integers: not what this returns.
+		if n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
+			stats[key] = n
+		}
+	}
+	return stats, scanner.Err()
 }
 
 // ConfigDump returns the admin /config_dump, for failure reports.

@@ -2,6 +2,8 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +24,10 @@ type Response struct {
 	// Echo is the backend's reply, when a backend answered.
 	Echo echo.Reply
 	Body string
+	// Header is the response's header (Location of a redirect, ...).
+	Header http.Header
+	// Certificate is the leaf certificate the server presented, over HTTPS.
+	Certificate *x509.Certificate
 }
 
 func (r Response) String() string {
@@ -47,18 +53,20 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 // Get sends GET path to address (host:port) with the given Host header, on a
 // new connection.
 func Get(address, host, path string) (Response, error) {
-	return get(newClient(), address, host, path)
+	return get(newClient(), "http", address, host, path)
 }
 
 // Expect sends a request and returns an error unless it got status from the
 // backend named backend ("" for a response from Envoy itself). It is meant
 // for Eventually and for one-shot checks alike.
 func Expect(address, host, path string, status int, backend string) error {
-	return expect(newClient(), address, host, path, status, backend)
+	return expect(newClient(), "http", address, host, path, status, backend)
 }
 
-func get(client *http.Client, address, host, path string) (Response, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+address+path, nil)
+// get sends GET path to address over scheme (http or https) with the given
+// Host header.
+func get(client *http.Client, scheme, address, host, path string) (Response, error) {
+	req, err := http.NewRequest(http.MethodGet, scheme+"://"+address+path, nil)
 	if err != nil {
 		return Response{}, err
 	}
@@ -72,7 +80,10 @@ func get(client *http.Client, address, host, path string) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("reading the response to %s%s: %w", host, path, err)
 	}
-	r := Response{Status: resp.StatusCode, Backend: resp.Header.Get("X-Backend"), Body: string(body)}
+	r := Response{Status: resp.StatusCode, Backend: resp.Header.Get("X-Backend"), Body: string(body), Header: resp.Header}
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		r.Certificate = resp.TLS.PeerCertificates[0]
+	}
 	if r.Backend != "" {
 		if err := json.Unmarshal(body, &r.Echo); err != nil {
 			return r, fmt.Errorf("backend %q sent a reply that is not echo's JSON: %w", r.Backend, err)
@@ -81,8 +92,8 @@ func get(client *http.Client, address, host, path string) (Response, error) {
 	return r, nil
 }
 
-func expect(client *http.Client, address, host, path string, status int, backend string) error {
-	r, err := get(client, address, host, path)
+func expect(client *http.Client, scheme, address, host, path string, status int, backend string) error {
+	r, err := get(client, scheme, address, host, path)
 	if err != nil {
 		return err
 	}
@@ -101,6 +112,7 @@ func expect(client *http.Client, address, host, path string, status int, backend
 // closes client connections (a restart, a drained listener) shows as a
 // second dial.
 type Session struct {
+	scheme  string // http or https
 	address string
 	client  *http.Client
 	dials   atomic.Int64
@@ -108,12 +120,17 @@ type Session struct {
 
 // NewSession returns a Session to address (host:port).
 func NewSession(address string) *Session {
-	s := &Session{address: address}
+	return newSession("http", address, nil)
+}
+
+func newSession(scheme, address string, tlsConfig *tls.Config) *Session {
+	s := &Session{scheme: scheme, address: address}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	s.client = &http.Client{
 		Timeout: 5 * time.Second,
 		Transport: &http.Transport{
 			Proxy:           nil,
+			TLSClientConfig: tlsConfig,
 			MaxConnsPerHost: 1,
 			IdleConnTimeout: time.Minute,
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -128,12 +145,12 @@ func NewSession(address string) *Session {
 
 // Get is framework.Get on the session's connection.
 func (s *Session) Get(host, path string) (Response, error) {
-	return get(s.client, s.address, host, path)
+	return get(s.client, s.scheme, s.address, host, path)
 }
 
 // Expect is framework.Expect on the session's connection.
 func (s *Session) Expect(host, path string, status int, backend string) error {
-	return expect(s.client, s.address, host, path, status, backend)
+	return expect(s.client, s.scheme, s.address, host, path, status, backend)
 }
 
 // Dials is how many connections the session has opened.
