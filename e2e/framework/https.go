@@ -38,6 +38,15 @@ func GetTLS(address, serverName string, roots *x509.CertPool, host, path string)
 	return get(newTLSClient(serverName, roots), "https", address, host, path)
 }
 
+// GetTLSUnverified is GetTLS accepting whatever certificate the server
+// presents, to learn what the server does past a handshake that a real
+// client would abandon.
+func GetTLSUnverified(address, serverName, host, path string) (Response, error) {
+	client := newTLSClient(serverName, nil)
+	client.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
+	return get(client, "https", address, host, path)
+}
+
 // ExpectTLS is Expect over HTTPS, as GetTLS sends it; it also checks that
 // the served certificate is valid for serverName (GetTLS fails otherwise).
 func ExpectTLS(address, serverName string, roots *x509.CertPool, host, path string, status int, backend string) error {
