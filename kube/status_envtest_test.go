@@ -24,7 +24,7 @@ import (
 // startAPIServer runs a real kube-apiserver and etcd for the test. It skips
 // only under -short: missing binaries are a failure, so that a broken setup
 // cannot pass for a green run.
-func startAPIServer(t *testing.T) *rest.Config {
+func startAPIServer(t testing.TB) *rest.Config {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs kube-apiserver and etcd: skipped with -short")
@@ -59,7 +59,7 @@ func startAPIServer(t *testing.T) *rest.Config {
 // eventually polls check until it returns nil, and fails the test with the
 // last error after timeout. Timeouts are generous: they bound a hang, they
 // do not measure anything.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -82,7 +82,7 @@ func testLogger(t *testing.T) *slog.Logger {
 
 // runWriter runs a StatusWriter (informers and, when lead is true, the
 // workers) until the test ends or stop is called.
-func runWriter(t *testing.T, w *StatusWriter, lead bool) (stop func()) {
+func runWriter(t testing.TB, w *StatusWriter, lead bool) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -130,7 +130,7 @@ func (g *gate) release(n int) {
 
 // Fixtures.
 
-func createNamespace(t *testing.T, client kubernetes.Interface, name string) {
+func createNamespace(t testing.TB, client kubernetes.Interface, name string) {
 	t.Helper()
 	_, err := client.CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
@@ -139,7 +139,7 @@ func createNamespace(t *testing.T, client kubernetes.Interface, name string) {
 	}
 }
 
-func createIngressClass(t *testing.T, client kubernetes.Interface, name, controller string) {
+func createIngressClass(t testing.TB, client kubernetes.Interface, name, controller string) {
 	t.Helper()
 	_, err := client.NetworkingV1().IngressClasses().Create(context.Background(), &networkingv1.IngressClass{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
