@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 )
@@ -45,53 +44,22 @@ type routeKey struct {
 	path     string
 }
 
-// merger combines the fragments of all Ingresses, oldest first.
-type merger struct {
-	memo     *memo
-	state    *kube.State
-	vhosts   map[string]*VirtualHost
-	seen     map[routeKey]types.NamespacedName
-	backends map[string]*Backend
-	problems []Problem
-	// tls maps a host to the certificate that serves it (first, oldest
-	// Ingress wins).
-	tls   map[string]tlsHost
-	certs map[string]*Certificate
-}
-
-func (m *merger) add(f *fragment) {
-	m.problems = append(m.problems, f.problems...)
-	ing := f.ingress
-	ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
-	for _, hr := range f.routes {
-		key := routeKey{host: hr.host, pathType: hr.route.PathType, path: hr.route.Path}
-		if owner, dup := m.seen[key]; dup {
-			m.problems = append(m.problems, newProblem(ing, "RuleConflict", "%s: host %q, %s path %q is already served by the older Ingress %s: ignored", hr.where, hr.host, hr.route.PathType, hr.route.Path, owner))
-			continue
+// sortProblems gives problems a total order, whatever order they were
+// found in.
+func sortProblems(problems []Problem) {
+	sort.Slice(problems, func(i, j int) bool {
+		a, c := problems[i], problems[j]
+		if a.Namespace != c.Namespace {
+			return a.Namespace < c.Namespace
 		}
-		m.seen[key] = ingName
-		if hr.backend != nil {
-			m.addBackend(hr.backend)
+		if a.Name != c.Name {
+			return a.Name < c.Name
 		}
-		vh := m.vhosts[hr.host]
-		if vh == nil {
-			vh = &VirtualHost{Host: hr.host}
-			m.vhosts[hr.host] = vh
+		if a.Message != c.Message {
+			return a.Message < c.Message
 		}
-		vh.Routes = append(vh.Routes, hr.route)
-	}
-	m.addTLS(ing, f.tls)
-}
-
-func (m *merger) addBackend(ref *backendRef) {
-	if _, ok := m.backends[ref.name]; ok {
-		return
-	}
-	be := &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, portName: ref.port.Name}
-	if ref.externalName == "" {
-		be.Endpoints = m.memo.endpoints(ref, m.state.EndpointSlices[ref.service])
-	}
-	m.backends[ref.name] = be
+		return a.Reason < c.Reason
+	})
 }
 
 // readyEndpoints collects the ready addresses serving a Service port from
@@ -149,41 +117,6 @@ func readyEndpoints(slices []*discoveryv1.EndpointSlice, svcPort corev1.ServiceP
 		return out[i].Port < out[j].Port
 	})
 	return out
-}
-
-func (m *merger) model() *Model {
-	model := &Model{Problems: m.problems}
-	used := map[string]bool{}
-	for _, vh := range m.vhosts {
-		sortRoutes(vh.Routes)
-		if t, ok := m.tls[vh.Host]; ok {
-			vh.Certificate = t.cert
-			used[t.cert] = true
-		}
-		model.VirtualHosts = append(model.VirtualHosts, vh)
-	}
-	for name, c := range m.certs {
-		if used[name] {
-			model.Certificates = append(model.Certificates, c)
-		}
-	}
-	sort.Slice(model.Certificates, func(i, j int) bool { return model.Certificates[i].Name < model.Certificates[j].Name })
-	sort.Slice(model.VirtualHosts, func(i, j int) bool { return model.VirtualHosts[i].Host < model.VirtualHosts[j].Host })
-	for _, be := range m.backends {
-		model.Backends = append(model.Backends, be)
-	}
-	sort.Slice(model.Backends, func(i, j int) bool { return model.Backends[i].Name < model.Backends[j].Name })
-	sort.SliceStable(model.Problems, func(i, j int) bool {
-		a, c := model.Problems[i], model.Problems[j]
-		if a.Namespace != c.Namespace {
-			return a.Namespace < c.Namespace
-		}
-		if a.Name != c.Name {
-			return a.Name < c.Name
-		}
-		return a.Message < c.Message
-	})
-	return model
 }
 
 // sortRoutes puts routes in Envoy match order (first match wins): every

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,18 +14,32 @@ import (
 // only redoes what changed. It relies on the objects in a State never being
 // mutated: an updated object is a new pointer (informer caches and the file
 // source both work that way), so pointer equality means "unchanged". Every
-// cached value is exactly what a fresh computation would give, so results
-// never depend on what was built before.
+// remembered value is exactly what a fresh computation would give, so results
+// never depend on what was built before (TestTranslatorMatchesFreshTranslation
+// holds it to that).
 //
-// Each build keeps only the entries it used, so nothing outlives its object.
+// What is remembered:
+//   - per Ingress, its fragment (valid while the Ingress and the Services it
+//     names are the same objects);
+//   - per host, the merge of the fragments that mention it (redone when one
+//     of them changes, or a Secret it asked for does);
+//   - per backend, its ready endpoints (redone when its EndpointSlices do);
+//   - per Secret, whether it holds a usable certificate.
 type memo struct {
 	fragments map[types.NamespacedName]*fragment
-	certs     map[types.NamespacedName]certEntry
-	eps       map[string]*endpointsEntry
+	hosts     map[string]*hostEntry
+	hostNames *sortedSet // hosts with a virtual host
+	tlsHosts  map[string]bool // hosts whose merge read Secrets
 
-	nextFragments map[types.NamespacedName]*fragment
-	nextCerts     map[types.NamespacedName]certEntry
-	nextEndpoints map[string]*endpointsEntry
+	backendRefs  map[string]*backendRef // every backend some host routes to
+	backendUsers map[string]int         // how many hosts route to it
+	backendNames *sortedSet             // keys of backendRefs
+
+	backends     map[string]*Backend
+	certs        map[types.NamespacedName]certEntry
+	eps          map[string]*endpointsEntry
+	nextBackends map[string]*Backend
+	nextEps      map[string]*endpointsEntry
 }
 
 type certEntry struct {
@@ -38,62 +54,215 @@ type endpointsEntry struct {
 }
 
 func newMemo() *memo {
-	return &memo{}
+	return &memo{
+		fragments:    map[types.NamespacedName]*fragment{},
+		hosts:        map[string]*hostEntry{},
+		tlsHosts:     map[string]bool{},
+		backendRefs:  map[string]*backendRef{},
+		backendUsers: map[string]int{},
+		hostNames:    newSortedSet(),
+		backendNames: newSortedSet(),
+		backends:     map[string]*Backend{},
+		certs:        map[types.NamespacedName]certEntry{},
+		eps:          map[string]*endpointsEntry{},
+	}
 }
 
 func (m *memo) buildModel(st *kube.State, opts Options) *Model {
-	m.nextFragments = make(map[types.NamespacedName]*fragment, len(st.Ingresses))
-	m.nextCerts = make(map[types.NamespacedName]certEntry, len(m.certs))
-	m.nextEndpoints = make(map[string]*endpointsEntry, len(m.eps))
-	mg := &merger{
-		memo:     m,
-		state:    st,
-		vhosts:   map[string]*VirtualHost{},
-		seen:     map[routeKey]types.NamespacedName{},
-		backends: map[string]*Backend{},
-		tls:      map[string]tlsHost{},
-		certs:    map[string]*Certificate{},
-	}
-	for _, ing := range byAge(st.Ingresses) {
+	dirty := map[string]bool{}
+	next := make(map[types.NamespacedName]*fragment, len(st.Ingresses))
+	for _, ing := range st.Ingresses {
 		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
-		f := m.fragments[name]
+		old := m.fragments[name]
+		f := old
 		if f == nil || !f.reusable(ing, st) {
 			f = buildFragment(ing, st, opts)
 		}
-		m.nextFragments[name] = f
-		mg.add(f)
+		next[name] = f
+		if f != old {
+			m.replaceFragment(name, old, f, dirty)
+		}
 	}
-	model := mg.model()
-	m.fragments, m.certs, m.eps = m.nextFragments, m.nextCerts, m.nextEndpoints
-	m.nextFragments, m.nextCerts, m.nextEndpoints = nil, nil, nil
+	for name, old := range m.fragments {
+		if _, ok := next[name]; !ok {
+			m.replaceFragment(name, old, nil, dirty)
+		}
+	}
+	m.fragments = next
+	m.forgetStaleCertificates(st.Secrets)
+	for host := range m.tlsHosts {
+		if e := m.hosts[host]; e != nil && e.merged != nil && e.merged.secretsChanged(st.Secrets) {
+			dirty[host] = true
+		}
+	}
+	for host := range dirty {
+		m.remerge(host, st.Secrets)
+	}
+	m.hostNames.settle()
+	m.backendNames.settle()
+	return m.model(st)
+}
+
+// replaceFragment swaps an Ingress's fragment (old or new may be nil) in
+// the hosts it mentions, marking them for a new merge.
+func (m *memo) replaceFragment(name types.NamespacedName, old, new *fragment, dirty map[string]bool) {
+	for host := range hostsOf(old) {
+		dirty[host] = true
+		if e := m.hosts[host]; e != nil {
+			delete(e.contributors, name)
+		}
+	}
+	for host := range hostsOf(new) {
+		dirty[host] = true
+		e := m.hosts[host]
+		if e == nil {
+			e = &hostEntry{contributors: map[types.NamespacedName]*fragment{}}
+			m.hosts[host] = e
+		}
+		e.contributors[name] = new
+	}
+}
+
+// remerge merges one host again and updates what depends on it.
+func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Secret) {
+	e := m.hosts[host]
+	var before, after *hostMerge
+	if e != nil {
+		before = e.merged
+		if len(e.contributors) == 0 {
+			delete(m.hosts, host)
+		} else {
+			e.merged = m.mergeHost(host, e, secrets)
+			after = e.merged
+		}
+	}
+	if before != nil {
+		for _, ref := range before.backends {
+			if m.backendUsers[ref.name]--; m.backendUsers[ref.name] == 0 {
+				delete(m.backendUsers, ref.name)
+				delete(m.backendRefs, ref.name)
+				m.backendNames.remove(ref.name)
+			}
+		}
+	}
+	if after != nil {
+		for _, ref := range after.backends {
+			if m.backendUsers[ref.name] == 0 {
+				m.backendNames.add(ref.name)
+			}
+			m.backendUsers[ref.name]++
+			m.backendRefs[ref.name] = ref
+		}
+	}
+	if after != nil && after.vhost != nil {
+		m.hostNames.add(host)
+	} else {
+		m.hostNames.remove(host)
+	}
+	if after != nil && len(after.secrets) > 0 {
+		m.tlsHosts[host] = true
+	} else {
+		delete(m.tlsHosts, host)
+	}
+}
+
+// model assembles the Model from the remembered pieces.
+func (m *memo) model(st *kube.State) *Model {
+	model := &Model{VirtualHosts: make([]*VirtualHost, 0, len(m.hostNames.sorted))}
+	certs := map[string]*Certificate{}
+	for _, host := range m.hostNames.sorted {
+		merged := m.hosts[host].merged
+		model.VirtualHosts = append(model.VirtualHosts, merged.vhost)
+		if merged.cert != nil {
+			certs[merged.cert.Name] = merged.cert
+		}
+		model.Problems = append(model.Problems, merged.problems...)
+	}
+	for _, e := range m.hosts {
+		// Hosts with no surviving route still have problems to tell.
+		if e.merged != nil && e.merged.vhost == nil {
+			model.Problems = append(model.Problems, e.merged.problems...)
+		}
+	}
+	for _, c := range certs {
+		model.Certificates = append(model.Certificates, c)
+	}
+	sort.Slice(model.Certificates, func(i, j int) bool { return model.Certificates[i].Name < model.Certificates[j].Name })
+
+	m.nextBackends = make(map[string]*Backend, len(m.backendNames.sorted))
+	m.nextEps = make(map[string]*endpointsEntry, len(m.backendNames.sorted))
+	model.Backends = make([]*Backend, 0, len(m.backendNames.sorted))
+	for _, name := range m.backendNames.sorted {
+		model.Backends = append(model.Backends, m.backend(m.backendRefs[name], st))
+	}
+	m.backends, m.eps = m.nextBackends, m.nextEps
+	m.nextBackends, m.nextEps = nil, nil
+
+	for _, f := range m.fragments {
+		model.Problems = append(model.Problems, f.problems...)
+		if len(f.tls) > 0 {
+			model.Problems = append(model.Problems, m.tlsProblems(f, st.Secrets)...)
+		}
+	}
+	sortProblems(model.Problems)
 	return model
+}
+
+// backend returns the Backend for a reference, the same value as last time
+// when nothing about it changed.
+func (m *memo) backend(ref *backendRef, st *kube.State) *Backend {
+	var eps []Endpoint
+	if ref.externalName == "" {
+		eps = m.endpoints(ref, st.EndpointSlices[ref.service])
+	}
+	be := m.backends[ref.name]
+	if be == nil || be.Service != ref.service || be.Port != ref.port.Port || be.portName != ref.port.Name ||
+		be.ExternalName != ref.externalName || !sameEndpoints(be.Endpoints, eps) {
+		be = &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, portName: ref.port.Name, Endpoints: eps}
+	}
+	m.nextBackends[ref.name] = be
+	return be
 }
 
 // certificate validates a Secret, once per Secret version.
 func (m *memo) certificate(name types.NamespacedName, secret *corev1.Secret) certResult {
-	if e, ok := m.nextCerts[name]; ok {
-		return e.result
-	}
 	e, ok := m.certs[name]
 	if !ok || e.secret != secret {
 		e = certEntry{secret: secret, result: checkCertificate(name, secret)}
+		m.certs[name] = e
 	}
-	m.nextCerts[name] = e
 	return e.result
+}
+
+// forgetStaleCertificates drops validations of Secrets that changed or went.
+func (m *memo) forgetStaleCertificates(secrets map[types.NamespacedName]*corev1.Secret) {
+	for name, e := range m.certs {
+		if secrets[name] != e.secret {
+			delete(m.certs, name)
+		}
+	}
 }
 
 // endpoints returns a backend's ready endpoints, recomputed only when one of
 // the Service's EndpointSlices changed. The returned slice is shared: the
 // Envoy step uses its identity to reuse the load assignment built from it.
 func (m *memo) endpoints(ref *backendRef, slices []*discoveryv1.EndpointSlice) []Endpoint {
-	if e, ok := m.nextEndpoints[ref.name]; ok {
-		return e.result
-	}
 	e := m.eps[ref.name]
 	if e == nil || e.portName != ref.port.Name || !sameSlices(e.slices, slices) {
 		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: readyEndpoints(slices, ref.port)}
 	}
-	m.nextEndpoints[ref.name] = e
+	m.nextEps[ref.name] = e
+	return e.result
+}
+
+// refreshEndpoints is endpoints outside a build, for the fast path: it
+// updates the remembered entry so that the next build reuses it.
+func (m *memo) refreshEndpoints(be *Backend, slices []*discoveryv1.EndpointSlice) []Endpoint {
+	e := m.eps[be.Name]
+	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
+		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, corev1.ServicePort{Name: be.portName, Port: be.Port})}
+		m.eps[be.Name] = e
+	}
 	return e.result
 }
 
@@ -107,18 +276,4 @@ func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
 		}
 	}
 	return true
-}
-
-// refreshEndpoints is endpoints outside a build, for the fast path: it
-// updates the remembered entry so that the next build reuses it.
-func (m *memo) refreshEndpoints(be *Backend, slices []*discoveryv1.EndpointSlice) []Endpoint {
-	e := m.eps[be.Name]
-	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
-		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, corev1.ServicePort{Name: be.portName, Port: be.Port})}
-		if m.eps == nil {
-			m.eps = map[string]*endpointsEntry{}
-		}
-		m.eps[be.Name] = e
-	}
-	return e.result
 }

@@ -10,15 +10,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
-
-type tlsHost struct {
-	cert    string // Certificate name
-	ingress types.NamespacedName
-}
 
 type certResult struct {
 	cert *Certificate // nil when the Secret is unusable
@@ -49,30 +43,6 @@ func (f *fragmentBuilder) addTLS() {
 			}
 		}
 		f.frag.tls = append(f.frag.tls, req)
-	}
-}
-
-// addTLS records, for each host of each spec.tls entry, the certificate that
-// serves it. A host whose Secret is missing or invalid gets no HTTPS at all
-// (never a broken chain) and keeps being served over plain HTTP.
-func (m *merger) addTLS(ing *networkingv1.Ingress, requests []tlsRequest) {
-	ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
-	for _, req := range requests {
-		res := m.memo.certificate(req.secret, m.state.Secrets[req.secret])
-		if res.err != nil {
-			m.problems = append(m.problems, newProblem(ing, "InvalidTLSSecret", "%s: %v: hosts %s served over HTTP only", req.where, res.err, strings.Join(req.hosts, ", ")))
-			continue
-		}
-		for _, host := range req.hosts {
-			if prev, taken := m.tls[host]; taken {
-				if prev.cert != res.cert.Name {
-					m.problems = append(m.problems, newProblem(ing, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", req.where, host, prev.cert, prev.ingress))
-				}
-				continue
-			}
-			m.tls[host] = tlsHost{cert: res.cert.Name, ingress: ingName}
-			m.certs[res.cert.Name] = res.cert
-		}
 	}
 }
 

@@ -1,0 +1,205 @@
+package translate
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Merging happens host by host: conflicts (same host, path and type), the
+// choice of a host's certificate and the routes of its virtual host depend
+// only on the Ingresses that mention that host. So when an Ingress changes,
+// only its hosts are merged again.
+
+// hostEntry is one host: the fragments that mention it and their merge.
+type hostEntry struct {
+	contributors map[types.NamespacedName]*fragment
+	merged       *hostMerge
+}
+
+// hostMerge is the merge of one host's fragments, oldest Ingress first.
+type hostMerge struct {
+	vhost    *VirtualHost // nil when no route survived
+	backends []*backendRef
+	problems []Problem
+	cert     *Certificate // the certificate serving the host, if any
+	// secrets are the Secrets the host's TLS entries asked for, as they were,
+	// so that a rotated or fixed Secret brings a new merge.
+	secrets map[types.NamespacedName]*corev1.Secret
+}
+
+// hostsOf lists the hosts a fragment mentions, in routes or in spec.tls.
+func hostsOf(f *fragment) map[string]bool {
+	hosts := map[string]bool{}
+	if f == nil {
+		return hosts
+	}
+	for _, hr := range f.routes {
+		hosts[hr.host] = true
+	}
+	for _, req := range f.tls {
+		for _, h := range req.hosts {
+			hosts[h] = true
+		}
+	}
+	return hosts
+}
+
+// mergeHost merges one host's fragments.
+func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.NamespacedName]*corev1.Secret) *hostMerge {
+	frags := make([]*fragment, 0, len(e.contributors))
+	ingresses := make([]*networkingv1.Ingress, 0, len(e.contributors))
+	byIngress := make(map[*networkingv1.Ingress]*fragment, len(e.contributors))
+	for _, f := range e.contributors {
+		ingresses = append(ingresses, f.ingress)
+		byIngress[f.ingress] = f
+	}
+	for _, ing := range byAge(ingresses) {
+		frags = append(frags, byIngress[ing])
+	}
+
+	out := &hostMerge{}
+	seen := map[routeKey]types.NamespacedName{}
+	usedBackend := map[string]bool{}
+	for _, f := range frags {
+		ing := f.ingress
+		ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
+		for _, hr := range f.routes {
+			if hr.host != host {
+				continue
+			}
+			key := routeKey{host: host, pathType: hr.route.PathType, path: hr.route.Path}
+			if owner, dup := seen[key]; dup {
+				out.problems = append(out.problems, newProblem(ing, "RuleConflict", "%s: host %q, %s path %q is already served by the older Ingress %s: ignored", hr.where, host, hr.route.PathType, hr.route.Path, owner))
+				continue
+			}
+			seen[key] = ingName
+			if hr.backend != nil && !usedBackend[hr.backend.name] {
+				usedBackend[hr.backend.name] = true
+				out.backends = append(out.backends, hr.backend)
+			}
+			if out.vhost == nil {
+				out.vhost = &VirtualHost{Host: host}
+			}
+			out.vhost.Routes = append(out.vhost.Routes, hr.route)
+		}
+	}
+	var certIngress types.NamespacedName
+	for _, f := range frags {
+		for _, req := range f.tls {
+			if !contains(req.hosts, host) {
+				continue
+			}
+			if out.secrets == nil {
+				out.secrets = map[types.NamespacedName]*corev1.Secret{}
+			}
+			out.secrets[req.secret] = secrets[req.secret]
+			res := m.certificate(req.secret, secrets[req.secret])
+			if res.err != nil {
+				continue // reported once per entry, in tlsProblems
+			}
+			if out.cert == nil {
+				out.cert = res.cert
+				certIngress = types.NamespacedName{Namespace: f.ingress.Namespace, Name: f.ingress.Name}
+				continue
+			}
+			if out.cert.Name != res.cert.Name {
+				out.problems = append(out.problems, newProblem(f.ingress, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", req.where, host, out.cert.Name, certIngress))
+			}
+		}
+	}
+	if out.vhost != nil {
+		sortRoutes(out.vhost.Routes)
+		if out.cert != nil {
+			out.vhost.Certificate = out.cert.Name
+		}
+	}
+	return out
+}
+
+// secretsChanged reports whether any Secret the merge depended on changed.
+func (h *hostMerge) secretsChanged(secrets map[types.NamespacedName]*corev1.Secret) bool {
+	for name, s := range h.secrets {
+		if secrets[name] != s {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsProblems reports each spec.tls entry whose Secret is unusable, once.
+func (m *memo) tlsProblems(f *fragment, secrets map[types.NamespacedName]*corev1.Secret) []Problem {
+	var out []Problem
+	for _, req := range f.tls {
+		if res := m.certificate(req.secret, secrets[req.secret]); res.err != nil {
+			out = append(out, newProblem(f.ingress, "InvalidTLSSecret", "%s: %v: hosts %s served over HTTP only", req.where, res.err, strings.Join(req.hosts, ", ")))
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedSet is a set of names kept in sorted order. Changes are collected
+// and applied by settle: a few by insertion, many (a first build) by one
+// sort, so that neither case costs more than it must.
+type sortedSet struct {
+	sorted  []string
+	members map[string]bool
+	changed map[string]bool
+}
+
+func newSortedSet() *sortedSet {
+	return &sortedSet{members: map[string]bool{}, changed: map[string]bool{}}
+}
+
+func (s *sortedSet) add(name string) {
+	if !s.members[name] {
+		s.members[name] = true
+		s.changed[name] = true
+	}
+}
+
+func (s *sortedSet) remove(name string) {
+	if s.members[name] {
+		delete(s.members, name)
+		s.changed[name] = true
+	}
+}
+
+func (s *sortedSet) settle() {
+	if len(s.changed) == 0 {
+		return
+	}
+	if len(s.changed) > 64 {
+		s.sorted = s.sorted[:0]
+		for name := range s.members {
+			s.sorted = append(s.sorted, name)
+		}
+		sort.Strings(s.sorted)
+	} else {
+		for name := range s.changed {
+			i := sort.SearchStrings(s.sorted, name)
+			present := i < len(s.sorted) && s.sorted[i] == name
+			switch {
+			case s.members[name] && !present:
+				s.sorted = append(s.sorted, "")
+				copy(s.sorted[i+1:], s.sorted[i:])
+				s.sorted[i] = name
+			case !s.members[name] && present:
+				s.sorted = append(s.sorted[:i], s.sorted[i+1:]...)
+			}
+		}
+	}
+	clear(s.changed)
+}
