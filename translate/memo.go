@@ -28,7 +28,7 @@ import (
 type memo struct {
 	fragments map[types.NamespacedName]*fragment
 	hosts     map[string]*hostEntry
-	hostNames *sortedSet // hosts with a virtual host
+	hostNames *sortedSet      // hosts with a virtual host
 	tlsHosts  map[string]bool // hosts whose merge read Secrets
 
 	backendRefs  map[string]*backendRef // every backend some host routes to
