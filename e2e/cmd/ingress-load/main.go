@@ -1,0 +1,117 @@
+// Command ingress-load measures an Ingress control plane under load: it
+// loads N Ingresses (each with 10 Services of 10 endpoints) into a real API
+// server, starts the control plane from a command line, and times, with an
+// ADS client on its xDS port, the initial convergence, Ingress and endpoint
+// changes, fan-out to many clients and Ingress status; it also reads the
+// control plane's peak memory. The control plane is any command, so the
+// same run measures a peer. Results: a table on stdout, and JSON with -json.
+//
+//	ingress-load -n 1000 -cmd 'bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1'
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/load"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "ingress-load:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg load.Config
+	var jsonPath, logLevel string
+	var keep bool
+	// A FlagSet of our own: controller-runtime (envtest) registers
+	// -kubeconfig on the global one.
+	flag := flag.NewFlagSet("ingress-load", flag.ExitOnError)
+	flag.IntVar(&cfg.Workload.N, "n", 100, "number of Ingresses (each with 10 Services and 10 EndpointSlices)")
+	flag.StringVar(&cfg.Workload.Namespace, "namespace", "ingress-load", "namespace of the workload")
+	flag.BoolVar(&cfg.Workload.Headless, "headless", false, "create headless Services (no ClusterIP allocation)")
+	flag.StringVar(&cfg.Command, "cmd", "", "control plane command line; {kubeconfig}, {xds} (127.0.0.1:port) and {xds_port} are filled in")
+	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "load an existing cluster instead of starting kube-apiserver and etcd")
+	flag.StringVar(&cfg.KubeAssets, "kube-assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else .tools/kube)")
+	flag.BoolVar(&cfg.Delta, "delta", false, "ADS clients speak incremental (delta) xDS rather than state of the world")
+	flag.IntVar(&cfg.Changes, "changes", 20, "samples of each kind of change")
+	flag.DurationVar(&cfg.Interval, "interval", time.Second, "pause after each change sample")
+	flag.IntVar(&cfg.Fanout, "fanout", 0, "clients of the fan-out test (0 skips it)")
+	flag.BoolVar(&cfg.Status, "status", true, "time until every Ingress has a status address (the control plane must write one)")
+	flag.IntVar(&cfg.CreateWorkers, "workers", 32, "creates in flight at once")
+	flag.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "bound on each phase: creating, converging, status, fan-out")
+	flag.DurationVar(&cfg.Settle, "settle", 3*time.Second, "pause between convergence (and status) and the changes")
+	flag.StringVar(&cfg.Dir, "dir", "", "directory for the kubeconfig, control-plane log and perf data (default: a new temporary one)")
+	flag.BoolVar(&keep, "keep", false, "keep the -dir directory when it was created here")
+	flag.BoolVar(&cfg.Perf, "perf", false, "record the control plane with `perf record -g` during convergence and during changes")
+	flag.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file (- for stdout)")
+	flag.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	flag.Parse(os.Args[1:])
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if cfg.KubeAssets == "" && cfg.Kubeconfig == "" {
+		if _, err := os.Stat(".tools/kube/kube-apiserver"); err == nil {
+			cfg.KubeAssets, _ = filepath.Abs(".tools/kube")
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Dir == "" {
+		dir, err := os.MkdirTemp("", "ingress-load-")
+		if err != nil {
+			return err
+		}
+		cfg.Dir = dir
+		if !keep && !cfg.Perf {
+			defer os.RemoveAll(dir)
+		}
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := load.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	return writeJSON(jsonPath, res)
+}
+
+func writeJSON(path string, res *load.Result) error {
+	if path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

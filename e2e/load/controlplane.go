@@ -1,0 +1,163 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ControlPlane is the process under test, started from a command template
+// so that the same run can measure ingress-xds or a peer.
+type ControlPlane struct {
+	cmd     *exec.Cmd
+	log     *os.File
+	done    chan struct{}
+	waitErr error
+	LogPath string
+}
+
+// Placeholders of a command template.
+type Placeholders struct {
+	Kubeconfig string // {kubeconfig}
+	XDSAddress string // {xds}: 127.0.0.1:PORT
+	XDSPort    string // {xds_port}
+}
+
+// ExpandCommand fills the placeholders of template and splits it into
+// environment assignments and argv. Words are split on blanks, with single
+// and double quotes as in a shell; leading NAME=value words set the
+// environment, as in `GOGC=200 bin/ingress-xds serve ...`.
+func ExpandCommand(template string, p Placeholders) (env, argv []string, err error) {
+	expanded := strings.NewReplacer(
+		"{kubeconfig}", p.Kubeconfig,
+		"{xds}", p.XDSAddress,
+		"{xds_port}", p.XDSPort,
+	).Replace(template)
+	if left := regexp.MustCompile(`\{[a-z_]+\}`).FindString(expanded); left != "" {
+		return nil, nil, fmt.Errorf("unknown placeholder %s in the command (known: {kubeconfig}, {xds}, {xds_port})", left)
+	}
+	words, err := splitWords(expanded)
+	if err != nil {
+		return nil, nil, err
+	}
+	assignment := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	for len(words) > 0 && assignment.MatchString(words[0]) {
+		env, words = append(env, words[0]), words[1:]
+	}
+	if len(words) == 0 {
+		return nil, nil, errors.New("the command is empty")
+	}
+	return env, words, nil
+}
+
+// splitWords splits s on blanks outside quotes. Inside single quotes
+// everything is literal; inside double quotes a backslash escapes the next
+// character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || escaped {
+		return nil, fmt.Errorf("unterminated quote or escape in %q", s)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// StartControlPlane starts argv with env added, output to logPath.
+func StartControlPlane(env, argv []string, logPath string) (*ControlPlane, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating the control plane's log: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Never outlive the load command, whatever way it ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+	}
+	cp := &ControlPlane{cmd: cmd, log: logFile, done: make(chan struct{}), LogPath: logPath}
+	go func() {
+		cp.waitErr = cmd.Wait()
+		logFile.Close()
+		close(cp.done)
+	}()
+	return cp, nil
+}
+
+// Pid is the control plane's process id.
+func (cp *ControlPlane) Pid() int { return cp.cmd.Process.Pid }
+
+// Exited returns nil while the process runs and how it ended once it has: a
+// control plane that dies during a run makes every later figure wrong.
+func (cp *ControlPlane) Exited() error {
+	select {
+	case <-cp.done:
+		if cp.waitErr != nil {
+			return fmt.Errorf("the control plane exited: %w (log: %s)", cp.waitErr, cp.LogPath)
+		}
+		return fmt.Errorf("the control plane exited with status 0 (log: %s)", cp.LogPath)
+	default:
+		return nil
+	}
+}
+
+// Stop sends SIGTERM and, after ten seconds, SIGKILL.
+func (cp *ControlPlane) Stop() {
+	select {
+	case <-cp.done:
+		return
+	default:
+	}
+	cp.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-cp.done:
+	case <-time.After(10 * time.Second):
+		cp.cmd.Process.Kill()
+		<-cp.done
+	}
+}
