@@ -123,8 +123,9 @@ func TestLeaderFailover(t *testing.T) {
 	eventually(t, waitLong, "the leader writes status", func() error {
 		return statusIs(client, ns, "one", "192.0.2.20")
 	})
-	if a.writer.Writes() != 1 || b.writer.Writes() != 0 || b.leading.Load() {
-		t.Fatalf("writes: leader a %d, follower b %d (b leading: %v); want 1 and 0", a.writer.Writes(), b.writer.Writes(), b.leading.Load())
+	writesReach(t, a.writer, 1, "leader a")
+	if b.writer.Writes() != 0 || b.leading.Load() {
+		t.Fatalf("follower b made %d writes (leading: %v); want none", b.writer.Writes(), b.leading.Load())
 	}
 
 	// The leader loses the API server: it cannot renew, so it stops leading,
@@ -147,9 +148,7 @@ func TestLeaderFailover(t *testing.T) {
 		}
 		return statusIs(client, ns, "two", "192.0.2.20")
 	})
-	if b.writer.Writes() != 2 {
-		t.Errorf("the new leader made %d writes, want 2", b.writer.Writes())
-	}
+	writesReach(t, b.writer, 2, "the new leader b")
 
 	// a is back, and campaigns again as a follower.
 	a.cut.Store(false)
@@ -165,9 +164,7 @@ func TestLeaderFailover(t *testing.T) {
 	eventually(t, waitLong, "a writes status again", func() error {
 		return statusIs(client, ns, "three", "192.0.2.20")
 	})
-	if a.writer.Writes() != writesBefore+1 {
-		t.Errorf("a made %d writes in its second term, want 1", a.writer.Writes()-writesBefore)
-	}
+	writesReach(t, a.writer, writesBefore+1, "a in its second term")
 	if a.terms.Load() != 2 {
 		t.Errorf("a led %d terms, want 2", a.terms.Load())
 	}

@@ -109,17 +109,29 @@ type addressTracker struct {
 	current []networkingv1.IngressLoadBalancerIngress
 }
 
-// set stores list and reports whether it differs from what was there: always
-// true the first time, so that the source announces its initial addresses
-// even when there are none.
-func (t *addressTracker) set(list []networkingv1.IngressLoadBalancerIngress) bool {
+// refresh computes the addresses and stores them, and reports whether they
+// differ from what was there: always true the first time, so that the source
+// announces its initial addresses even when there are none. The lock is held
+// while computing: events of several informers arrive on goroutines of their
+// own, and a slow, stale computation must not overwrite a newer one.
+func (t *addressTracker) refresh(compute func() ([]networkingv1.IngressLoadBalancerIngress, error)) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	list, err := compute()
+	if err != nil {
+		return false, err
+	}
 	if t.known && sameAddresses(t.current, list) {
-		return false
+		return false, nil
 	}
 	t.known, t.current = true, slices.Clone(list)
-	return true
+	return true, nil
+}
+
+// set stores list; see refresh.
+func (t *addressTracker) set(list []networkingv1.IngressLoadBalancerIngress) bool {
+	changed, _ := t.refresh(func() ([]networkingv1.IngressLoadBalancerIngress, error) { return list, nil })
+	return changed
 }
 
 func (t *addressTracker) get() []networkingv1.IngressLoadBalancerIngress {

@@ -52,13 +52,15 @@ func (s *DaemonSetAddresses) Run(ctx context.Context, changed func()) error {
 	nodes := nodeFactory.Core().V1().Nodes().Lister()
 
 	update := func() {
-		list, err := envoyNodeAddresses(pods.Pods(s.Namespace), nodes)
+		changedNow, err := s.addresses.refresh(func() ([]networkingv1.IngressLoadBalancerIngress, error) {
+			return envoyNodeAddresses(pods.Pods(s.Namespace), nodes)
+		})
 		if err != nil {
 			s.logger().Error("listing envoy pods", "err", err)
 			return
 		}
-		if s.addresses.set(list) {
-			s.logger().Info("status addresses from envoy pods", "namespace", s.Namespace, "selector", s.Selector.String(), "addresses", formatAddresses(list))
+		if changedNow {
+			s.logger().Info("status addresses from envoy pods", "namespace", s.Namespace, "selector", s.Selector.String(), "addresses", formatAddresses(s.addresses.get()))
 			changed()
 		}
 	}

@@ -207,3 +207,19 @@ func setIngressStatus(t *testing.T, client kubernetes.Interface, namespace, name
 		t.Fatalf("setting status of %s/%s: %v", namespace, name, err)
 	}
 }
+
+// writesReach waits until w has made at least want writes, then checks it
+// made exactly that many. A write shows in the API server a moment before
+// the writer counts it, so the count is polled rather than read once.
+func writesReach(t testing.TB, w *StatusWriter, want int64, who string) {
+	t.Helper()
+	eventually(t, waitLong, fmt.Sprintf("%s counts %d writes", who, want), func() error {
+		if got := w.Writes(); got < want {
+			return fmt.Errorf("%d writes", got)
+		}
+		return nil
+	})
+	if got := w.Writes(); got != want {
+		t.Errorf("%s made %d writes, want %d", who, got, want)
+	}
+}

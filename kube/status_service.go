@@ -44,12 +44,15 @@ func (s *ServiceAddresses) Run(ctx context.Context, changed func()) error {
 	// whole: before that the Service may be missing from it, which would
 	// read as "no addresses".
 	update := func() {
-		var list []networkingv1.IngressLoadBalancerIngress
-		if svc, err := lister.Services(s.Service.Namespace).Get(s.Service.Name); err == nil {
-			list = serviceAddresses(svc)
-		}
-		if s.addresses.set(list) {
-			s.logger().Info("status addresses from service", "service", s.Service.String(), "addresses", formatAddresses(list))
+		changedNow, _ := s.addresses.refresh(func() ([]networkingv1.IngressLoadBalancerIngress, error) {
+			svc, err := lister.Services(s.Service.Namespace).Get(s.Service.Name)
+			if err != nil {
+				return nil, nil // not found: no addresses
+			}
+			return serviceAddresses(svc), nil
+		})
+		if changedNow {
+			s.logger().Info("status addresses from service", "service", s.Service.String(), "addresses", formatAddresses(s.addresses.get()))
 			changed()
 		}
 	}
