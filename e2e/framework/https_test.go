@@ -1,8 +1,8 @@
 package framework
 
 import (
-	"errors"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
