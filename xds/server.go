@@ -37,8 +37,9 @@ type Server struct {
 	health  *health.Server
 	now     func() time.Time
 
-	mu       sync.Mutex
-	snapshot *cache.Snapshot
+	mu        sync.Mutex
+	snapshot  *cache.Snapshot
+	snapshots *snapshotter // guarded by mu
 }
 
 // Options tune the transport. The zero value of each field means its
@@ -91,13 +92,14 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 	// health-checking the control plane should pick a replica that has one.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	return &Server{
-		log:     logger,
-		opts:    o.withDefaults(),
-		cache:   cache.NewSnapshotCache(true, sharedNodeHash{}, goControlPlaneLogger(logger)),
-		clients: newClients(),
-		metrics: newMetrics(),
-		health:  hs,
-		now:     time.Now,
+		log:       logger,
+		opts:      o.withDefaults(),
+		cache:     cache.NewSnapshotCache(true, sharedNodeHash{}, goControlPlaneLogger(logger)),
+		clients:   newClients(),
+		snapshots: newSnapshotter(),
+		metrics:   newMetrics(),
+		health:    hs,
+		now:       time.Now,
 	}
 }
 
@@ -108,17 +110,18 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 // nothing. It returns the snapshot being served.
 func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*cache.Snapshot, error) {
 	start := s.now()
-	if err := Validate(r); err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.snapshots.validate(r); err != nil {
+		s.snapshots.commit()
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, fmt.Errorf("refusing to publish invalid resources: %w", err)
 	}
-	snap, err := NewSnapshot(r)
+	snap, err := s.snapshots.snapshot(r)
 	if err != nil {
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.snapshot != nil && sameVersions(s.snapshot, snap) {
 		s.metrics.publishes.WithLabelValues("unchanged").Inc()
 		s.metrics.publishSeconds.Observe(s.now().Sub(start).Seconds())
