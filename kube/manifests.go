@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,7 +34,7 @@ type Objects struct {
 // objects they may refer to, indexed by name.
 func (o *Objects) State(filter ClassFilter) *State {
 	st := NewState()
-	st.Ingresses = filter.Owned(o.Ingresses, o.IngressClasses)
+	st.Ingresses = filter.Owned(lastByName(o.Ingresses), o.IngressClasses)
 	sort.Slice(st.Ingresses, func(i, j int) bool {
 		a, b := st.Ingresses[i], st.Ingresses[j]
 		if a.Namespace != b.Namespace {
@@ -44,7 +45,7 @@ func (o *Objects) State(filter ClassFilter) *State {
 	for _, s := range o.Services {
 		st.Services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
-	for _, es := range o.EndpointSlices {
+	for _, es := range lastByName(o.EndpointSlices) {
 		if svc, ok := ServiceNameOf(es); ok {
 			st.EndpointSlices[svc] = append(st.EndpointSlices[svc], es)
 		}
@@ -58,6 +59,26 @@ func (o *Objects) State(filter ClassFilter) *State {
 		}
 	}
 	return st
+}
+
+// lastByName drops all but the last of objects that share a namespace and
+// name (the same object in two files): the later one wins, as with
+// successive applies, and nothing downstream ever sees two of one object.
+func lastByName[T metav1.Object](objs []T) []T {
+	last := make(map[types.NamespacedName]int, len(objs))
+	for i, o := range objs {
+		last[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] = i
+	}
+	if len(last) == len(objs) {
+		return objs
+	}
+	out := make([]T, 0, len(last))
+	for i, o := range objs {
+		if last[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] == i {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // decoder accepts only the built-in types client-go knows (no defaulting, no

@@ -114,6 +114,8 @@ func httpConnectionManager(statPrefix, routeName string) (*listenerv3.Filter, er
 		}},
 		// Hosts match without their port, whatever port the client used.
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		// example.com. is example.com.
+		StripTrailingHostDot: true,
 		// /a/../b must not slip past a route for /b's neighbours.
 		NormalizePath:    wrapperspb.Bool(true),
 		UseRemoteAddress: wrapperspb.Bool(true),

@@ -2,9 +2,12 @@ package translate
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -19,6 +22,7 @@ func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
 		return nil
 	}
 	var chains []*listenerv3.FilterChain
+	covered := coveredHosts(m.VirtualHosts)
 	for _, vh := range m.VirtualHosts {
 		if vh.Certificate == "" {
 			continue
@@ -28,7 +32,15 @@ func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
 			return err
 		}
 		chains = append(chains, chain)
-		res.Routes = append(res.Routes, c.routeConfiguration(HTTPSRoutePrefix+vh.Host, []*VirtualHost{vh}, true))
+		rc := c.routeConfiguration(HTTPSRoutePrefix+vh.Host, []*VirtualHost{vh}, true)
+		// A wildcard chain also receives requests for the exact hosts it
+		// covers (an SNI of another name, a Host of theirs): those are not
+		// this certificate's to serve, and must not fall into the wildcard's
+		// routes, which may belong to another team.
+		for _, host := range covered[vh.Host] {
+			rc.VirtualHosts = append(rc.VirtualHosts, misdirected(host))
+		}
+		res.Routes = append(res.Routes, rc)
 	}
 	if len(chains) == 0 {
 		return nil
@@ -50,6 +62,44 @@ func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
 		res.Secrets = append(res.Secrets, c.secret(cert))
 	}
 	return nil
+}
+
+// coveredHosts maps each wildcard host to the exact hosts it covers (one
+// label more), in order.
+func coveredHosts(vhosts []*VirtualHost) map[string][]string {
+	wildcards := map[string]bool{}
+	for _, vh := range vhosts {
+		if strings.HasPrefix(vh.Host, "*.") {
+			wildcards[vh.Host] = true
+		}
+	}
+	out := map[string][]string{}
+	if len(wildcards) == 0 {
+		return out
+	}
+	for _, vh := range vhosts {
+		if _, parent, ok := strings.Cut(vh.Host, "."); ok && vh.Host != WildcardHost && !strings.HasPrefix(vh.Host, "*.") {
+			if w := "*." + parent; wildcards[w] {
+				out[w] = append(out[w], vh.Host)
+			}
+		}
+	}
+	return out
+}
+
+// misdirected answers 421 for a host reached over a certificate not its own.
+func misdirected(host string) *routev3.VirtualHost {
+	return &routev3.VirtualHost{
+		Name:    host,
+		Domains: []string{host},
+		Routes: []*routev3.Route{{
+			Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
+			Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
+				Status: http.StatusMisdirectedRequest,
+				Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: "misdirected request: this host is not served with this certificate\n"}},
+			}},
+		}},
+	}
 }
 
 // sniFilterChain serves one host: its certificate, and its own routes only.

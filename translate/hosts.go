@@ -87,27 +87,31 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			out.vhost.Routes = append(out.vhost.Routes, hr.route)
 		}
 	}
+	// The certificate: from the oldest entry naming the host exactly, else
+	// from the oldest wildcard entry covering it (as ingress-nginx does).
 	var certIngress types.NamespacedName
-	for _, f := range frags {
-		for _, req := range f.tls {
-			if !contains(req.hosts, host) {
-				continue
-			}
-			if out.secrets == nil {
-				out.secrets = map[types.NamespacedName]*corev1.Secret{}
-			}
-			out.secrets[req.secret] = secrets[req.secret]
-			res := m.certificate(req.secret, secrets[req.secret])
-			if res.err != nil {
-				continue // reported once per entry, in tlsProblems
-			}
-			if out.cert == nil {
-				out.cert = res.cert
-				certIngress = types.NamespacedName{Namespace: f.ingress.Namespace, Name: f.ingress.Name}
-				continue
-			}
-			if out.cert.Name != res.cert.Name {
-				out.problems = append(out.problems, newProblem(f.ingress, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", req.where, host, out.cert.Name, certIngress))
+	for _, exact := range []bool{true, false} {
+		for _, f := range frags {
+			for _, req := range f.tls {
+				if !tlsCovers(req.hosts, host, exact) {
+					continue
+				}
+				if out.secrets == nil {
+					out.secrets = map[types.NamespacedName]*corev1.Secret{}
+				}
+				out.secrets[req.secret] = secrets[req.secret]
+				res := m.certificate(req.secret, secrets[req.secret])
+				if res.err != nil {
+					continue // reported once per entry, in tlsProblems
+				}
+				if out.cert == nil {
+					out.cert = res.cert
+					certIngress = types.NamespacedName{Namespace: f.ingress.Namespace, Name: f.ingress.Name}
+					continue
+				}
+				if exact && out.cert.Name != res.cert.Name {
+					out.problems = append(out.problems, newProblem(f.ingress, "TLSConflict", "%s: host %q already has the certificate %s from the older Ingress %s: ignored", req.where, host, out.cert.Name, certIngress))
+				}
 			}
 		}
 	}
@@ -139,6 +143,19 @@ func (m *memo) tlsProblems(f *fragment, secrets map[types.NamespacedName]*corev1
 		}
 	}
 	return out
+}
+
+// tlsCovers reports whether a spec.tls host list names host exactly (exact)
+// or through a wildcard one label up (not exact).
+func tlsCovers(hosts []string, host string, exact bool) bool {
+	if exact {
+		return contains(hosts, host)
+	}
+	if strings.HasPrefix(host, "*.") {
+		return false
+	}
+	_, parent, ok := strings.Cut(host, ".")
+	return ok && contains(hosts, "*."+parent)
 }
 
 func contains(list []string, s string) bool {
