@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -50,8 +51,12 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	select {
 	case <-ctx.Done():
 		s.stop(grpcServer, endStreams)
-		// Serve returns nil once stopped.
-		return <-served
+		// Serve returns nil once stopped, or ErrServerStopped when the stop
+		// came before it had started.
+		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("serving xDS: %w", err)
+		}
+		return nil
 	case err := <-served:
 		grpcServer.Stop()
 		return fmt.Errorf("serving xDS: %w", err)

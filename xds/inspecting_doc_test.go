@@ -80,6 +80,7 @@ func TestInspectingDocCommands(t *testing.T) {
 	}
 
 	grpcurl := toolPath(t, "grpcurl")
+	toolPath(t, "envoy")
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("curl is needed to run the documented commands: %v", err)
 	}

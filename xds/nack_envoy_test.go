@@ -23,6 +23,7 @@ import (
 // in CSDS, never send the rejected version again, keep serving both, and
 // bring the rejecting Envoy back in sync with the next version.
 func TestEnvoyNACK(t *testing.T) {
+	toolPath(t, "envoy")
 	for _, delta := range []bool{false, true} {
 		protocol := map[bool]string{false: protocolSotW, true: protocolDelta}[delta]
 		t.Run(protocol, func(t *testing.T) {
@@ -137,4 +138,74 @@ func staticListener(t testing.TB, port int) *listenerv3.Listener {
 			Name: "envoy.filters.network.http_connection_manager", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
 		}}}},
 	}
+}
+
+// Every Envoy rejects a route configuration with a regex RE2 cannot compile
+// (protoc-gen-validate only checks that it is not empty). Both protocols at
+// once: each Envoy NACKs once, keeps routing with what it had, is not sent
+// the rejected routes again, and takes the next version.
+func TestEnvoyNACKOfRoutesByEveryEnvoy(t *testing.T) {
+	toolPath(t, "envoy")
+	ts := startServer(t)
+	port := freePort(t)
+	f := fixture{listenerPort: port, clusters: map[string][]string{"a": {backend(t, "a1")}}}
+	ts.publish(t, f)
+	envoys := map[string]*envoy{
+		protocolSotW:  startEnvoy(t, ts.addr, "regex-sotw", false, nil),
+		protocolDelta: startEnvoy(t, ts.addr, "regex-delta", true, nil),
+	}
+	pushes := map[string]float64{}
+	for protocol, e := range envoys {
+		waitSynced(t, ts, e.nodeID)
+		pushes[protocol] = ts.counter(t, "pushes", "route", protocol)
+	}
+	expectBackend(t, port, "/a", "a1")
+
+	f.badRegex = true
+	ts.publish(t, f)
+	rejected := ts.Snapshot().GetVersion(resource.RouteType)
+	for protocol, e := range envoys {
+		eventually(t, e.nodeID+" NACKs the routes", func() error {
+			if n := ts.counter(t, "nacks", "route", protocol); n != 1 {
+				return fmt.Errorf("nacks_total{type=route,protocol=%s} = %v", protocol, n)
+			}
+			return nil
+		})
+		resp, err := ts.clientStatus(&statusservice.ClientStatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var detail string
+		for _, cfg := range resp.GetConfig() {
+			for _, g := range cfg.GetGenericXdsConfigs() {
+				if cfg.GetNode().GetId() == e.nodeID && g.GetTypeUrl() == resource.RouteType &&
+					g.GetClientStatus() == adminv3.ClientResourceStatus_NACKED && g.GetErrorState().GetVersionInfo() == rejected {
+					detail = g.GetErrorState().GetDetails()
+				}
+			}
+		}
+		// RE2's own words for "/broken([".
+		if !strings.Contains(detail, "missing ]") {
+			t.Errorf("%s: CSDS error for the routes = %q, want RE2's error", e.nodeID, detail)
+		}
+	}
+	expectBackend(t, port, "/a", "a1") // still routing with the previous routes
+
+	f.badRegex = false
+	f.clusters["a"] = []string{backend(t, "a2")}
+	f.clusters["b"] = []string{backend(t, "b1")} // a new route: RDS must change
+	ts.publish(t, f)
+	for protocol, e := range envoys {
+		waitSynced(t, ts, e.nodeID)
+		if got := ts.counter(t, "pushes", "route", protocol) - pushes[protocol]; got != 2 {
+			t.Errorf("%s: %v route responses for two versions, want 2", protocol, got)
+		}
+		if n := ts.counter(t, "nacks", "route", protocol); n != 1 {
+			t.Errorf("%s: nacks_total{type=route} = %v, want 1", protocol, n)
+		}
+		if n := e.stat("http.http.rds.http.update_rejected"); n != 1 {
+			t.Errorf("envoy %s rejected %d route updates, want 1", e.nodeID, n)
+		}
+	}
+	expectBackend(t, port, "/b", "b1")
 }

@@ -14,6 +14,7 @@ import (
 // traffic, and a change to endpoints alone sends EDS and nothing else (in
 // delta, only the one ClusterLoadAssignment that changed).
 func TestEnvoyServedOverSotWAndDelta(t *testing.T) {
+	toolPath(t, "envoy")
 	for _, delta := range []bool{false, true} {
 		protocol := map[bool]string{false: protocolSotW, true: protocolDelta}[delta]
 		t.Run(protocol, func(t *testing.T) {

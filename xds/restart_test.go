@@ -15,6 +15,7 @@ import (
 // content, and Envoy rebuilds nothing when it reconnects. In delta, the new
 // process does not even resend a resource.
 func TestRestartKeepsEnvoyConfigAndVersions(t *testing.T) {
+	toolPath(t, "envoy")
 	for _, delta := range []bool{false, true} {
 		protocol := map[bool]string{false: protocolSotW, true: protocolDelta}[delta]
 		t.Run(protocol, func(t *testing.T) {
