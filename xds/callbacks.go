@@ -105,10 +105,7 @@ func (callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.Dis
 
 // answered counts and logs an ACK or a NACK.
 func (s *Server) answered(key streamKey, typeURL string, ans answer, r sentResponse, detail *status.Status) {
-	protocol := protocolSotW
-	if key.delta {
-		protocol = protocolDelta
-	}
+	protocol := protocolOf(key)
 	node := s.clients.node(key)
 	switch ans {
 	case answerACK:

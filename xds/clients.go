@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -154,6 +155,13 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	return answerACK, r
 }
 
+func protocolOf(key streamKey) string {
+	if key.delta {
+		return protocolDelta
+	}
+	return protocolSotW
+}
+
 // identity keeps what tells an Envoy apart and drops the list of its
 // extensions and client features: hundreds of entries per Envoy that would
 // swamp every status query and the memory kept per stream.
@@ -231,19 +239,11 @@ func (c *clients) list() []clientView {
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b clientView) int {
-		if a.node.GetId() != b.node.GetId() {
-			if a.node.GetId() < b.node.GetId() {
-				return -1
-			}
-			return 1
-		}
-		if a.key.delta != b.key.delta {
-			if !a.key.delta {
-				return -1
-			}
-			return 1
-		}
-		return int(a.key.id - b.key.id)
+		return cmp.Or(
+			cmp.Compare(a.node.GetId(), b.node.GetId()),
+			cmp.Compare(protocolOf(a.key), protocolOf(b.key)),
+			cmp.Compare(a.key.id, b.key.id),
+		)
 	})
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -115,7 +116,8 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
 }
 
-func (m *metrics) published(snap interface{ GetVersion(string) string }, counts map[string]int, at time.Time) {
+// published shows a new snapshot: its versions, its size and when.
+func (m *metrics) published(snap *cache.Snapshot, counts map[string]int, at time.Time) {
 	m.versions.Reset()
 	for _, t := range servedTypes {
 		m.versions.WithLabelValues(typeName(t), snap.GetVersion(t)).Set(1)
