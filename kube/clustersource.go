@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,13 @@ type ClusterSource struct {
 
 	synced  atomic.Bool
 	changes changeLog
+
+	// State is rebuilt part by part: only the parts whose objects changed
+	// since the previous State are listed again; the rest is shared with it
+	// (parts are never modified once built).
+	dirty  atomic.Uint32
+	mu     sync.Mutex
+	cached *State
 
 	ingresses      networkinglisters.IngressLister
 	ingressClasses networkinglisters.IngressClassLister
@@ -85,11 +93,17 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 			o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
 		}))
 
-	anything := func(any) { s.changes.everything(); s.notify(changed) }
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    anything,
-		UpdateFunc: func(_, obj any) { anything(obj) },
-		DeleteFunc: anything,
+	handlerFor := func(part uint32) cache.ResourceEventHandlerFuncs {
+		changedPart := func(any) {
+			s.dirty.Or(part)
+			s.changes.everything()
+			s.notify(changed)
+		}
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc:    changedPart,
+			UpdateFunc: func(_, obj any) { changedPart(obj) },
+			DeleteFunc: changedPart,
+		}
 	}
 	// EndpointSlice changes are recorded by Service, for the endpoint fast
 	// path: they never change listeners, routes or clusters.
@@ -97,6 +111,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
+		s.dirty.Or(partSlices)
 		slice, ok := obj.(*discoveryv1.EndpointSlice)
 		if svc, named := ServiceNameOf(slice); ok && named {
 			s.changes.endpointsOf(svc)
@@ -115,21 +130,26 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		return fmt.Errorf("indexing endpoint slices: %w", err)
 	}
 	s.sliceIndex = sliceInformer.GetIndexer()
-	informersToSync := []cache.SharedIndexInformer{
-		factory.Networking().V1().Ingresses().Informer(),
-		factory.Networking().V1().IngressClasses().Informer(),
-		factory.Core().V1().Services().Informer(),
-		sliceInformer,
-		secretFactory.Core().V1().Secrets().Informer(),
+	ingressInformer := factory.Networking().V1().Ingresses().Informer()
+	classInformer := factory.Networking().V1().IngressClasses().Informer()
+	serviceInformer := factory.Core().V1().Services().Informer()
+	secretInformer := secretFactory.Core().V1().Secrets().Informer()
+	handlers := []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{ingressInformer, handlerFor(partIngresses)},
+		{classInformer, handlerFor(partIngresses)},
+		{serviceInformer, handlerFor(partServices)},
+		{sliceInformer, sliceHandler},
+		{secretInformer, handlerFor(partSecrets)},
 	}
-	for _, inf := range informersToSync {
-		h := handler
-		if inf == sliceInformer {
-			h = sliceHandler
-		}
-		if _, err := inf.AddEventHandler(h); err != nil {
+	informersToSync := make([]cache.SharedIndexInformer, 0, len(handlers))
+	for _, h := range handlers {
+		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
 			return fmt.Errorf("adding event handler: %w", err)
 		}
+		informersToSync = append(informersToSync, h.informer)
 	}
 	s.ingresses = factory.Networking().V1().Ingresses().Lister()
 	s.ingressClasses = factory.Networking().V1().IngressClasses().Lister()
@@ -168,16 +188,48 @@ func (s *ClusterSource) notify(changed func()) {
 	}
 }
 
+// Parts of the State, as bits of ClusterSource.dirty.
+const (
+	partIngresses uint32 = 1 << iota // Ingresses and IngressClasses
+	partServices
+	partSlices
+	partSecrets
+	allParts = partIngresses | partServices | partSlices | partSecrets
+)
+
 // State implements Source.
 func (s *ClusterSource) State() *State {
-	var objs Objects
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Taken before listing: a change racing with the listing is either seen
+	// by it or marks its part dirty again for the next State.
+	dirty := s.dirty.Swap(0)
+	st := &State{}
+	if s.cached == nil {
+		dirty = allParts
+	} else {
+		*st = *s.cached
+	}
 	everything := labels.Everything()
-	objs.Ingresses, _ = s.ingresses.List(everything)
-	objs.IngressClasses, _ = s.ingressClasses.List(everything)
-	objs.Services, _ = s.services.List(everything)
-	objs.EndpointSlices, _ = s.endpointSlices.List(everything)
-	objs.Secrets, _ = s.secrets.List(everything)
-	return objs.State(s.Filter)
+	if dirty&partIngresses != 0 {
+		ingresses, _ := s.ingresses.List(everything)
+		classes, _ := s.ingressClasses.List(everything)
+		st.Ingresses = ownedIngresses(ingresses, classes, s.Filter)
+	}
+	if dirty&partServices != 0 {
+		services, _ := s.services.List(everything)
+		st.Services = servicesByName(services)
+	}
+	if dirty&partSlices != 0 {
+		slices, _ := s.endpointSlices.List(everything)
+		st.EndpointSlices = slicesByService(slices)
+	}
+	if dirty&partSecrets != 0 {
+		secrets, _ := s.secrets.List(everything)
+		st.Secrets = tlsSecretsByName(secrets)
+	}
+	s.cached = st
+	return st
 }
 
 func (s *ClusterSource) logger() *slog.Logger {

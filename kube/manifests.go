@@ -33,32 +33,58 @@ type Objects struct {
 // by namespace/name so that output never depends on input order), and the
 // objects they may refer to, indexed by name.
 func (o *Objects) State(filter ClassFilter) *State {
-	st := NewState()
-	st.Ingresses = filter.Owned(lastByName(o.Ingresses), o.IngressClasses)
-	sort.Slice(st.Ingresses, func(i, j int) bool {
-		a, b := st.Ingresses[i], st.Ingresses[j]
+	return &State{
+		Ingresses:      ownedIngresses(o.Ingresses, o.IngressClasses, filter),
+		Services:       servicesByName(o.Services),
+		EndpointSlices: slicesByService(o.EndpointSlices),
+		Secrets:        tlsSecretsByName(o.Secrets),
+	}
+}
+
+// The parts of a State, each built on its own so that a source can rebuild
+// only the parts whose objects changed.
+
+func ownedIngresses(ingresses []*networkingv1.Ingress, classes []*networkingv1.IngressClass, filter ClassFilter) []*networkingv1.Ingress {
+	owned := filter.Owned(lastByName(ingresses), classes)
+	sort.Slice(owned, func(i, j int) bool {
+		a, b := owned[i], owned[j]
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
 		return a.Name < b.Name
 	})
-	for _, s := range o.Services {
-		st.Services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	return owned
+}
+
+func servicesByName(services []*corev1.Service) map[types.NamespacedName]*corev1.Service {
+	out := make(map[types.NamespacedName]*corev1.Service, len(services))
+	for _, s := range services {
+		out[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
-	for _, es := range lastByName(o.EndpointSlices) {
+	return out
+}
+
+func slicesByService(slices []*discoveryv1.EndpointSlice) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
+	out := make(map[types.NamespacedName][]*discoveryv1.EndpointSlice, len(slices))
+	for _, es := range lastByName(slices) {
 		if svc, ok := ServiceNameOf(es); ok {
-			st.EndpointSlices[svc] = append(st.EndpointSlices[svc], es)
+			out[svc] = append(out[svc], es)
 		}
 	}
-	for _, slices := range st.EndpointSlices {
-		sortSlices(slices)
+	for _, list := range out {
+		sortSlices(list)
 	}
-	for _, s := range o.Secrets {
+	return out
+}
+
+func tlsSecretsByName(secrets []*corev1.Secret) map[types.NamespacedName]*corev1.Secret {
+	out := map[types.NamespacedName]*corev1.Secret{}
+	for _, s := range secrets {
 		if s.Type == corev1.SecretTypeTLS {
-			st.Secrets[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+			out[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 		}
 	}
-	return st
+	return out
 }
 
 // lastByName drops all but the last of objects that share a namespace and

@@ -1,0 +1,160 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestClusterSourceAgainstAPIServer checks the informer source against a real
+// API server: the State it gives, that it rebuilds only the parts whose
+// objects changed, that EndpointSlice changes are reported by Service for
+// the fast path, and that only TLS Secrets, stripped to their key pair, are
+// kept.
+func TestClusterSourceAgainstAPIServer(t *testing.T) {
+	cfg := startAPIServer(t)
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	createNamespace(t, client, "app")
+	class := "ingress-xds"
+	mustCreate(t, func() error {
+		_, err := client.NetworkingV1().Ingresses("app").Create(ctx, &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, DefaultBackend: &networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}},
+			}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := client.CoreV1().Services("app").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error { return createSlice(ctx, client, "web-1", "web", "198.18.0.1") })
+	mustCreate(t, func() error {
+		_, err := client.CoreV1().Secrets("app").Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "cert", Annotations: map[string]string{"note": "dropped"}},
+			Type:       corev1.SecretTypeTLS,
+			Data: map[string][]byte{
+				corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key"),
+				"ca.crt": []byte("ca"), "extra": make([]byte, 64<<10),
+			},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := client.CoreV1().Secrets("app").Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "opaque"},
+			Data:       map[string][]byte{"big": make([]byte, 256<<10)},
+		}, metav1.CreateOptions{})
+		return err
+	})
+
+	src := &ClusterSource{Client: client, Filter: ClassFilter{}, Logger: testLogger(t)}
+	notified := make(chan struct{}, 100)
+	go src.Run(ctx, func() { notified <- struct{}{} })
+	select {
+	case <-notified:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the source never synced")
+	}
+
+	if c := src.TakeChanges(); !c.All {
+		t.Errorf("first changes = %+v, want everything", c)
+	}
+	st := src.State()
+	svc := types.NamespacedName{Namespace: "app", Name: "web"}
+	if len(st.Ingresses) != 1 || st.Services[svc] == nil || len(st.EndpointSlices[svc]) != 1 {
+		t.Fatalf("state = %d ingresses, services %v, slices %v", len(st.Ingresses), st.Services, st.EndpointSlices)
+	}
+	if len(st.Secrets) != 1 {
+		t.Fatalf("secrets = %v, want only the TLS one", st.Secrets)
+	}
+	secret := st.Secrets[types.NamespacedName{Namespace: "app", Name: "cert"}]
+	if len(secret.Data) != 2 || secret.Annotations != nil {
+		t.Errorf("cached TLS secret keeps more than its key pair: data %d keys, annotations %v", len(secret.Data), secret.Annotations)
+	}
+
+	// An EndpointSlice change is reported as such, for its Service only,
+	// and rebuilds only the slices part of the State.
+	mustCreate(t, func() error { return createSlice(ctx, client, "web-2", "web", "198.18.0.2") })
+	var changes Changes
+	eventually(t, 30*time.Second, "the new slice to be reported", func() error {
+		c := src.TakeChanges()
+		if c.All {
+			return fmt.Errorf("an EndpointSlice change was reported as a change to everything")
+		}
+		for k := range c.Endpoints {
+			if changes.Endpoints == nil {
+				changes.Endpoints = map[types.NamespacedName]bool{}
+			}
+			changes.Endpoints[k] = true
+		}
+		if !changes.Endpoints[svc] || len(src.EndpointSlices(svc)) != 2 {
+			return fmt.Errorf("changes %v, slices %d", changes.Endpoints, len(src.EndpointSlices(svc)))
+		}
+		return nil
+	})
+	st2 := src.State()
+	if len(st2.EndpointSlices[svc]) != 2 {
+		t.Errorf("state has %d slices for %s, want 2", len(st2.EndpointSlices[svc]), svc)
+	}
+	if reflect.ValueOf(st2.Services).Pointer() != reflect.ValueOf(st.Services).Pointer() {
+		t.Error("services were listed again although none changed")
+	}
+	if !reflect.DeepEqual(st2.Ingresses, st.Ingresses) {
+		t.Error("ingresses changed although none did")
+	}
+	if got := src.EndpointSlices(svc); got[0].Name != "web-1" || got[1].Name != "web-2" {
+		t.Errorf("slices not in name order: %s, %s", got[0].Name, got[1].Name)
+	}
+
+	// Any other change is a change to everything.
+	mustCreate(t, func() error {
+		_, err := client.CoreV1().Services("app").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "api"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	eventually(t, 30*time.Second, "the new service", func() error {
+		if c := src.TakeChanges(); c.All {
+			if src.State().Services[types.NamespacedName{Namespace: "app", Name: "api"}] == nil {
+				return fmt.Errorf("reported, but not in the state")
+			}
+			return nil
+		}
+		return fmt.Errorf("not reported as a change to everything yet")
+	})
+}
+
+func createSlice(ctx context.Context, client kubernetes.Interface, name, svc, ip string) error {
+	port := int32(8080)
+	_, err := client.DiscoveryV1().EndpointSlices("app").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: &port}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}}},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func mustCreate(t *testing.T, create func() error) {
+	t.Helper()
+	if err := create(); err != nil {
+		t.Fatal(err)
+	}
+}
