@@ -23,11 +23,30 @@ type Fanout struct {
 	Arrival Summary `json:"arrival"`
 	// WithinOneSecond counts the clients that had it within 1 s.
 	WithinOneSecond int `json:"within_one_second"`
+	// PeakRSSBytes is the control plane's peak memory, fan-out included.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// ConnectCPU and ChangeCPU are the CPU time the control plane and this
+	// process (the clients) spent connecting the clients, and from the
+	// change until the last client had it: on a small machine the clients
+	// compete for the same cores.
+	ConnectCPU CPUSplit `json:"connect_cpu"`
+	ChangeCPU  CPUSplit `json:"change_cpu"`
+}
+
+// CPUSplit is CPU time spent by the control plane and by the clients.
+type CPUSplit struct {
+	ControlPlaneSeconds float64 `json:"control_plane_seconds"`
+	ClientsSeconds      float64 `json:"clients_seconds"`
+}
+
+func (a CPUSplit) minus(b CPUSplit) CPUSplit {
+	return CPUSplit{ControlPlaneSeconds: a.ControlPlaneSeconds - b.ControlPlaneSeconds, ClientsSeconds: a.ClientsSeconds - b.ClientsSeconds}
 }
 
 // fanout runs the fan-out test with count clients, and the change on the
-// EndpointSlice of Service svc.
-func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, svc int) (Fanout, error) {
+// EndpointSlice of Service svc. beforeChange runs once every client is
+// connected and up to date, just before the change.
+func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, svc int, beforeChange func() error) (Fanout, error) {
 	result := Fanout{Clients: count}
 	main := c.ads.Snapshot()
 	subs := names{routes: sortedKeys(main.Routes), endpoints: sortedKeys(main.Endpoints)}
@@ -79,6 +98,9 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	result.ConnectSeconds = time.Since(start).Seconds()
 	c.log.Info("fan-out clients connected", "clients", count, "took", time.Since(start).Round(time.Millisecond))
 
+	if err := beforeChange(); err != nil {
+		return result, err
+	}
 	before := make([]string, count)
 	for i, cl := range clients {
 		before[i], _, _ = cl.state(resource.EndpointType)

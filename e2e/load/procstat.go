@@ -3,11 +3,14 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ProcStat is what /proc says of one process at one moment.
@@ -114,4 +117,44 @@ func childrenByName(ppid int) map[string]int {
 		}
 	}
 	return out
+}
+
+// selfCPUSeconds is the user and system time of this process so far.
+func selfCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// waitIdle returns once process pid used less than busy of a core over a
+// window of one second, or when ctx ends (it is no error to measure a
+// process that never idles; the caller logs how long it waited). A fixed
+// pause would be too short at one scale and wasteful at another: status
+// writes after convergence keep a control plane busy for seconds with
+// 10,000 Ingresses and for milliseconds with 100.
+func waitIdle(ctx context.Context, pid int, busy float64) (time.Duration, error) {
+	const window = time.Second
+	start := time.Now()
+	prev, err := ReadProcStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Since(start), nil
+		case <-time.After(window):
+		}
+		cur, err := ReadProcStat(pid)
+		if err != nil {
+			return 0, err
+		}
+		if (cur.CPUSeconds-prev.CPUSeconds)/window.Seconds() < busy {
+			return time.Since(start), nil
+		}
+		prev = cur
+	}
 }

@@ -131,11 +131,14 @@ func (r *Result) WriteTable(out io.Writer) error {
 	row("Ingress change", "%s (API write %s)", percentiles(r.IngressChange), percentiles(r.IngressChangeAPI))
 	row("endpoint change", "%s (API write %s)", percentiles(r.EndpointChange), percentiles(r.EndpointAPI))
 	if f := r.Fanout; f != nil {
-		row("fan-out", "%d clients: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s; connecting took %s",
-			f.Clients, f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond, secs(f.ConnectSeconds))
+		row("fan-out", "%d clients: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",
+			f.Clients, f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
+		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
+			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
+		row("", "peak RSS %s with the fan-out clients", bytesHuman(f.PeakRSSBytes))
 	}
 	m := r.Memory
-	row("peak RSS", "%s (%s at convergence; RSS %s after convergence, %s after changes)",
+	row("peak RSS", "%s before any fan-out (%s at convergence; RSS %s after convergence, %s after changes)",
 		bytesHuman(m.PeakRSSBytes), bytesHuman(m.PeakRSSConvergenceBytes), bytesHuman(m.RSSAfterConvergenceBytes), bytesHuman(m.RSSAfterChangesBytes))
 	row("control-plane CPU", "%.1f s to converge, %.1f s in all", r.CPU.ConvergenceSeconds, r.CPU.TotalSeconds)
 	for name, n := range r.Neighbours {

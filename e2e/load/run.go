@@ -58,14 +58,12 @@ type Config struct {
 
 // Run creates the workload, starts the control plane and measures it.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	log := cfg.Log
 	w := cfg.Workload
-	res := &Result{
+	s := &session{cfg: cfg, log: cfg.Log, res: &Result{
 		N: w.N, Ingresses: w.N, Services: w.Services(), Protocol: protocol(cfg.Delta),
 		Command: cfg.Command, Started: time.Now().UTC().Format(time.RFC3339),
 		Machine: DescribeMachine(),
-	}
-
+	}}
 	restCfg, kubeconfig, stop, err := cluster(cfg)
 	if err != nil {
 		return nil, err
@@ -75,148 +73,240 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// would otherwise hold up its shutdown.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	kube, err := kubernetes.NewForConfig(fastClient(restCfg))
-	if err != nil {
+	if s.kube, err = kubernetes.NewForConfig(fastClient(restCfg)); err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
-
-	log.Info("creating the workload", "ingresses", w.N, "objects", w.Objects())
-	createCtx, cancelCreate := context.WithTimeout(ctx, cfg.Timeout)
-	res.Create, err = Create(createCtx, kube, w, cfg.CreateWorkers, log)
-	cancelCreate()
-	if err != nil {
+	if err := s.createWorkload(ctx); err != nil {
 		return nil, err
 	}
-	log.Info("workload created", "objects", res.Create.Objects, "took", res.Create.Took.Round(time.Millisecond))
-
 	var status *statusWatch
 	if cfg.Status {
-		if status, err = watchStatus(ctx, kube, w); err != nil {
+		if status, err = watchStatus(ctx, s.kube, w); err != nil {
 			return nil, err
 		}
 	}
-
-	xdsPort, err := freePort()
-	if err != nil {
+	if err := s.startControlPlane(kubeconfig); err != nil {
 		return nil, err
 	}
-	xdsAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(xdsPort))
-	env, argv, err := ExpandCommand(cfg.Command, Placeholders{Kubeconfig: kubeconfig, XDSAddress: xdsAddress, XDSPort: strconv.Itoa(xdsPort)})
-	if err != nil {
+	defer s.cp.Stop()
+	if err := s.profiled("convergence", func() error { return s.converge(ctx) }); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(cfg.Dir, "control-plane.log")
-	res.Files = append(res.Files, logPath)
-	log.Info("starting the control plane", "command", strings.Join(append(env, argv...), " "), "log", logPath)
-	start := time.Now()
-	cp, err := StartControlPlane(env, argv, logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer cp.Stop()
-	var perf *perfRecording
-	if cfg.Perf {
-		path := filepath.Join(cfg.Dir, "convergence.perf.data")
-		if perf, err = startPerf(cp.Pid(), path); err != nil {
-			return nil, err
-		}
-		res.Files = append(res.Files, path)
-	}
-
-	ads, conv, err := converge(ctx, cfg.Timeout, xdsAddress, adsclient.Options{NodeID: "ingress-load", Delta: cfg.Delta}, w, start, cp.Exited)
-	if err != nil {
-		perf.stop()
-		return nil, err
-	}
-	defer ads.Close()
-	if err := perf.stop(); err != nil {
-		return nil, err
-	}
-	res.Convergence.ConnectedSeconds = conv.Connected.Seconds()
-	res.Convergence.FirstResponseSeconds = conv.FirstResponse.Seconds()
-	res.Convergence.AllHostsSeconds = conv.AllHosts.Seconds()
-	res.Convergence.AllEndpointsSeconds = conv.AllEndpoints.Seconds()
-	log.Info("converged", "allHosts", conv.AllHosts.Round(time.Millisecond), "allEndpoints", conv.AllEndpoints.Round(time.Millisecond))
-	if st, err := ReadProcStat(cp.Pid()); err == nil {
-		res.Memory.PeakRSSConvergenceBytes = st.PeakRSS
-		res.Memory.RSSAfterConvergenceBytes = st.RSS
-		res.CPU.ConvergenceSeconds = st.CPUSeconds
-	}
-
+	defer s.ads.Close()
 	if status != nil {
-		statusCtx, cancelStatus := context.WithTimeout(ctx, cfg.Timeout)
-		at, err := status.wait(statusCtx)
-		cancelStatus()
-		if err != nil {
-			return nil, fmt.Errorf("waiting for Ingress status: %w", err)
+		if err := s.waitStatus(ctx, status); err != nil {
+			return nil, err
 		}
-		res.Status = &Status{
-			FromStartSeconds:        at.Sub(start).Seconds(),
-			AfterConvergenceSeconds: at.Sub(start.Add(conv.AllHosts)).Seconds(),
-		}
-		log.Info("every Ingress has a status address", "fromStart", at.Sub(start).Round(time.Millisecond))
 	}
 	if err := sleep(ctx, cfg.Settle); err != nil {
 		return nil, err
 	}
-
-	if cfg.Perf {
-		path := filepath.Join(cfg.Dir, "changes.perf.data")
-		if perf, err = startPerf(cp.Pid(), path); err != nil {
+	if err := s.quiesce(ctx, "convergence"); err != nil {
+		return nil, err
+	}
+	ch := &changer{kube: s.kube, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, log: s.log}
+	if err := s.profiled("changes", func() error { return s.changes(ctx, ch) }); err != nil {
+		return nil, err
+	}
+	// Memory and CPU before the fan-out, which adds hundreds of streams
+	// the other figures are not about.
+	if err := s.readProcess(func(st ProcStat) {
+		s.res.Memory.PeakRSSBytes = st.PeakRSS
+		s.res.Memory.RSSAfterChangesBytes = st.RSS
+		s.res.CPU.TotalSeconds = st.CPUSeconds
+	}); err != nil {
+		return nil, err
+	}
+	if cfg.Fanout > 0 {
+		if err := s.fanout(ctx, ch); err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, path)
-	}
-	ch := &changer{kube: kube, ads: ads, w: w, run: runID(), interval: cfg.Interval, log: log}
-	if err := measureChanges(ctx, ch, xdsAddress, cfg, res); err != nil {
-		perf.stop()
-		return nil, err
-	}
-	if err := perf.stop(); err != nil {
-		return nil, err
-	}
-	if err := cp.Exited(); err != nil {
-		return nil, err
-	}
-	if st, err := ReadProcStat(cp.Pid()); err == nil {
-		res.Memory.PeakRSSBytes = st.PeakRSS
-		res.Memory.RSSAfterChangesBytes = st.RSS
-		res.CPU.TotalSeconds = st.CPUSeconds
 	}
 	if cfg.Kubeconfig == "" {
-		res.Neighbours = neighbours()
+		s.res.Neighbours = neighbours()
 	} else {
 		ch.cleanUp(ctx, cfg.Changes)
 	}
-	res.Rejected = len(ads.Snapshot().Rejected)
-	return res, nil
+	s.res.Rejected = len(s.ads.Snapshot().Rejected)
+	return s.res, nil
 }
 
-// measureChanges takes the change samples and runs the fan-out test.
-func measureChanges(ctx context.Context, ch *changer, xdsAddress string, cfg Config, res *Result) error {
-	ing, err := ch.ingressChanges(ctx, cfg.Changes)
+// session is the state of one run as it goes through its phases.
+type session struct {
+	cfg  Config
+	log  *slog.Logger
+	res  *Result
+	kube kubernetes.Interface
+
+	cp    *ControlPlane
+	xds   string    // the control plane's xDS address
+	start time.Time // when the control plane was started
+	conv  Convergence
+	ads   *adsclient.Client
+}
+
+func (s *session) createWorkload(ctx context.Context) error {
+	w := s.cfg.Workload
+	s.log.Info("creating the workload", "ingresses", w.N, "objects", w.Objects())
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	var err error
+	if s.res.Create, err = Create(ctx, s.kube, w, s.cfg.CreateWorkers, s.log); err != nil {
+		return err
+	}
+	s.log.Info("workload created", "objects", s.res.Create.Objects, "took", s.res.Create.Took.Round(time.Millisecond))
+	return nil
+}
+
+func (s *session) startControlPlane(kubeconfig string) error {
+	port, err := freePort()
 	if err != nil {
 		return err
 	}
-	res.IngressChange, res.IngressChangeAPI = Summarize(latencies(ing)), Summarize(apiLatencies(ing))
-	ch.log.Info("Ingress changes", "p50", res.IngressChange.P50, "p90", res.IngressChange.P90)
-	ep, err := ch.endpointChanges(ctx, cfg.Changes)
+	s.xds = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	env, argv, err := ExpandCommand(s.cfg.Command, Placeholders{Kubeconfig: kubeconfig, XDSAddress: s.xds, XDSPort: strconv.Itoa(port)})
 	if err != nil {
 		return err
 	}
-	res.EndpointChange, res.EndpointAPI = Summarize(latencies(ep)), Summarize(apiLatencies(ep))
-	ch.log.Info("endpoint changes", "p50", res.EndpointChange.P50, "p90", res.EndpointChange.P90)
-	if cfg.Fanout > 0 {
-		fanCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		defer cancel()
-		// A Service the endpoint samples did not touch.
-		svc := pick(cfg.Changes, cfg.Workload.Services())
-		f, err := ch.fanout(fanCtx, xdsAddress, cfg.Fanout, cfg.Delta, svc)
-		if err != nil {
+	logPath := filepath.Join(s.cfg.Dir, "control-plane.log")
+	s.res.Files = append(s.res.Files, logPath)
+	s.log.Info("starting the control plane", "command", strings.Join(append(env, argv...), " "), "log", logPath)
+	s.start = time.Now()
+	s.cp, err = StartControlPlane(env, argv, logPath)
+	return err
+}
+
+// profiled runs fn, under `perf record` when asked, into <name>.perf.data.
+func (s *session) profiled(name string, fn func() error) error {
+	if !s.cfg.Perf {
+		return fn()
+	}
+	path := filepath.Join(s.cfg.Dir, name+".perf.data")
+	perf, err := startPerf(s.cp.Pid(), path)
+	if err != nil {
+		return err
+	}
+	s.res.Files = append(s.res.Files, path)
+	if err := fn(); err != nil {
+		perf.stop()
+		return err
+	}
+	return perf.stop()
+}
+
+func (s *session) converge(ctx context.Context) error {
+	opts := adsclient.Options{NodeID: "ingress-load", Delta: s.cfg.Delta}
+	ads, conv, err := converge(ctx, s.cfg.Timeout, s.xds, opts, s.cfg.Workload, s.start, s.cp.Exited)
+	if err != nil {
+		return err
+	}
+	s.ads, s.conv = ads, conv
+	c := &s.res.Convergence
+	c.ConnectedSeconds = conv.Connected.Seconds()
+	c.FirstResponseSeconds = conv.FirstResponse.Seconds()
+	c.AllHostsSeconds = conv.AllHosts.Seconds()
+	c.AllEndpointsSeconds = conv.AllEndpoints.Seconds()
+	s.log.Info("converged", "allHosts", conv.AllHosts.Round(time.Millisecond), "allEndpoints", conv.AllEndpoints.Round(time.Millisecond))
+	return s.readProcess(func(st ProcStat) {
+		s.res.Memory.PeakRSSConvergenceBytes = st.PeakRSS
+		s.res.Memory.RSSAfterConvergenceBytes = st.RSS
+		s.res.CPU.ConvergenceSeconds = st.CPUSeconds
+	})
+}
+
+func (s *session) waitStatus(ctx context.Context, status *statusWatch) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	at, err := status.wait(ctx)
+	if err != nil {
+		return fmt.Errorf("waiting for Ingress status: %w", err)
+	}
+	s.res.Status = &Status{
+		FromStartSeconds:        at.Sub(s.start).Seconds(),
+		AfterConvergenceSeconds: at.Sub(s.start.Add(s.conv.AllHosts)).Seconds(),
+	}
+	s.log.Info("every Ingress has a status address", "fromStart", at.Sub(s.start).Round(time.Millisecond))
+	return nil
+}
+
+// changes takes the Ingress and endpoint change samples.
+func (s *session) changes(ctx context.Context, ch *changer) error {
+	ing, err := ch.ingressChanges(ctx, s.cfg.Changes)
+	if err != nil {
+		return err
+	}
+	s.res.IngressChange, s.res.IngressChangeAPI = Summarize(latencies(ing)), Summarize(apiLatencies(ing))
+	s.log.Info("Ingress changes", "p50ms", s.res.IngressChange.P50, "p90ms", s.res.IngressChange.P90)
+	ep, err := ch.endpointChanges(ctx, s.cfg.Changes)
+	if err != nil {
+		return err
+	}
+	s.res.EndpointChange, s.res.EndpointAPI = Summarize(latencies(ep)), Summarize(apiLatencies(ep))
+	s.log.Info("endpoint changes", "p50ms", s.res.EndpointChange.P50, "p90ms", s.res.EndpointChange.P90)
+	return nil
+}
+
+func (s *session) fanout(ctx context.Context, ch *changer) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	cpu := func() (CPUSplit, error) {
+		st, err := ReadProcStat(s.cp.Pid())
+		return CPUSplit{ControlPlaneSeconds: st.CPUSeconds, ClientsSeconds: selfCPUSeconds()}, err
+	}
+	start, err := cpu()
+	if err != nil {
+		return err
+	}
+	var connected CPUSplit
+	beforeChange := func() error {
+		// Connecting 500 clients leaves the control plane busy after
+		// the last has its first responses; a change then would time
+		// that backlog too.
+		if err := s.quiesce(ctx, "fan-out clients connected"); err != nil {
 			return err
 		}
-		res.Fanout = &f
+		connected, err = cpu()
+		return err
 	}
+	// A Service the endpoint samples did not touch.
+	svc := pick(s.cfg.Changes, s.cfg.Workload.Services())
+	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, svc, beforeChange)
+	if err != nil {
+		return err
+	}
+	end, err := cpu()
+	if err != nil {
+		return err
+	}
+	f.ConnectCPU = connected.minus(start)
+	f.ChangeCPU = end.minus(connected)
+	s.res.Fanout = &f
+	return s.readProcess(func(st ProcStat) { f.PeakRSSBytes = st.PeakRSS })
+}
+
+// quiesce waits, at most a minute, for the control plane to go idle.
+func (s *session) quiesce(ctx context.Context, after string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	took, err := waitIdle(ctx, s.cp.Pid(), 0.05)
+	if err != nil {
+		return err
+	}
+	s.log.Info("control plane idle", "after", after, "waited", took.Round(time.Millisecond))
+	return nil
+}
+
+// readProcess reads the control plane's /proc figures into the result,
+// after checking it is still alive: figures from a dead process are wrong.
+func (s *session) readProcess(into func(ProcStat)) error {
+	if err := s.cp.Exited(); err != nil {
+		return err
+	}
+	st, err := ReadProcStat(s.cp.Pid())
+	if err != nil {
+		return err
+	}
+	into(st)
 	return nil
 }
 
