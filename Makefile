@@ -36,8 +36,20 @@ golden:
 demo: tools build
 	bash hack/demo.sh
 
+## bench: translation and xDS benchmarks, then the load command at each of
+## BENCH_N Ingresses against bin/ingress-xds (results in bin/bench/, see
+## docs/benchmarks.md). BENCH_FLAGS adds flags, e.g. BENCH_FLAGS='-delta'.
+BENCH_N ?= 100 1000
+BENCH_FLAGS ?= -changes 20 -fanout 500
+BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
 bench: tools build
-	KUBEBUILDER_ASSETS=$(TOOLS)/kube $(GO) test -run '^$$' -bench . -benchmem ./translate
+	$(GO) test -run '^$$' -bench . -benchmem ./translate ./xds
+	$(GO) build -o bin/ingress-load ./e2e/cmd/ingress-load
+	mkdir -p bin/bench
+	for n in $(BENCH_N); do \
+	  KUBEBUILDER_ASSETS=$(TOOLS)/kube bin/ingress-load -n $$n $(BENCH_FLAGS) \
+	    -json bin/bench/load-$$n.json -cmd '$(BENCH_CMD)' || exit 1; \
+	done
 
 e2e-kind:
 	bash e2e/kind/run.sh
