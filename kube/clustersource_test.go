@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -97,5 +98,57 @@ func TestClassFilter(t *testing.T) {
 				t.Errorf("owned = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDropUnusedFieldsKeepsWhatTranslationReads(t *testing.T) {
+	ready := true
+	port := int32(8080)
+	name := "http"
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-1", Namespace: "app", ResourceVersion: "3",
+			Labels:        map[string]string{discoveryv1.LabelServiceName: "web", "other": "x"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kcm"}},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}},
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{"10.0.0.1"},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Name: "web-abc"},
+			NodeName:   &name,
+		}},
+	}
+	got, _ := dropUnusedFields(slice)
+	es := got.(*discoveryv1.EndpointSlice)
+	if svc, ok := ServiceNameOf(es); !ok || svc.Name != "web" || es.ResourceVersion != "3" {
+		t.Errorf("slice lost its identity: %+v", es.ObjectMeta)
+	}
+	if len(es.Labels) != 1 || es.ManagedFields != nil {
+		t.Errorf("slice metadata not trimmed: %+v", es.ObjectMeta)
+	}
+	ep := es.Endpoints[0]
+	if ep.Addresses[0] != "10.0.0.1" || ep.Conditions.Ready == nil || !*ep.Conditions.Ready || ep.TargetRef != nil || ep.NodeName != nil {
+		t.Errorf("endpoint = %+v, want the address and readiness only", ep)
+	}
+	if *es.Ports[0].Port != 8080 || *es.Ports[0].Name != "http" {
+		t.Errorf("ports = %+v", es.Ports)
+	}
+
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{"a": "b"}},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeExternalName, ExternalName: "example.org",
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"},
+		},
+	}
+	got, _ = dropUnusedFields(svc)
+	s := got.(*corev1.Service)
+	if s.Name != "web" || s.Spec.Type != corev1.ServiceTypeExternalName || s.Spec.ExternalName != "example.org" || len(s.Spec.Ports) != 1 {
+		t.Errorf("service lost what translation reads: %+v", s)
+	}
+	if s.Annotations != nil || s.Spec.Selector != nil {
+		t.Errorf("service not trimmed: %+v", s)
 	}
 }
