@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,6 +40,13 @@ func (p *perfRecording) stop() error {
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case err := <-done:
+		// perf writes its data and then dies of the SIGINT it was sent.
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+				return nil
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("perf record into %s: %w", p.Path, err)
 		}
