@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"sync"
@@ -33,7 +34,9 @@ type serveFlags struct {
 	watchClassless bool
 	translate      translateFlags
 	xdsAddress     string
+	xdsTLS         serveTLSFlags
 	metricsAddress string
+	pprof          bool
 	status         statusFlags
 	holdoff        time.Duration
 	maxHoldoff     time.Duration
@@ -49,7 +52,9 @@ func runServe(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.watchClassless, "watch-classless", false, "also serve Ingresses that name no class")
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
+	f.xdsTLS.register(fs)
 	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz, /readyz and /metrics")
+	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-address")
 	f.status.register(fs)
 	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
@@ -65,6 +70,10 @@ func runServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	xdsTLS, err := f.xdsTLS.config(logger.With("component", "xds"))
+	if err != nil {
+		return err
+	}
 
 	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
 	var source kube.Source
@@ -90,7 +99,7 @@ func runServe(ctx context.Context, args []string) error {
 		}
 	}
 
-	server := xds.NewServer(logger.With("component", "xds"))
+	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS})
 	p := &pipeline{
 		log:        logger,
 		source:     source,
@@ -124,7 +133,11 @@ func runServe(ctx context.Context, args []string) error {
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
-	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, server.HTTPHandler(p.ready.Load)) })
+	handler := server.HTTPHandler(p.ready.Load)
+	if f.pprof {
+		handler = withProfiles(handler)
+	}
+	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, handler) })
 
 	<-ctx.Done()
 	wg.Wait()
@@ -214,6 +227,18 @@ func (p *pipeline) reportProblems(st *kube.State, problems []translate.Problem) 
 		}
 	}
 	p.lastProblems = current
+}
+
+// withProfiles adds net/http/pprof's handlers, for measuring a live process.
+func withProfiles(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func serveHTTP(ctx context.Context, address string, h http.Handler) error {
