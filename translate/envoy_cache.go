@@ -14,7 +14,9 @@ import (
 // message is therefore identical to a fresh rendering. Messages are shared
 // with published snapshots, so nobody may modify them.
 //
-// Like the memo, each render keeps only what it used.
+// The maps are updated in place and pruned of what the model no longer has
+// once that is half of them: a render costs a lookup per resource, not a new
+// map per resource type.
 type envoyCache struct {
 	opts         Options
 	httpListener *listenerv3.Listener
@@ -27,12 +29,11 @@ type envoyCache struct {
 	next envoyGeneration
 }
 
+// envoyGeneration holds what a render used of the few, small kinds that are
+// simply rebuilt each time.
 type envoyGeneration struct {
-	clusters map[string]*clusterEntry
-	loads    map[string]*loadEntry
-	vhosts   map[vhostKey]*vhostEntry
-	chains   map[string]*chainEntry
-	secrets  map[string]*secretEntry
+	chains  map[string]*chainEntry
+	secrets map[string]*secretEntry
 }
 
 type clusterEntry struct {
@@ -73,20 +74,19 @@ func newEnvoyCache() *envoyCache {
 func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 	if opts != c.opts || c.httpListener == nil {
 		// Options shape every message: start over.
-		*c = envoyCache{opts: opts}
+		*c = envoyCache{
+			opts:     opts,
+			clusters: map[string]*clusterEntry{},
+			loads:    map[string]*loadEntry{},
+			vhosts:   map[vhostKey]*vhostEntry{},
+		}
 		l, err := httpListener(opts)
 		if err != nil {
 			return nil, err
 		}
 		c.httpListener = l
 	}
-	c.next = envoyGeneration{
-		clusters: make(map[string]*clusterEntry, len(m.Backends)),
-		loads:    make(map[string]*loadEntry, len(m.Backends)),
-		vhosts:   make(map[vhostKey]*vhostEntry, len(m.VirtualHosts)),
-		chains:   map[string]*chainEntry{},
-		secrets:  map[string]*secretEntry{},
-	}
+	c.next = envoyGeneration{chains: map[string]*chainEntry{}, secrets: map[string]*secretEntry{}}
 	res := &Resources{
 		Listeners: []*listenerv3.Listener{c.httpListener},
 		Clusters:  make([]*clusterv3.Cluster, 0, len(m.Backends)),
@@ -102,9 +102,41 @@ func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 			res.Endpoints = append(res.Endpoints, c.loadAssignment(be))
 		}
 	}
-	c.clusters, c.loads, c.vhosts, c.chains, c.secrets = c.next.clusters, c.next.loads, c.next.vhosts, c.next.chains, c.next.secrets
+	c.chains, c.secrets = c.next.chains, c.next.secrets
 	c.next = envoyGeneration{}
+	c.prune(m)
 	return res, nil
+}
+
+// prune drops what the model no longer has, once that is half the entries.
+func (c *envoyCache) prune(m *Model) {
+	if len(c.clusters) > 2*len(m.Backends)+64 || len(c.loads) > 2*len(m.Backends)+64 {
+		live := make(map[string]bool, len(m.Backends))
+		for _, be := range m.Backends {
+			live[be.Name] = true
+		}
+		for name := range c.clusters {
+			if !live[name] {
+				delete(c.clusters, name)
+			}
+		}
+		for name := range c.loads {
+			if !live[name] {
+				delete(c.loads, name)
+			}
+		}
+	}
+	if len(c.vhosts) > 4*len(m.VirtualHosts)+64 {
+		live := make(map[string]bool, len(m.VirtualHosts))
+		for _, vh := range m.VirtualHosts {
+			live[vh.Host] = true
+		}
+		for key := range c.vhosts {
+			if !live[key.host] {
+				delete(c.vhosts, key)
+			}
+		}
+	}
 }
 
 func (c *envoyCache) cluster(be *Backend) *clusterv3.Cluster {
@@ -116,8 +148,8 @@ func (c *envoyCache) cluster(be *Backend) *clusterv3.Cluster {
 		} else {
 			e.msg = edsCluster(be.Name)
 		}
+		c.clusters[be.Name] = e
 	}
-	c.next.clusters[be.Name] = e
 	return e.msg
 }
 
@@ -125,8 +157,8 @@ func (c *envoyCache) loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignme
 	e := c.loads[be.Name]
 	if e == nil || !sameEndpoints(e.endpoints, be.Endpoints) {
 		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}
+		c.loads[be.Name] = e
 	}
-	c.next.loads[be.Name] = e
 	return e.msg
 }
 
@@ -141,14 +173,11 @@ func sameEndpoints(a, b []Endpoint) bool {
 
 func (c *envoyCache) virtualHost(vh *VirtualHost, tls bool) *routev3.VirtualHost {
 	key := vhostKey{host: vh.Host, tls: tls}
-	if e, ok := c.next.vhosts[key]; ok {
-		return e.msg
-	}
 	e := c.vhosts[key]
 	if e == nil || !sameRoutes(e.routes, vh.Routes) {
 		e = &vhostEntry{routes: append([]*Route(nil), vh.Routes...), msg: virtualHost(vh, tls)}
+		c.vhosts[key] = e
 	}
-	c.next.vhosts[key] = e
 	return e.msg
 }
 

@@ -35,11 +35,12 @@ type memo struct {
 	backendUsers map[string]int         // how many hosts route to it
 	backendNames *sortedSet             // keys of backendRefs
 
-	backends     map[string]*Backend
-	certs        map[types.NamespacedName]certEntry
-	eps          map[string]*endpointsEntry
-	nextBackends map[string]*Backend
-	nextEps      map[string]*endpointsEntry
+	// Per backend name; updated in place, and pruned of backends no host
+	// routes to any more once they make up half of the entries, so that a
+	// build costs a lookup per backend rather than a new map.
+	backends map[string]*Backend
+	eps      map[string]*endpointsEntry
+	certs    map[types.NamespacedName]certEntry
 }
 
 type certEntry struct {
@@ -189,14 +190,14 @@ func (m *memo) model(st *kube.State) *Model {
 	}
 	sort.Slice(model.Certificates, func(i, j int) bool { return model.Certificates[i].Name < model.Certificates[j].Name })
 
-	m.nextBackends = make(map[string]*Backend, len(m.backendNames.sorted))
-	m.nextEps = make(map[string]*endpointsEntry, len(m.backendNames.sorted))
 	model.Backends = make([]*Backend, 0, len(m.backendNames.sorted))
 	for _, name := range m.backendNames.sorted {
 		model.Backends = append(model.Backends, m.backend(m.backendRefs[name], st))
 	}
-	m.backends, m.eps = m.nextBackends, m.nextEps
-	m.nextBackends, m.nextEps = nil, nil
+	if live := len(m.backendRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
+		pruneTo(m.backends, m.backendRefs)
+		pruneTo(m.eps, m.backendRefs)
+	}
 
 	for _, f := range m.fragments {
 		model.Problems = append(model.Problems, f.problems...)
@@ -219,8 +220,8 @@ func (m *memo) backend(ref *backendRef, st *kube.State) *Backend {
 	if be == nil || be.Service != ref.service || be.Port != ref.port.Port || be.portName != ref.port.Name ||
 		be.ExternalName != ref.externalName || !sameEndpoints(be.Endpoints, eps) {
 		be = &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, portName: ref.port.Name, Endpoints: eps}
+		m.backends[ref.name] = be
 	}
-	m.nextBackends[ref.name] = be
 	return be
 }
 
@@ -250,8 +251,8 @@ func (m *memo) endpoints(ref *backendRef, slices []*discoveryv1.EndpointSlice) [
 	e := m.eps[ref.name]
 	if e == nil || e.portName != ref.port.Name || !sameSlices(e.slices, slices) {
 		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: readyEndpoints(slices, ref.port)}
+		m.eps[ref.name] = e
 	}
-	m.nextEps[ref.name] = e
 	return e.result
 }
 
@@ -276,4 +277,13 @@ func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
 		}
 	}
 	return true
+}
+
+// pruneTo deletes the entries of m whose keys live does not have.
+func pruneTo[V, W any](m map[string]V, live map[string]W) {
+	for k := range m {
+		if _, ok := live[k]; !ok {
+			delete(m, k)
+		}
+	}
 }

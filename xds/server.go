@@ -113,7 +113,6 @@ func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*cache.Sn
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.snapshots.validate(r); err != nil {
-		s.snapshots.commit()
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, fmt.Errorf("refusing to publish invalid resources: %w", err)
 	}

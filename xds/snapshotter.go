@@ -24,10 +24,23 @@ import (
 // The route configuration is rebuilt on every change but made of remembered
 // virtual hosts, so it is validated and hashed through them.
 //
-// Each publish keeps only what it used.
+// The remembered results are kept in place and pruned of messages no longer
+// published once those are half of them. A type whose content did not change
+// reuses the previous snapshot's indexes, which go-control-plane never
+// writes to, so a change to one type costs nothing for the others.
 type snapshotter struct {
 	seen map[proto.Message]resourceInfo
-	next map[proto.Message]resourceInfo
+	prev [cacheTypes]typeSnapshot
+	// routes holds the route configurations' results within one publish.
+	routes map[*routev3.RouteConfiguration]resourceInfo
+}
+
+// cacheTypes is the number of resource types a go-control-plane snapshot has.
+const cacheTypes = len(cache.Snapshot{}.Resources)
+
+type typeSnapshot struct {
+	resources cache.Resources
+	versions  map[string]string
 }
 
 type resourceInfo struct {
@@ -47,21 +60,9 @@ func (s *snapshotter) build(r *translate.Resources) (*cache.Snapshot, error) {
 	return s.snapshot(r)
 }
 
-func (s *snapshotter) begin() {
-	if s.next == nil {
-		s.next = make(map[proto.Message]resourceInfo, len(s.seen))
-	}
-}
-
-func (s *snapshotter) commit() {
-	if s.next != nil {
-		s.seen, s.next = s.next, nil
-	}
-}
-
 // validate runs Envoy's field validation on every resource.
 func (s *snapshotter) validate(r *translate.Resources) error {
-	s.begin()
+	s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
 	var errs []error
 	for _, t := range typedResources(r) {
 		for _, item := range t.items {
@@ -77,45 +78,95 @@ func (s *snapshotter) validate(r *translate.Resources) error {
 // per type and per resource (the latter for delta xDS, filled in here so that
 // the cache never encodes everything again to compute them).
 func (s *snapshotter) snapshot(r *translate.Resources) (*cache.Snapshot, error) {
-	s.begin()
-	defer s.commit()
+	if s.routes == nil {
+		s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
+	}
+	defer func() { s.routes = nil }()
 	snap := &cache.Snapshot{VersionMap: map[string]map[string]string{}}
+	live := 0
+	var hashes []string
 	for _, t := range typedResources(r) {
-		versions := make(map[string]string, len(t.items))
+		live += len(t.items)
+		hashes = hashes[:0]
 		h := sha256.New()
 		for _, item := range t.items {
-			name := cache.GetResourceName(item)
 			info := s.info(item)
 			if info.hash == "" {
-				return nil, fmt.Errorf("%s %q: %w", t.typeURL, name, info.err)
+				return nil, fmt.Errorf("%s %q: %w", t.typeURL, cache.GetResourceName(item), info.err)
 			}
-			versions[name] = info.hash
-			writeField(h, name)
+			hashes = append(hashes, info.hash)
+			writeField(h, cache.GetResourceName(item))
 			writeField(h, info.hash)
 		}
-		snap.Resources[cache.GetResponseType(t.typeURL)] = cache.NewResources(hex.EncodeToString(h.Sum(nil))[:16], t.items)
-		snap.VersionMap[t.typeURL] = versions
+		version := hex.EncodeToString(h.Sum(nil))[:16]
+		i := cache.GetResponseType(t.typeURL)
+		if prev := s.prev[i]; prev.versions == nil || prev.resources.Version != version {
+			versions := make(map[string]string, len(t.items))
+			for j, item := range t.items {
+				versions[cache.GetResourceName(item)] = hashes[j]
+			}
+			s.prev[i] = typeSnapshot{resources: cache.NewResources(version, t.items), versions: versions}
+		}
+		snap.Resources[i] = s.prev[i].resources
+		snap.VersionMap[t.typeURL] = s.prev[i].versions
 	}
 	if err := snap.Consistent(); err != nil {
 		return nil, fmt.Errorf("inconsistent snapshot: %w", err)
 	}
+	s.prune(r, live)
 	return snap, nil
 }
 
+// prune forgets messages no longer published, once they are half of what is
+// remembered. Virtual hosts are remembered beside their route
+// configurations, so they count too.
+func (s *snapshotter) prune(r *translate.Resources, live int) {
+	for _, rc := range r.Routes {
+		live += len(rc.VirtualHosts)
+	}
+	if len(s.seen) <= 2*live+1024 {
+		return
+	}
+	kept := make(map[proto.Message]resourceInfo, live)
+	keep := func(m proto.Message) {
+		if info, ok := s.seen[m]; ok {
+			kept[m] = info
+		}
+	}
+	for _, t := range typedResources(r) {
+		for _, item := range t.items {
+			keep(item)
+		}
+	}
+	for _, rc := range r.Routes {
+		for _, vh := range rc.VirtualHosts {
+			keep(vh)
+		}
+	}
+	s.seen = kept
+}
+
 // info returns a message's hash and validation result, computing them once.
+// Route configurations are the exception: the translator assembles a new
+// one on every change, so it is not remembered (that would keep every past
+// one alive), only the virtual hosts it is made of; a publish computes it
+// once for validation and once for the snapshot.
 func (s *snapshotter) info(m proto.Message) resourceInfo {
-	if info, ok := s.next[m]; ok {
+	if rc, isRoute := m.(*routev3.RouteConfiguration); isRoute {
+		info, ok := s.routes[rc]
+		if !ok {
+			info = s.routeConfigurationInfo(rc)
+			if s.routes != nil {
+				s.routes[rc] = info
+			}
+		}
 		return info
 	}
 	info, ok := s.seen[m]
 	if !ok {
-		if rc, isRoute := m.(*routev3.RouteConfiguration); isRoute {
-			info = s.routeConfigurationInfo(rc)
-		} else {
-			info = messageInfo(m)
-		}
+		info = messageInfo(m)
+		s.seen[m] = info
 	}
-	s.next[m] = info
 	return info
 }
 
