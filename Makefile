@@ -41,7 +41,7 @@ demo: tools build
 ## docs/benchmarks.md). BENCH_FLAGS adds flags, e.g. BENCH_FLAGS='-delta'.
 BENCH_N ?= 100 1000
 BENCH_FLAGS ?= -changes 20 -fanout 500
-BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
+BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
 bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./translate ./xds
 	$(GO) build -o bin/ingress-load ./e2e/cmd/ingress-load

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -149,21 +150,33 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The xDS certificates, made as the install guide says, by someone
+	// with only the rights of deploy/certgen-role.yaml.
+	xdsCerts := makeXDSCerts(t, api, ns)
+
 	// The control plane, with the Deployment's arguments (but loopback
-	// addresses) and environment, as the ServiceAccount.
+	// addresses, and the Secrets' files where the kubelet would mount
+	// them) and environment, as the ServiceAccount.
 	sa := "system:serviceaccount:" + ns + ":" + m.serviceAccount.Name
 	kubeconfig := impersonatingKubeconfig(t, api.config, sa)
 	serve := container(t, m.controlPlane.Spec.Template.Spec, "ingress-xds", false)
 	var args []string
 	for _, a := range serve.Args[1:] {
-		if !strings.HasPrefix(a, "--xds-address=") && !strings.HasPrefix(a, "--metrics-address=") && !strings.HasPrefix(a, "--http-port=") {
+		if !strings.HasPrefix(a, "--xds-address=") && !strings.HasPrefix(a, "--metrics-address=") && !strings.HasPrefix(a, "--http-port=") &&
+			!strings.HasPrefix(a, "--xds-tls-") {
 			args = append(args, a)
 		}
 	}
 	t.Setenv("POD_NAMESPACE", ns)
 	t.Setenv("POD_NAME", "ingress-xds-0")
-	cp := framework.StartControlPlane(t, append(args, "--kubeconfig", kubeconfig)...)
+	cp := framework.StartSecureControlPlane(t, xdsCerts, append(args, "--kubeconfig", kubeconfig)...)
 	framework.Eventually(t, waitLong, "control plane ready", cp.Ready)
+	// The two Secrets make a pair: the client's certificate is accepted by
+	// the server, whose certificate the client trusts.
+	health, err := healthpb.NewHealthClient(cp.DialXDS(t)).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health over mutual TLS with the client Secret: %v, %v", health, err)
+	}
 	framework.Eventually(t, waitLong, "status of the Ingress is the Envoy node's ExternalIP", func() error {
 		got, err := api.client.NetworkingV1().Ingresses("default").Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {

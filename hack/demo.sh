@@ -22,7 +22,7 @@ trap cleanup EXIT INT TERM
 
 bin/echo -listen 127.0.0.1:9001=coffee,127.0.0.1:9002=tea >"$state/echo.log" 2>&1 &
 pids+=($!)
-bin/ingress-xds serve --manifests examples --xds-address 127.0.0.1:18000 \
+bin/ingress-xds serve --insecure --manifests examples --xds-address 127.0.0.1:18000 \
   --metrics-address 127.0.0.1:8000 --http-port 8080 >"$state/ingress-xds.log" 2>&1 &
 pids+=($!)
 bin/ingress-xds bootstrap --xds-address 127.0.0.1:18000 --node-id demo \

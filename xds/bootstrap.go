@@ -26,6 +26,14 @@ type BootstrapOptions struct {
 	NodeCluster  string // defaults to "ingress-xds"
 	AdminAddress string // host:port of Envoy's admin interface
 	Delta        bool   // use incremental (delta) ADS
+	// TLS, when set, connects over mutual TLS with these files (paths on
+	// Envoy's filesystem): Envoy's client certificate and key, and the CA
+	// of the server's certificate. Nil connects in plaintext.
+	TLS *TLSFiles
+	// ServerName is the name the server's certificate must be valid for,
+	// sent as SNI unless it is an IP address; the host of XDSAddress when
+	// empty. Only used with TLS.
+	ServerName string
 }
 
 // Bootstrap builds an Envoy bootstrap that takes listeners and clusters (and
@@ -73,6 +81,31 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 		ResourceApiVersion:    corev3.ApiVersion_V3,
 		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
 	}
+	xdsCluster := &clusterv3.Cluster{
+		Name:                          XDSClusterName,
+		ClusterDiscoveryType:          &clusterv3.Cluster_Type{Type: discovery},
+		ConnectTimeout:                durationpb.New(1 * time.Second),
+		TypedExtensionProtocolOptions: map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": protocolOptions},
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{
+			ClusterName: XDSClusterName,
+			Endpoints: []*endpointv3.LocalityLbEndpoints{{
+				LbEndpoints: []*endpointv3.LbEndpoint{{
+					HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+						Address: socketAddress(xdsHost, xdsPort),
+					}},
+				}},
+			}},
+		},
+	}
+	if o.TLS != nil {
+		serverName := o.ServerName
+		if serverName == "" {
+			serverName = xdsHost
+		}
+		if err := withMutualTLS(xdsCluster, *o.TLS, serverName); err != nil {
+			return nil, err
+		}
+	}
 	return &bootstrapv3.Bootstrap{
 		Node: &corev3.Node{Id: o.NodeID, Cluster: nodeCluster},
 		Admin: &bootstrapv3.Admin{
@@ -91,22 +124,7 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 			CdsConfig: ads,
 		},
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
-			Clusters: []*clusterv3.Cluster{{
-				Name:                          XDSClusterName,
-				ClusterDiscoveryType:          &clusterv3.Cluster_Type{Type: discovery},
-				ConnectTimeout:                durationpb.New(1 * time.Second),
-				TypedExtensionProtocolOptions: map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": protocolOptions},
-				LoadAssignment: &endpointv3.ClusterLoadAssignment{
-					ClusterName: XDSClusterName,
-					Endpoints: []*endpointv3.LocalityLbEndpoints{{
-						LbEndpoints: []*endpointv3.LbEndpoint{{
-							HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-								Address: socketAddress(xdsHost, xdsPort),
-							}},
-						}},
-					}},
-				},
-			}},
+			Clusters: []*clusterv3.Cluster{xdsCluster},
 		},
 	}, nil
 }

@@ -16,6 +16,7 @@ import (
 	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
@@ -65,12 +66,12 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 
 func (s *Server) newGRPCServer() *grpc.Server {
 	o := s.opts
-	return grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxRecvMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxSendMessageBytes),
 		// One ADS stream per Envoy, but a node may also open per-type
 		// streams and CSDS or grpcurl clients come and go.
-		grpc.MaxConcurrentStreams(1<<16),
+		grpc.MaxConcurrentStreams(1 << 16),
 		// Ping idle connections so that a vanished Envoy (node lost, network
 		// cut) is noticed and its watches released.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: o.KeepaliveTime, Timeout: o.KeepaliveTimeout}),
@@ -78,7 +79,11 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		// with or without an open stream, rather than answering with GOAWAY
 		// too_many_pings.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	}
+	if o.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	return grpc.NewServer(opts...)
 }
 
 func (s *Server) register(g *grpc.Server, streams context.Context) {

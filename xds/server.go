@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -58,6 +59,9 @@ type Options struct {
 	KeepaliveTime, KeepaliveTimeout time.Duration
 	// StopTimeout bounds a graceful stop. Default 10s.
 	StopTimeout time.Duration
+	// TLS, when set, serves gRPC over TLS with it (see ServerTLS for
+	// mutual TLS); nil serves plaintext.
+	TLS *tls.Config
 }
 
 func (o Options) withDefaults() Options {

@@ -20,8 +20,13 @@ func runBootstrap(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.NodeID, "node-id", defaultNodeID(), "Envoy node id (default: $POD_NAME, else the hostname)")
 	fs.StringVar(&o.AdminAddress, "admin-address", "127.0.0.1:9901", "host:port for Envoy's admin interface")
 	fs.BoolVar(&o.Delta, "delta", false, "use incremental (delta) ADS instead of state of the world")
+	var tlsFlags bootstrapTLSFlags
+	tlsFlags.register(fs)
 	out := fs.String("out", "", "file to write (default: stdout)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := tlsFlags.apply(&o); err != nil {
 		return err
 	}
 	b, err := xds.Bootstrap(o)

@@ -18,6 +18,7 @@ Usage:
   ingress-xds serve      [flags]   watch a cluster (or --manifests DIR) and serve xDS
   ingress-xds bootstrap  [flags]   write an Envoy bootstrap that connects to serve
   ingress-xds translate -f PATH    print the Envoy resources serve would publish
+  ingress-xds certgen    [flags]   write a CA and certificates for xDS over mutual TLS
   ingress-xds version              print the version
 
 Run 'ingress-xds COMMAND -h' for a command's flags.
@@ -39,6 +40,8 @@ func main() {
 		err = runBootstrap(args, os.Stdout)
 	case "translate":
 		err = runTranslate(args, os.Stdout)
+	case "certgen":
+		err = runCertgen(ctx, args, os.Stdout)
 	case "version", "--version", "-version":
 		fmt.Println(version)
 	case "help", "-h", "--help":

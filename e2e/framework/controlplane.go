@@ -17,29 +17,67 @@ type ControlPlane struct {
 	MetricsAddress string // 127.0.0.1:port of /healthz and /readyz
 	HTTPPort       int    // the port Envoy's HTTP listener is told to bind
 	HTTPSPort      int    // the port Envoy's HTTPS listener is told to bind
+	// TLS holds the certificates when xDS is served over mutual TLS: the
+	// server half is what serve was given, the client half what Envoys and
+	// test clients connect with. Nil for plaintext (--insecure).
+	TLS *XDSCerts
+
+	argv []string // to restart with the very same flags and ports
 }
 
-// StartControlPlane runs `ingress-xds serve` on free loopback ports, with
-// args added (the source: --manifests DIR or --kubeconfig FILE, and any
-// other flag). It does not wait for readiness: see Ready.
+// StartControlPlane runs `ingress-xds serve --insecure` (xDS in plaintext)
+// on free loopback ports, with args added (the source: --manifests DIR or
+// --kubeconfig FILE, and any other flag). It does not wait for readiness:
+// see Ready.
 func StartControlPlane(t testing.TB, args ...string) *ControlPlane {
+	t.Helper()
+	return startControlPlane(t, nil, args)
+}
+
+// StartSecureControlPlane is StartControlPlane serving xDS over mutual TLS
+// with the server half of certs.
+func StartSecureControlPlane(t testing.TB, certs *XDSCerts, args ...string) *ControlPlane {
+	t.Helper()
+	return startControlPlane(t, certs, args)
+}
+
+func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPlane {
 	t.Helper()
 	cp := &ControlPlane{
 		XDSAddress:     LocalAddress(FreePort(t)),
 		MetricsAddress: LocalAddress(FreePort(t)),
 		HTTPPort:       FreePort(t),
 		HTTPSPort:      FreePort(t),
+		TLS:            certs,
 	}
-	argv := append([]string{"serve",
+	cp.argv = []string{"serve",
 		"--xds-address", cp.XDSAddress,
 		"--metrics-address", cp.MetricsAddress,
 		"--http-port", strconv.Itoa(cp.HTTPPort),
 		// Never the default 8443: parallel runs would fight over it.
 		"--https-port", strconv.Itoa(cp.HTTPSPort),
 		"--log-level", "debug",
-	}, args...)
-	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), argv...))
+	}
+	if certs == nil {
+		cp.argv = append(cp.argv, "--insecure")
+	} else {
+		s := certs.Server
+		cp.argv = append(cp.argv, "--xds-tls-cert", s.Cert, "--xds-tls-key", s.Key, "--xds-tls-ca", s.CA)
+	}
+	cp.argv = append(cp.argv, args...)
+	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), cp.argv...))
 	return cp
+}
+
+// Restart starts serve again with the same flags, on the same ports, once
+// the previous process has exited (after Kill or Stop): the Envoys
+// bootstrapped for it reconnect to the new one.
+func (cp *ControlPlane) Restart(t testing.TB) {
+	t.Helper()
+	if cp.Exited() == nil {
+		t.Fatalf("restarting ingress-xds (pid %d) while it still runs", cp.Pid())
+	}
+	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), cp.argv...))
 }
 
 // Ready returns nil once /readyz answers 200, and otherwise says why not.

@@ -28,8 +28,30 @@ type Envoy struct {
 
 // StartEnvoy writes a bootstrap for cp with `ingress-xds bootstrap`, starts
 // Envoy with it and waits until Envoy reports itself ready, that is, until
-// it has its first listeners and clusters from cp.
+// it has its first listeners and clusters from cp. Against a control plane
+// serving mutual TLS, Envoy connects with cp's client certificate.
 func StartEnvoy(t testing.TB, cp *ControlPlane) *Envoy {
+	t.Helper()
+	return StartEnvoyWith(t, cp, EnvoyOptions{})
+}
+
+// EnvoyOptions vary how StartEnvoyWith bootstraps Envoy.
+type EnvoyOptions struct {
+	// TLS replaces the client files Envoy connects with (cp's by default).
+	TLS *TLSFiles
+	// Plaintext bootstraps without TLS, whatever cp serves.
+	Plaintext bool
+	// ServerName is the name Envoy verifies in the server's certificate
+	// (bootstrap's default, the host of the xDS address, when empty).
+	ServerName string
+	// NoWait returns once Envoy has started, without waiting for it to be
+	// ready: for an Envoy that must not get a configuration, or whose
+	// start the test times itself.
+	NoWait bool
+}
+
+// StartEnvoyWith is StartEnvoy with options.
+func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 	t.Helper()
 	tools := FindTools(t)
 	dir := t.TempDir()
@@ -39,12 +61,23 @@ func StartEnvoy(t testing.TB, cp *ControlPlane) *Envoy {
 		HTTPAddress:  LocalAddress(cp.HTTPPort),
 		HTTPSAddress: LocalAddress(cp.HTTPSPort),
 	}
-	out, err := exec.Command(IngressXDS(t), "bootstrap",
+	args := []string{"bootstrap",
 		"--xds-address", cp.XDSAddress,
 		"--admin-address", e.AdminAddress,
 		"--node-id", nodeID(t),
 		"--out", bootstrap,
-	).CombinedOutput()
+	}
+	files := o.TLS
+	if files == nil && cp.TLS != nil {
+		files = &cp.TLS.Client
+	}
+	if files != nil && !o.Plaintext {
+		args = append(args, "--xds-tls-cert", files.Cert, "--xds-tls-key", files.Key, "--xds-tls-ca", files.CA)
+		if o.ServerName != "" {
+			args = append(args, "--xds-server-name", o.ServerName)
+		}
+	}
+	out, err := exec.Command(IngressXDS(t), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ingress-xds bootstrap: %v\n%s", err, out)
 	}
@@ -57,7 +90,9 @@ func StartEnvoy(t testing.TB, cp *ControlPlane) *Envoy {
 		"--drain-time-s", "1",
 		"--log-level", "info",
 	))
-	Eventually(t, 60*time.Second, "envoy admin /ready", e.Ready)
+	if !o.NoWait {
+		Eventually(t, 60*time.Second, "envoy admin /ready", e.Ready)
+	}
 	return e
 }
 

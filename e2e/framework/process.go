@@ -113,6 +113,33 @@ func (p *Process) Stop() {
 	}
 }
 
+// Kill sends SIGKILL, as a crash or the OOM killer would, and waits for the
+// process to exit. The test is not failed for it.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// ExitCode returns the process's exit status once it has exited, and false
+// while it runs or when a signal ended it.
+func (p *Process) ExitCode() (int, bool) {
+	select {
+	case <-p.done:
+	default:
+		return 0, false
+	}
+	code := p.cmd.ProcessState.ExitCode()
+	return code, code >= 0
+}
+
 func (p *Process) wasStopped() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,6 +99,12 @@ func TestKind(t *testing.T) {
 	}
 	if err := deploy.Apply(ctx, cfg, objs, "ingress-xds-e2e", false); err != nil {
 		t.Fatal(err)
+	}
+	// The xDS certificates, as the install guide has the user make them:
+	// the pods wait for these Secrets to start.
+	certgen := exec.Command(framework.IngressXDS(t), "certgen", "--kube", "--kubeconfig", kubeconfig, "--namespace", systemNS)
+	if out, err := certgen.CombinedOutput(); err != nil {
+		t.Fatalf("ingress-xds certgen --kube: %v\n%s", err, out)
 	}
 	framework.Eventually(t, rollout, "control plane rolled out", func() error {
 		return deploymentReady(ctx, c.client, systemNS, "ingress-xds")

@@ -6,7 +6,7 @@
 // control plane's peak memory. The control plane is any command, so the
 // same run measures a peer. Results: a table on stdout, and JSON with -json.
 //
-//	ingress-load -n 1000 -cmd 'bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1'
+//	ingress-load -n 1000 -cmd 'bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1'
 package main
 
 import (
