@@ -29,13 +29,17 @@ type Translator struct {
 	memo  *memo
 	envoy *envoyCache
 
-	// The previous result, and where each Service's load assignments sit in
-	// it, for the endpoint fast path.
+	// The previous result, and where each Service's first load assignment
+	// sits in it, for the endpoint fast path. The index is built on the
+	// first fast-path change after a full translation.
 	last      *Result
 	lastModel *Model
-	loadsOf   map[types.NamespacedName][]loadSlot
+	loadsOf   map[types.NamespacedName]loadSlot
 }
 
+// loadSlot locates a Service's first backend. A Service's backends are
+// adjacent: backends are sorted by name, and their names start with
+// namespace/service/.
 type loadSlot struct {
 	backend  int // index in lastModel.Backends
 	resource int // index in last.Resources.Endpoints
@@ -55,17 +59,22 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)
 	}
 	result := &Result{Resources: res, Problems: m.Problems}
-	t.last, t.lastModel = result, m
-	t.loadsOf = map[types.NamespacedName][]loadSlot{}
+	t.last, t.lastModel, t.loadsOf = result, m, nil
+	return result, nil
+}
+
+func (t *Translator) indexLoads() {
+	t.loadsOf = make(map[types.NamespacedName]loadSlot, len(t.lastModel.Backends))
 	r := 0
-	for i, be := range m.Backends {
+	for i, be := range t.lastModel.Backends {
 		if be.ExternalName != "" {
 			continue
 		}
-		t.loadsOf[be.Service] = append(t.loadsOf[be.Service], loadSlot{backend: i, resource: r})
+		if _, ok := t.loadsOf[be.Service]; !ok {
+			t.loadsOf[be.Service] = loadSlot{backend: i, resource: r}
+		}
 		r++
 	}
-	return result, nil
 }
 
 // UpdateEndpoints is the endpoint fast path. When only the EndpointSlices of
@@ -78,11 +87,27 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*discover
 	if t.last == nil {
 		return nil, false
 	}
+	if t.loadsOf == nil {
+		t.indexLoads()
+	}
 	res := *t.last.Resources
 	copied := false
 	for svc, current := range slices {
-		for _, slot := range t.loadsOf[svc] {
-			old := t.lastModel.Backends[slot.backend]
+		first, ok := t.loadsOf[svc]
+		if !ok {
+			continue
+		}
+		r := first.resource
+		for i := first.backend; i < len(t.lastModel.Backends); i++ {
+			old := t.lastModel.Backends[i]
+			if old.Service != svc {
+				break
+			}
+			if old.ExternalName != "" {
+				continue
+			}
+			resource := r
+			r++
 			be := *old
 			be.Endpoints = t.memo.refreshEndpoints(&be, current)
 			if sameEndpoints(be.Endpoints, old.Endpoints) {
@@ -92,8 +117,8 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*discover
 				res.Endpoints = append(res.Endpoints[:0:0], res.Endpoints...)
 				copied = true
 			}
-			t.lastModel.Backends[slot.backend] = &be
-			res.Endpoints[slot.resource] = t.envoy.refreshLoadAssignment(&be)
+			t.lastModel.Backends[i] = &be
+			res.Endpoints[resource] = t.envoy.refreshLoadAssignment(&be)
 		}
 	}
 	t.last = &Result{Resources: &res, Problems: t.last.Problems}
