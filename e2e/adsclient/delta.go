@@ -41,24 +41,14 @@ func (c *Client) sendDelta(req *discoveryv3.DeltaDiscoveryRequest) error {
 	return nil
 }
 
-// receiveOneDelta waits for one delta response and handles it.
-func (c *Client) receiveOneDelta() error {
-	resp, err := c.deltaStream.Recv()
-	if err != nil {
-		return err
-	}
-	return c.handleDelta(resp)
-}
-
 // handleDelta accepts or rejects one delta response, which carries only the
 // resources that changed and the names of those removed, then follows the
 // names that listeners and clusters reference.
-func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse) error {
+func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse, received time.Time) error {
 	sub, ok := c.subs[resp.TypeUrl]
 	if !ok {
 		return fmt.Errorf("delta response of a type never requested: %s", resp.TypeUrl)
 	}
-	received := time.Now()
 	decoded, err := decodeDelta(resp)
 	if err != nil {
 		c.update(func(s *Snapshot) {
