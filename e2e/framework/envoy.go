@@ -24,6 +24,9 @@ type Envoy struct {
 	// HTTPSAddress is 127.0.0.1:port of the HTTPS listener, which exists
 	// only while some host has a valid certificate.
 	HTTPSAddress string
+	// NodeID is the node id of the bootstrap, as the control plane's CSDS
+	// and logs name this Envoy.
+	NodeID string
 }
 
 // StartEnvoy writes a bootstrap for cp with `ingress-xds bootstrap`, starts
@@ -60,11 +63,12 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		AdminAddress: LocalAddress(FreePort(t)),
 		HTTPAddress:  LocalAddress(cp.HTTPPort),
 		HTTPSAddress: LocalAddress(cp.HTTPSPort),
+		NodeID:       nodeID(t),
 	}
 	args := []string{"bootstrap",
 		"--xds-address", cp.XDSAddress,
 		"--admin-address", e.AdminAddress,
-		"--node-id", nodeID(t),
+		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
 	files := o.TLS

@@ -103,6 +103,12 @@ func (cp *ControlPlane) DialXDS(t testing.TB) *grpc.ClientConn {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
+	return DialXDSWith(t, cp, creds)
+}
+
+// DialXDSWith is DialXDS with the transport credentials given.
+func DialXDSWith(t testing.TB, cp *ControlPlane, creds credentials.TransportCredentials) *grpc.ClientConn {
+	t.Helper()
 	conn, err := grpc.NewClient(cp.XDSAddress, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		t.Fatalf("dialing xDS at %s: %v", cp.XDSAddress, err)
