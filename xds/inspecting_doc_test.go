@@ -28,7 +28,11 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
-const inspectingDoc = "../docs/inspecting.md"
+// The README's section "Inspecting with grpcurl" is what this test runs.
+const (
+	inspectingDoc     = "../README.md"
+	inspectingSection = "## Inspecting with grpcurl"
+)
 
 // docCheck is what the output of one documented command must, and must
 // not, contain. Each may name {listenerVersion}, replaced by the version
@@ -37,7 +41,7 @@ type docCheck struct {
 	want, reject []string
 }
 
-// Every grpcurl and curl command in docs/inspecting.md, exactly as printed,
+// Every grpcurl and curl command in the README's grpcurl section, exactly as printed,
 // run with the real grpcurl against a running server with a real Envoy
 // connected. Only the addresses change, to the test's ports. A command in
 // the document that this test does not know, or the reverse, fails it, so
@@ -119,7 +123,7 @@ func TestInspectingDocCommands(t *testing.T) {
 		seen[cmd] = true
 		check, ok := checks[cmd]
 		if !ok {
-			t.Errorf("docs/inspecting.md has a command this test does not check; add it here:\n%s", cmd)
+			t.Errorf("the README's grpcurl section has a command this test does not check; add it here:\n%s", cmd)
 			continue
 		}
 		run := strings.NewReplacer("localhost:18000", ts.addr, "localhost:8000", httpAddr).Replace(cmd)
@@ -143,7 +147,7 @@ func TestInspectingDocCommands(t *testing.T) {
 	}
 	for cmd := range checks {
 		if !seen[cmd] {
-			t.Errorf("this test checks a command that docs/inspecting.md no longer has:\n%s", cmd)
+			t.Errorf("this test checks a command that the README's grpcurl section no longer has:\n%s", cmd)
 		}
 	}
 }
@@ -158,10 +162,16 @@ func documentedCommands(t *testing.T) []string {
 	}
 	defer f.Close()
 	var cmds []string
-	inBlock := false
+	inBlock, inSection := false, false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			inSection = line == inspectingSection
+		}
+		if !inSection {
+			continue
+		}
 		switch {
 		case strings.HasPrefix(line, "```"):
 			inBlock = !inBlock && line == "```sh"
