@@ -37,12 +37,25 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 // request's version to the rejected one makes the cache wait instead, until
 // a snapshot with different content is published. The request is the one
 // go-control-plane then hands to the cache, which is what makes this work.
+//
+// The first request of a type on a stream (no nonce yet) has its version
+// cleared. An Envoy reconnecting to a restarted control plane names the
+// version it runs; if it comes before the first Publish, the cache holds
+// the request until a snapshot is set and then answers only if the
+// versions differ, which they do not when the cluster did not change: the
+// stream would stay silent, the Envoy unknown to CSDS, until the next
+// change. Without the version, the first snapshot is sent, and Envoy,
+// finding every resource identical, rebuilds nothing. With a snapshot
+// already set, the cache answers a new stream anyway.
 func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
-	if ans == answerNACK {
+	switch {
+	case ans == answerNACK:
 		req.VersionInfo = r.version
+	case req.GetResponseNonce() == "":
+		req.VersionInfo = ""
 	}
 	return nil
 }
