@@ -1,8 +1,14 @@
 package framework
 
 import (
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +28,8 @@ type APIServer struct {
 	// rights, for processes such as `ingress-xds serve --kubeconfig`.
 	Kubeconfig string
 	Client     kubernetes.Interface
+
+	env *envtest.Environment
 }
 
 // StartAPIServer starts kube-apiserver and etcd, stopped when the test ends.
@@ -37,6 +45,10 @@ func StartAPIServer(t testing.TB) *APIServer {
 		ControlPlaneStartTimeout: 2 * time.Minute, // small, shared machines
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	// A directory of our own, which envtest keeps across a stop: restarted
+	// (Restart), kube-apiserver comes back with the same serving
+	// certificate and client CA, so that clients keep working.
+	env.ControlPlane.GetAPIServer().CertDir = t.TempDir()
 	start := time.Now()
 	cfg, err := env.Start()
 	if err != nil {
@@ -58,5 +70,102 @@ func StartAPIServer(t testing.TB) *APIServer {
 	if err != nil {
 		t.Fatalf("creating a client: %v", err)
 	}
-	return &APIServer{Config: cfg, Kubeconfig: kubeconfig, Client: client}
+	return &APIServer{Config: cfg, Kubeconfig: kubeconfig, Client: client, env: env}
+}
+
+// StopAPIServer kills kube-apiserver with SIGKILL, as a crash or the loss
+// of its node would, leaving etcd running: clients get connection errors
+// until StartAgain. Not SIGTERM: kube-apiserver would keep serving open
+// watches, from etcd, while it drains.
+func (a *APIServer) StopAPIServer(t testing.TB) {
+	t.Helper()
+	u, err := url.Parse(a.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := findProcess("kube-apiserver", "--secure-port="+u.Port())
+	if err != nil {
+		t.Fatalf("finding kube-apiserver: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing kube-apiserver (pid %d): %v", pid, err)
+	}
+	// envtest notices the exit and has nothing left to stop; this resets
+	// its state for StartAgain.
+	if err := a.env.ControlPlane.APIServer.Stop(); err != nil {
+		t.Fatalf("stopping kube-apiserver: %v", err)
+	}
+	t.Logf("killed kube-apiserver at %s (pid %d)", a.Config.Host, pid)
+}
+
+// findProcess returns the pid of the process whose program is called name
+// and whose arguments include arg.
+func findProcess(name, arg string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if filepath.Base(argv[0]) == name && slices.Contains(argv[1:], arg) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s process with %s", name, arg)
+}
+
+// StartAgain starts the stopped kube-apiserver again, on the same address,
+// with the same certificates and the same etcd, and waits until it is
+// healthy.
+func (a *APIServer) StartAgain(t testing.TB) {
+	t.Helper()
+	start := time.Now()
+	if err := a.env.ControlPlane.APIServer.Start(); err != nil {
+		t.Fatalf("starting kube-apiserver again: %v", err)
+	}
+	t.Logf("kube-apiserver back at %s: took %s", a.Config.Host, time.Since(start).Round(time.Millisecond))
+}
+
+// StartSecond starts another kube-apiserver on the same etcd, with
+// envtest's flags but a port, certificates and users of its own, stopped
+// when the test ends. Objects written through either are seen by both: it
+// changes the cluster behind the back of the first one's clients.
+func (a *APIServer) StartSecond(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	first := a.env.ControlPlane.APIServer
+	second := &envtest.APIServer{
+		Path:         first.Path,
+		EtcdURL:      first.EtcdURL,
+		CertDir:      t.TempDir(),
+		StartTimeout: 2 * time.Minute,
+		StopTimeout:  30 * time.Second,
+	}
+	start := time.Now()
+	if err := second.Start(); err != nil {
+		t.Fatalf("starting a second kube-apiserver: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := second.Stop(); err != nil {
+			t.Errorf("stopping the second kube-apiserver: %v", err)
+		}
+	})
+	plane := &envtest.ControlPlane{APIServer: second, Etcd: a.env.ControlPlane.Etcd}
+	user, err := plane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatalf("a user of the second kube-apiserver: %v", err)
+	}
+	client, err := kubernetes.NewForConfig(user.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("second kube-apiserver on the same etcd at %s: took %s", user.Config().Host, time.Since(start).Round(time.Millisecond))
+	return client
 }
