@@ -28,7 +28,7 @@ func runCertgen(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if (*out == "") == !*kube {
+	if (*out != "") == *kube {
 		return errors.New("give exactly one of --out DIR and --kube")
 	}
 	serverHosts := splitList(*hosts)

@@ -45,9 +45,9 @@ func StartAPIServer(t testing.TB) *APIServer {
 		ControlPlaneStartTimeout: 2 * time.Minute, // small, shared machines
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
-	// A directory of our own, which envtest keeps across a stop: restarted
-	// (Restart), kube-apiserver comes back with the same serving
-	// certificate and client CA, so that clients keep working.
+	// A directory of our own, which envtest keeps across a stop: started
+	// again (StartAgain), kube-apiserver comes back with the same serving
+	// certificate and client CA, so that its clients keep working.
 	env.ControlPlane.GetAPIServer().CertDir = t.TempDir()
 	start := time.Now()
 	cfg, err := env.Start()
