@@ -1,11 +1,16 @@
 package xds
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -66,5 +71,69 @@ func TestSnapshotterReusesUnchangedTypes(t *testing.T) {
 	}
 	if a.GetVersion(resource.EndpointType) == b.GetVersion(resource.EndpointType) {
 		t.Error("the endpoint version did not change")
+	}
+}
+
+// TestSnapshotterIncrementalMatchesFresh changes a few of many endpoints at
+// a time, so that the snapshotter takes its incremental path, and checks
+// every snapshot against a fresh one.
+func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
+	var manifests strings.Builder
+	manifests.WriteString("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: many, namespace: default}\nspec:\n  rules:\n  - host: many.example.com\n    http:\n      paths:\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&manifests, "      - {path: /s%d, pathType: Prefix, backend: {service: {name: s%d, port: {number: 80}}}}\n", i, i)
+	}
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&manifests, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {ports: [{port: 80}]}\n", i)
+		fmt.Fprintf(&manifests, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s%d-1, namespace: default, labels: {kubernetes.io/service-name: s%d}}\naddressType: IPv4\nports: [{port: 8080}]\nendpoints: [{addresses: [10.0.0.%d]}]\n", i, i, i)
+	}
+	var objs kube.Objects
+	if err := kube.DecodeManifests(strings.NewReader(manifests.String()), "test", &objs); err != nil {
+		t.Fatal(err)
+	}
+	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
+	s := newSnapshotter()
+	for step := 0; step < 10; step++ {
+		if step > 0 {
+			// Two Services' endpoints move, through the endpoint fast path.
+			changed := map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
+			for _, i := range []int{step, step + 20} {
+				key := types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("s%d", i)}
+				slice := st.EndpointSlices[key][0].DeepCopy()
+				slice.Endpoints[0].Addresses = []string{fmt.Sprintf("10.1.%d.%d", step, i)}
+				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{slice}
+				changed[key] = st.EndpointSlices[key]
+			}
+			if _, ok := tr.UpdateEndpoints(changed); !ok {
+				t.Fatal("no fast path")
+			}
+		}
+		res, err := tr.Translate(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.build(res.Resources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewSnapshot(res.Resources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType} {
+			if got.GetVersion(typ) != want.GetVersion(typ) || !reflect.DeepEqual(got.GetVersionMap(typ), want.GetVersionMap(typ)) {
+				t.Fatalf("step %d, %s: incremental versions differ from a fresh snapshot's", step, typ)
+			}
+			g, w := got.GetResources(typ), want.GetResources(typ)
+			if len(g) != len(w) {
+				t.Fatalf("step %d, %s: %d resources, want %d", step, typ, len(g), len(w))
+			}
+			for name, r := range w {
+				if !proto.Equal(g[name], r) {
+					t.Fatalf("step %d, %s %q differs", step, typ, name)
+				}
+			}
+		}
 	}
 }
