@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -134,11 +136,25 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	classInformer := factory.Networking().V1().IngressClasses().Informer()
 	serviceInformer := factory.Core().V1().Services().Informer()
 	secretInformer := secretFactory.Core().V1().Secrets().Informer()
+	// Writing an Ingress's status (we do, for every Ingress) must not cost
+	// a rebuild: updates that change neither spec nor annotations are
+	// dropped. Spec changes move metadata.generation; annotations don't.
+	ingressHandler := handlerFor(partIngresses)
+	anyUpdate := ingressHandler.UpdateFunc
+	ingressHandler.UpdateFunc = func(old, obj any) {
+		if a, ok := old.(*networkingv1.Ingress); ok {
+			if b, ok := obj.(*networkingv1.Ingress); ok && a.Generation == b.Generation && a.Generation != 0 &&
+				maps.Equal(a.Annotations, b.Annotations) {
+				return
+			}
+		}
+		anyUpdate(old, obj)
+	}
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{ingressInformer, handlerFor(partIngresses)},
+		{ingressInformer, ingressHandler},
 		{classInformer, handlerFor(partIngresses)},
 		{serviceInformer, handlerFor(partServices)},
 		{sliceInformer, sliceHandler},

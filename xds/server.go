@@ -165,9 +165,17 @@ func (s *Server) Ready() bool {
 }
 
 func goControlPlaneLogger(l *slog.Logger) log.Logger {
+	// go-control-plane's debug messages list every resource name: format
+	// them only when they will be written (at 10,000 Ingresses formatting
+	// alone cost 9% of the CPU).
+	debug := func(f string, a ...any) {
+		if l.Enabled(context.Background(), slog.LevelDebug) {
+			l.Debug(fmt.Sprintf(f, a...), "component", "go-control-plane")
+		}
+	}
 	return log.LoggerFuncs{
-		DebugFunc: func(f string, a ...any) { l.Debug(fmt.Sprintf(f, a...), "component", "go-control-plane") },
-		InfoFunc:  func(f string, a ...any) { l.Debug(fmt.Sprintf(f, a...), "component", "go-control-plane") },
+		DebugFunc: debug,
+		InfoFunc:  debug,
 		WarnFunc:  func(f string, a ...any) { l.Warn(fmt.Sprintf(f, a...), "component", "go-control-plane") },
 		ErrorFunc: func(f string, a ...any) { l.Error(fmt.Sprintf(f, a...), "component", "go-control-plane") },
 	}
