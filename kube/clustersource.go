@@ -31,6 +31,9 @@ type ClusterSource struct {
 	Client kubernetes.Interface
 	Filter ClassFilter
 	Logger *slog.Logger
+	// EndpointsChanged, when set, is called instead of Run's changed for
+	// changes to EndpointSlices alone, so that they can take a faster lane.
+	EndpointsChanged func()
 
 	synced  atomic.Bool
 	changes changeLog
@@ -117,6 +120,10 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		slice, ok := obj.(*discoveryv1.EndpointSlice)
 		if svc, named := ServiceNameOf(slice); ok && named {
 			s.changes.endpointsOf(svc)
+			if s.EndpointsChanged != nil {
+				s.notify(s.EndpointsChanged)
+				return
+			}
 		} else {
 			s.changes.everything()
 		}

@@ -28,19 +28,20 @@ import (
 )
 
 type serveFlags struct {
-	kubeconfig     string
-	manifests      string
-	ingressClass   string
-	watchClassless bool
-	translate      translateFlags
-	xdsAddress     string
-	xdsTLS         serveTLSFlags
-	metricsAddress string
-	pprof          bool
-	status         statusFlags
-	holdoff        time.Duration
-	maxHoldoff     time.Duration
-	logLevel       string
+	kubeconfig      string
+	manifests       string
+	ingressClass    string
+	watchClassless  bool
+	translate       translateFlags
+	xdsAddress      string
+	xdsTLS          serveTLSFlags
+	metricsAddress  string
+	pprof           bool
+	status          statusFlags
+	holdoff         time.Duration
+	maxHoldoff      time.Duration
+	endpointHoldoff time.Duration
+	logLevel        string
 }
 
 func runServe(ctx context.Context, args []string) error {
@@ -58,6 +59,7 @@ func runServe(ctx context.Context, args []string) error {
 	f.status.register(fs)
 	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
+	fs.DurationVar(&f.endpointHoldoff, "endpoint-holdoff", 10*time.Millisecond, "the holdoff of changes to endpoints alone, which take a fast path (at most 10 times this)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -75,6 +77,11 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 
+	// Two lanes into one pipeline: changes to endpoints alone take the fast
+	// path after a short holdoff; everything else is batched as usual.
+	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
+	endpointBatcher := xds.NewBatcher(f.endpointHoldoff, 10*f.endpointHoldoff)
+
 	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
 	var source kube.Source
 	var status *statusRunner
@@ -91,7 +98,7 @@ func runServe(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
-		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers")}
+		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers"), EndpointsChanged: endpointBatcher.Notify}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()
 		if status, err = f.status.newStatusRunner(cfg, client, filter, logger); err != nil {
@@ -107,7 +114,6 @@ func runServe(ctx context.Context, args []string) error {
 		events:     events,
 		translator: translate.NewTranslator(f.translate.options()),
 	}
-	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -127,6 +133,7 @@ func runServe(ctx context.Context, args []string) error {
 		return source.Run(ctx, batcher.Notify)
 	})
 	run("translator", func() error { batcher.Run(ctx, p.rebuild); return nil })
+	run("endpoints", func() error { endpointBatcher.Run(ctx, p.rebuild); return nil })
 	if status != nil {
 		// Status has informers and a work queue of its own: it depends on
 		// neither translation nor xDS.
@@ -158,10 +165,14 @@ type pipeline struct {
 	translator *translate.Translator
 
 	ready        atomic.Bool
+	mu           sync.Mutex // serializes rebuilds
 	lastProblems map[translate.Problem]bool
 }
 
 func (p *pipeline) rebuild(ctx context.Context) {
+	// Both lanes build here, one at a time: each takes whatever changed.
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	start := time.Now()
 	changes := p.source.TakeChanges()
 	var res *translate.Result
