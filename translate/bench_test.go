@@ -126,3 +126,27 @@ func BenchmarkTranslateEndpointChange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTranslateEndpointFastPath is one EndpointSlice changed, through
+// the endpoint fast path (what serve does for changes to endpoints alone).
+func BenchmarkTranslateEndpointFastPath(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			st := benchState(n)
+			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
+			if _, err := tr.Translate(st); err != nil {
+				b.Fatal(err)
+			}
+			key := types.NamespacedName{Namespace: "ns-0", Name: "svc-0-0"}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s := st.EndpointSlices[key][0].DeepCopy()
+				s.Endpoints = append(s.Endpoints[:9], discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/250%250, i%250)}})
+				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{s}
+				if _, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: st.EndpointSlices[key]}); !ok {
+					b.Fatal("no fast path")
+				}
+			}
+		})
+	}
+}
