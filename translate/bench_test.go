@@ -65,7 +65,7 @@ func benchState(n int) *kube.State {
 
 // BenchmarkTranslateFull is a translation from nothing: start-up.
 func BenchmarkTranslateFull(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			st := benchState(n)
 			opts := translate.Options{HTTPPort: 8080, HTTPSPort: 8443}
@@ -79,16 +79,36 @@ func BenchmarkTranslateFull(b *testing.B) {
 	}
 }
 
+// benchSizes are the three scales.
+var benchSizes = []int{100, 1000, 10000}
+
+// warmTranslator is a Translator that has translated benchState(n) once.
+func warmTranslator(b *testing.B, n int) (*kube.State, *translate.Translator) {
+	b.Helper()
+	st := benchState(n)
+	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
+	if _, err := tr.Translate(st); err != nil {
+		b.Fatal(err)
+	}
+	return st, tr
+}
+
+// changeEndpoints replaces one endpoint of the first Service, as an
+// informer would: a new EndpointSlice object.
+func changeEndpoints(st *kube.State, i int) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
+	key := types.NamespacedName{Namespace: "ns-0", Name: "svc-0-0"}
+	s := st.EndpointSlices[key][0].DeepCopy()
+	s.Endpoints = append(s.Endpoints[:9], discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/250%250, i%250)}})
+	st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{s}
+	return map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: st.EndpointSlices[key]}
+}
+
 // BenchmarkTranslateIngressChange is one Ingress edited in a warm
 // Translator: the steady-state cost of a change.
 func BenchmarkTranslateIngressChange(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			st := benchState(n)
-			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
-			if _, err := tr.Translate(st); err != nil {
-				b.Fatal(err)
-			}
+			st, tr := warmTranslator(b, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				j := i % n
@@ -104,21 +124,14 @@ func BenchmarkTranslateIngressChange(b *testing.B) {
 }
 
 // BenchmarkTranslateEndpointChange is one EndpointSlice changed in a warm
-// Translator.
+// Translator, through a full translation.
 func BenchmarkTranslateEndpointChange(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			st := benchState(n)
-			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
-			if _, err := tr.Translate(st); err != nil {
-				b.Fatal(err)
-			}
-			key := types.NamespacedName{Namespace: "ns-0", Name: "svc-0-0"}
+			st, tr := warmTranslator(b, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s := st.EndpointSlices[key][0].DeepCopy()
-				s.Endpoints = append(s.Endpoints[:9], discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/250%250, i%250)}})
-				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{s}
+				changeEndpoints(st, i)
 				if _, err := tr.Translate(st); err != nil {
 					b.Fatal(err)
 				}
@@ -130,20 +143,12 @@ func BenchmarkTranslateEndpointChange(b *testing.B) {
 // BenchmarkTranslateEndpointFastPath is one EndpointSlice changed, through
 // the endpoint fast path (what serve does for changes to endpoints alone).
 func BenchmarkTranslateEndpointFastPath(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			st := benchState(n)
-			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
-			if _, err := tr.Translate(st); err != nil {
-				b.Fatal(err)
-			}
-			key := types.NamespacedName{Namespace: "ns-0", Name: "svc-0-0"}
+			st, tr := warmTranslator(b, n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s := st.EndpointSlices[key][0].DeepCopy()
-				s.Endpoints = append(s.Endpoints[:9], discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/250%250, i%250)}})
-				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{s}
-				if _, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: st.EndpointSlices[key]}); !ok {
+				if _, ok := tr.UpdateEndpoints(changeEndpoints(st, i)); !ok {
 					b.Fatal("no fast path")
 				}
 			}
