@@ -255,12 +255,7 @@ func (s *ClusterSource) State() *State {
 	return st
 }
 
-func (s *ClusterSource) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
-}
+func (s *ClusterSource) logger() *slog.Logger { return loggerOr(s.Logger) }
 
 // dropUnusedFields trims what the informer keeps in memory to what the
 // translator reads. At 10,000 Ingresses a cluster holds some 100,000 Services

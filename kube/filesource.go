@@ -98,12 +98,7 @@ func (s *FileSource) load(files []manifestFile) {
 	s.logger().Info("loaded manifests", "dir", s.Dir, "files", len(files), "ingresses", len(st.Ingresses))
 }
 
-func (s *FileSource) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
-}
+func (s *FileSource) logger() *slog.Logger { return loggerOr(s.Logger) }
 
 type manifestFile struct {
 	path string

@@ -106,9 +106,4 @@ func (l *LeaderElection) config() (leaderelection.LeaderElectionConfig, error) {
 	}, nil
 }
 
-func (l *LeaderElection) logger() *slog.Logger {
-	if l.Logger == nil {
-		return slog.Default()
-	}
-	return l.Logger
-}
+func (l *LeaderElection) logger() *slog.Logger { return loggerOr(l.Logger) }

@@ -4,6 +4,8 @@
 package kube
 
 import (
+	"log/slog"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -45,4 +47,13 @@ func ServiceNameOf(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: slice.Namespace, Name: name}, true
+}
+
+// loggerOr is l, or slog's default logger when l is nil: every component's
+// Logger field may be left unset.
+func loggerOr(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
 }

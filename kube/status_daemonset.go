@@ -90,12 +90,7 @@ func (s *DaemonSetAddresses) Addresses() []networkingv1.IngressLoadBalancerIngre
 	return s.addresses.get()
 }
 
-func (s *DaemonSetAddresses) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
-}
+func (s *DaemonSetAddresses) logger() *slog.Logger { return loggerOr(s.Logger) }
 
 // envoyNodeAddresses returns the addresses of the nodes that run a Ready,
 // not terminating Envoy pod. A terminating pod is left out at once, without

@@ -78,12 +78,7 @@ func (s *ServiceAddresses) Addresses() []networkingv1.IngressLoadBalancerIngress
 	return s.addresses.get()
 }
 
-func (s *ServiceAddresses) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.Default()
-	}
-	return s.Logger
-}
+func (s *ServiceAddresses) logger() *slog.Logger { return loggerOr(s.Logger) }
 
 // serviceAddresses converts a Service's load-balancer status into Ingress
 // status entries. Ports are left out: an Ingress is always reached on the

@@ -7,15 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-
-	"github.com/ingress-xds/ingress-xds/kube"
 )
-
-// BuildModel applies Ingress semantics to the state. Every Ingress in the
-// state is taken as ours (kube has already filtered by class).
-func BuildModel(st *kube.State, opts Options) *Model {
-	return newMemo().buildModel(st, opts)
-}
 
 // byAge orders Ingresses for conflict resolution: the oldest wins, as with
 // peers; ties by name. An Ingress with no creation time (from a file) counts

@@ -54,11 +54,6 @@ type Resources struct {
 	Secrets   []*tlsv3.Secret
 }
 
-// ToEnvoy renders a Model as Envoy resources.
-func ToEnvoy(m *Model, opts Options) (*Resources, error) {
-	return newEnvoyCache().render(m, opts)
-}
-
 // adsSource says "get it over the same ADS stream".
 func adsSource() *corev3.ConfigSource {
 	return &corev3.ConfigSource{

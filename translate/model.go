@@ -2,12 +2,14 @@
 // clients, no goroutines, no clocks, and the same input always gives the same
 // output, byte for byte.
 //
-// It works in two steps. BuildModel applies Ingress semantics (classes are
-// already decided by kube) and produces a Model: virtual hosts, routes and
-// backends in our own small vocabulary, plus the problems found on the way.
-// ToEnvoy then renders that Model as Envoy protos. Keeping the steps apart
-// keeps Kubernetes rules out of the proto code and proto details out of the
-// Kubernetes rules.
+// It works in two steps. The first (fragment.go, hosts.go, memo.go) applies
+// Ingress semantics (classes are already decided by kube) and produces a
+// Model: virtual hosts, routes and backends in our own small vocabulary,
+// plus the problems found on the way. The second (envoy*.go) renders that
+// Model as Envoy protos. Keeping the steps apart keeps Kubernetes rules out
+// of the proto code and proto details out of the Kubernetes rules. Both
+// steps remember their previous work (Translator), without ever letting that
+// show in the output.
 package translate
 
 import "k8s.io/apimachinery/pkg/types"
