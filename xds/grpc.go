@@ -14,6 +14,7 @@ import (
 	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
 	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	sotwserver "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -87,7 +88,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 }
 
 func (s *Server) register(g *grpc.Server, streams context.Context) {
-	xdsServer := serverv3.NewServer(streams, s.cache, callbacks{s})
+	xdsServer := serverv3.NewServer(streams, s.cache, callbacks{s}, sotwserver.WithLogger(goControlPlaneLogger(s.log)))
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
 	listenerservice.RegisterListenerDiscoveryServiceServer(g, xdsServer)
 	routeservice.RegisterRouteDiscoveryServiceServer(g, xdsServer)

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/log"
 	"google.golang.org/grpc/health"
@@ -17,22 +16,15 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
-// sharedKey is the one cache key every Envoy maps to: all Envoys of a
-// deployment get the same configuration, so one snapshot serves them all and
-// a change is computed once, not once per node. Per-node state (what each
-// Envoy ACKed or NACKed) is kept per stream by the clients registry instead.
-const sharedKey = "ingress-xds"
-
-type sharedNodeHash struct{}
-
-func (sharedNodeHash) ID(*corev3.Node) string { return sharedKey }
-
 // Server holds the current snapshot and serves it over ADS, with CSDS, the
-// Inspector, gRPC health and reflection beside it.
+// Inspector, gRPC health and reflection beside it. All Envoys of a
+// deployment get the same configuration, so one snapshot serves them all
+// and a change is computed once, not once per node; per-node state (what
+// each Envoy ACKed or NACKed) is kept per stream by the clients registry.
 type Server struct {
 	log     *slog.Logger
 	opts    Options
-	cache   cache.SnapshotCache
+	cache   *resourceCache
 	clients *clients
 	metrics *metrics
 	health  *health.Server
@@ -98,7 +90,7 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 	return &Server{
 		log:       logger,
 		opts:      o.withDefaults(),
-		cache:     cache.NewSnapshotCache(true, sharedNodeHash{}, goControlPlaneLogger(logger)),
+		cache:     newResourceCache(logger),
 		clients:   newClients(),
 		snapshots: newSnapshotter(),
 		metrics:   newMetrics(),
@@ -130,9 +122,7 @@ func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*cache.Sn
 		s.metrics.publishSeconds.Observe(s.now().Sub(start).Seconds())
 		return s.snapshot, nil
 	}
-	if err := s.cache.SetSnapshot(ctx, sharedKey, snap); err != nil {
-		return nil, fmt.Errorf("setting snapshot: %w", err)
-	}
+	s.cache.update(s.snapshots.changedTypes(s.snapshot))
 	first := s.snapshot == nil
 	s.snapshot = snap
 	now := s.now()

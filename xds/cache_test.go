@@ -1,0 +1,334 @@
+package xds
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// cacheClient plays go-control-plane's server for one stream and one type,
+// the way its sotw and delta servers drive a cache: it opens a watch, takes
+// the answer, records what the client now holds, and opens the next watch,
+// as an ACK would. held is what the client holds, by name.
+type cacheClient struct {
+	name    string
+	delta   bool
+	typeURL string
+	// names is the subscription; nil means wildcard.
+	names []string
+
+	sub     stream.Subscription
+	version string // SotW: the version last received
+	nonce   string
+	held    map[string]*anypb.Any
+	sotwOut chan cache.Response
+	dOut    chan cache.DeltaResponse
+	cancel  func()
+	answers int
+}
+
+func newCacheClient(name string, delta bool, typeURL string, names []string) *cacheClient {
+	c := &cacheClient{
+		name: name, delta: delta, typeURL: typeURL, names: names, held: map[string]*anypb.Any{},
+		sotwOut: make(chan cache.Response, 1), dOut: make(chan cache.DeltaResponse, 1),
+	}
+	if delta {
+		c.sub = stream.NewDeltaSubscription(names, nil, nil, true)
+	} else {
+		c.sub = stream.NewSotwSubscription(names, true)
+	}
+	return c
+}
+
+// watch opens the next watch, as the server does on each request.
+func (c *cacheClient) watch(t *testing.T, rc *resourceCache, subscribe, unsubscribe []string) {
+	t.Helper()
+	if c.cancel != nil {
+		c.cancel()
+	}
+	var err error
+	if c.delta {
+		c.sub.UpdateResourceSubscriptions(subscribe, unsubscribe)
+		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: c.typeURL, ResponseNonce: c.nonce,
+			ResourceNamesSubscribe: subscribe, ResourceNamesUnsubscribe: unsubscribe}
+		c.cancel, err = rc.CreateDeltaWatch(req, c.sub, c.dOut)
+	} else {
+		c.sub.SetResourceSubscription(c.names)
+		req := &discoveryv3.DiscoveryRequest{TypeUrl: c.typeURL, VersionInfo: c.version, ResponseNonce: c.nonce, ResourceNames: c.names}
+		c.cancel, err = rc.CreateWatch(req, c.sub, c.sotwOut)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drain takes every answer there is, opening a new watch after each.
+func (c *cacheClient) drain(t *testing.T, rc *resourceCache) {
+	t.Helper()
+	for {
+		select {
+		case r := <-c.sotwOut:
+			out, err := r.GetDiscoveryResponse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.answers++
+			c.nonce = fmt.Sprint(c.answers)
+			c.version = out.GetVersionInfo()
+			c.held = map[string]*anypb.Any{}
+			for _, a := range out.GetResources() {
+				c.held[decodedName(t, c.typeURL, a)] = a
+			}
+			c.sub.SetReturnedResources(r.GetReturnedResources())
+		case r := <-c.dOut:
+			out, err := r.GetDeltaDiscoveryResponse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.answers++
+			c.nonce = fmt.Sprint(c.answers)
+			for _, res := range out.GetResources() {
+				c.held[res.GetName()] = res.GetResource()
+			}
+			for _, name := range out.GetRemovedResources() {
+				delete(c.held, name)
+			}
+			c.sub.SetReturnedResources(r.GetReturnedResources())
+		default:
+			return
+		}
+		c.watch(t, rc, nil, nil)
+	}
+}
+
+func decodedName(t *testing.T, typeURL string, a *anypb.Any) string {
+	t.Helper()
+	m, err := a.UnmarshalNew()
+	if err != nil {
+		t.Fatalf("%s: %v", typeURL, err)
+	}
+	return cache.GetResourceName(m)
+}
+
+// check compares what the client holds with the snapshot, restricted to
+// its subscription: the same names, and each the same message.
+func (c *cacheClient) check(t *testing.T, snap *cache.Snapshot) {
+	t.Helper()
+	want := snap.GetResources(c.typeURL)
+	if c.names != nil {
+		keep := map[string]bool{}
+		for _, n := range c.names {
+			keep[n] = true
+		}
+		for n := range want {
+			if !keep[n] {
+				delete(want, n)
+			}
+		}
+	}
+	if got, wantNames := sortedKeys(c.held), sortedKeys(want); !slices.Equal(got, wantNames) {
+		t.Fatalf("%s holds %v, want %v", c.name, got, wantNames)
+	}
+	for name, a := range c.held {
+		m, err := a.UnmarshalNew()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(m, want[name]) {
+			t.Fatalf("%s holds another %s than the snapshot's:\n%v\nwant\n%v", c.name, name, m, want[name])
+		}
+	}
+}
+
+// TestCacheClientsFollowEveryChange publishes a random sequence of
+// configurations (clusters added, removed, their endpoints changed) and
+// checks that state-of-the-world and delta clients, wildcard and named,
+// always end up holding exactly the snapshot's resources that they
+// subscribe to, whether they were up to date when the change came (answered
+// from the changed names alone) or connect afterwards (answered from a full
+// comparison).
+func TestCacheClientsFollowEveryChange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{}}
+	endpoint := func() string { return fmt.Sprintf("127.0.0.%d:%d", 1+rng.IntN(3), 8000+rng.IntN(3)) }
+	for i := range 8 {
+		f.clusters[fmt.Sprintf("c%d", i)] = []string{endpoint()}
+	}
+
+	var clients []*cacheClient
+	for _, delta := range []bool{false, true} {
+		p := map[bool]string{false: "sotw", true: "delta"}[delta]
+		clients = append(clients,
+			newCacheClient(p+"-cds", delta, resource.ClusterType, nil),
+			newCacheClient(p+"-lds", delta, resource.ListenerType, nil),
+			newCacheClient(p+"-rds", delta, resource.RouteType, []string{fixtureRoute}),
+			newCacheClient(p+"-eds-all", delta, resource.EndpointType, nil),
+			newCacheClient(p+"-eds-some", delta, resource.EndpointType, []string{"c1", "c3", "c9", "c12"}),
+		)
+	}
+	for _, c := range clients {
+		if c.names == nil && c.typeURL == resource.EndpointType {
+			c.names = []string{} // filled in below with every cluster, as Envoy asks
+		}
+		c.watch(t, s.cache, c.names, nil) // before the first snapshot: waits
+	}
+	for step := range 200 {
+		switch op := rng.IntN(10); {
+		case op < 6: // endpoints of one cluster change
+			names := sortedKeys(f.clusters)
+			name := names[rng.IntN(len(names))]
+			f.clusters[name] = []string{endpoint(), endpoint()}[:1+rng.IntN(2)]
+		case op < 8: // a cluster comes
+			f.clusters[fmt.Sprintf("c%d", rng.IntN(16))] = []string{endpoint()}
+		default: // a cluster goes
+			if names := sortedKeys(f.clusters); len(names) > 1 {
+				delete(f.clusters, names[rng.IntN(len(names))])
+			}
+		}
+		if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+			t.Fatal(err)
+		}
+		snap := s.Snapshot()
+		for _, c := range clients {
+			c.drain(t, s.cache)
+			// The client that follows every cluster changes its
+			// subscription as Envoy does when CDS changes.
+			if c.name == "sotw-eds-all" || c.name == "delta-eds-all" {
+				next := sortedKeys(snap.GetResources(resource.ClusterType))
+				if !slices.Equal(next, c.names) {
+					var sub, unsub []string
+					for _, n := range next {
+						if !slices.Contains(c.names, n) {
+							sub = append(sub, n)
+						}
+					}
+					for _, n := range c.names {
+						if !slices.Contains(next, n) {
+							unsub = append(unsub, n)
+						}
+					}
+					c.names = next
+					c.watch(t, s.cache, sub, unsub)
+					c.drain(t, s.cache)
+				}
+			}
+			c.check(t, snap)
+		}
+		// Now and then a new client connects and must get the same.
+		if step%25 == 0 {
+			for _, delta := range []bool{false, true} {
+				late := newCacheClient(fmt.Sprintf("late-%d-%v", step, delta), delta, resource.EndpointType, []string{"c2", "c5"})
+				late.watch(t, s.cache, late.names, nil)
+				late.drain(t, s.cache)
+				late.check(t, snap)
+				late.cancel()
+			}
+		}
+	}
+	// Up-to-date clients were answered only when something of theirs
+	// changed: the route configuration changes with the cluster list
+	// only, so its clients had far fewer answers than the steps.
+	for _, c := range clients {
+		if c.typeURL == resource.ListenerType && c.answers != 1 {
+			t.Errorf("%s answered %d times; the listener never changed", c.name, c.answers)
+		}
+	}
+}
+
+// TestCacheDeltaSendsOnlyWhatChanged: a delta client up to date gets the one
+// load assignment that changed, and nothing at all for a change to a
+// resource it does not subscribe to.
+func TestCacheDeltaSendsOnlyWhatChanged(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{
+		"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}, "c": {"127.0.0.1:3"},
+	}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := newCacheClient("eds", true, resource.EndpointType, []string{"a", "b"})
+	c.watch(t, s.cache, c.names, nil)
+	r := <-c.dOut
+	if got := deltaNames(t, r); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("first answer has %v, want a and b", got)
+	}
+	c.sub.SetReturnedResources(r.GetReturnedResources())
+	c.watch(t, s.cache, nil, nil)
+
+	f.clusters["c"] = []string{"127.0.0.1:4"}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-c.dOut:
+		t.Fatalf("answered with %v for a change to c, which it does not subscribe to", deltaNames(t, r))
+	default:
+	}
+
+	f.clusters["b"] = []string{"127.0.0.1:5"}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-c.dOut:
+		if got := deltaNames(t, r); !slices.Equal(got, []string{"b"}) {
+			t.Fatalf("answer has %v, want only b", got)
+		}
+	default:
+		t.Fatal("no answer for a change to b")
+	}
+}
+
+func deltaNames(t *testing.T, r cache.DeltaResponse) []string {
+	t.Helper()
+	out, err := r.GetDeltaDiscoveryResponse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, res := range out.GetResources() {
+		names = append(names, res.GetName())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestCacheSharesEncodings: streams are sent the very same encoded bytes, so
+// that a change is encoded once however many Envoys are connected, and
+// each answer is a new envelope (the server writes a nonce into it).
+func TestCacheSharesEncodings(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	var anys []*anypb.Any
+	var envelopes []*discoveryv3.DiscoveryResponse
+	for i := range 2 {
+		c := newCacheClient(fmt.Sprint(i), false, resource.ClusterType, nil)
+		c.watch(t, s.cache, nil, nil)
+		out, err := (<-c.sotwOut).GetDiscoveryResponse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		anys = append(anys, out.GetResources()[0])
+		envelopes = append(envelopes, out)
+	}
+	if anys[0] != anys[1] {
+		t.Error("two streams got separate encodings of the same cluster")
+	}
+	if envelopes[0] == envelopes[1] {
+		t.Error("two streams got the same response envelope")
+	}
+}
