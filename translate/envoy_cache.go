@@ -6,6 +6,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"slices"
 )
 
 // envoyCache keeps the Envoy messages rendered by the previous call and
@@ -25,6 +26,14 @@ type envoyCache struct {
 	vhosts       map[vhostKey]*vhostEntry
 	chains       map[string]*chainEntry
 	secrets      map[string]*secretEntry
+
+	// The previous render's backends (a copy) and the clusters and load
+	// assignments made of them: when the backends are the same objects in
+	// the same order, so are those lists, and an Ingress change at 10,000
+	// Ingresses need not look up 100,000 backends twice to find that out.
+	lastBackends  []*Backend
+	lastClusters  []*clusterv3.Cluster
+	lastEndpoints []*endpointv3.ClusterLoadAssignment
 
 	next envoyGeneration
 }
@@ -96,11 +105,16 @@ func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 	if err := c.addHTTPS(res, m, opts); err != nil {
 		return nil, err
 	}
-	for _, be := range m.Backends {
-		res.Clusters = append(res.Clusters, c.cluster(be))
-		if be.ExternalName == "" {
-			res.Endpoints = append(res.Endpoints, c.loadAssignment(be))
+	if c.lastBackends != nil && slices.Equal(m.Backends, c.lastBackends) {
+		res.Clusters, res.Endpoints = c.lastClusters, c.lastEndpoints
+	} else {
+		for _, be := range m.Backends {
+			res.Clusters = append(res.Clusters, c.cluster(be))
+			if be.ExternalName == "" {
+				res.Endpoints = append(res.Endpoints, c.loadAssignment(be))
+			}
 		}
+		c.lastBackends, c.lastClusters, c.lastEndpoints = slices.Clone(m.Backends), res.Clusters, res.Endpoints
 	}
 	c.chains, c.secrets = c.next.chains, c.next.secrets
 	c.next = envoyGeneration{}

@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +65,11 @@ type tlsRequest struct {
 	where  string
 	hosts  []string // normalized
 	secret types.NamespacedName
+}
+
+// sameAs says whether two refs resolve a backend the same way.
+func (r *backendRef) sameAs(o *backendRef) bool {
+	return r.name == o.name && r.service == o.service && r.externalName == o.externalName && reflect.DeepEqual(r.port, o.port)
 }
 
 // reusable reports whether f still describes ing in st.

@@ -3,6 +3,7 @@ package translate_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"strings"
@@ -127,6 +128,8 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		if rng.Intn(3) == 0 {
 			svc.Spec.Ports = nil
 		}
+		// Sources hand over a new map for a part that changed.
+		st.Services = maps.Clone(st.Services)
 		st.Services[*key] = svc
 		return "replace service " + key.String()
 	case 4: // delete a Service
@@ -134,6 +137,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		if key == nil {
 			return "nothing"
 		}
+		st.Services = maps.Clone(st.Services)
 		delete(st.Services, *key)
 		return "delete service " + key.String()
 	case 5: // change an EndpointSlice: drop or add an endpoint
@@ -150,6 +154,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.99.0.%d", rng.Intn(250))}})
 		}
 		slices[i] = s
+		st.EndpointSlices = maps.Clone(st.EndpointSlices)
 		st.EndpointSlices[*key] = slices
 		return "change endpoints of " + key.String()
 	default: // rotate or remove a Secret
@@ -157,6 +162,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		if key == nil {
 			return "nothing"
 		}
+		st.Secrets = maps.Clone(st.Secrets)
 		if rng.Intn(4) == 0 {
 			delete(st.Secrets, *key)
 			return "delete secret " + key.String()

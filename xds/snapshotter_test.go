@@ -2,6 +2,7 @@ package xds
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func TestSnapshotterReusesUnchangedTypes(t *testing.T) {
 
 	// Only endpoints change.
 	var svc = st.Ingresses[0].Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+	st.EndpointSlices = maps.Clone(st.EndpointSlices) // a changed part is a new map
 	for key, slices := range st.EndpointSlices {
 		if key.Name != svc {
 			continue
@@ -98,6 +100,7 @@ func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
 		if step > 0 {
 			// Two Services' endpoints move, through the endpoint fast path.
 			changed := map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
+			st.EndpointSlices = maps.Clone(st.EndpointSlices) // a changed part is a new map
 			for _, i := range []int{step, step + 20} {
 				key := types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("s%d", i)}
 				slice := st.EndpointSlices[key][0].DeepCopy()
