@@ -331,7 +331,7 @@ func newFetchSubscription(names []string) fetchSubscription {
 	return s
 }
 
-func (s fetchSubscription) ReturnedResources() map[string]string   { return nil }
+func (s fetchSubscription) ReturnedResources() map[string]string     { return nil }
 func (s fetchSubscription) SubscribedResources() map[string]struct{} { return s }
 func (s fetchSubscription) IsWildcard() bool                         { return len(s) == 0 }
 
