@@ -14,6 +14,7 @@ import (
 // ControlPlane is the process under test, started from a command template
 // so that the same run can measure ingress-xds or a peer.
 type ControlPlane struct {
+	name    string // in errors: "the control plane", "envoy"
 	cmd     *exec.Cmd
 	log     *os.File
 	done    chan struct{}
@@ -26,6 +27,9 @@ type Placeholders struct {
 	Kubeconfig string // {kubeconfig}
 	XDSAddress string // {xds}: 127.0.0.1:PORT
 	XDSPort    string // {xds_port}
+	// HTTPPort is {http_port}: the port the control plane must tell Envoy
+	// to listen on for HTTP. Only the Envoy phase needs it.
+	HTTPPort string
 }
 
 // ExpandCommand fills the placeholders of template and splits it into
@@ -33,13 +37,24 @@ type Placeholders struct {
 // and double quotes as in a shell; leading NAME=value words set the
 // environment, as in `GOGC=200 bin/ingress-xds serve ...`.
 func ExpandCommand(template string, p Placeholders) (env, argv []string, err error) {
-	expanded := strings.NewReplacer(
+	return expandTemplate(template, []string{
 		"{kubeconfig}", p.Kubeconfig,
 		"{xds}", p.XDSAddress,
 		"{xds_port}", p.XDSPort,
-	).Replace(template)
+		"{http_port}", p.HTTPPort,
+	})
+}
+
+// expandTemplate is ExpandCommand with the placeholders given as
+// old, new pairs.
+func expandTemplate(template string, pairs []string) (env, argv []string, err error) {
+	expanded := strings.NewReplacer(pairs...).Replace(template)
 	if left := regexp.MustCompile(`\{[a-z_]+\}`).FindString(expanded); left != "" {
-		return nil, nil, fmt.Errorf("unknown placeholder %s in the command (known: {kubeconfig}, {xds}, {xds_port})", left)
+		var known []string
+		for i := 0; i < len(pairs); i += 2 {
+			known = append(known, pairs[i])
+		}
+		return nil, nil, fmt.Errorf("unknown placeholder %s in the command (known: %s)", left, strings.Join(known, ", "))
 	}
 	words, err := splitWords(expanded)
 	if err != nil {
@@ -107,9 +122,15 @@ func splitWords(s string) ([]string, error) {
 
 // StartControlPlane starts argv with env added, output to logPath.
 func StartControlPlane(env, argv []string, logPath string) (*ControlPlane, error) {
+	return startProcess("the control plane", env, argv, logPath)
+}
+
+// startProcess starts argv with env added, output to logPath, as a process
+// that dies with this one; name says what it is in errors.
+func startProcess(name string, env, argv []string, logPath string) (*ControlPlane, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("creating the control plane's log: %w", err)
+		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
@@ -120,7 +141,7 @@ func StartControlPlane(env, argv []string, logPath string) (*ControlPlane, error
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
-	cp := &ControlPlane{cmd: cmd, log: logFile, done: make(chan struct{}), LogPath: logPath}
+	cp := &ControlPlane{name: name, cmd: cmd, log: logFile, done: make(chan struct{}), LogPath: logPath}
 	go func() {
 		cp.waitErr = cmd.Wait()
 		logFile.Close()
@@ -138,9 +159,9 @@ func (cp *ControlPlane) Exited() error {
 	select {
 	case <-cp.done:
 		if cp.waitErr != nil {
-			return fmt.Errorf("the control plane exited: %w (log: %s)", cp.waitErr, cp.LogPath)
+			return fmt.Errorf("%s exited: %w (log: %s)", cp.name, cp.waitErr, cp.LogPath)
 		}
-		return fmt.Errorf("the control plane exited with status 0 (log: %s)", cp.LogPath)
+		return fmt.Errorf("%s exited with status 0 (log: %s)", cp.name, cp.LogPath)
 	default:
 		return nil
 	}

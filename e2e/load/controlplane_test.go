@@ -7,15 +7,15 @@ import (
 )
 
 func TestExpandCommand(t *testing.T) {
-	p := Placeholders{Kubeconfig: "/tmp/kc", XDSAddress: "127.0.0.1:1234", XDSPort: "1234"}
+	p := Placeholders{Kubeconfig: "/tmp/kc", XDSAddress: "127.0.0.1:1234", XDSPort: "1234", HTTPPort: "5678"}
 	for _, tc := range []struct {
 		template  string
 		env, argv []string
 		err       string
 	}{
 		{
-			template: "bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds}",
-			argv:     []string{"bin/ingress-xds", "serve", "--kubeconfig", "/tmp/kc", "--xds-address", "127.0.0.1:1234"},
+			template: "bin/ingress-xds serve --kubeconfig {kubeconfig} --xds-address {xds} --http-port {http_port}",
+			argv:     []string{"bin/ingress-xds", "serve", "--kubeconfig", "/tmp/kc", "--xds-address", "127.0.0.1:1234", "--http-port", "5678"},
 		},
 		{
 			template: `GOGC=200 GOMAXPROCS=2 contour serve --xds-port={xds_port} --note 'a b' "c {xds_port}"`,

@@ -11,6 +11,9 @@
 //     assignment;
 //   - fan-out: many clients on one snapshot, one change, until all have it;
 //   - status: until every Ingress has an address in status.loadBalancer;
+//   - through Envoy (optional): a real Envoy on the control plane, a real
+//     backend in a network namespace, and new Ingresses timed until Envoy
+//     serves the backend's 200 for their host;
 //
 // and reads the control plane's peak memory (VmHWM) and CPU from /proc.
 //

@@ -39,6 +39,8 @@ type Result struct {
 	EndpointAPI      Summary `json:"endpoint_change_api"`
 
 	Fanout *Fanout `json:"fanout,omitempty"`
+	// Envoy is the Envoy phase (-envoy-changes); nil when not run.
+	Envoy *EnvoyChanges `json:"envoy,omitempty"`
 
 	Memory struct {
 		PeakRSSBytes             int64 `json:"peak_rss_bytes"`
@@ -137,6 +139,14 @@ func (r *Result) WriteTable(out io.Writer) error {
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
 		row("", "peak RSS %s with the fan-out clients", bytesHuman(f.PeakRSSBytes))
 	}
+	if e := r.Envoy; e != nil {
+		row("Ingress served by Envoy", "%s (%s Envoy; create request to the backend's first 200 through Envoy, polled every %.0f ms)",
+			percentilesMax(e.Served), e.Protocol, e.PollIntervalMs)
+		row("  same, at the ADS client", "%s (API write %s)", percentilesMax(e.ADSClient), percentiles(e.API))
+		row("  Envoy", "ready %s after its start, first 200 at %s; peak RSS %s, CPU %.1f s; %d updates rejected",
+			secs(e.ReadySeconds), secs(e.FirstServedSeconds), bytesHuman(e.PeakRSSBytes), e.CPUSeconds, e.Rejected)
+		row("  answers before the 200", "%s (backend answered %d requests)", answersLine(e.AnswersBeforeServed), e.BackendRequests)
+	}
 	m := r.Memory
 	row("peak RSS", "%s before any fan-out (%s at convergence; RSS %s after convergence, %s after changes)",
 		bytesHuman(m.PeakRSSBytes), bytesHuman(m.PeakRSSConvergenceBytes), bytesHuman(m.RSSAfterConvergenceBytes), bytesHuman(m.RSSAfterChangesBytes))
@@ -156,6 +166,13 @@ func percentiles(s Summary) string {
 		return "not measured"
 	}
 	return fmt.Sprintf("p50 %.1f / p90 %.1f / p99 %.1f ms over %d", s.P50, s.P90, s.P99, s.Count)
+}
+
+func percentilesMax(s Summary) string {
+	if s.Count == 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("p50 %.1f / p90 %.1f / p99 %.1f / max %.1f ms over %d", s.P50, s.P90, s.P99, s.Max, s.Count)
 }
 
 func secs(s float64) string {

@@ -28,7 +28,7 @@ type Config struct {
 	Kubeconfig string
 	KubeAssets string
 	// Command is the control plane's command line, with {kubeconfig},
-	// {xds} and {xds_port} placeholders.
+	// {xds}, {xds_port} and {http_port} placeholders.
 	Command string
 	// Delta makes the ADS clients speak incremental xDS.
 	Delta bool
@@ -53,7 +53,19 @@ type Config struct {
 	// Perf records the control plane with `perf record` during convergence
 	// and during the changes.
 	Perf bool
-	Log  *slog.Logger
+	// EnvoyChanges is how many Ingresses the Envoy phase creates, each
+	// timed until a real Envoy serves it; 0 skips the phase, which needs
+	// {http_port} in Command, root (for a network namespace) and Envoy.
+	EnvoyChanges int
+	// EnvoyBinary is the envoy executable.
+	EnvoyBinary string
+	// Bootstrap is the command that writes Envoy's bootstrap, with
+	// {xds}, {admin}, {node_id} and {out} placeholders (DefaultBootstrap).
+	Bootstrap string
+	// EnvoyPoll is the pause between requests to Envoy while waiting for
+	// a change to be served.
+	EnvoyPoll time.Duration
+	Log       *slog.Logger
 }
 
 // Run creates the workload, starts the control plane and measures it.
@@ -117,6 +129,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// After the figures above, which are about the control plane alone,
+	// and before the fan-out, which would swamp everything.
+	if cfg.EnvoyChanges > 0 {
+		if err := s.envoyChanges(ctx, ch.run); err != nil {
+			return nil, fmt.Errorf("the Envoy phase: %w", err)
+		}
+	}
 	if cfg.Fanout > 0 {
 		if err := s.fanout(ctx, ch); err != nil {
 			return nil, err
@@ -138,11 +157,12 @@ type session struct {
 	res  *Result
 	kube kubernetes.Interface
 
-	cp    *ControlPlane
-	xds   string    // the control plane's xDS address
-	start time.Time // when the control plane was started
-	conv  Convergence
-	ads   *adsclient.Client
+	cp       *ControlPlane
+	xds      string    // the control plane's xDS address
+	httpPort int       // {http_port}: where the control plane has Envoy listen
+	start    time.Time // when the control plane was started
+	conv     Convergence
+	ads      *adsclient.Client
 }
 
 func (s *session) createWorkload(ctx context.Context) error {
@@ -164,7 +184,12 @@ func (s *session) startControlPlane(kubeconfig string) error {
 		return err
 	}
 	s.xds = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	env, argv, err := ExpandCommand(s.cfg.Command, Placeholders{Kubeconfig: kubeconfig, XDSAddress: s.xds, XDSPort: strconv.Itoa(port)})
+	if s.httpPort, err = freePort(); err != nil {
+		return err
+	}
+	env, argv, err := ExpandCommand(s.cfg.Command, Placeholders{
+		Kubeconfig: kubeconfig, XDSAddress: s.xds, XDSPort: strconv.Itoa(port), HTTPPort: strconv.Itoa(s.httpPort),
+	})
 	if err != nil {
 		return err
 	}
@@ -411,8 +436,22 @@ func (cfg Config) Validate() error {
 	if strings.TrimSpace(cfg.Command) == "" {
 		errs = append(errs, errors.New("-cmd is required"))
 	}
-	if cfg.Changes < 0 || cfg.Fanout < 0 {
-		errs = append(errs, errors.New("-changes and -fanout must not be negative"))
+	if cfg.Changes < 0 || cfg.Fanout < 0 || cfg.EnvoyChanges < 0 {
+		errs = append(errs, errors.New("-changes, -fanout and -envoy-changes must not be negative"))
+	}
+	if cfg.EnvoyChanges > 0 {
+		if !strings.Contains(cfg.Command, "{http_port}") {
+			errs = append(errs, errors.New("-envoy-changes needs {http_port} in -cmd: the port the control plane tells Envoy to listen on (--http-port {http_port} for ingress-xds)"))
+		}
+		if cfg.EnvoyBinary == "" {
+			errs = append(errs, errors.New("-envoy-changes needs Envoy: give -envoy, or run `make tools` for .tools/bin/envoy"))
+		}
+		if strings.TrimSpace(cfg.Bootstrap) == "" {
+			errs = append(errs, errors.New("-envoy-changes needs a -bootstrap command"))
+		}
+		if cfg.EnvoyPoll <= 0 {
+			errs = append(errs, errors.New("-envoy-poll must be positive"))
+		}
 	}
 	if cfg.Kubeconfig == "" && cfg.KubeAssets == "" {
 		errs = append(errs, errors.New("give -kubeconfig, or kube-apiserver and etcd binaries with -kube-assets or KUBEBUILDER_ASSETS"))

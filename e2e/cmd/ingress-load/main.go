@@ -3,10 +3,14 @@
 // server, starts the control plane from a command line, and times, with an
 // ADS client on its xDS port, the initial convergence, Ingress and endpoint
 // changes, fan-out to many clients and Ingress status; it also reads the
-// control plane's peak memory. The control plane is any command, so the
-// same run measures a peer. Results: a table on stdout, and JSON with -json.
+// control plane's peak memory. With -envoy-changes it then starts a real
+// Envoy on the control plane and times new Ingresses until Envoy serves
+// them from a real backend (in a network namespace: needs root). The
+// control plane is any command, so the same run measures a peer. Results:
+// a table on stdout, and JSON with -json.
 //
 //	ingress-load -n 1000 -cmd 'bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1'
+//	ingress-load -n 1000 -envoy-changes 100 -cmd 'bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --http-port {http_port} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1'
 package main
 
 import (
@@ -41,7 +45,7 @@ func run() error {
 	flag.IntVar(&cfg.Workload.N, "n", 100, "number of Ingresses (each with 10 Services and 10 EndpointSlices)")
 	flag.StringVar(&cfg.Workload.Namespace, "namespace", "ingress-load", "namespace of the workload")
 	flag.BoolVar(&cfg.Workload.Headless, "headless", true, "create headless Services: the control plane routes to endpoints either way, and allocating 100,000 ClusterIPs makes creation 20 times slower")
-	flag.StringVar(&cfg.Command, "cmd", "", "control plane command line; {kubeconfig}, {xds} (127.0.0.1:port) and {xds_port} are filled in")
+	flag.StringVar(&cfg.Command, "cmd", "", "control plane command line; {kubeconfig}, {xds} (127.0.0.1:port), {xds_port} and {http_port} (a free port for Envoy's HTTP listener) are filled in")
 	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "load an existing cluster instead of starting kube-apiserver and etcd")
 	flag.StringVar(&cfg.KubeAssets, "kube-assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else .tools/kube)")
 	flag.BoolVar(&cfg.Delta, "delta", false, "ADS clients speak incremental (delta) xDS rather than state of the world")
@@ -55,6 +59,10 @@ func run() error {
 	flag.StringVar(&cfg.Dir, "dir", "", "directory for the kubeconfig, control-plane log and perf data (default: a new temporary one)")
 	flag.BoolVar(&keep, "keep", false, "keep the -dir directory when it was created here")
 	flag.BoolVar(&cfg.Perf, "perf", false, "record the control plane with `perf record -g` during convergence and during changes")
+	flag.IntVar(&cfg.EnvoyChanges, "envoy-changes", 0, "after the other changes, start a real Envoy and time this many new Ingresses until Envoy serves them (0 skips it; needs {http_port} in -cmd and root)")
+	flag.StringVar(&cfg.EnvoyBinary, "envoy", "", "Envoy binary for -envoy-changes (default .tools/bin/envoy)")
+	flag.StringVar(&cfg.Bootstrap, "bootstrap", load.DefaultBootstrap, "command writing Envoy's bootstrap for -envoy-changes; {xds}, {admin}, {node_id} and {out} are filled in, and --delta is added with -delta")
+	flag.DurationVar(&cfg.EnvoyPoll, "envoy-poll", 2*time.Millisecond, "pause between requests to Envoy while waiting for an Ingress to be served")
 	flag.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file (- for stdout)")
 	flag.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	flag.Parse(os.Args[1:])
@@ -68,6 +76,14 @@ func run() error {
 		if _, err := os.Stat(".tools/kube/kube-apiserver"); err == nil {
 			cfg.KubeAssets, _ = filepath.Abs(".tools/kube")
 		}
+	}
+	if cfg.EnvoyBinary == "" {
+		if _, err := os.Stat(".tools/bin/envoy"); err == nil {
+			cfg.EnvoyBinary, _ = filepath.Abs(".tools/bin/envoy")
+		}
+	}
+	if cfg.Delta && cfg.Bootstrap == load.DefaultBootstrap {
+		cfg.Bootstrap += " --delta"
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -1,0 +1,138 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultBootstrap is the command that writes the Envoy bootstrap when
+// none is given: ingress-xds's own, in state of the world unless --delta is
+// added. Placeholders: {xds} (the control plane's xDS address), {admin}
+// (Envoy's admin address), {node_id} and {out} (the file to write).
+const DefaultBootstrap = "bin/ingress-xds bootstrap --xds-address {xds} --admin-address {admin} --node-id {node_id} --out {out}"
+
+// envoyProc is a real Envoy bootstrapped to take its configuration from the
+// control plane under test.
+type envoyProc struct {
+	*ControlPlane        // the process: Pid, Exited, Stop
+	admin         string // 127.0.0.1:port of the admin interface
+	listener      string // 127.0.0.1:port of the HTTP listener the control plane configures
+	bootstrap     string // the bootstrap file
+}
+
+// envoyNodeID is the node id of the measured Envoy, as the control plane's
+// logs name it.
+const envoyNodeID = "ingress-load-envoy"
+
+// startEnvoy writes a bootstrap with the bootstrap command template and
+// starts the Envoy binary with it, its files and log in dir. httpPort is
+// the port the control plane tells Envoy's HTTP listener to bind.
+func startEnvoy(binary, bootstrapCmd, xds string, httpPort int, dir string) (*envoyProc, error) {
+	adminPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e := &envoyProc{
+		admin:    net.JoinHostPort("127.0.0.1", strconv.Itoa(adminPort)),
+		listener: net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
+	}
+	bootstrap := filepath.Join(dir, "envoy-bootstrap.json")
+	e.bootstrap = bootstrap
+	env, argv, err := expandTemplate(bootstrapCmd, []string{
+		"{xds}", xds,
+		"{admin}", e.admin,
+		"{node_id}", envoyNodeID,
+		"{out}", bootstrap,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the bootstrap command: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(cmd.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("writing the Envoy bootstrap (%s): %w\n%s", strings.Join(argv, " "), err, out)
+	}
+	e.ControlPlane, err = startProcess("envoy", nil, []string{binary,
+		"--config-path", bootstrap,
+		// Other Envoys on the machine (e2e tests, other runs) must not
+		// share hot-restart memory with this one.
+		"--use-dynamic-base-id", "--base-id-path", filepath.Join(dir, "envoy-base-id"),
+		"--concurrency", "1", // one worker thread, as in the e2e tests
+		"--drain-time-s", "1",
+		"--log-level", "info",
+	}, filepath.Join(dir, "envoy.log"))
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// waitReady waits until Envoy's admin /ready answers 200: it has its first
+// listeners and clusters (and their load assignments) from the control
+// plane.
+func (e *envoyProc) waitReady(ctx context.Context) error {
+	client := newHTTPClient()
+	var last string
+	for {
+		if err := e.Exited(); err != nil {
+			return err
+		}
+		resp, err := client.Get("http://" + e.admin + "/ready")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for Envoy to be ready: %w (last answer of /ready: %s; log: %s)", ctx.Err(), last, e.LogPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// rejected sums Envoy's update_rejected counters (one per xDS
+// subscription: listeners, clusters, routes, load assignments).
+func (e *envoyProc) rejected() (int64, error) {
+	resp, err := newHTTPClient().Get("http://" + e.admin + "/stats?filter=" + url.QueryEscape(`\.update_rejected$`))
+	if err != nil {
+		return 0, fmt.Errorf("reading Envoy's stats: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("reading Envoy's stats: %d %s %v", resp.StatusCode, body, err)
+	}
+	var sum int64
+	found := false
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, ": ")
+		if !ok || !strings.HasSuffix(name, ".update_rejected") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("Envoy stat %s: %w", name, err)
+		}
+		sum, found = sum+n, true
+	}
+	if !found {
+		// A misspelt filter must not pass for "nothing rejected".
+		return 0, fmt.Errorf("Envoy has no update_rejected counter: %s", body)
+	}
+	return sum, nil
+}
