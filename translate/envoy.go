@@ -46,6 +46,9 @@ type Options struct {
 }
 
 // Resources are the Envoy resources for one state, each kind sorted by name.
+// Neither the lists nor the messages are modified once handed out, and a
+// Translator hands out the same list, or the same message, again for what
+// did not change: consumers may tell what changed by identity.
 type Resources struct {
 	Listeners []*listenerv3.Listener
 	Routes    []*routev3.RouteConfiguration

@@ -30,7 +30,7 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 }
 
 // OnStreamRequest recognises ACKs and NACKs. A SotW NACK carries the version
-// the Envoy last accepted, not the one it rejected; go-control-plane's cache
+// the Envoy last accepted, not the one it rejected; the resource cache
 // compares that with the current version, finds them different and answers
 // at once with the very snapshot just rejected, which the Envoy rejects
 // again, in a tight loop for as long as the snapshot stands. Rewriting the

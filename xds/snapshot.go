@@ -4,6 +4,9 @@
 package xds
 
 import (
+	"sync"
+	"unsafe"
+
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -17,20 +20,38 @@ type validatable interface {
 	ValidateAll() error
 }
 
-// typedResources lists a Resources value by xDS type URL, in a fixed order.
-func typedResources(r *translate.Resources) []struct {
+// typedList is one type's resources as the translator produced them. The
+// list is converted to go-control-plane's resource interface only when
+// needed: the translator hands over the very same list for a type that did
+// not change (at 10,000 Ingresses, 100,000 clusters on every Ingress
+// change), and that is recognised without looking at its items.
+type typedList struct {
 	typeURL string
-	items   []types.Resource
-} {
-	return []struct {
-		typeURL string
-		items   []types.Resource
-	}{
-		{resource.ListenerType, toResources(r.Listeners)},
-		{resource.RouteType, toResources(r.Routes)},
-		{resource.ClusterType, toResources(r.Clusters)},
-		{resource.EndpointType, toResources(r.Endpoints)},
-		{resource.SecretType, toResources(r.Secrets)},
+	data    unsafe.Pointer // the list's first element
+	n       int
+	items   func() []types.Resource
+}
+
+// sameList says whether l is exactly the list that produced prev.
+func (l typedList) sameList(prev *typeSnapshot) bool {
+	return prev.items != nil && l.data == prev.data && l.n == len(prev.items)
+}
+
+// typedResources lists a Resources value by xDS type URL, in a fixed order.
+func typedResources(r *translate.Resources) []typedList {
+	return []typedList{
+		typed(resource.ListenerType, r.Listeners),
+		typed(resource.RouteType, r.Routes),
+		typed(resource.ClusterType, r.Clusters),
+		typed(resource.EndpointType, r.Endpoints),
+		typed(resource.SecretType, r.Secrets),
+	}
+}
+
+func typed[T types.Resource](typeURL string, in []T) typedList {
+	return typedList{
+		typeURL: typeURL, data: unsafe.Pointer(unsafe.SliceData(in)), n: len(in),
+		items: sync.OnceValue(func() []types.Resource { return toResources(in) }),
 	}
 }
 

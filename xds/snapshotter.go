@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"unsafe"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -56,6 +57,7 @@ type typeSnapshot struct {
 	resources cache.Resources
 	versions  map[string]string
 	items     []types.Resource // by position, as published
+	data      unsafe.Pointer   // the translator's list they came from
 	names     []string         // their names
 	hashes    []string         // their per-resource versions
 	anys      []*anypb.Any     // their encodings, sent as they are
@@ -111,8 +113,11 @@ func (s *snapshotter) validate(r *translate.Resources) error {
 	s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
 	var errs []error
 	for _, t := range typedResources(r) {
+		if t.sameList(&s.prev[cache.GetResponseType(t.typeURL)]) {
+			continue
+		}
 		prev := s.prev[cache.GetResponseType(t.typeURL)].items
-		for j, item := range t.items {
+		for j, item := range t.items() {
 			if j < len(prev) && prev[j] == item {
 				continue
 			}
@@ -136,11 +141,19 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*cache.Snapshot, error) 
 	var next [cacheTypes]typeSnapshot
 	live, namesChanged := 0, false
 	for _, t := range typedResources(r) {
-		live += len(t.items)
+		live += t.n
 		i := cache.GetResponseType(t.typeURL)
-		ts, sameNames, err := s.typeSnapshot(&s.prev[i], t.typeURL, t.items)
-		if err != nil {
-			return nil, err
+		var ts typeSnapshot
+		sameNames := true
+		if t.sameList(&s.prev[i]) {
+			ts = s.prev[i]
+			ts.updated, ts.removed, ts.sotwNames = nil, nil, nil
+		} else {
+			var err error
+			if ts, sameNames, err = s.typeSnapshot(&s.prev[i], t.typeURL, t.items()); err != nil {
+				return nil, err
+			}
+			ts.data = t.data
 		}
 		namesChanged = namesChanged || !sameNames
 		next[i] = ts
@@ -317,7 +330,7 @@ func (s *snapshotter) prune(r *translate.Resources, live int) {
 		}
 	}
 	for _, t := range typedResources(r) {
-		for _, item := range t.items {
+		for _, item := range t.items() {
 			keep(item)
 		}
 	}
@@ -378,6 +391,12 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration) r
 	if err != nil {
 		return resourceInfo{err: fmt.Errorf("encoding: %w", err)}
 	}
+	// The version hashes the rest and the virtual hosts' versions rather
+	// than the whole encoding (10 MB at 10,000 Ingresses): the same
+	// content either way.
+	versions := make([]byte, 0, 8+len(rest)+17*len(rc.VirtualHosts))
+	versions = binary.BigEndian.AppendUint64(versions, uint64(len(rest)))
+	versions = append(versions, rest...)
 	vhosts := make([][]byte, len(rc.VirtualHosts))
 	size := len(rest)
 	for i, vh := range rc.VirtualHosts {
@@ -385,6 +404,7 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration) r
 		if info.any == nil {
 			return resourceInfo{err: fmt.Errorf("encoding virtual host %q: %w", vh.GetName(), info.err)}
 		}
+		versions = append(append(versions, 0), info.hash...)
 		vhosts[i] = info.any.Value
 		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(vhosts[i]))
 	}
@@ -394,7 +414,11 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration) r
 		raw = protowire.AppendTag(raw, virtualHostsField, protowire.BytesType)
 		raw = protowire.AppendBytes(raw, b)
 	}
-	return encoded(rc, raw)
+	sum := sha256.Sum256(versions)
+	return resourceInfo{
+		hash: hex.EncodeToString(sum[:8]),
+		any:  &anypb.Any{TypeUrl: typeURLPrefix + string(rc.ProtoReflect().Descriptor().FullName()), Value: raw},
+	}
 }
 
 // virtualHostsField is RouteConfiguration.virtual_hosts' field number.
