@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
@@ -330,5 +332,34 @@ func TestCacheSharesEncodings(t *testing.T) {
 	}
 	if envelopes[0] == envelopes[1] {
 		t.Error("two streams got the same response envelope")
+	}
+}
+
+// TestCacheFetch: a REST-style fetch gets the current content, filtered to
+// the names it gives, and is skipped when it already has the version.
+func TestCacheFetch(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.cache.Fetch(t.Context(), &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := resp.GetDiscoveryResponse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.GetResources()) != 1 || decodedName(t, resource.EndpointType, out.GetResources()[0]) != "b" {
+		t.Fatalf("fetch of b returned %v", out.GetResources())
+	}
+	if out.GetVersionInfo() != s.Snapshot().GetVersion(resource.EndpointType) {
+		t.Fatalf("fetch returned version %q, snapshot has %q", out.GetVersionInfo(), s.Snapshot().GetVersion(resource.EndpointType))
+	}
+	_, err = s.cache.Fetch(t.Context(), &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, VersionInfo: out.GetVersionInfo()})
+	var skip *types.SkipFetchError
+	if !errors.As(err, &skip) {
+		t.Fatalf("fetch at the current version: got %v, want a skip", err)
 	}
 }
