@@ -118,6 +118,11 @@ func staticBootstrap(r *translate.Resources) (*bootstrapv3.Bootstrap, error) {
 	}
 	cla := map[string]*endpointv3.ClusterLoadAssignment{}
 	for _, e := range r.Endpoints {
+		// Endpoints are kept encoded; protojson would drop them.
+		e, err := translate.Expand(e)
+		if err != nil {
+			return nil, err
+		}
 		cla[e.ClusterName] = e
 	}
 	for _, c := range r.Clusters {

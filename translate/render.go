@@ -56,6 +56,10 @@ func RenderJSON(r *Result) ([]byte, error) {
 func marshalAll[T proto.Message](msgs []T) ([]json.RawMessage, error) {
 	out := []json.RawMessage{}
 	for _, m := range msgs {
+		m, err := Expand(m)
+		if err != nil {
+			return nil, err
+		}
 		b, err := protojson.Marshal(m)
 		if err != nil {
 			return nil, fmt.Errorf("marshalling %T: %w", m, err)
