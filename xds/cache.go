@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -96,11 +97,17 @@ func (c *resourceCache) update(changes []typeChange) {
 			continue
 		}
 		for id, w := range c.sotw[typeURL] {
-			if w.req.GetVersionInfo() == ts.resources.Version {
-				continue
+			var resp *sotwResponse
+			switch {
+			case !cache.ResourceRequiresFullStateInSotw(typeURL):
+				resp = sotwChanges(w.req, w.sub, ts, ts.updated, ts.removed)
+			case w.req.GetVersionInfo() != ts.resources.Version:
+				resp = sotwAnswer(w.req, w.sub, ts)
 			}
-			w.out <- sotwAnswer(w.req, w.sub, ts)
-			delete(c.sotw[typeURL], id)
+			if resp != nil {
+				w.out <- resp
+				delete(c.sotw[typeURL], id)
+			}
 		}
 		for id, w := range c.delta[typeURL] {
 			if resp := deltaChanges(w.req, w.sub, ts); resp != nil {
@@ -118,9 +125,18 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ts, ok := c.types[typeURL]; ok && sotwOutdated(req, sub, ts) {
-		out <- sotwAnswer(req, sub, ts)
-		return func() {}, nil
+	if ts, ok := c.types[typeURL]; ok {
+		var resp *sotwResponse
+		switch {
+		case !cache.ResourceRequiresFullStateInSotw(typeURL):
+			resp = sotwDiff(req, sub, ts)
+		case sotwOutdated(req, sub, ts):
+			resp = sotwAnswer(req, sub, ts)
+		}
+		if resp != nil {
+			out <- resp
+			return func() {}, nil
+		}
 	}
 	c.next++
 	id := c.next
@@ -159,6 +175,83 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 		}
 	}
 	return false
+}
+
+// sotwDiff answers a state-of-the-world request for a type whose responses
+// need not hold every resource (routes, load assignments, secrets: the
+// protocol requires the full state for listeners and clusters only): with
+// the resources the client subscribes to whose version it does not have.
+// The first request of a stream is answered even if with nothing; later
+// ones only when there is something to send. Sending only what changed is
+// what keeps an endpoint change at 10,000 Ingresses from sending 100,000
+// load assignments to every Envoy. The versions a client holds are kept per
+// resource here, as in delta.
+func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
+	known := sub.ReturnedResources()
+	var send []int
+	for name := range sub.SubscribedResources() {
+		if j, ok := ts.index[name]; ok {
+			if v, held := known[name]; !held || v != ts.hashes[j] {
+				send = append(send, j)
+			}
+		}
+	}
+	var gone []string
+	for name := range known {
+		if _, ok := ts.index[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(send) == 0 && req.GetResponseNonce() != "" {
+		return nil
+	}
+	slices.Sort(send)
+	return newSotwPartial(req, known, ts, send, gone)
+}
+
+// sotwChanges is sotwDiff for a client that was up to date before the
+// last update: only the names it touched can differ.
+func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot, updated, removed []string) *sotwResponse {
+	known := sub.ReturnedResources()
+	subscribed := sub.SubscribedResources()
+	var send []int
+	for _, name := range updated {
+		_, wanted := subscribed[name]
+		j, exists := ts.index[name]
+		if !wanted || !exists {
+			continue
+		}
+		if v, held := known[name]; !held || v != ts.hashes[j] {
+			send = append(send, j)
+		}
+	}
+	if len(send) == 0 {
+		return nil
+	}
+	slices.Sort(send)
+	return newSotwPartial(req, known, ts, send, removed)
+}
+
+// newSotwPartial sends the resources at the given positions. A state-of-
+// the-world response cannot withdraw a resource of these types (Envoy drops
+// a load assignment when its cluster goes); gone names are forgotten, so
+// that one that comes back is sent again.
+func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
+	returned := maps.Clone(known)
+	if returned == nil {
+		returned = make(map[string]string, len(send))
+	}
+	resources := make([]*anypb.Any, len(send))
+	sent := make(map[string]string, len(send))
+	for i, j := range send {
+		resources[i] = ts.anys[j]
+		returned[ts.names[j]] = ts.hashes[j]
+		sent[ts.names[j]] = ts.hashes[j]
+	}
+	for _, name := range gone {
+		delete(returned, name)
+	}
+	return &sotwResponse{req: req, version: ts.resources.Version, resources: resources, returned: returned, sent: sent}
 }
 
 // sotwAnswer is the full state of what a client subscribes to, in the
@@ -343,6 +436,21 @@ type sotwResponse struct {
 	version   string
 	resources []*anypb.Any
 	returned  map[string]string
+	// sent, for a partial response, holds the version of each resource
+	// in it, for the client registry (see sentVersions).
+	sent map[string]string
+}
+
+// sentVersionsKey carries a partial response's per-resource versions to
+// the stream callbacks, which see only the encoded response.
+type sentVersionsKey struct{}
+
+// sentVersions returns the per-resource versions of a partial
+// state-of-the-world response, or nil for a full one (whose resources all
+// have the response's version).
+func sentVersions(ctx context.Context) map[string]string {
+	v, _ := ctx.Value(sentVersionsKey{}).(map[string]string)
+	return v
 }
 
 var _ cache.Response = (*sotwResponse)(nil)
@@ -354,7 +462,12 @@ func (r *sotwResponse) GetRequest() *discoveryv3.DiscoveryRequest { return r.req
 func (r *sotwResponse) GetVersion() (string, error)               { return r.version, nil }
 func (r *sotwResponse) GetResponseVersion() string                { return r.version }
 func (r *sotwResponse) GetReturnedResources() map[string]string   { return r.returned }
-func (r *sotwResponse) GetContext() context.Context               { return context.Background() }
+func (r *sotwResponse) GetContext() context.Context {
+	if r.sent != nil {
+		return context.WithValue(context.Background(), sentVersionsKey{}, r.sent)
+	}
+	return context.Background()
+}
 
 // deltaResponse is one incremental answer.
 type deltaResponse struct {

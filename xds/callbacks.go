@@ -5,6 +5,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -51,6 +52,11 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	key := streamKey{id: id}
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
+	if !cache.ResourceRequiresFullStateInSotw(req.GetTypeUrl()) {
+		// Resources of these types are added by partial responses and
+		// leave the client when it stops asking for them.
+		c.s.clients.keepOnly(key, req.GetTypeUrl(), req.GetResourceNames())
+	}
 	switch {
 	case ans == answerNACK:
 		req.VersionInfo = r.version
@@ -60,13 +66,20 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	return nil
 }
 
-func (c callbacks) OnStreamResponse(_ context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
-	names := make(map[string]string, len(resp.GetResources()))
-	for _, a := range resp.GetResources() {
-		names[resourceName(a.GetValue())] = resp.GetVersionInfo()
+func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
+	// A full response is the whole state of its type, every resource at
+	// the response's version; a partial one (routes, load assignments,
+	// secrets) adds to what the client holds, each at its own version.
+	names, full := sentVersions(ctx), false
+	if names == nil {
+		full = true
+		names = make(map[string]string, len(resp.GetResources()))
+		for _, a := range resp.GetResources() {
+			names[resourceName(a.GetValue())] = resp.GetVersionInfo()
+		}
 	}
 	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), sentResponse{
-		nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: names, full: true,
+		nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: names, full: full,
 	})
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Inc()
 	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Add(float64(len(names)))

@@ -155,6 +155,33 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	return answerACK, r
 }
 
+// keepOnly forgets the ACKed resources of a type that a client no longer
+// subscribes to (a state-of-the-world client names them all in each
+// request; none named means all of them).
+func (c *clients) keepOnly(key streamKey, typeURL string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.streams[key] == nil {
+		return
+	}
+	ts := c.typeStatus(key, typeURL)
+	if len(ts.acked) == 0 {
+		return
+	}
+	keep := make(map[string]bool, len(names))
+	for _, n := range names {
+		keep[n] = true
+	}
+	for name := range ts.acked {
+		if !keep[name] {
+			delete(ts.acked, name)
+		}
+	}
+}
+
 func protocolOf(key streamKey) string {
 	if key.delta {
 		return protocolDelta

@@ -139,7 +139,8 @@ func syncStatus(delta bool, snap *cache.Snapshot, typeURL, name, version string)
 		return statusservice.ConfigStatus_UNKNOWN
 	}
 	current := snap.GetVersion(typeURL)
-	if delta {
+	if delta || !cache.ResourceRequiresFullStateInSotw(typeURL) {
+		// Versioned per resource (see resourceCache).
 		current = snap.GetVersionMap(typeURL)[name]
 	}
 	if version == current {

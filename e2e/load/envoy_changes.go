@@ -9,10 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -23,8 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-
-	"github.com/ingress-xds/ingress-xds/e2e/echo"
 )
 
 // The Envoy phase: a real Envoy on the control plane's xDS port, a real
@@ -96,7 +94,7 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 		return err
 	}
 	defer backend.Close()
-	defer func() { res.BackendRequests = backend.requests.Load() }()
+	defer func() { res.BackendRequests = backend.requests() }()
 	s.log.Info("backend listening", "netns", ns.name, "address", backend.address)
 
 	objs := envoyObjects{w: s.cfg.Workload, run: run, backendIP: ns.ip}
@@ -246,41 +244,84 @@ func bootstrapProtocol(path string) string {
 	return protocol(strings.Contains(string(data), "DELTA_GRPC"))
 }
 
-// backendServer is the echo backend, in its network namespace.
+// backendServer is the echo backend, in its network namespace: a child
+// process (this very executable, see serveBackendIfAsked) started with
+// `ip netns exec`. Entering the namespace from a thread of this process
+// instead left, now and then, other threads of it in the namespace: Envoy,
+// started from one of them, then could not reach the control plane.
 type backendServer struct {
 	name     string
 	address  string // ip:port in the namespace
-	srv      *http.Server
-	requests atomic.Int64
+	cmd      *exec.Cmd
+	baseline int64 // requests before the measurement (this side's checks)
 }
 
 func startBackend(ns *netns, name string) (*backendServer, error) {
-	address := net.JoinHostPort(ns.ip, strconv.Itoa(backendPort))
-	l, err := ns.listen(address)
+	self, err := os.Executable()
 	if err != nil {
+		return nil, fmt.Errorf("backend: finding this executable: %w", err)
+	}
+	address := net.JoinHostPort(ns.ip, strconv.Itoa(backendPort))
+	b := &backendServer{name: name, address: address}
+	b.cmd = exec.Command("ip", "netns", "exec", ns.name, self)
+	b.cmd.Env = append(os.Environ(), backendAddressEnv+"="+address, backendNameEnv+"="+name)
+	b.cmd.Stdout, b.cmd.Stderr = os.Stderr, os.Stderr
+	if err := b.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
-	b := &backendServer{name: name, address: address}
-	handler := echo.Handler(name)
-	b.srv = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b.requests.Add(1)
-			handler.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	go b.srv.Serve(l)
 	// Reached from here, as Envoy will reach it: across the veth pair.
-	code, from, err := get(newHTTPClient(), "http://"+address+"/", "direct")
-	if err != nil || code != http.StatusOK || from != name {
-		b.Close()
-		return nil, fmt.Errorf("backend at %s does not answer from here: status %d from %q, %v", address, code, from, err)
+	client := newHTTPClient()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, from, err := get(client, "http://"+address+"/", "direct")
+		if err == nil && code == http.StatusOK && from == name {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Close()
+			return nil, fmt.Errorf("backend at %s does not answer from here: status %d from %q, %v", address, code, from, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	b.requests.Store(0)
+	n, err := b.count()
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.baseline = n
 	return b, nil
 }
 
-func (b *backendServer) Close() error { return b.srv.Close() }
+// requests is how many requests the backend answered since it started
+// serving the measurement.
+func (b *backendServer) requests() int64 {
+	n, err := b.count()
+	if err != nil {
+		return -1
+	}
+	return n - b.baseline
+}
+
+func (b *backendServer) count() (int64, error) {
+	resp, err := newHTTPClient().Get("http://" + b.address + backendCountPath)
+	if err != nil {
+		return 0, fmt.Errorf("backend: reading its request count: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
+}
+
+func (b *backendServer) Close() error {
+	if b.cmd.Process != nil {
+		b.cmd.Process.Kill()
+	}
+	b.cmd.Wait()
+	return nil
+}
 
 // envoyObjects are the Kubernetes objects of the Envoy phase: one Service
 // with one EndpointSlice to the backend, and Ingresses of one host each

@@ -6,14 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
+
+	"github.com/ingress-xds/ingress-xds/e2e/echo"
+	"sync/atomic"
 )
 
 // netns is a network namespace joined to this one by a veth pair, with
@@ -72,46 +72,36 @@ func (n *netns) Close() error {
 	return ip("netns", "del", n.name)
 }
 
-// listen opens a TCP listener on address inside the namespace. A socket
-// belongs to the namespace of the thread that created it, so a goroutine
-// locked to its thread enters the namespace, listens and returns without
-// unlocking: Go then ends that thread rather than reuse it. The listener
-// and the connections it accepts stay in the namespace whatever thread
-// serves them.
-func (n *netns) listen(address string) (net.Listener, error) {
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		f, err := os.Open(filepath.Join("/var/run/netns", n.name))
-		if err != nil {
-			done <- result{err: fmt.Errorf("opening network namespace %s: %w", n.name, err)}
-			return
-		}
-		defer f.Close()
-		trap := setnsTrap[runtime.GOARCH]
-		if trap == 0 {
-			done <- result{err: fmt.Errorf("entering a network namespace: setns(2) on %s is not known here", runtime.GOARCH)}
-			return
-		}
-		if _, _, errno := syscall.RawSyscall(trap, f.Fd(), syscall.CLONE_NEWNET, 0); errno != 0 {
-			done <- result{err: fmt.Errorf("entering network namespace %s: %w", n.name, errno)}
-			return
-		}
-		l, err := net.Listen("tcp", address)
-		done <- result{l: l, err: err}
-	}()
-	r := <-done
-	return r.l, r.err
-}
+// The backend process: this executable, started inside the namespace with
+// these variables set, serves the echo backend instead of doing anything
+// else (serveBackendIfAsked runs before main or the tests).
+const (
+	backendAddressEnv = "INGRESS_LOAD_BACKEND_ADDRESS"
+	backendNameEnv    = "INGRESS_LOAD_BACKEND_NAME"
+	// backendCountPath answers with the number of other requests served.
+	backendCountPath = "/__requests"
+)
 
-// setnsTrap is the number of setns(2), which the frozen syscall package
-// does not name (golang.org/x/sys/unix does, but is no direct dependency of
-// this module).
-var setnsTrap = map[string]uintptr{"amd64": 308, "arm64": 268}
+func init() { serveBackendIfAsked() }
+
+func serveBackendIfAsked() {
+	address := os.Getenv(backendAddressEnv)
+	if address == "" {
+		return
+	}
+	var served atomic.Int64
+	handler := echo.Handler(os.Getenv(backendNameEnv))
+	err := http.ListenAndServe(address, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == backendCountPath {
+			fmt.Fprintln(w, served.Load())
+			return
+		}
+		served.Add(1)
+		handler.ServeHTTP(w, r)
+	}))
+	fmt.Fprintln(os.Stderr, "backend:", err)
+	os.Exit(1)
+}
 
 // subnet picks the /30 numbered r (mod 2^15) in 198.18.0.0/15 and returns
 // its two usable addresses.

@@ -153,6 +153,10 @@ func TestWorkloadTranslates(t *testing.T) {
 		t.Errorf("%d clusters and %d load assignments, want %d of each", len(res.Resources.Clusters), len(res.Resources.Endpoints), w.Services())
 	}
 	for _, cla := range res.Resources.Endpoints {
+		cla, err := translate.Expand(cla) // endpoints are kept encoded
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
 		for _, l := range cla.GetEndpoints() {
 			n += len(l.GetLbEndpoints())
