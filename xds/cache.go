@@ -281,11 +281,16 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ts, ok := c.types[typeURL]; ok {
+	if ts, ok := c.types[typeURL]; ok && !inSync(req, sub, ts) {
 		resp := deltaDiff(req, sub, ts)
 		if resp != nil || (sub.IsWildcard() && req.GetResponseNonce() == "") {
 			if resp == nil {
-				resp = &deltaResponse{req: req, version: ts.resources.Version, returned: maps.Clone(sub.ReturnedResources())}
+				returned := maps.Clone(sub.ReturnedResources())
+				if returned == nil {
+					returned = map[string]string{}
+				}
+				returned[syncedAt] = ts.resources.Version
+				resp = &deltaResponse{req: req, version: ts.resources.Version, returned: returned}
 			}
 			out <- resp
 			return func() {}, nil
@@ -304,6 +309,25 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	}, nil
 }
 
+// syncedAt is an entry of the client state a delta response leaves (the
+// map go-control-plane keeps for the stream and hands back with the next
+// request): the type version that state is complete for. No resource name
+// starts with a NUL.
+const syncedAt = "\x00synced-at"
+
+// inSync says whether a delta request only acknowledges (or rejects) the
+// last response, which left the client with everything of the current
+// version: then there is nothing to compare. At 10,000 Ingresses that
+// comparison is 100,000 lookups on every acknowledgement of an endpoint
+// change, under the cache's lock.
+func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) bool {
+	if req.GetResponseNonce() == "" || len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
+		return false
+	}
+	v, ok := sub.ReturnedResources()[syncedAt]
+	return ok && v == ts.resources.Version
+}
+
 // deltaDiff compares everything a client holds with the current content:
 // the resources it subscribes to whose version it does not have, and those
 // it holds that are gone. Nil when there is nothing to send.
@@ -318,7 +342,7 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 			}
 		}
 		for name := range known {
-			if _, ok := ts.index[name]; !ok {
+			if _, ok := ts.index[name]; !ok && name != syncedAt {
 				removed = append(removed, name)
 			}
 		}
@@ -395,6 +419,7 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 	for _, name := range removed {
 		delete(returned, name)
 	}
+	returned[syncedAt] = ts.resources.Version
 	return &deltaResponse{
 		req: req, version: ts.resources.Version, resources: resources, removed: removed, returned: returned,
 	}

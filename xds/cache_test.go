@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -38,6 +39,9 @@ type cacheClient struct {
 	dOut    chan cache.DeltaResponse
 	cancel  func()
 	answers int
+	// slow clients acknowledge a response only at the next drain, after
+	// the next change: the change lands between a response and its ACK.
+	slow, ackDue bool
 }
 
 func newCacheClient(name string, delta bool, typeURL string, names []string) *cacheClient {
@@ -62,6 +66,9 @@ func (c *cacheClient) watch(t *testing.T, rc *resourceCache, subscribe, unsubscr
 	var err error
 	if c.delta {
 		c.sub.UpdateResourceSubscriptions(subscribe, unsubscribe)
+		for _, name := range unsubscribe {
+			delete(c.held, name) // Envoy drops what it no longer asks for
+		}
 		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: c.typeURL, ResponseNonce: c.nonce,
 			ResourceNamesSubscribe: subscribe, ResourceNamesUnsubscribe: unsubscribe}
 		c.cancel, err = rc.CreateDeltaWatch(req, c.sub, c.dOut)
@@ -86,6 +93,10 @@ func (c *cacheClient) watch(t *testing.T, rc *resourceCache, subscribe, unsubscr
 // drain takes every answer there is, opening a new watch after each.
 func (c *cacheClient) drain(t *testing.T, rc *resourceCache) {
 	t.Helper()
+	if c.ackDue {
+		c.ackDue = false
+		c.watch(t, rc, nil, nil)
+	}
 	for {
 		select {
 		case r := <-c.sotwOut:
@@ -118,6 +129,10 @@ func (c *cacheClient) drain(t *testing.T, rc *resourceCache) {
 			}
 			c.sub.SetReturnedResources(r.GetReturnedResources())
 		default:
+			return
+		}
+		if c.slow {
+			c.ackDue = true
 			return
 		}
 		c.watch(t, rc, nil, nil)
@@ -197,14 +212,18 @@ func TestCacheClientsFollowEveryChange(t *testing.T) {
 			newCacheClient(p+"-cds", delta, resource.ClusterType, nil),
 			newCacheClient(p+"-lds", delta, resource.ListenerType, nil),
 			newCacheClient(p+"-rds", delta, resource.RouteType, []string{fixtureRoute}),
-			newCacheClient(p+"-eds-all", delta, resource.EndpointType, nil),
+			// By name, every cluster's, as Envoy asks (updated below).
+			newCacheClient(p+"-eds-all", delta, resource.EndpointType, sortedKeys(f.clusters)),
 			newCacheClient(p+"-eds-some", delta, resource.EndpointType, []string{"c1", "c3", "c9", "c12"}),
 		)
+		slowCDS := newCacheClient(p+"-cds-slow", delta, resource.ClusterType, nil)
+		slowEDS := newCacheClient(p+"-eds-slow", delta, resource.EndpointType, []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"})
+		slowCDS.slow, slowEDS.slow = true, true
+		clients = append(clients, slowCDS, slowEDS,
+			// Subscribes to and unsubscribes from load assignments as it goes.
+			newCacheClient(p+"-eds-toggling", delta, resource.EndpointType, []string{"c0", "c4"}))
 	}
 	for _, c := range clients {
-		if c.names == nil && c.typeURL == resource.EndpointType {
-			c.names = []string{} // filled in below with every cluster, as Envoy asks
-		}
 		c.watch(t, s.cache, c.names, nil) // before the first snapshot: waits
 	}
 	for step := range 200 {
@@ -246,6 +265,19 @@ func TestCacheClientsFollowEveryChange(t *testing.T) {
 					c.watch(t, s.cache, sub, unsub)
 					c.drain(t, s.cache)
 				}
+			}
+			if strings.HasSuffix(c.name, "-eds-toggling") {
+				name := fmt.Sprintf("c%d", rng.IntN(16))
+				var sub, unsub []string
+				if i := slices.Index(c.names, name); i >= 0 {
+					c.names = slices.Delete(c.names, i, i+1)
+					unsub = []string{name}
+				} else {
+					c.names = append(c.names, name)
+					sub = []string{name}
+				}
+				c.watch(t, s.cache, sub, unsub)
+				c.drain(t, s.cache)
 			}
 			c.check(t, snap)
 		}
