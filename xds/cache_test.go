@@ -58,7 +58,7 @@ func newCacheClient(name string, delta bool, typeURL string, names []string) *ca
 }
 
 // watch opens the next watch, as the server does on each request.
-func (c *cacheClient) watch(t *testing.T, rc *resourceCache, subscribe, unsubscribe []string) {
+func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscribe []string) {
 	t.Helper()
 	if c.cancel != nil {
 		c.cancel()
@@ -91,7 +91,7 @@ func (c *cacheClient) watch(t *testing.T, rc *resourceCache, subscribe, unsubscr
 }
 
 // drain takes every answer there is, opening a new watch after each.
-func (c *cacheClient) drain(t *testing.T, rc *resourceCache) {
+func (c *cacheClient) drain(t testing.TB, rc *resourceCache) {
 	t.Helper()
 	if c.ackDue {
 		c.ackDue = false
@@ -139,7 +139,7 @@ func (c *cacheClient) drain(t *testing.T, rc *resourceCache) {
 	}
 }
 
-func decodedName(t *testing.T, typeURL string, a *anypb.Any) string {
+func decodedName(t testing.TB, typeURL string, a *anypb.Any) string {
 	t.Helper()
 	m, err := a.UnmarshalNew()
 	if err != nil {

@@ -1,0 +1,71 @@
+package xds
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/e2e/load"
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate"
+)
+
+// BenchmarkCacheEndpointChangeToClient is an endpoint change through the
+// fast path, the publish and the cache, to a delta client that subscribes to
+// every load assignment and acknowledges each response: the control plane's
+// part of the endpoint latency, short of the network.
+func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			w := load.Workload{N: n, Namespace: "bench"}
+			var objs kube.Objects
+			for i := 0; i < n; i++ {
+				objs.Ingresses = append(objs.Ingresses, w.Ingress(i))
+			}
+			for s := 0; s < w.Services(); s++ {
+				objs.Services = append(objs.Services, w.Service(s))
+				objs.EndpointSlices = append(objs.EndpointSlices, w.EndpointSlice(s, load.EndpointsPerSlice))
+			}
+			st := objs.State(kube.ClassFilter{WatchClassless: true})
+			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
+			server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			res, err := tr.Translate(st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := server.Publish(context.Background(), res.Resources); err != nil {
+				b.Fatal(err)
+			}
+			var names []string
+			for _, cla := range res.Resources.Endpoints {
+				names = append(names, cla.GetClusterName())
+			}
+			c := newCacheClient("eds", true, resource.EndpointType, names)
+			c.watch(b, server.cache, names, nil)
+			c.drain(b, server.cache)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
+				slice := w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2)
+				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: {slice}})
+				if !ok {
+					b.Fatal("no fast path")
+				}
+				if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
+					b.Fatal(err)
+				}
+				before := c.answers
+				c.drain(b, server.cache)
+				if c.answers == before {
+					b.Fatal("the client was not answered")
+				}
+			}
+		})
+	}
+}
