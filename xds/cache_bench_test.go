@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
-	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
@@ -24,15 +23,7 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			w := load.Workload{N: n, Namespace: "bench"}
-			var objs kube.Objects
-			for i := 0; i < n; i++ {
-				objs.Ingresses = append(objs.Ingresses, w.Ingress(i))
-			}
-			for s := 0; s < w.Services(); s++ {
-				objs.Services = append(objs.Services, w.Service(s))
-				objs.EndpointSlices = append(objs.EndpointSlices, w.EndpointSlice(s, load.EndpointsPerSlice))
-			}
-			st := objs.State(kube.ClassFilter{WatchClassless: true})
+			st := w.State()
 			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
 			server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 			res, err := tr.Translate(st)

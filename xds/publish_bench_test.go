@@ -29,16 +29,8 @@ type published struct {
 func publishWorkload(b *testing.B, n int) *published {
 	b.Helper()
 	w := load.Workload{N: n, Namespace: "bench"}
-	var objs kube.Objects
-	for i := 0; i < n; i++ {
-		objs.Ingresses = append(objs.Ingresses, w.Ingress(i))
-	}
-	for s := 0; s < w.Services(); s++ {
-		objs.Services = append(objs.Services, w.Service(s))
-		objs.EndpointSlices = append(objs.EndpointSlices, w.EndpointSlice(s, load.EndpointsPerSlice))
-	}
 	p := &published{
-		w: w, st: objs.State(kube.ClassFilter{WatchClassless: true}),
+		w: w, st: w.State(),
 		tr:     translate.NewTranslator(translate.Options{HTTPPort: 8080}),
 		server: xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	}

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/ingress-xds/ingress-xds/kube"
 )
 
 // The shape of the workload, fixed so that runs compare with the peer's
@@ -204,4 +206,18 @@ func (w Workload) ingress(name string, hosts []string, backendsOf int) *networki
 		ing.Spec.Rules = append(ing.Spec.Rules, rule)
 	}
 	return ing
+}
+
+// State is the workload as the translator sees it, without an API server:
+// for benchmarks of translation and publishing.
+func (w Workload) State() *kube.State {
+	var objs kube.Objects
+	for i := 0; i < w.N; i++ {
+		objs.Ingresses = append(objs.Ingresses, w.Ingress(i))
+	}
+	for s := 0; s < w.Services(); s++ {
+		objs.Services = append(objs.Services, w.Service(s))
+		objs.EndpointSlices = append(objs.EndpointSlices, w.EndpointSlice(s, EndpointsPerSlice))
+	}
+	return objs.State(kube.ClassFilter{WatchClassless: true})
 }
