@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -100,7 +101,7 @@ func (c *resourceCache) update(changes []typeChange) {
 			var resp *sotwResponse
 			switch {
 			case !cache.ResourceRequiresFullStateInSotw(typeURL):
-				resp = sotwChanges(w.req, w.sub, ts, ts.updated, ts.removed)
+				resp = sotwChanges(w.req, w.sub, ts)
 			case w.req.GetVersionInfo() != ts.resources.Version:
 				resp = sotwAnswer(w.req, w.sub, ts)
 			}
@@ -188,48 +189,22 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 // resource here, as in delta.
 func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
 	known := sub.ReturnedResources()
-	var send []int
-	for name := range sub.SubscribedResources() {
-		if j, ok := ts.index[name]; ok {
-			if v, held := known[name]; !held || v != ts.hashes[j] {
-				send = append(send, j)
-			}
-		}
-	}
-	var gone []string
-	for name := range known {
-		if _, ok := ts.index[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
+	send := lacking(sub, ts, everything(sub, ts))
 	if len(send) == 0 && req.GetResponseNonce() != "" {
 		return nil
 	}
-	slices.Sort(send)
-	return newSotwPartial(req, known, ts, send, gone)
+	return newSotwPartial(req, known, ts, send, heldGone(known, ts, maps.Keys(known)))
 }
 
 // sotwChanges is sotwDiff for a client that was up to date before the
 // last update: only the names it touched can differ.
-func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot, updated, removed []string) *sotwResponse {
-	known := sub.ReturnedResources()
-	subscribed := sub.SubscribedResources()
-	var send []int
-	for _, name := range updated {
-		_, wanted := subscribed[name]
-		j, exists := ts.index[name]
-		if !wanted || !exists {
-			continue
-		}
-		if v, held := known[name]; !held || v != ts.hashes[j] {
-			send = append(send, j)
-		}
-	}
+func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
+	send := lacking(sub, ts, slices.Values(ts.updated))
 	if len(send) == 0 {
 		return nil
 	}
-	slices.Sort(send)
-	return newSotwPartial(req, known, ts, send, removed)
+	known := sub.ReturnedResources()
+	return newSotwPartial(req, known, ts, send, heldGone(known, ts, slices.Values(ts.removed)))
 }
 
 // newSotwPartial sends the resources at the given positions. A state-of-
@@ -252,6 +227,18 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 		delete(returned, name)
 	}
 	return &sotwResponse{req: req, version: ts.resources.Version, resources: resources, returned: returned, sent: sent}
+}
+
+// sotwReturned is what a state-of-the-world wildcard client holds after
+// being sent everything: a copy, because the server edits it.
+func (ts *typeSnapshot) sotwReturned() map[string]string {
+	if ts.sotwNames == nil {
+		ts.sotwNames = make(map[string]string, len(ts.names))
+		for _, n := range ts.names {
+			ts.sotwNames[n] = ts.resources.Version
+		}
+	}
+	return maps.Clone(ts.sotwNames)
 }
 
 // sotwAnswer is the full state of what a client subscribes to, in the
@@ -333,77 +320,74 @@ func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) b
 // it holds that are gone. Nil when there is nothing to send.
 func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
-	var send []int
-	var removed []string
-	if sub.IsWildcard() {
-		for j, name := range ts.names {
-			if v, ok := known[name]; !ok || v != ts.hashes[j] {
-				send = append(send, j)
-			}
-		}
-		for name := range known {
-			if _, ok := ts.index[name]; !ok && name != syncedAt {
-				removed = append(removed, name)
-			}
-		}
-	} else {
-		for name := range sub.SubscribedResources() {
-			j, exists := ts.index[name]
-			v, held := known[name]
-			switch {
-			case exists && (!held || v != ts.hashes[j]):
-				send = append(send, j)
-			case !exists && held:
-				removed = append(removed, name)
-			}
-		}
+	held := maps.Keys(known)
+	if !sub.IsWildcard() {
+		held = maps.Keys(sub.SubscribedResources())
 	}
-	if len(send) == 0 && len(removed) == 0 {
-		return nil
-	}
-	return newDeltaResponse(req, known, ts, send, removed)
+	return newDeltaResponse(req, known, ts, lacking(sub, ts, everything(sub, ts)), heldGone(known, ts, held))
 }
 
 // deltaChanges is deltaDiff for a client that was up to date before the
 // last update: only the names the update touched can differ.
 func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
-	subscribed := sub.SubscribedResources()
-	wants := func(name string) bool {
-		if sub.IsWildcard() {
-			return true
-		}
-		_, ok := subscribed[name]
-		return ok
+	return newDeltaResponse(req, known, ts, lacking(sub, ts, slices.Values(ts.updated)), heldGone(known, ts, slices.Values(ts.removed)))
+}
+
+// everything is what a client could lack: every resource if it subscribes
+// to all (wildcard), else the ones it names.
+func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
+	if sub.IsWildcard() {
+		return slices.Values(ts.names)
 	}
+	return maps.Keys(sub.SubscribedResources())
+}
+
+// lacking returns, in the translator's order, the positions of the
+// resources among names that exist, that the client subscribes to, and
+// whose current version it does not hold.
+func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) []int {
+	known, subscribed := sub.ReturnedResources(), sub.SubscribedResources()
 	var send []int
-	var removed []string
-	for _, name := range ts.updated {
+	for name := range names {
 		j, exists := ts.index[name]
-		if !exists || !wants(name) {
+		if !exists {
+			continue
+		}
+		if _, wanted := subscribed[name]; !wanted && !sub.IsWildcard() {
 			continue
 		}
 		if v, held := known[name]; !held || v != ts.hashes[j] {
 			send = append(send, j)
 		}
 	}
-	for _, name := range ts.removed {
-		if _, held := known[name]; held {
-			if _, exists := ts.index[name]; !exists {
-				removed = append(removed, name)
-			}
+	slices.Sort(send)
+	return send
+}
+
+// heldGone returns, sorted, the names among names that the client holds
+// and that no longer exist.
+func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string]) []string {
+	var gone []string
+	for name := range names {
+		if _, held := known[name]; !held || name == syncedAt {
+			continue
+		}
+		if _, exists := ts.index[name]; !exists {
+			gone = append(gone, name)
 		}
 	}
-	if len(send) == 0 && len(removed) == 0 {
-		return nil
-	}
-	return newDeltaResponse(req, known, ts, send, removed)
+	slices.Sort(gone)
+	return gone
 }
 
 // newDeltaResponse sends the resources at the given positions and removes
 // the given names; what the client will hold afterwards is what it held,
-// so changed.
+// so changed. Nil when there is nothing to send or remove.
 func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *typeSnapshot, send []int, removed []string) *deltaResponse {
+	if len(send) == 0 && len(removed) == 0 {
+		return nil
+	}
 	// The server keeps this map as the client's state and edits it when
 	// the client unsubscribes, so each stream gets its own.
 	returned := maps.Clone(known)

@@ -74,18 +74,6 @@ type typeSnapshot struct {
 	sotwNames map[string]string
 }
 
-// sotwReturned is what a state-of-the-world wildcard client holds after
-// being sent everything: a copy, because the server edits it.
-func (ts *typeSnapshot) sotwReturned() map[string]string {
-	if ts.sotwNames == nil {
-		ts.sotwNames = make(map[string]string, len(ts.names))
-		for _, n := range ts.names {
-			ts.sotwNames[n] = ts.resources.Version
-		}
-	}
-	return maps.Clone(ts.sotwNames)
-}
-
 // resourceInfo is what a publish needs of a message, computed once per
 // message: its version, its encoding and whether it is valid.
 type resourceInfo struct {

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -11,13 +13,13 @@ import (
 	"testing"
 )
 
-// Netns is a network namespace joined to the test's namespace by a veth
+// Netns is a network namespace joined to the caller's namespace by a veth
 // pair. Its address comes from 198.18.0.0/15 (benchmarking space): the API
 // server refuses loopback addresses in EndpointSlices, so backends that
 // Kubernetes objects point at must live on an address like this.
 type Netns struct {
 	Name   string
-	HostIP string // the test's end of the veth pair
+	HostIP string // the caller's end of the veth pair
 	IP     string // the namespace's end, where its servers listen
 }
 
@@ -25,41 +27,71 @@ type Netns struct {
 // root and the ip command; without them the test is skipped, saying so.
 func NewNetns(t testing.TB) *Netns {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace (ip netns)")
+	if err := CanCreateNetns(); err != nil {
+		t.Skip(err)
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs the ip command (iproute2) to create a network namespace")
+	n, err := CreateNetns("ixds-e2e-")
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := randomHex(t, 4)
-	// Interface names are limited to 15 bytes; a random /30 keeps parallel
-	// runs (other tests, other people's runs) from clashing.
-	host, peer := subnet(t)
-	n := &Netns{Name: "ixds-e2e-" + id, HostIP: host.String(), IP: peer.String()}
-	hostIf, peerIf := "ixh"+id, "ixp"+id
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("netns", "add", n.Name)
 	t.Cleanup(func() {
-		// Deleting the namespace deletes the veth pair with it.
-		if out, err := exec.Command("ip", "netns", "del", n.Name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v\n%s", n.Name, err, out)
+		if err := n.Delete(); err != nil {
+			t.Error(err)
 		}
 	})
-	run("link", "add", hostIf, "type", "veth", "peer", "name", peerIf)
-	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() }) // in case the move failed
-	run("link", "set", peerIf, "netns", n.Name)
-	run("addr", "add", n.HostIP+"/30", "dev", hostIf)
-	run("link", "set", hostIf, "up")
-	run("-n", n.Name, "addr", "add", n.IP+"/30", "dev", peerIf)
-	run("-n", n.Name, "link", "set", peerIf, "up")
-	run("-n", n.Name, "link", "set", "lo", "up")
 	t.Logf("network namespace %s: %s (here) <-> %s (there)", n.Name, n.HostIP, n.IP)
 	return n
+}
+
+// CanCreateNetns says why CreateNetns cannot work here, if it cannot.
+func CanCreateNetns() error {
+	if os.Geteuid() != 0 {
+		return errors.New("creating a network namespace needs root (ip netns)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return errors.New("creating a network namespace needs the ip command (iproute2)")
+	}
+	return nil
+}
+
+// CreateNetns creates a network namespace named prefix plus a random id,
+// and its veth pair, for callers that are not tests (the load command).
+// Delete removes both.
+func CreateNetns(prefix string) (*Netns, error) {
+	if err := CanCreateNetns(); err != nil {
+		return nil, err
+	}
+	var b [4]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	id := hex.EncodeToString(b[:])
+	// A random /30 keeps parallel runs (other tests, other people's runs)
+	// from clashing; interface names are limited to 15 bytes.
+	host, peer := subnet()
+	n := &Netns{Name: prefix + id, HostIP: host.String(), IP: peer.String()}
+	hostIf, peerIf := "ixh"+id, "ixp"+id
+	if err := ip("netns", "add", n.Name); err != nil {
+		return nil, err
+	}
+	for _, args := range [][]string{
+		{"link", "add", hostIf, "type", "veth", "peer", "name", peerIf},
+		{"link", "set", peerIf, "netns", n.Name},
+		{"addr", "add", n.HostIP + "/30", "dev", hostIf},
+		{"link", "set", hostIf, "up"},
+		{"-n", n.Name, "addr", "add", n.IP + "/30", "dev", peerIf},
+		{"-n", n.Name, "link", "set", peerIf, "up"},
+		{"-n", n.Name, "link", "set", "lo", "up"},
+	} {
+		if err := ip(args...); err != nil {
+			exec.Command("ip", "link", "del", hostIf).Run() // in case the move failed
+			return nil, errors.Join(err, n.Delete())
+		}
+	}
+	return n, nil
+}
+
+// Delete deletes the namespace, and the veth pair with it.
+func (n *Netns) Delete() error {
+	return ip("netns", "del", n.Name)
 }
 
 // Command returns a command that runs name inside the namespace.
@@ -69,11 +101,9 @@ func (n *Netns) Command(name string, args ...string) *exec.Cmd {
 
 // subnet picks a random /30 in 198.18.0.0/15 and returns its two usable
 // addresses.
-func subnet(t testing.TB) (netip.Addr, netip.Addr) {
+func subnet() (netip.Addr, netip.Addr) {
 	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
+	rand.Read(b[:]) // never fails (crypto/rand)
 	base := netip.MustParseAddr("198.18.0.0").As4()
 	offset := binary.BigEndian.Uint32(b[:]) % (1 << 15) * 4 // 2^15 /30s in a /15
 	addr := binary.BigEndian.Uint32(base[:]) + offset
@@ -83,10 +113,9 @@ func subnet(t testing.TB) (netip.Addr, netip.Addr) {
 	return netip.AddrFrom4(host), netip.AddrFrom4(peer)
 }
 
-func randomHex(t testing.TB, n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
+func ip(args ...string) error {
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	return hex.EncodeToString(b)
+	return nil
 }

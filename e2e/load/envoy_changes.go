@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // The Envoy phase: a real Envoy on the control plane's xDS port, a real
@@ -80,13 +82,13 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	res := &EnvoyChanges{PollIntervalMs: ms(cfg.EnvoyPoll), AnswersBeforeServed: map[string]int{}}
 	s.res.Envoy = res
 
-	ns, err := newNetns()
+	ns, err := framework.CreateNetns("ixds-load-")
 	if err != nil {
-		return err
+		return fmt.Errorf("the backend's network namespace: %w", err)
 	}
 	defer func() {
-		if cerr := ns.Close(); cerr != nil {
-			s.log.Warn("deleting the network namespace", "name", ns.name, "err", cerr)
+		if cerr := ns.Delete(); cerr != nil {
+			s.log.Warn("deleting the network namespace", "name", ns.Name, "err", cerr)
 		}
 	}()
 	backend, err := startBackend(ns, "backend-"+run)
@@ -95,9 +97,9 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	}
 	defer backend.Close()
 	defer func() { res.BackendRequests = backend.requests() }()
-	s.log.Info("backend listening", "netns", ns.name, "address", backend.address)
+	s.log.Info("backend listening", "netns", ns.Name, "address", backend.address)
 
-	objs := envoyObjects{w: s.cfg.Workload, run: run, backendIP: ns.ip}
+	objs := envoyObjects{w: s.cfg.Workload, run: run, backendIP: ns.IP}
 	if err := objs.createBackend(ctx, s); err != nil {
 		return err
 	}
@@ -256,14 +258,14 @@ type backendServer struct {
 	baseline int64 // requests before the measurement (this side's checks)
 }
 
-func startBackend(ns *netns, name string) (*backendServer, error) {
+func startBackend(ns *framework.Netns, name string) (*backendServer, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("backend: finding this executable: %w", err)
 	}
-	address := net.JoinHostPort(ns.ip, strconv.Itoa(backendPort))
+	address := net.JoinHostPort(ns.IP, strconv.Itoa(backendPort))
 	b := &backendServer{name: name, address: address}
-	b.cmd = exec.Command("ip", "netns", "exec", ns.name, self)
+	b.cmd = ns.Command(self)
 	b.cmd.Env = append(os.Environ(), backendAddressEnv+"="+address, backendNameEnv+"="+name)
 	b.cmd.Stdout, b.cmd.Stderr = os.Stderr, os.Stderr
 	if err := b.cmd.Start(); err != nil {
