@@ -17,6 +17,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -281,6 +282,12 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	// Lists of 100,000 objects: gzip costs the control plane CPU and saves
 	// nothing on the short path to the API server.
 	cfg.DisableCompression = true
+	// Protobuf rather than JSON for the built-in types we read and write:
+	// decoding the initial lists of 100,000 Services and EndpointSlices
+	// from JSON costs several times the CPU and garbage, and the
+	// responses are about a third of the size.
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	cfg.UserAgent = "ingress-xds/" + version
 	return cfg, nil
 }
