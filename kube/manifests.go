@@ -34,18 +34,19 @@ type Objects struct {
 // objects they may refer to, indexed by name.
 func (o *Objects) State(filter ClassFilter) *State {
 	return &State{
-		Ingresses:      ownedIngresses(o.Ingresses, o.IngressClasses, filter),
+		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
 		Services:       servicesByName(o.Services),
-		EndpointSlices: slicesByService(o.EndpointSlices),
+		EndpointSlices: slicesByService(lastByName(o.EndpointSlices)),
 		Secrets:        tlsSecretsByName(o.Secrets),
 	}
 }
 
 // The parts of a State, each built on its own so that a source can rebuild
-// only the parts whose objects changed.
+// only the parts whose objects changed. Each takes objects unique by
+// namespace and name: informer caches are; manifests go through lastByName.
 
 func ownedIngresses(ingresses []*networkingv1.Ingress, classes []*networkingv1.IngressClass, filter ClassFilter) []*networkingv1.Ingress {
-	owned := filter.Owned(lastByName(ingresses), classes)
+	owned := filter.Owned(ingresses, classes)
 	sort.Slice(owned, func(i, j int) bool {
 		a, b := owned[i], owned[j]
 		if a.Namespace != b.Namespace {
@@ -66,7 +67,7 @@ func servicesByName(services []*corev1.Service) map[types.NamespacedName]*corev1
 
 func slicesByService(slices []*discoveryv1.EndpointSlice) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
 	out := make(map[types.NamespacedName][]*discoveryv1.EndpointSlice, len(slices))
-	for _, es := range lastByName(slices) {
+	for _, es := range slices {
 		if svc, ok := ServiceNameOf(es); ok {
 			out[svc] = append(out[svc], es)
 		}

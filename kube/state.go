@@ -15,9 +15,11 @@ import (
 // State is one consistent view of the objects the translator needs. Sources
 // fill it; nobody mutates it afterwards, so the objects may be shared with
 // informer caches and must be treated as read-only. The same holds for its
-// maps: a source may hand the same map over again in the next State only if
-// nothing in it changed, and the translator relies on that to skip the
-// parts of the cluster that did not change.
+// maps and its Ingress list: a source may hand the same map or list over
+// again in the next State only if nothing in it changed (a changed part is a
+// new map or list), and the translator relies on that to skip the parts of
+// the cluster that did not change. Ingresses are unique by namespace and
+// name.
 //
 // Ingresses holds only the Ingresses this controller owns: class ownership is
 // decided here, at the edge, so that the translator and the status writer

@@ -1,12 +1,15 @@
 package translate
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -58,7 +61,25 @@ type memo struct {
 	// dropped holds, within one build, the backends no host routes to any
 	// more, so that one another host takes up is not counted as a change.
 	dropped map[string]*backendRef
+
+	// ingresses is the list the previous build read. Compared with the
+	// next one by identity, it tells the few Ingresses that changed from
+	// the many that did not without reading any of them (at 10,000
+	// Ingresses, looking each one up by name was most of a build).
+	ingresses []*networkingv1.Ingress
+	// vhosts is the previous model's virtual hosts, in hostNames order;
+	// a build replaces those of the hosts it merged again.
+	vhosts []*VirtualHost
+	// The fragments and hosts with problems to report (and fragments with
+	// TLS, whose problems depend on Secrets), so that a build visits those
+	// rather than every one.
+	problemFragments map[types.NamespacedName]*fragment
+	problemHosts     map[string]bool
 }
+
+// maxChangedIngresses bounds the Ingresses a build looks at one by one;
+// past it, every Ingress is checked, which costs less than many lookups.
+const maxChangedIngresses = 256
 
 type certEntry struct {
 	secret *corev1.Secret
@@ -84,11 +105,87 @@ func newMemo() *memo {
 		certs:        map[types.NamespacedName]certEntry{},
 		eps:          map[string]*endpointsEntry{},
 		dropped:      map[string]*backendRef{},
+
+		problemFragments: map[types.NamespacedName]*fragment{},
+		problemHosts:     map[string]bool{},
 	}
 }
 
 func (m *memo) buildModel(st *kube.State, opts Options) *Model {
 	dirty := map[string]bool{}
+	// A fragment depends on its Ingress and on Services: with the same
+	// Services, only the Ingresses that are new objects need a look.
+	if !sameMap(st.Services, m.lastServices) || !m.updateChanged(st, opts, dirty) {
+		m.updateAll(st, opts, dirty)
+	}
+	m.ingresses = st.Ingresses
+	m.forgetStaleCertificates(st.Secrets)
+	for host := range m.tlsHosts {
+		if e := m.hosts[host]; e != nil && e.merged != nil && e.merged.secretsChanged(st.Secrets) {
+			dirty[host] = true
+		}
+	}
+	for host := range dirty {
+		m.remerge(host, st.Secrets)
+	}
+	if len(m.dropped) > 0 {
+		m.refsChanged = true
+		clear(m.dropped)
+	}
+	m.hostNames.settle()
+	m.backendNames.settle()
+	return m.model(st, dirty)
+}
+
+// updateChanged updates the fragments of the Ingresses that differ from
+// the previous build's, found by walking both lists by identity: an
+// Ingress is in the same place in both unless one was added, removed or
+// replaced before it. It reports false, having changed nothing, when the
+// lists are too different for that to pay.
+func (m *memo) updateChanged(st *kube.State, opts Options, dirty map[string]bool) bool {
+	prev, cur := m.ingresses, st.Ingresses
+	if prev == nil {
+		return false
+	}
+	var added, removed []*networkingv1.Ingress
+	for i, k := 0, 0; i < len(cur) || k < len(prev); {
+		switch {
+		case i < len(cur) && k < len(prev) && cur[i] == prev[k]:
+			i, k = i+1, k+1
+			continue
+		case k == len(prev), i+1 < len(cur) && k < len(prev) && cur[i+1] == prev[k]:
+			added = append(added, cur[i])
+			i++
+		case i == len(cur), k+1 < len(prev) && cur[i] == prev[k+1]:
+			removed = append(removed, prev[k])
+			k++
+		default: // one object in place of another
+			added, removed = append(added, cur[i]), append(removed, prev[k])
+			i, k = i+1, k+1
+		}
+		if len(added)+len(removed) > maxChangedIngresses {
+			return false
+		}
+	}
+	for _, ing := range removed {
+		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
+		if old := m.fragments[name]; old != nil && old.ingress == ing {
+			m.replaceFragment(name, old, nil, dirty)
+			delete(m.fragments, name)
+		}
+	}
+	for _, ing := range added {
+		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
+		f := buildFragment(ing, st, opts)
+		m.replaceFragment(name, m.fragments[name], f, dirty)
+		m.fragments[name] = f
+	}
+	return true
+}
+
+// updateAll checks every Ingress's fragment: the first build, and any
+// after Services changed, since fragments read them.
+func (m *memo) updateAll(st *kube.State, opts Options, dirty map[string]bool) {
 	next := make(map[types.NamespacedName]*fragment, len(st.Ingresses))
 	sameServices := sameMap(st.Services, m.lastServices)
 	for _, ing := range st.Ingresses {
@@ -109,27 +206,15 @@ func (m *memo) buildModel(st *kube.State, opts Options) *Model {
 		}
 	}
 	m.fragments = next
-	m.forgetStaleCertificates(st.Secrets)
-	for host := range m.tlsHosts {
-		if e := m.hosts[host]; e != nil && e.merged != nil && e.merged.secretsChanged(st.Secrets) {
-			dirty[host] = true
-		}
-	}
-	for host := range dirty {
-		m.remerge(host, st.Secrets)
-	}
-	if len(m.dropped) > 0 {
-		m.refsChanged = true
-		clear(m.dropped)
-	}
-	m.hostNames.settle()
-	m.backendNames.settle()
-	return m.model(st)
 }
 
 // replaceFragment swaps an Ingress's fragment (old or new may be nil) in
 // the hosts it mentions, marking them for a new merge.
 func (m *memo) replaceFragment(name types.NamespacedName, old, new *fragment, dirty map[string]bool) {
+	delete(m.problemFragments, name)
+	if new != nil && (len(new.problems) > 0 || len(new.tls) > 0) {
+		m.problemFragments[name] = new
+	}
 	for host := range hostsOf(old) {
 		dirty[host] = true
 		if e := m.hosts[host]; e != nil {
@@ -194,6 +279,11 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 	} else {
 		m.hostNames.remove(host)
 	}
+	if after != nil && len(after.problems) > 0 {
+		m.problemHosts[host] = true
+	} else {
+		delete(m.problemHosts, host)
+	}
 	if after != nil && len(after.secrets) > 0 {
 		m.tlsHosts[host] = true
 	} else {
@@ -202,22 +292,19 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 }
 
 // model assembles the Model from the remembered pieces.
-func (m *memo) model(st *kube.State) *Model {
-	model := &Model{VirtualHosts: make([]*VirtualHost, 0, len(m.hostNames.sorted))}
+func (m *memo) model(st *kube.State, dirty map[string]bool) *Model {
+	model := &Model{VirtualHosts: m.virtualHosts(dirty)}
+	// Certificates come from hosts that read Secrets, in host order (the
+	// last of one name wins, as it always has).
 	certs := map[string]*Certificate{}
-	for _, host := range m.hostNames.sorted {
-		merged := m.hosts[host].merged
-		model.VirtualHosts = append(model.VirtualHosts, merged.vhost)
-		if merged.cert != nil {
-			certs[merged.cert.Name] = merged.cert
+	for _, host := range slices.Sorted(maps.Keys(m.tlsHosts)) {
+		if e := m.hosts[host]; e != nil && e.merged != nil && e.merged.vhost != nil && e.merged.cert != nil {
+			certs[e.merged.cert.Name] = e.merged.cert
 		}
-		model.Problems = append(model.Problems, merged.problems...)
 	}
-	for _, e := range m.hosts {
-		// Hosts with no surviving route still have problems to tell.
-		if e.merged != nil && e.merged.vhost == nil {
-			model.Problems = append(model.Problems, e.merged.problems...)
-		}
+	// Hosts with no surviving route still have problems to tell.
+	for host := range m.problemHosts {
+		model.Problems = append(model.Problems, m.hosts[host].merged.problems...)
 	}
 	for _, c := range certs {
 		model.Certificates = append(model.Certificates, c)
@@ -239,7 +326,7 @@ func (m *memo) model(st *kube.State) *Model {
 		pruneTo(m.eps, m.backendRefs)
 	}
 
-	for _, f := range m.fragments {
+	for _, f := range m.problemFragments {
 		model.Problems = append(model.Problems, f.problems...)
 		if len(f.tls) > 0 {
 			model.Problems = append(model.Problems, m.tlsProblems(f, st.Secrets)...)
@@ -247,6 +334,41 @@ func (m *memo) model(st *kube.State) *Model {
 	}
 	sortProblems(model.Problems)
 	return model
+}
+
+// virtualHosts lists the hosts' virtual hosts in hostNames order: the
+// previous list with those of the hosts merged again (dirty) replaced,
+// inserted or removed, or, after many changes, the list made anew.
+func (m *memo) virtualHosts(dirty map[string]bool) []*VirtualHost {
+	if m.vhosts == nil || len(dirty) > maxChangedIngresses {
+		out := make([]*VirtualHost, 0, len(m.hostNames.sorted))
+		for _, host := range m.hostNames.sorted {
+			out = append(out, m.hosts[host].merged.vhost)
+		}
+		m.vhosts = out
+		return out
+	}
+	if len(dirty) == 0 {
+		return m.vhosts // models are never modified, so they may share it
+	}
+	out := slices.Clone(m.vhosts)
+	for host := range dirty {
+		var vh *VirtualHost
+		if e := m.hosts[host]; e != nil && e.merged != nil {
+			vh = e.merged.vhost
+		}
+		i, found := slices.BinarySearchFunc(out, host, func(v *VirtualHost, h string) int { return strings.Compare(v.Host, h) })
+		switch {
+		case found && vh != nil:
+			out[i] = vh
+		case found:
+			out = slices.Delete(out, i, i+1)
+		case vh != nil:
+			out = slices.Insert(out, i, vh)
+		}
+	}
+	m.vhosts = out
+	return out
 }
 
 // backend returns the Backend for a reference, the same value as last time

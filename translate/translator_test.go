@@ -6,10 +6,13 @@ import (
 	"maps"
 	"math/rand"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -50,6 +53,9 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 		if !bytes.Equal(gotJSON, wantJSON) {
 			t.Fatalf("step %d (%s): incremental output differs from a fresh translation:\n%s", step, desc, lineDiff(string(wantJSON), string(gotJSON)))
 		}
+		if !reflect.DeepEqual(got.Problems, want.Problems) {
+			t.Fatalf("step %d (%s): incremental problems differ from a fresh translation's:\n got %v\nwant %v", step, desc, got.Problems, want.Problems)
+		}
 	}
 }
 
@@ -81,8 +87,9 @@ func mergedGoldenState(t *testing.T) *kube.State {
 	return objs.State(kube.ClassFilter{WatchClassless: true})
 }
 
-// mutate applies one random change the way informers do: changed objects
-// are new pointers, never modified in place.
+// mutate applies one random change the way sources do: changed objects
+// are new pointers, never modified in place, in a new list or map (see
+// kube.State); Ingresses stay unique by namespace and name.
 func mutate(rng *rand.Rand, st *kube.State) string {
 	switch rng.Intn(7) {
 	case 0: // edit an Ingress: drop its last path or rule
@@ -98,6 +105,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 				ing.Spec.Rules = ing.Spec.Rules[:n-1]
 			}
 		}
+		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
 		return "edit ingress " + ing.Name
 	case 1: // add an Ingress reusing an existing backend on a new host
@@ -109,7 +117,10 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		for i := range ing.Spec.Rules {
 			ing.Spec.Rules[i].Host = fmt.Sprintf("copy%d.example.com", rng.Intn(50))
 		}
-		st.Ingresses = append(st.Ingresses, ing)
+		if slices.ContainsFunc(st.Ingresses, func(o *networkingv1.Ingress) bool { return o.Namespace == ing.Namespace && o.Name == ing.Name }) {
+			return "nothing"
+		}
+		st.Ingresses = append(slices.Clip(st.Ingresses), ing)
 		return "add ingress " + ing.Name
 	case 2: // delete an Ingress
 		if len(st.Ingresses) < 3 {
@@ -117,7 +128,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		}
 		i := rng.Intn(len(st.Ingresses))
 		name := st.Ingresses[i].Name
-		st.Ingresses = append(st.Ingresses[:i], st.Ingresses[i+1:]...)
+		st.Ingresses = slices.Delete(slices.Clone(st.Ingresses), i, i+1)
 		return "delete ingress " + name
 	case 3: // replace a Service, sometimes dropping its ports
 		key := randomKey(rng, st.Services)

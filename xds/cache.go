@@ -102,7 +102,7 @@ func (c *resourceCache) update(changes []typeChange) {
 			switch {
 			case !cache.ResourceRequiresFullStateInSotw(typeURL):
 				resp = sotwChanges(w.req, w.sub, ts)
-			case w.req.GetVersionInfo() != ts.resources.Version:
+			case w.req.GetVersionInfo() != ts.version:
 				resp = sotwAnswer(w.req, w.sub, ts)
 			}
 			if resp != nil {
@@ -156,7 +156,7 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 // content: another version, or a resource it subscribes to and was never
 // sent (newly named, or new to a wildcard subscription).
 func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) bool {
-	if req.GetVersionInfo() != ts.resources.Version {
+	if req.GetVersionInfo() != ts.version {
 		return true
 	}
 	known := sub.ReturnedResources()
@@ -226,7 +226,7 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 	for _, name := range gone {
 		delete(returned, name)
 	}
-	return &sotwResponse{req: req, version: ts.resources.Version, resources: resources, returned: returned, sent: sent}
+	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: returned, sent: sent}
 }
 
 // sotwReturned is what a state-of-the-world wildcard client holds after
@@ -235,7 +235,7 @@ func (ts *typeSnapshot) sotwReturned() map[string]string {
 	if ts.sotwNames == nil {
 		ts.sotwNames = make(map[string]string, len(ts.names))
 		for _, n := range ts.names {
-			ts.sotwNames[n] = ts.resources.Version
+			ts.sotwNames[n] = ts.version
 		}
 	}
 	return maps.Clone(ts.sotwNames)
@@ -244,7 +244,7 @@ func (ts *typeSnapshot) sotwReturned() map[string]string {
 // sotwAnswer is the full state of what a client subscribes to, in the
 // order the translator produced it.
 func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	version := ts.resources.Version
+	version := ts.version
 	if sub.IsWildcard() {
 		return &sotwResponse{req: req, version: version, resources: ts.anys, returned: ts.sotwReturned()}
 	}
@@ -276,8 +276,8 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 				if returned == nil {
 					returned = map[string]string{}
 				}
-				returned[syncedAt] = ts.resources.Version
-				resp = &deltaResponse{req: req, version: ts.resources.Version, returned: returned}
+				returned[syncedAt] = ts.version
+				resp = &deltaResponse{req: req, version: ts.version, returned: returned}
 			}
 			out <- resp
 			return func() {}, nil
@@ -312,7 +312,7 @@ func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) b
 		return false
 	}
 	v, ok := sub.ReturnedResources()[syncedAt]
-	return ok && v == ts.resources.Version
+	return ok && v == ts.version
 }
 
 // deltaDiff compares everything a client holds with the current content:
@@ -403,9 +403,9 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 	for _, name := range removed {
 		delete(returned, name)
 	}
-	returned[syncedAt] = ts.resources.Version
+	returned[syncedAt] = ts.version
 	return &deltaResponse{
-		req: req, version: ts.resources.Version, resources: resources, removed: removed, returned: returned,
+		req: req, version: ts.version, resources: resources, removed: removed, returned: returned,
 	}
 }
 
@@ -414,7 +414,7 @@ func (c *resourceCache) Fetch(_ context.Context, req *cache.Request) (cache.Resp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts, ok := c.types[req.GetTypeUrl()]
-	if !ok || req.GetVersionInfo() == ts.resources.Version {
+	if !ok || req.GetVersionInfo() == ts.version {
 		return nil, &types.SkipFetchError{}
 	}
 	sub := newFetchSubscription(req.GetResourceNames())

@@ -153,9 +153,9 @@ func decodedName(t testing.TB, typeURL string, a *anypb.Any) string {
 // state-of-the-world client cannot be told that a route or load assignment
 // is gone (Envoy drops one when nothing refers to it any more): those it
 // still holds are not counted.
-func (c *cacheClient) check(t *testing.T, snap *cache.Snapshot) {
+func (c *cacheClient) check(t *testing.T, snap *Snapshot) {
 	t.Helper()
-	want := snap.GetResources(c.typeURL)
+	want := maps.Clone(snap.GetResources(c.typeURL)) // shared: edited below
 	held := maps.Clone(c.held)
 	if !c.delta && !cache.ResourceRequiresFullStateInSotw(c.typeURL) {
 		for name := range held {

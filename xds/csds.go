@@ -92,7 +92,7 @@ func (s *Server) clientStatus(req *statusservice.ClientStatusRequest) (*statusse
 
 // genericConfigs lists one entry per resource the Envoy runs or rejected,
 // by type in dependency order, then by name.
-func genericConfigs(cl clientView, snap *cache.Snapshot) []*statusservice.ClientConfig_GenericXdsConfig {
+func genericConfigs(cl clientView, snap *Snapshot) []*statusservice.ClientConfig_GenericXdsConfig {
 	var out []*statusservice.ClientConfig_GenericXdsConfig
 	for _, typeURL := range typeOrder(cl.types) {
 		tv := cl.types[typeURL]
@@ -134,7 +134,7 @@ func genericConfigs(cl clientView, snap *cache.Snapshot) []*statusservice.Client
 }
 
 // syncStatus says whether the version an Envoy ACKed is the one served now.
-func syncStatus(delta bool, snap *cache.Snapshot, typeURL, name, version string) statusservice.ConfigStatus {
+func syncStatus(delta bool, snap *Snapshot, typeURL, name, version string) statusservice.ConfigStatus {
 	if snap == nil {
 		return statusservice.ConfigStatus_UNKNOWN
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -117,7 +116,7 @@ func (m *metrics) handler() http.Handler {
 }
 
 // published shows a new snapshot: its versions, its size and when.
-func (m *metrics) published(snap *cache.Snapshot, counts map[string]int, at time.Time) {
+func (m *metrics) published(snap *Snapshot, counts map[string]int, at time.Time) {
 	m.versions.Reset()
 	for _, t := range servedTypes {
 		m.versions.WithLabelValues(typeName(t), snap.GetVersion(t)).Set(1)

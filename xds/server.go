@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/log"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -31,7 +30,7 @@ type Server struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	snapshot  *cache.Snapshot
+	snapshot  *Snapshot
 	snapshots *snapshotter // guarded by mu
 }
 
@@ -104,7 +103,7 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 // those are sent: a change to endpoints alone pushes only EDS. Publishing
 // content identical to the current snapshot changes no version and sends
 // nothing. It returns the snapshot being served.
-func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*cache.Snapshot, error) {
+func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*Snapshot, error) {
 	start := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,7 +142,7 @@ func (s *Server) ObserveBuild(d time.Duration) {
 }
 
 // Snapshot returns the snapshot being served, or nil before the first Publish.
-func (s *Server) Snapshot() *cache.Snapshot {
+func (s *Server) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snapshot

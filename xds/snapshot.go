@@ -4,8 +4,13 @@
 package xds
 
 import (
+	"fmt"
+	"iter"
+	"maps"
 	"sync"
 	"unsafe"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -63,17 +68,124 @@ func toResources[T types.Resource](in []T) []types.Resource {
 	return out
 }
 
+// Snapshot is one published state of every type: its version, and its
+// versions and resources by name. Publishing keeps it by position; the
+// by-name views are built when first asked for.
+type Snapshot struct {
+	types [cacheTypes]typeSnapshot
+}
+
+// GetVersion returns the version of a type (its content's hash), or "" for
+// a type never published.
+func (s *Snapshot) GetVersion(typeURL string) string {
+	if ts := s.typeState(typeURL); ts != nil {
+		return ts.version
+	}
+	return ""
+}
+
+// GetVersionMap returns each resource's version (its own content hash) by
+// name. The map is shared: read it only.
+func (s *Snapshot) GetVersionMap(typeURL string) map[string]string {
+	if ts := s.typeState(typeURL); ts != nil {
+		return ts.indexes().versions
+	}
+	return nil
+}
+
+// GetResources returns the resources of a type by name. The map is shared:
+// read it only.
+func (s *Snapshot) GetResources(typeURL string) map[string]types.Resource {
+	if ts := s.typeState(typeURL); ts != nil {
+		return ts.indexes().resources
+	}
+	return nil
+}
+
+// Count returns the number of resources of a type.
+func (s *Snapshot) Count(typeURL string) int {
+	if ts := s.typeState(typeURL); ts != nil {
+		return len(ts.names)
+	}
+	return 0
+}
+
+func (s *Snapshot) typeState(typeURL string) *typeSnapshot {
+	i := cache.GetResponseType(typeURL)
+	if s == nil || i < 0 || int(i) >= len(s.types) || s.types[i].items == nil {
+		return nil
+	}
+	return &s.types[i]
+}
+
+// consistent checks what Envoy relies on between types (go-control-plane's
+// rule): the route configurations are exactly those the listeners name,
+// and the load assignments exactly those the EDS clusters name. It works
+// on positions and indexes rather than building maps of every name.
+func consistent(next *[cacheTypes]typeSnapshot) error {
+	listeners := &next[types.Listener]
+	routeRefs := map[string]bool{}
+	for _, l := range listeners.items {
+		for name := range cache.GetResourceReferences(map[string]types.ResourceWithTTL{"": {Resource: l}})[resource.RouteType] {
+			routeRefs[name] = true
+		}
+	}
+	if err := referencedExactly(resource.RouteType, &next[types.Route], maps.Keys(routeRefs)); err != nil {
+		return err
+	}
+	return referencedExactly(resource.EndpointType, &next[types.Endpoint], func(yield func(string) bool) {
+		for _, item := range next[types.Cluster].items {
+			c, ok := item.(*clusterv3.Cluster)
+			if !ok || c.GetType() != clusterv3.Cluster_EDS {
+				continue
+			}
+			name := c.GetEdsClusterConfig().GetServiceName()
+			if name == "" {
+				name = c.GetName()
+			}
+			if !yield(name) {
+				return
+			}
+		}
+	})
+}
+
+// referencedExactly checks that refs names every resource of ts and no
+// other.
+func referencedExactly(typeURL string, ts *typeSnapshot, refs iter.Seq[string]) error {
+	seen := make([]bool, len(ts.names))
+	distinct := 0
+	for name := range refs {
+		j, ok := ts.index[name]
+		if !ok {
+			return fmt.Errorf("%s %q is referenced but missing", typeURL, name)
+		}
+		if !seen[j] {
+			seen[j] = true
+			distinct++
+		}
+	}
+	if distinct != len(ts.names) {
+		for j, ok := range seen {
+			if !ok {
+				return fmt.Errorf("%s %q is not referenced", typeURL, ts.names[j])
+			}
+		}
+	}
+	return nil
+}
+
 // NewSnapshot builds a consistent snapshot whose version of each type is a
 // hash of that type's content: identical content always gets the identical
 // version, even across restarts, so Envoy never rebuilds anything for a
 // no-op. It does not validate; Validate does.
-func NewSnapshot(r *translate.Resources) (*cache.Snapshot, error) {
+func NewSnapshot(r *translate.Resources) (*Snapshot, error) {
 	return newSnapshotter().snapshot(r)
 }
 
 // sameVersions reports whether two snapshots have the same version for every
 // type, that is, the same content.
-func sameVersions(a, b *cache.Snapshot) bool {
+func sameVersions(a, b *Snapshot) bool {
 	for _, t := range servedTypes {
 		if a.GetVersion(t) != b.GetVersion(t) {
 			return false
@@ -82,10 +194,10 @@ func sameVersions(a, b *cache.Snapshot) bool {
 	return true
 }
 
-func resourceCounts(snap *cache.Snapshot) map[string]int {
+func resourceCounts(snap *Snapshot) map[string]int {
 	counts := make(map[string]int, len(servedTypes))
 	for _, t := range servedTypes {
-		counts[t] = len(snap.GetResourcesAndTTL(t))
+		counts[t] = snap.Count(t)
 	}
 	return counts
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"maps"
+	"sync"
 	"slices"
 	"unsafe"
 
@@ -54,9 +54,8 @@ const cacheTypes = len(cache.Snapshot{}.Resources)
 // typeSnapshot is what one type published. Once published it is only read:
 // the resource cache serves it to every stream.
 type typeSnapshot struct {
-	resources cache.Resources
-	versions  map[string]string
-	items     []types.Resource // by position, as published
+	version string
+	items   []types.Resource // by position, as published
 	data      unsafe.Pointer   // the translator's list they came from
 	names     []string         // their names
 	hashes    []string         // their per-resource versions
@@ -72,6 +71,35 @@ type typeSnapshot struct {
 	// state-of-the-world wildcard client is first answered (under the
 	// resource cache's lock).
 	sotwNames map[string]string
+	// byName indexes the content by name for readers of a Snapshot; shared
+	// by every state with the same content.
+	byName *nameIndexes
+}
+
+// nameIndexes are a type's versions and resources by name, built on first
+// use. Publishing works by position and never needs them: building them
+// for every change would copy maps of 100,000 names at 10,000 Ingresses to
+// change one load assignment. CSDS, the Inspector and tests read them.
+type nameIndexes struct {
+	once      sync.Once
+	versions  map[string]string
+	resources map[string]types.Resource
+}
+
+func (ts *typeSnapshot) indexes() *nameIndexes {
+	x := ts.byName
+	if x == nil {
+		return &nameIndexes{}
+	}
+	x.once.Do(func() {
+		x.versions = make(map[string]string, len(ts.names))
+		x.resources = make(map[string]types.Resource, len(ts.names))
+		for j, name := range ts.names {
+			x.versions[name] = ts.hashes[j]
+			x.resources[name] = ts.items[j]
+		}
+	})
+	return x
 }
 
 // resourceInfo is what a publish needs of a message, computed once per
@@ -87,7 +115,7 @@ func newSnapshotter() *snapshotter {
 }
 
 // build validates r and turns it into a snapshot.
-func (s *snapshotter) build(r *translate.Resources) (*cache.Snapshot, error) {
+func (s *snapshotter) build(r *translate.Resources) (*Snapshot, error) {
 	if err := s.validate(r); err != nil {
 		return nil, err
 	}
@@ -120,13 +148,13 @@ func (s *snapshotter) validate(r *translate.Resources) error {
 // snapshot assembles a consistent snapshot with content-derived versions,
 // per type and per resource (the latter for delta xDS, filled in here so that
 // the cache never encodes everything again to compute them).
-func (s *snapshotter) snapshot(r *translate.Resources) (*cache.Snapshot, error) {
+func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 	if s.routes == nil {
 		s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
 	}
 	defer func() { s.routes = nil }()
-	snap := &cache.Snapshot{VersionMap: map[string]map[string]string{}}
-	var next [cacheTypes]typeSnapshot
+	snap := &Snapshot{}
+	next := &snap.types
 	live, namesChanged := 0, false
 	for _, t := range typedResources(r) {
 		live += t.n
@@ -145,13 +173,11 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*cache.Snapshot, error) 
 		}
 		namesChanged = namesChanged || !sameNames
 		next[i] = ts
-		snap.Resources[i] = ts.resources
-		snap.VersionMap[t.typeURL] = ts.versions
 	}
 	// Consistency depends on names only: with the same names as a published
 	// snapshot, it holds already.
 	if namesChanged {
-		if err := snap.Consistent(); err != nil {
+		if err := consistent(next); err != nil {
 			return nil, fmt.Errorf("inconsistent snapshot: %w", err)
 		}
 	}
@@ -186,15 +212,14 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 		}
 		if sameNames && len(changed) <= len(items)/4 {
 			out := typeSnapshot{
-				versions: maps.Clone(prev.versions),
-				items:    items,
-				names:    prev.names,
-				hashes:   slices.Clone(prev.hashes),
-				anys:     slices.Clone(prev.anys),
-				index:    prev.index,
-				digest:   prev.digest,
+				items:  items,
+				names:  prev.names,
+				hashes: slices.Clone(prev.hashes),
+				anys:   slices.Clone(prev.anys),
+				index:  prev.index,
+				digest: prev.digest,
+				byName: &nameIndexes{},
 			}
-			resources := maps.Clone(prev.resources.Items)
 			for _, j := range changed {
 				name := prev.names[j]
 				info := s.info(items[j])
@@ -208,20 +233,21 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 				xorInto(&out.digest, itemDigest(name, info.hash))
 				out.hashes[j] = info.hash
 				out.anys[j] = info.any
-				out.versions[name] = info.hash
 				out.updated = append(out.updated, name)
-				resources[name] = types.ResourceWithTTL{Resource: items[j]}
 			}
-			out.resources = cache.Resources{Version: digestVersion(out.digest), Items: resources}
+			if len(out.updated) == 0 {
+				out.byName = prev.byName
+			}
+			out.version = digestVersion(out.digest)
 			return out, true, nil
 		}
 	}
 	out := typeSnapshot{
-		versions: make(map[string]string, len(items)),
-		items:    items,
-		names:    make([]string, len(items)),
-		hashes:   make([]string, len(items)),
-		anys:     make([]*anypb.Any, len(items)),
+		items:  items,
+		names:  make([]string, len(items)),
+		hashes: make([]string, len(items)),
+		anys:   make([]*anypb.Any, len(items)),
+		byName: &nameIndexes{},
 	}
 	for j, item := range items {
 		name := cache.GetResourceName(item)
@@ -232,13 +258,12 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 		out.names[j] = name
 		out.hashes[j] = info.hash
 		out.anys[j] = info.any
-		out.versions[name] = info.hash
 		xorInto(&out.digest, itemDigest(name, info.hash))
 	}
 	if sameNames && out.digest == prev.digest {
 		// New messages, same content (a route configuration assembled
 		// again): keep serving the published indexes.
-		out.resources, out.versions, out.names, out.index = prev.resources, prev.versions, prev.names, prev.index
+		out.version, out.names, out.index, out.byName = prev.version, prev.names, prev.index, prev.byName
 		return out, true, nil
 	}
 	if sameNames {
@@ -250,30 +275,30 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 		}
 	}
 	for j, name := range out.names {
-		if prev.versions[name] != out.hashes[j] {
+		if k, ok := prev.index[name]; !ok || prev.hashes[k] != out.hashes[j] {
 			out.updated = append(out.updated, name)
 		}
 	}
-	for name := range prev.versions {
+	for _, name := range prev.names {
 		if _, ok := out.index[name]; !ok {
 			out.removed = append(out.removed, name)
 		}
 	}
-	out.resources = cache.NewResources(digestVersion(out.digest), items)
+	out.version = digestVersion(out.digest)
 	return out, sameNames, nil
 }
 
 // changedTypes lists the types of the last snapshot whose version differs
 // from published's (every type when nothing was published), for the
 // resource cache. Each is a copy of its own, which the cache may annotate.
-func (s *snapshotter) changedTypes(published *cache.Snapshot) []typeChange {
+func (s *snapshotter) changedTypes(published *Snapshot) []typeChange {
 	var out []typeChange
 	for _, typeURL := range servedTypes {
 		ts := s.prev[cache.GetResponseType(typeURL)]
-		if ts.items == nil && ts.resources.Items == nil {
+		if ts.items == nil {
 			continue
 		}
-		if published != nil && published.GetVersion(typeURL) == ts.resources.Version {
+		if published != nil && published.GetVersion(typeURL) == ts.version {
 			continue
 		}
 		out = append(out, typeChange{typeURL: typeURL, state: &ts})

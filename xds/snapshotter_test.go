@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
@@ -63,11 +65,9 @@ func TestSnapshotterReusesUnchangedTypes(t *testing.T) {
 		if b.GetVersion(typ) != fresh.GetVersion(typ) || !reflect.DeepEqual(b.GetVersionMap(typ), fresh.GetVersionMap(typ)) {
 			t.Errorf("%s: incremental versions differ from a fresh snapshot's", typ)
 		}
-		items := func(s *cache.Snapshot) uintptr {
-			return reflect.ValueOf(s.Resources[cache.GetResponseType(typ)].Items).Pointer()
-		}
+		indexes := func(s *Snapshot) *nameIndexes { return s.typeState(typ).byName }
 		changed := typ == resource.EndpointType
-		if same := items(a) == items(b); same == changed {
+		if same := indexes(a) == indexes(b); same == changed {
 			t.Errorf("%s: index shared = %v, want %v", typ, same, !changed)
 		}
 	}
@@ -138,5 +138,56 @@ func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSnapshotConsistency checks the snapshotter's consistency rule on
+// resources that break it in each way, and that it agrees with
+// go-control-plane's own check of the same resources.
+func TestSnapshotConsistency(t *testing.T) {
+	cases := map[string]struct {
+		edit func(r *translate.Resources)
+		ok   bool
+	}{
+		"consistent": {edit: func(*translate.Resources) {}, ok: true},
+		"a cluster without its load assignment": {edit: func(r *translate.Resources) {
+			r.Endpoints = r.Endpoints[1:]
+		}},
+		"a load assignment of no cluster": {edit: func(r *translate.Resources) {
+			r.Clusters = r.Clusters[1:]
+		}},
+		"a cluster naming another load assignment": {edit: func(r *translate.Resources) {
+			c := proto.Clone(r.Clusters[0]).(*clusterv3.Cluster)
+			c.EdsClusterConfig.ServiceName = "elsewhere"
+			r.Clusters[0] = c
+		}},
+		"a cluster naming its load assignment explicitly": {edit: func(r *translate.Resources) {
+			c := proto.Clone(r.Clusters[0]).(*clusterv3.Cluster)
+			c.EdsClusterConfig.ServiceName = c.Name
+			r.Clusters[0] = c
+		}, ok: true},
+		"a route configuration no listener names": {edit: func(r *translate.Resources) {
+			r.Routes = append(r.Routes, &routev3.RouteConfiguration{Name: "unnamed"})
+		}},
+		"a listener naming a missing route configuration": {edit: func(r *translate.Resources) {
+			r.Routes = nil
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := testFixture().resources(t)
+			c.edit(r)
+			_, err := NewSnapshot(r)
+			if (err == nil) != c.ok {
+				t.Fatalf("NewSnapshot: %v, want ok=%v", err, c.ok)
+			}
+			theirs := &cache.Snapshot{}
+			for _, tl := range typedResources(r) {
+				theirs.Resources[cache.GetResponseType(tl.typeURL)] = cache.NewResources("v", tl.items())
+			}
+			if err := theirs.Consistent(); (err == nil) != c.ok {
+				t.Fatalf("go-control-plane's Consistent: %v, want ok=%v", err, c.ok)
+			}
+		})
 	}
 }
