@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"sync"
 	"slices"
+	"sync"
 	"unsafe"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -56,10 +56,10 @@ const cacheTypes = len(cache.Snapshot{}.Resources)
 type typeSnapshot struct {
 	version string
 	items   []types.Resource // by position, as published
-	data      unsafe.Pointer   // the translator's list they came from
-	names     []string         // their names
-	hashes    []string         // their per-resource versions
-	anys      []*anypb.Any     // their encodings, sent as they are
+	data    unsafe.Pointer   // the translator's list they came from
+	names   []string         // their names
+	hashes  []string         // their per-resource versions
+	anys    []*anypb.Any     // their encodings, sent as they are
 	// index gives a name's position; shared by every state with the same
 	// names.
 	index  map[string]int
