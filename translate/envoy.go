@@ -19,6 +19,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 )
 
 // Names of the fixed resources.
@@ -132,9 +134,21 @@ func httpConnectionManager(statPrefix, routeName string) (*listenerv3.Filter, er
 // routeConfiguration renders virtual hosts; on the TLS listener (tls true)
 // redirects to HTTPS are plain routes.
 func (c *envoyCache) routeConfiguration(name string, vhosts []*VirtualHost, tls bool) *routev3.RouteConfiguration {
-	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: make([]*routev3.VirtualHost, 0, len(vhosts))}
-	for _, vh := range vhosts {
-		rc.VirtualHosts = append(rc.VirtualHosts, c.virtualHost(vh, tls))
+	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts))}
+	// The plain-HTTP configuration holds every host (20,000 at 10,000
+	// Ingresses) and a change alters one or two: the previous one gives
+	// the messages of the model's unchanged virtual hosts, found in place
+	// by identity, without a lookup each.
+	var prev httpRoutes
+	if !tls {
+		prev = c.lastHTTP
+	}
+	listdiff.Walk(prev.model, vhosts,
+		func(i, k int) { rc.VirtualHosts[i] = prev.msgs[k] },
+		func(i int) { rc.VirtualHosts[i] = c.virtualHost(vhosts[i], tls) },
+		func(int) {})
+	if !tls {
+		c.lastHTTP = httpRoutes{model: vhosts, msgs: rc.VirtualHosts}
 	}
 	return rc
 }

@@ -34,8 +34,16 @@ type envoyCache struct {
 	lastBackends  []*Backend
 	lastClusters  []*clusterv3.Cluster
 	lastEndpoints []*endpointv3.ClusterLoadAssignment
+	lastHTTP      httpRoutes
 
 	next envoyGeneration
+}
+
+// httpRoutes is the last plain-HTTP route configuration's virtual hosts,
+// model and message side by side.
+type httpRoutes struct {
+	model []*VirtualHost
+	msgs  []*routev3.VirtualHost
 }
 
 // envoyGeneration holds what a render used of the few, small kinds that are

@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/kube"
 )
 
@@ -138,34 +139,20 @@ func (m *memo) buildModel(st *kube.State, opts Options) *Model {
 }
 
 // updateChanged updates the fragments of the Ingresses that differ from
-// the previous build's, found by walking both lists by identity: an
-// Ingress is in the same place in both unless one was added, removed or
-// replaced before it. It reports false, having changed nothing, when the
-// lists are too different for that to pay.
+// the previous build's, found by walking both lists by identity. It reports
+// false, having changed nothing, when the lists are too different for that
+// to pay.
 func (m *memo) updateChanged(st *kube.State, opts Options, dirty map[string]bool) bool {
 	prev, cur := m.ingresses, st.Ingresses
 	if prev == nil {
 		return false
 	}
 	var added, removed []*networkingv1.Ingress
-	for i, k := 0, 0; i < len(cur) || k < len(prev); {
-		switch {
-		case i < len(cur) && k < len(prev) && cur[i] == prev[k]:
-			i, k = i+1, k+1
-			continue
-		case k == len(prev), i+1 < len(cur) && k < len(prev) && cur[i+1] == prev[k]:
-			added = append(added, cur[i])
-			i++
-		case i == len(cur), k+1 < len(prev) && cur[i] == prev[k+1]:
-			removed = append(removed, prev[k])
-			k++
-		default: // one object in place of another
-			added, removed = append(added, cur[i]), append(removed, prev[k])
-			i, k = i+1, k+1
-		}
-		if len(added)+len(removed) > maxChangedIngresses {
-			return false
-		}
+	listdiff.Walk(prev, cur, func(int, int) {},
+		func(i int) { added = append(added, cur[i]) },
+		func(k int) { removed = append(removed, prev[k]) })
+	if len(added)+len(removed) > maxChangedIngresses {
+		return false
 	}
 	for _, ing := range removed {
 		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
@@ -46,6 +47,15 @@ type snapshotter struct {
 	prev [cacheTypes]typeSnapshot
 	// routes holds the route configurations' results within one publish.
 	routes map[*routev3.RouteConfiguration]resourceInfo
+	// vhosts holds, per route configuration name, the virtual hosts it was
+	// last made of and their results, position by position.
+	vhosts map[string]vhostInfos
+}
+
+// vhostInfos are a route configuration's virtual hosts and their results.
+type vhostInfos struct {
+	msgs  []*routev3.VirtualHost
+	infos []resourceInfo
 }
 
 // cacheTypes is the number of resource types a go-control-plane snapshot has.
@@ -111,7 +121,7 @@ type resourceInfo struct {
 }
 
 func newSnapshotter() *snapshotter {
-	return &snapshotter{seen: map[proto.Message]resourceInfo{}}
+	return &snapshotter{seen: map[proto.Message]resourceInfo{}, vhosts: map[string]vhostInfos{}}
 }
 
 // build validates r and turns it into a snapshot.
@@ -330,6 +340,16 @@ func digestVersion(d [sha256.Size]byte) string {
 // remembered. Virtual hosts are remembered beside their route
 // configurations, so they count too.
 func (s *snapshotter) prune(r *translate.Resources, live int) {
+	if len(s.vhosts) > len(r.Routes) {
+		// Route configurations gone (an HTTPS host removed).
+		kept := make(map[string]vhostInfos, len(r.Routes))
+		for _, rc := range r.Routes {
+			if v, ok := s.vhosts[rc.GetName()]; ok {
+				kept[rc.GetName()] = v
+			}
+		}
+		s.vhosts = kept
+	}
 	for _, rc := range r.Routes {
 		live += len(rc.VirtualHosts)
 	}
@@ -383,14 +403,31 @@ func (s *snapshotter) info(m proto.Message) resourceInfo {
 // its (remembered) virtual hosts and the rest of the message.
 func (s *snapshotter) routeConfigurationInfo(rc *routev3.RouteConfiguration) resourceInfo {
 	errs := []error{validateMessage(withoutField(rc, "virtual_hosts"))}
-	for _, vh := range rc.VirtualHosts {
-		if err := s.info(vh).err; err != nil {
+	infos := s.vhostInfos(rc)
+	for i, vh := range rc.VirtualHosts {
+		if err := infos[i].err; err != nil {
 			errs = append(errs, fmt.Errorf("virtual host %q: %w", vh.GetName(), err))
 		}
 	}
-	info := s.encodeRouteConfiguration(rc)
+	info := s.encodeRouteConfiguration(rc, infos)
 	info.err = errors.Join(append(errs, info.err)...)
 	return info
+}
+
+// vhostInfos returns the results of a route configuration's virtual hosts.
+// Those the previous configuration of the same name had, found in place by
+// identity, come from it rather than from a lookup each: the translator
+// hands over the same messages for unchanged virtual hosts, in the same
+// order, and at 10,000 Ingresses there are 20,000 of them.
+func (s *snapshotter) vhostInfos(rc *routev3.RouteConfiguration) []resourceInfo {
+	prev := s.vhosts[rc.GetName()]
+	infos := make([]resourceInfo, len(rc.VirtualHosts))
+	listdiff.Walk(prev.msgs, rc.VirtualHosts,
+		func(i, k int) { infos[i] = prev.infos[k] },
+		func(i int) { infos[i] = s.info(rc.VirtualHosts[i]) },
+		func(int) {})
+	s.vhosts[rc.GetName()] = vhostInfos{msgs: rc.VirtualHosts, infos: infos}
+	return infos
 }
 
 // encodeRouteConfiguration encodes a route configuration from the
@@ -399,7 +436,7 @@ func (s *snapshotter) routeConfigurationInfo(rc *routev3.RouteConfiguration) res
 // come after the other fields rather than in field order, which every
 // protobuf parser accepts; the version is the hash of these bytes, which
 // are the ones sent.
-func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration) resourceInfo {
+func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration, infos []resourceInfo) resourceInfo {
 	rest, err := cache.MarshalResource(withoutField(rc, "virtual_hosts"))
 	if err != nil {
 		return resourceInfo{err: fmt.Errorf("encoding: %w", err)}
@@ -413,7 +450,7 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration) r
 	vhosts := make([][]byte, len(rc.VirtualHosts))
 	size := len(rest)
 	for i, vh := range rc.VirtualHosts {
-		info := s.info(vh)
+		info := infos[i]
 		if info.any == nil {
 			return resourceInfo{err: fmt.Errorf("encoding virtual host %q: %w", vh.GetName(), info.err)}
 		}

@@ -1,9 +1,12 @@
 package xds
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -190,4 +195,92 @@ func TestSnapshotConsistency(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSnapshotterRouteChangesMatchFresh adds, removes and edits Ingresses
+// (so virtual hosts come and go at random places in the route
+// configuration) and checks each incremental snapshot's routes, version and
+// bytes, against a fresh snapshot's.
+func TestSnapshotterRouteChangesMatchFresh(t *testing.T) {
+	ingress := func(i, variant int) *networkingv1.Ingress {
+		prefix := networkingv1.PathTypePrefix
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("ing-%03d", i)},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+				Host: fmt.Sprintf("h%03d.example.com", i),
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: fmt.Sprintf("/v%d", variant), PathType: &prefix,
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "svc", Port: networkingv1.ServiceBackendPort{Number: 80}}},
+				}}}},
+			}}},
+		}
+	}
+	st := kube.NewState()
+	present := map[int]bool{}
+	rebuild := func() {
+		var list []*networkingv1.Ingress
+		for _, ing := range st.Ingresses {
+			if present[ingressIndex(ing)] {
+				list = append(list, ing)
+			}
+		}
+		st.Ingresses = list
+	}
+	for i := 0; i < 60; i += 2 {
+		st.Ingresses = append(st.Ingresses, ingress(i, 0))
+		present[i] = true
+	}
+	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
+	s := newSnapshotter()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for step := 0; step < 200; step++ {
+		if step > 0 {
+			for e := 0; e < 1+rng.IntN(3); e++ {
+				i := rng.IntN(60)
+				switch {
+				case !present[i]: // a new host, in sorted place
+					present[i] = true
+					st.Ingresses = append(slices.Clip(st.Ingresses), ingress(i, step))
+					slices.SortFunc(st.Ingresses, func(a, b *networkingv1.Ingress) int { return strings.Compare(a.Name, b.Name) })
+				case rng.IntN(2) == 0: // gone
+					present[i] = false
+					rebuild()
+				default: // edited in place
+					st.Ingresses = slices.Clone(st.Ingresses)
+					for j, ing := range st.Ingresses {
+						if ingressIndex(ing) == i {
+							st.Ingresses[j] = ingress(i, step)
+						}
+					}
+				}
+			}
+		}
+		res, err := tr.Translate(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.build(res.Resources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewSnapshot(res.Resources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetVersion(resource.RouteType) != want.GetVersion(resource.RouteType) {
+			t.Fatalf("step %d: route version %s, want %s", step, got.GetVersion(resource.RouteType), want.GetVersion(resource.RouteType))
+		}
+		g, w := got.typeState(resource.RouteType), want.typeState(resource.RouteType)
+		for j := range w.anys {
+			if !bytes.Equal(g.anys[j].Value, w.anys[j].Value) {
+				t.Fatalf("step %d: route configuration %s encoded differently", step, w.names[j])
+			}
+		}
+	}
+}
+
+func ingressIndex(ing *networkingv1.Ingress) int {
+	var i int
+	fmt.Sscanf(ing.Name, "ing-%d", &i)
+	return i
 }
