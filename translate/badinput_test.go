@@ -247,7 +247,11 @@ func vhostNamed(res *translate.Result, routeConfig, host string) *routev3.Virtua
 		}
 		for _, vh := range rc.VirtualHosts {
 			if vh.Name == host {
-				return vh
+				whole, err := translate.Expand(vh) // routes are kept encoded
+				if err != nil {
+					panic(err)
+				}
+				return whole
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -55,5 +56,45 @@ func TestInvalidLoadAssignmentStaysWhole(t *testing.T) {
 	}
 	if cla.ValidateAll() == nil {
 		t.Fatal("an endpoint without an address passed validation; the test needs another invalid case")
+	}
+}
+
+// A virtual host keeps its routes encoded, and is on the wire exactly what
+// the whole message is; Expand, given the route configuration holding it,
+// gives the whole message back.
+func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
+	vh := &VirtualHost{Host: "web.example.com", Routes: []*Route{
+		{Path: "/api", PathType: PathPrefix, Backend: "default/api/80"},
+		{Path: "/", PathType: PathPrefix, Backend: "default/web/80"},
+	}}
+	compact := virtualHost(vh, false)
+	if len(compact.GetRoutes()) != 0 || len(compact.ProtoReflect().GetUnknown()) == 0 {
+		t.Fatalf("routes held as fields: %v", compact)
+	}
+	if compact.GetName() != vh.Host || len(compact.GetDomains()) != 1 {
+		t.Fatalf("name %q and domains %v, want %q", compact.GetName(), compact.GetDomains(), vh.Host)
+	}
+	whole := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
+	for _, r := range vh.Routes {
+		whole.Routes = append(whole.Routes, envoyRoute(vh.Host, r, false))
+	}
+	det := proto.MarshalOptions{Deterministic: true}
+	got, err := det.Marshal(compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := det.Marshal(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("compact encoding differs from the whole message's:\n%x\n%x", got, want)
+	}
+	rc, err := Expand(&routev3.RouteConfiguration{Name: "rc", VirtualHosts: []*routev3.VirtualHost{compact}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(rc.VirtualHosts[0], whole) {
+		t.Fatalf("expanded %v, want %v", rc.VirtualHosts[0], whole)
 	}
 }

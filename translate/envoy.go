@@ -16,6 +16,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -158,7 +159,25 @@ func virtualHost(vh *VirtualHost, tls bool) *routev3.VirtualHost {
 	for _, r := range vh.Routes {
 		evh.Routes = append(evh.Routes, envoyRoute(vh.Host, r, tls))
 	}
-	return evh
+	return compactVirtualHost(evh)
+}
+
+// compactVirtualHost keeps a virtual host's routes as their encoding, for
+// the reason compactLoadAssignment gives: at 10,000 Ingresses, 100,000
+// routes took 170 MB as Go messages, a sixth of the heap, and several times
+// their encoded size. The name and domains stay fields. Routes are the last
+// field written, so the encoding is the whole message's.
+func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
+	if len(vh.Routes) == 0 || vh.ValidateAll() != nil {
+		return vh
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(&routev3.VirtualHost{Routes: vh.Routes})
+	if err != nil {
+		return vh
+	}
+	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains}
+	out.ProtoReflect().SetUnknown(raw)
+	return out
 }
 
 func envoyRoute(host string, r *Route, tls bool) *routev3.Route {
@@ -279,11 +298,11 @@ func compactLoadAssignment(cla *endpointv3.ClusterLoadAssignment) *endpointv3.Cl
 	return out
 }
 
-// Expand returns m with what is kept encoded (see compactLoadAssignment)
-// decoded into fields, or m itself when nothing is. protojson, for one,
-// drops unknown fields.
+// Expand returns m with what is kept encoded (see compactLoadAssignment
+// and compactVirtualHost), at any depth, decoded into fields, or m itself
+// when nothing is. protojson, for one, drops unknown fields.
 func Expand[T proto.Message](m T) (T, error) {
-	if len(m.ProtoReflect().GetUnknown()) == 0 {
+	if !holdsUnknown(m.ProtoReflect()) {
 		return m, nil
 	}
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -295,4 +314,29 @@ func Expand[T proto.Message](m T) (T, error) {
 		return m, fmt.Errorf("decoding %T: %w", m, err)
 	}
 	return out, nil
+}
+
+// holdsUnknown reports whether m or a message within it has unknown fields.
+func holdsUnknown(m protoreflect.Message) bool {
+	if len(m.GetUnknown()) > 0 {
+		return true
+	}
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i, l := 0, v.List(); i < l.Len() && !found; i++ {
+				found = holdsUnknown(l.Get(i).Message())
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				found = holdsUnknown(mv.Message())
+				return !found
+			})
+		case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+			found = holdsUnknown(v.Message())
+		}
+		return !found
+	})
+	return found
 }

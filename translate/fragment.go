@@ -72,11 +72,8 @@ func (r *backendRef) sameAs(o *backendRef) bool {
 	return r.name == o.name && r.service == o.service && r.externalName == o.externalName && reflect.DeepEqual(r.port, o.port)
 }
 
-// reusable reports whether f still describes ing in st.
-func (f *fragment) reusable(ing *networkingv1.Ingress, st *kube.State) bool {
-	if f.ingress != ing {
-		return false
-	}
+// servicesUnchanged reports whether the Services f read are the same in st.
+func (f *fragment) servicesUnchanged(st *kube.State) bool {
 	for name, svc := range f.services {
 		if st.Services[name] != svc {
 			return false

@@ -28,6 +28,9 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 	st := mergedGoldenState(t)
 	tr := translate.NewTranslator(goldenOptions)
 	rng := rand.New(rand.NewSource(1))
+	if _, err := tr.Translate(st); err != nil { // warm: the fast path builds on a translation
+		t.Fatal(err)
+	}
 	for step := 0; step < 300; step++ {
 		desc := mutate(rng, st)
 		var got *translate.Result
@@ -84,20 +87,26 @@ func mergedGoldenState(t *testing.T) *kube.State {
 	if err := kube.DecodeManifests(bytes.NewReader(all), "golden cases", &objs); err != nil {
 		t.Fatal(err)
 	}
-	return objs.State(kube.ClassFilter{WatchClassless: true})
+	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	for i, ing := range st.Ingresses {
+		ing.Generation = 1 // as the API server sets it
+		ing.UID = types.UID(fmt.Sprintf("uid-%d", i))
+	}
+	return st
 }
 
 // mutate applies one random change the way sources do: changed objects
 // are new pointers, never modified in place, in a new list or map (see
 // kube.State); Ingresses stay unique by namespace and name.
 func mutate(rng *rand.Rand, st *kube.State) string {
-	switch rng.Intn(7) {
+	switch rng.Intn(9) {
 	case 0: // edit an Ingress: drop its last path or rule
 		if len(st.Ingresses) == 0 {
 			return "nothing"
 		}
 		i := rng.Intn(len(st.Ingresses))
 		ing := st.Ingresses[i].DeepCopy()
+		ing.Generation++ // the API server counts spec changes
 		if n := len(ing.Spec.Rules); n > 0 {
 			if r := ing.Spec.Rules[n-1].HTTP; r != nil && len(r.Paths) > 1 {
 				r.Paths = r.Paths[:len(r.Paths)-1]
@@ -168,6 +177,33 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		st.EndpointSlices = maps.Clone(st.EndpointSlices)
 		st.EndpointSlices[*key] = slices
 		return "change endpoints of " + key.String()
+	case 7: // write an Ingress's status: a new object, the same spec
+		if len(st.Ingresses) == 0 {
+			return "nothing"
+		}
+		i := rng.Intn(len(st.Ingresses))
+		ing := st.Ingresses[i].DeepCopy()
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: fmt.Sprintf("192.0.2.%d", rng.Intn(250))}}
+		st.Ingresses = slices.Clone(st.Ingresses)
+		st.Ingresses[i] = ing
+		return "write status of ingress " + ing.Name
+	case 8: // toggle an annotation the translator reads (the generation stays)
+		if len(st.Ingresses) == 0 {
+			return "nothing"
+		}
+		i := rng.Intn(len(st.Ingresses))
+		ing := st.Ingresses[i].DeepCopy()
+		if ing.Annotations[translate.AnnotationForceSSLRedirect] == "true" {
+			delete(ing.Annotations, translate.AnnotationForceSSLRedirect)
+		} else {
+			if ing.Annotations == nil {
+				ing.Annotations = map[string]string{}
+			}
+			ing.Annotations[translate.AnnotationForceSSLRedirect] = "true"
+		}
+		st.Ingresses = slices.Clone(st.Ingresses)
+		st.Ingresses[i] = ing
+		return "toggle force-ssl-redirect of ingress " + ing.Name
 	default: // rotate or remove a Secret
 		key := randomKey(rng, st.Secrets)
 		if key == nil {
