@@ -50,6 +50,19 @@ type snapshotter struct {
 	// vhosts holds, per route configuration name, the virtual hosts it was
 	// last made of and their results, position by position.
 	vhosts map[string]vhostInfos
+	// listsOf is the Resources being published and lists its typed lists,
+	// converted once for validation, the snapshot and pruning.
+	listsOf *translate.Resources
+	lists   []typedList
+}
+
+// typedLists returns r's typed lists, converting each at most once per
+// publish (at 10,000 Ingresses a list of 100,000 load assignments).
+func (s *snapshotter) typedLists(r *translate.Resources) []typedList {
+	if s.listsOf != r {
+		s.listsOf, s.lists = r, typedResources(r)
+	}
+	return s.lists
 }
 
 // vhostInfos are a route configuration's virtual hosts and their results.
@@ -138,7 +151,7 @@ func (s *snapshotter) build(r *translate.Resources) (*Snapshot, error) {
 func (s *snapshotter) validate(r *translate.Resources) error {
 	s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
 	var errs []error
-	for _, t := range typedResources(r) {
+	for _, t := range s.typedLists(r) {
 		if t.sameList(&s.prev[cache.GetResponseType(t.typeURL)]) {
 			continue
 		}
@@ -162,11 +175,11 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 	if s.routes == nil {
 		s.routes = map[*routev3.RouteConfiguration]resourceInfo{}
 	}
-	defer func() { s.routes = nil }()
+	defer func() { s.routes, s.listsOf, s.lists = nil, nil, nil }()
 	snap := &Snapshot{}
 	next := &snap.types
 	live, namesChanged := 0, false
-	for _, t := range typedResources(r) {
+	for _, t := range s.typedLists(r) {
 		live += t.n
 		i := cache.GetResponseType(t.typeURL)
 		var ts typeSnapshot
@@ -362,7 +375,7 @@ func (s *snapshotter) prune(r *translate.Resources, live int) {
 			kept[m] = info
 		}
 	}
-	for _, t := range typedResources(r) {
+	for _, t := range s.typedLists(r) {
 		for _, item := range t.items() {
 			keep(item)
 		}
