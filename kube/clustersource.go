@@ -37,6 +37,11 @@ type ClusterSource struct {
 
 	synced  atomic.Bool
 	changes changeLog
+	// sliceChanges records, for State, the Services whose EndpointSlices
+	// changed since it last grouped them: it regroups only those rather
+	// than listing 100,000 slices again (at 10,000 Ingresses) because one
+	// endpoint moved.
+	sliceChanges changeLog
 
 	// State is rebuilt part by part: only the parts whose objects changed
 	// since the previous State are listed again; the rest is shared with it
@@ -116,9 +121,20 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
-		s.dirty.Or(partSlices)
 		slice, ok := obj.(*discoveryv1.EndpointSlice)
-		if svc, named := ServiceNameOf(slice); ok && named {
+		svc, named := types.NamespacedName{}, false
+		if ok {
+			svc, named = ServiceNameOf(slice)
+		}
+		// Recorded before the part is marked dirty: State takes the record
+		// after clearing the mark, so it never sees the mark without it.
+		if named {
+			s.sliceChanges.endpointsOf(svc)
+		} else {
+			s.sliceChanges.everything()
+		}
+		s.dirty.Or(partSlices)
+		if named {
 			s.changes.endpointsOf(svc)
 			if s.EndpointsChanged != nil {
 				s.notify(s.EndpointsChanged)
@@ -244,8 +260,7 @@ func (s *ClusterSource) State() *State {
 		st.Services = servicesByName(services)
 	}
 	if dirty&partSlices != 0 {
-		slices, _ := s.endpointSlices.List(everything)
-		st.EndpointSlices = slicesByService(slices)
+		st.EndpointSlices = s.slicesByService(st.EndpointSlices)
 	}
 	if dirty&partSecrets != 0 {
 		secrets, _ := s.secrets.List(everything)
@@ -253,6 +268,28 @@ func (s *ClusterSource) State() *State {
 	}
 	s.cached = st
 	return st
+}
+
+// slicesByService groups the EndpointSlices by Service: the previous
+// grouping (prev) with the Services whose slices changed grouped again from
+// the informer's index, or, when the change is not known by Service (and
+// the first time), all of them listed again. The result is a new map either
+// way (see State).
+func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*discoveryv1.EndpointSlice) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
+	changes := s.sliceChanges.take()
+	if changes.All || prev == nil {
+		slices, _ := s.endpointSlices.List(labels.Everything())
+		return slicesByService(slices)
+	}
+	out := maps.Clone(prev)
+	for svc := range changes.Endpoints {
+		if list := s.EndpointSlices(svc); len(list) > 0 {
+			out[svc] = list
+		} else {
+			delete(out, svc)
+		}
+	}
+	return out
 }
 
 func (s *ClusterSource) logger() *slog.Logger { return loggerOr(s.Logger) }

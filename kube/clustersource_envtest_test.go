@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
@@ -133,6 +134,26 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 	if got := src.EndpointSlices(svc); got[0].Name != "web-1" || got[1].Name != "web-2" {
 		t.Errorf("slices not in name order: %s, %s", got[0].Name, got[1].Name)
 	}
+
+	// Deleting a slice regroups its Service alone; the grouping is the one
+	// listing every slice again gives.
+	if err := client.DiscoveryV1().EndpointSlices("app").Delete(ctx, "web-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the deleted slice to be gone from the state", func() error {
+		st3 := src.State()
+		if n := len(st3.EndpointSlices[svc]); n != 1 || st3.EndpointSlices[svc][0].Name != "web-2" {
+			return fmt.Errorf("%d slices", n)
+		}
+		all, err := src.endpointSlices.List(labels.Everything())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slicesByService(all); !reflect.DeepEqual(st3.EndpointSlices, want) {
+			t.Fatalf("slices by service %v, listing them all gives %v", st3.EndpointSlices, want)
+		}
+		return nil
+	})
 
 	// Any other change is a change to everything.
 	mustCreate(t, func() error {

@@ -94,7 +94,7 @@ func readyEndpoints(slices []*discoveryv1.EndpointSlice, svcPort corev1.ServiceP
 				if err != nil || ip.Zone() != "" {
 					continue
 				}
-				e := Endpoint{Address: ip.String(), Port: port}
+				e := Endpoint{Address: canonical(addr, ip), Port: port}
 				if !seen[e] {
 					seen[e] = true
 					out = append(out, e)
@@ -125,4 +125,16 @@ func sortRoutes(routes []*Route) {
 		}
 		return a.Path < b.Path
 	})
+}
+
+// canonical returns ip's text, which is addr itself when addr is already in
+// canonical form (as the API server stores it): a million endpoints at
+// 10,000 Ingresses need not each have a copy of the string the informer
+// holds.
+func canonical(addr string, ip netip.Addr) string {
+	var buf [64]byte
+	if string(ip.AppendTo(buf[:0])) == addr {
+		return addr
+	}
+	return ip.String()
 }

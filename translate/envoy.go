@@ -223,15 +223,32 @@ func envoyRoute(host string, r *Route, tls bool) *routev3.Route {
 	return route
 }
 
-func edsCluster(name string) *clusterv3.Cluster {
+// clusterParts are the messages every EDS cluster holds alike, made once
+// per envoyCache and shared (messages handed out are never modified): at
+// 10,000 Ingresses, 100,000 clusters.
+type clusterParts struct {
+	edsType        *clusterv3.Cluster_Type
+	ads            *corev3.ConfigSource
+	connectTimeout *durationpb.Duration
+}
+
+func newClusterParts() *clusterParts {
+	return &clusterParts{
+		edsType:        &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+		ads:            adsSource(),
+		connectTimeout: durationpb.New(2 * time.Second),
+	}
+}
+
+func edsCluster(name string, parts *clusterParts) *clusterv3.Cluster {
 	return &clusterv3.Cluster{
 		Name:                 name,
-		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+		ClusterDiscoveryType: parts.edsType,
 		EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
-			EdsConfig:   adsSource(),
+			EdsConfig:   parts.ads,
 			ServiceName: name,
 		},
-		ConnectTimeout: durationpb.New(2 * time.Second),
+		ConnectTimeout: parts.connectTimeout,
 		LbPolicy:       clusterv3.Cluster_ROUND_ROBIN,
 	}
 }

@@ -35,6 +35,7 @@ type envoyCache struct {
 	lastClusters  []*clusterv3.Cluster
 	lastEndpoints []*endpointv3.ClusterLoadAssignment
 	lastHTTP      httpRoutes
+	parts         *clusterParts
 
 	next envoyGeneration
 }
@@ -96,6 +97,7 @@ func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 			clusters: map[string]*clusterEntry{},
 			loads:    map[string]*loadEntry{},
 			vhosts:   map[vhostKey]*vhostEntry{},
+			parts:    newClusterParts(),
 		}
 		l, err := httpListener(opts)
 		if err != nil {
@@ -168,7 +170,7 @@ func (c *envoyCache) cluster(be *Backend) *clusterv3.Cluster {
 		if be.ExternalName != "" {
 			e.msg = dnsCluster(be)
 		} else {
-			e.msg = edsCluster(be.Name)
+			e.msg = edsCluster(be.Name, c.parts)
 		}
 		c.clusters[be.Name] = e
 	}
