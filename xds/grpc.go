@@ -18,8 +18,10 @@ import (
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/experimental"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/reflection"
 
 	inspectv1 "github.com/ingress-xds/ingress-xds/xds/inspect/v1"
@@ -80,11 +82,36 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		// with or without an open stream, rather than answering with GOAWAY
 		// too_many_pings.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		experimental.BufferPool(smallBufferPool{mem.DefaultBufferPool()}),
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	return grpc.NewServer(opts...)
+}
+
+// smallBufferPool pools only the buffers gRPC's default pool sizes (up to
+// 1 MiB) and leaves larger ones to the garbage collector. gRPC keeps any
+// size by default, and a control plane's large buffers are whole responses:
+// at 10,000 Ingresses the 10 MB route configuration and the 100,000
+// clusters, some 64 MB held between changes for the next one.
+type smallBufferPool struct{ mem.BufferPool }
+
+const largestPooledBuffer = 1 << 20
+
+func (p smallBufferPool) Get(length int) *[]byte {
+	if length > largestPooledBuffer {
+		b := make([]byte, length)
+		return &b
+	}
+	return p.BufferPool.Get(length)
+}
+
+func (p smallBufferPool) Put(b *[]byte) {
+	if cap(*b) > largestPooledBuffer {
+		return
+	}
+	p.BufferPool.Put(b)
 }
 
 func (s *Server) register(g *grpc.Server, streams context.Context) {
