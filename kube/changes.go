@@ -4,7 +4,6 @@ import (
 	"sort"
 	"sync"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -54,6 +53,6 @@ func (l *changeLog) take() Changes {
 
 // sortSlices orders a Service's EndpointSlices by name, the order State uses,
 // so that the same slices always compare equal element by element.
-func sortSlices(slices []*discoveryv1.EndpointSlice) {
+func sortSlices(slices []*EndpointSlice) {
 	sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
 }

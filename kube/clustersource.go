@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -53,7 +52,6 @@ type ClusterSource struct {
 	ingresses      networkinglisters.IngressLister
 	ingressClasses networkinglisters.IngressClassLister
 	services       corelisters.ServiceLister
-	endpointSlices discoverylisters.EndpointSliceLister
 	secrets        corelisters.SecretLister
 	sliceIndex     cache.Indexer
 }
@@ -61,11 +59,11 @@ type ClusterSource struct {
 const byServiceIndex = "byService"
 
 func indexByService(obj any) ([]string, error) {
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	slice, ok := obj.(*EndpointSlice)
 	if !ok {
 		return nil, nil
 	}
-	if svc, named := ServiceNameOf(slice); named {
+	if svc, named := slice.ServiceName(); named {
 		return []string{svc.String()}, nil
 	}
 	return nil, nil
@@ -75,14 +73,16 @@ func indexByService(obj any) ([]string, error) {
 func (s *ClusterSource) TakeChanges() Changes { return s.changes.take() }
 
 // EndpointSlices implements Source.
-func (s *ClusterSource) EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+func (s *ClusterSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlice {
 	objs, err := s.sliceIndex.ByIndex(byServiceIndex, svc.String())
 	if err != nil {
 		return nil
 	}
-	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	out := make([]*EndpointSlice, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, o.(*discoveryv1.EndpointSlice))
+		if es, ok := o.(*EndpointSlice); ok {
+			out = append(out, es)
+		}
 	}
 	sortSlices(out)
 	return out
@@ -121,10 +121,10 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
-		slice, ok := obj.(*discoveryv1.EndpointSlice)
+		slice, ok := obj.(*EndpointSlice)
 		svc, named := types.NamespacedName{}, false
 		if ok {
-			svc, named = ServiceNameOf(slice)
+			svc, named = slice.ServiceName()
 		}
 		// Recorded before the part is marked dirty: State takes the record
 		// after clearing the mark, so it never sees the mark without it.
@@ -193,7 +193,6 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	s.ingresses = factory.Networking().V1().Ingresses().Lister()
 	s.ingressClasses = factory.Networking().V1().IngressClasses().Lister()
 	s.services = factory.Core().V1().Services().Lister()
-	s.endpointSlices = factory.Discovery().V1().EndpointSlices().Lister()
 	s.secrets = secretFactory.Core().V1().Secrets().Lister()
 
 	factory.Start(ctx.Done())
@@ -275,11 +274,10 @@ func (s *ClusterSource) State() *State {
 // the informer's index, or, when the change is not known by Service (and
 // the first time), all of them listed again. The result is a new map either
 // way (see State).
-func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*discoveryv1.EndpointSlice) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
+func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*EndpointSlice) map[types.NamespacedName][]*EndpointSlice {
 	changes := s.sliceChanges.take()
 	if changes.All || prev == nil {
-		slices, _ := s.endpointSlices.List(labels.Everything())
-		return slicesByService(slices)
+		return slicesByService(s.allSlices())
 	}
 	out := maps.Clone(prev)
 	for svc := range changes.Endpoints {
@@ -292,17 +290,30 @@ func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*discove
 	return out
 }
 
+// allSlices lists every EndpointSlice the informer holds.
+func (s *ClusterSource) allSlices() []*EndpointSlice {
+	objs := s.sliceIndex.List()
+	out := make([]*EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		if es, ok := o.(*EndpointSlice); ok {
+			out = append(out, es)
+		}
+	}
+	return out
+}
+
 func (s *ClusterSource) logger() *slog.Logger { return loggerOr(s.Logger) }
 
 // dropUnusedFields trims what the informer keeps in memory to what the
 // translator reads. At 10,000 Ingresses a cluster holds some 100,000 Services
 // and EndpointSlices with a million endpoints, where managed fields, the
 // last-applied annotation, topology hints and target references would
-// outweigh everything used.
+// outweigh everything used. EndpointSlices are kept as EndpointSlice, not
+// as API objects.
 func dropUnusedFields(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *discoveryv1.EndpointSlice:
-		return trimEndpointSlice(o), nil
+		return NewEndpointSlice(o), nil
 	case *corev1.Service:
 		return &corev1.Service{
 			TypeMeta:   o.TypeMeta,
@@ -340,29 +351,6 @@ func identity(m metav1.ObjectMeta) metav1.ObjectMeta {
 		ResourceVersion:   m.ResourceVersion,
 		CreationTimestamp: m.CreationTimestamp,
 	}
-}
-
-// trimEndpointSlice keeps the Service it belongs to, its ports, and per
-// endpoint the addresses and the ready condition.
-func trimEndpointSlice(es *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
-	meta := identity(es.ObjectMeta)
-	if svc, ok := es.Labels[discoveryv1.LabelServiceName]; ok {
-		meta.Labels = map[string]string{discoveryv1.LabelServiceName: svc}
-	}
-	out := &discoveryv1.EndpointSlice{
-		TypeMeta:    es.TypeMeta,
-		ObjectMeta:  meta,
-		AddressType: es.AddressType,
-		Ports:       es.Ports,
-		Endpoints:   make([]discoveryv1.Endpoint, len(es.Endpoints)),
-	}
-	for i, ep := range es.Endpoints {
-		out.Endpoints[i] = discoveryv1.Endpoint{
-			Addresses:  ep.Addresses,
-			Conditions: discoveryv1.EndpointConditions{Ready: ep.Conditions.Ready},
-		}
-	}
-	return out
 }
 
 // keepOnlyKeyPair strips a TLS Secret down to its certificate and key before

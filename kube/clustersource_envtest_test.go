@@ -11,7 +11,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
@@ -145,11 +144,7 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		if n := len(st3.EndpointSlices[svc]); n != 1 || st3.EndpointSlices[svc][0].Name != "web-2" {
 			return fmt.Errorf("%d slices", n)
 		}
-		all, err := src.endpointSlices.List(labels.Everything())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := slicesByService(all); !reflect.DeepEqual(st3.EndpointSlices, want) {
+		if want := slicesByService(src.allSlices()); !reflect.DeepEqual(st3.EndpointSlices, want) {
 			t.Fatalf("slices by service %v, listing them all gives %v", st3.EndpointSlices, want)
 		}
 		return nil

@@ -1,14 +1,16 @@
 package kube
 
 import (
-	"testing"
-
+	"slices"
 	"strings"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestKeepOnlyKeyPairDropsEverythingElse(t *testing.T) {
@@ -102,9 +104,10 @@ func TestClassFilter(t *testing.T) {
 }
 
 func TestDropUnusedFieldsKeepsWhatTranslationReads(t *testing.T) {
-	ready := true
+	ready, notReady := true, false
 	port := int32(8080)
 	name := "http"
+	udp := corev1.ProtocolUDP
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-1", Namespace: "app", ResourceVersion: "3",
@@ -112,28 +115,36 @@ func TestDropUnusedFieldsKeepsWhatTranslationReads(t *testing.T) {
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kcm"}},
 		},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}, {Protocol: &udp}},
 		Endpoints: []discoveryv1.Endpoint{{
 			Addresses:  []string{"10.0.0.1"},
 			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Name: "web-abc"},
 			NodeName:   &name,
+		}, {
+			Addresses:  []string{"10.0.0.2"}, // terminating
+			Conditions: discoveryv1.EndpointConditions{Ready: &notReady},
+		}, {
+			Addresses: []string{"10.0.0.3", "10.0.0.4"}, // unset: ready
 		}},
 	}
 	got, _ := dropUnusedFields(slice)
-	es := got.(*discoveryv1.EndpointSlice)
-	if svc, ok := ServiceNameOf(es); !ok || svc.Name != "web" || es.ResourceVersion != "3" {
-		t.Errorf("slice lost its identity: %+v", es.ObjectMeta)
+	es := got.(*EndpointSlice)
+	if svc, ok := es.ServiceName(); !ok || svc != (types.NamespacedName{Namespace: "app", Name: "web"}) || es.Name != "web-1" {
+		t.Errorf("slice lost its identity: %+v", es)
 	}
-	if len(es.Labels) != 1 || es.ManagedFields != nil {
-		t.Errorf("slice metadata not trimmed: %+v", es.ObjectMeta)
+	if key, err := cache.MetaNamespaceKeyFunc(es); err != nil || key != "app/web-1" {
+		t.Errorf("informer key %q (%v), want app/web-1", key, err)
 	}
-	ep := es.Endpoints[0]
-	if ep.Addresses[0] != "10.0.0.1" || ep.Conditions.Ready == nil || !*ep.Conditions.Ready || ep.TargetRef != nil || ep.NodeName != nil {
-		t.Errorf("endpoint = %+v, want the address and readiness only", ep)
+	if want := []string{"10.0.0.1", "10.0.0.3", "10.0.0.4"}; !slices.Equal(es.Ready, want) {
+		t.Errorf("ready addresses %v, want %v", es.Ready, want)
 	}
-	if *es.Ports[0].Port != 8080 || *es.Ports[0].Name != "http" {
-		t.Errorf("ports = %+v", es.Ports)
+	if want := []EndpointPort{{Name: "http", Port: 8080}, {Protocol: corev1.ProtocolUDP}}; !slices.Equal(es.Ports, want) {
+		t.Errorf("ports = %+v, want %+v", es.Ports, want)
+	}
+	unlabeled := NewEndpointSlice(&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "app"}})
+	if _, ok := unlabeled.ServiceName(); ok {
+		t.Error("a slice without the service-name label belongs to a Service")
 	}
 
 	svc := &corev1.Service{

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -69,7 +68,7 @@ func (s *FileSource) Run(ctx context.Context, changed func()) error {
 func (s *FileSource) TakeChanges() Changes { return Changes{All: true} }
 
 // EndpointSlices implements Source.
-func (s *FileSource) EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice {
+func (s *FileSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlice {
 	if st := s.State(); st != nil {
 		return st.EndpointSlices[svc]
 	}

@@ -36,7 +36,7 @@ func (o *Objects) State(filter ClassFilter) *State {
 	return &State{
 		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
 		Services:       servicesByName(o.Services),
-		EndpointSlices: slicesByService(lastByName(o.EndpointSlices)),
+		EndpointSlices: slicesByService(keptOf(lastByName(o.EndpointSlices))),
 		Secrets:        tlsSecretsByName(o.Secrets),
 	}
 }
@@ -65,10 +65,19 @@ func servicesByName(services []*corev1.Service) map[types.NamespacedName]*corev1
 	return out
 }
 
-func slicesByService(slices []*discoveryv1.EndpointSlice) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
-	out := make(map[types.NamespacedName][]*discoveryv1.EndpointSlice, len(slices))
+// keptOf keeps what the translator reads of each API EndpointSlice.
+func keptOf(slices []*discoveryv1.EndpointSlice) []*EndpointSlice {
+	out := make([]*EndpointSlice, len(slices))
+	for i, es := range slices {
+		out[i] = NewEndpointSlice(es)
+	}
+	return out
+}
+
+func slicesByService(slices []*EndpointSlice) map[types.NamespacedName][]*EndpointSlice {
+	out := make(map[types.NamespacedName][]*EndpointSlice, len(slices))
 	for _, es := range slices {
-		if svc, ok := ServiceNameOf(es); ok {
+		if svc, ok := es.ServiceName(); ok {
 			out[svc] = append(out[svc], es)
 		}
 	}

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -21,5 +20,5 @@ type Source interface {
 	TakeChanges() Changes
 	// EndpointSlices returns the current EndpointSlices of one Service, in
 	// the order State uses.
-	EndpointSlices(svc types.NamespacedName) []*discoveryv1.EndpointSlice
+	EndpointSlices(svc types.NamespacedName) []*EndpointSlice
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -29,7 +28,7 @@ type State struct {
 	Services  map[types.NamespacedName]*corev1.Service
 	// EndpointSlices are grouped by the Service they belong to (the
 	// kubernetes.io/service-name label).
-	EndpointSlices map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	EndpointSlices map[types.NamespacedName][]*EndpointSlice
 	// Secrets holds only Secrets of type kubernetes.io/tls.
 	Secrets map[types.NamespacedName]*corev1.Secret
 }
@@ -38,20 +37,9 @@ type State struct {
 func NewState() *State {
 	return &State{
 		Services:       map[types.NamespacedName]*corev1.Service{},
-		EndpointSlices: map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		EndpointSlices: map[types.NamespacedName][]*EndpointSlice{},
 		Secrets:        map[types.NamespacedName]*corev1.Secret{},
 	}
-}
-
-// ServiceNameOf returns the Service an EndpointSlice belongs to, and false
-// when the slice carries no service-name label (it then belongs to nobody we
-// route to).
-func ServiceNameOf(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
-	name := slice.Labels[discoveryv1.LabelServiceName]
-	if name == "" {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: slice.Namespace, Name: name}, true
 }
 
 // loggerOr is l, or slog's default logger when l is nil: every component's

@@ -56,7 +56,7 @@ func benchState(n int) *kube.State {
 						Conditions: discoveryv1.EndpointConditions{Ready: &ready},
 					})
 				}
-				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{slice}
+				st.EndpointSlices[key] = []*kube.EndpointSlice{kube.NewEndpointSlice(slice)}
 			}
 			ing.Spec.Rules = append(ing.Spec.Rules, rule)
 		}
@@ -97,12 +97,12 @@ func warmTranslator(b *testing.B, n int) (*kube.State, *translate.Translator) {
 
 // changeEndpoints replaces one endpoint of the first Service, as an
 // informer would: a new EndpointSlice object.
-func changeEndpoints(st *kube.State, i int) map[types.NamespacedName][]*discoveryv1.EndpointSlice {
+func changeEndpoints(st *kube.State, i int) map[types.NamespacedName][]*kube.EndpointSlice {
 	key := types.NamespacedName{Namespace: "ns-0", Name: "svc-0-0"}
-	s := st.EndpointSlices[key][0].DeepCopy()
-	s.Endpoints = append(s.Endpoints[:9], discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.200.%d.%d", i/250%250, i%250)}})
-	st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{s}
-	return map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: st.EndpointSlices[key]}
+	s := *st.EndpointSlices[key][0]
+	s.Ready = append(s.Ready[:9:9], fmt.Sprintf("10.200.%d.%d", i/250%250, i%250))
+	st.EndpointSlices[key] = []*kube.EndpointSlice{&s}
+	return map[types.NamespacedName][]*kube.EndpointSlice{key: st.EndpointSlices[key]}
 }
 
 // BenchmarkTranslateIngressChange is one Ingress edited in a warm

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ingress-xds/ingress-xds/kube"
 )
 
 // byAge orders Ingresses for conflict resolution: the oldest wins, as with
@@ -57,7 +59,7 @@ func sortProblems(problems []Problem) {
 // readyEndpoints collects the ready addresses serving a Service port from
 // all of the Service's EndpointSlices. EndpointSlice ports carry the Service
 // port's name, with the target port already resolved to a number.
-func readyEndpoints(slices []*discoveryv1.EndpointSlice, svcPort corev1.ServicePort) []Endpoint {
+func readyEndpoints(slices []*kube.EndpointSlice, svcPort corev1.ServicePort) []Endpoint {
 	seen := map[Endpoint]bool{}
 	var out []Endpoint
 	for _, slice := range slices {
@@ -67,38 +69,29 @@ func readyEndpoints(slices []*discoveryv1.EndpointSlice, svcPort corev1.ServiceP
 		var port int32
 		found := false
 		for _, p := range slice.Ports {
-			name := ""
-			if p.Name != nil {
-				name = *p.Name
-			}
-			if name != svcPort.Name || p.Port == nil {
+			if p.Name != svcPort.Name || p.Port == 0 {
 				continue
 			}
-			if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 				continue
 			}
-			port, found = *p.Port, true
+			port, found = p.Port, true
 			break
 		}
 		if !found || port < 1 || port > 65535 {
 			continue
 		}
-		for _, ep := range slice.Endpoints {
-			// A nil ready condition means ready (API contract); terminating
-			// endpoints report ready=false and are drained by leaving them out.
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+		// Only ready endpoints are kept (see kube.EndpointSlice): terminating
+		// ones report ready=false and are drained by leaving them out.
+		for _, addr := range slice.Ready {
+			ip, err := netip.ParseAddr(addr)
+			if err != nil || ip.Zone() != "" {
 				continue
 			}
-			for _, addr := range ep.Addresses {
-				ip, err := netip.ParseAddr(addr)
-				if err != nil || ip.Zone() != "" {
-					continue
-				}
-				e := Endpoint{Address: canonical(addr, ip), Port: port}
-				if !seen[e] {
-					seen[e] = true
-					out = append(out, e)
-				}
+			e := Endpoint{Address: canonical(addr, ip), Port: port}
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
 			}
 		}
 	}

@@ -111,7 +111,7 @@ func fuzzState(host, path string, pathType uint8, svc, portName string, portNum 
 	st.Ingresses = []*networkingv1.Ingress{ing}
 	svcName := types.NamespacedName{Namespace: "default", Name: svc}
 	st.Services[svcName] = service
-	st.EndpointSlices[svcName] = []*discoveryv1.EndpointSlice{slice}
+	st.EndpointSlices[svcName] = []*kube.EndpointSlice{kube.NewEndpointSlice(slice)}
 	st.Secrets[types.NamespacedName{Namespace: "default", Name: secret}] = &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"},
 		Type:       corev1.SecretTypeTLS,

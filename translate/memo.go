@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -56,7 +55,7 @@ type memo struct {
 	// backends, the previous backend list is still right, and checking its
 	// 100,000 entries one by one (at 10,000 Ingresses) is work saved.
 	lastServices map[types.NamespacedName]*corev1.Service
-	lastSlices   map[types.NamespacedName][]*discoveryv1.EndpointSlice
+	lastSlices   map[types.NamespacedName][]*kube.EndpointSlice
 	lastBackends []*Backend
 	refsChanged  bool // a backend was added, removed or re-resolved since
 	// dropped holds, within one build, the backends no host routes to any
@@ -88,7 +87,7 @@ type certEntry struct {
 }
 
 type endpointsEntry struct {
-	slices   []*discoveryv1.EndpointSlice
+	slices   []*kube.EndpointSlice
 	portName string
 	result   []Endpoint
 }
@@ -417,7 +416,7 @@ func (m *memo) forgetStaleCertificates(secrets map[types.NamespacedName]*corev1.
 // endpoints returns a backend's ready endpoints, recomputed only when one of
 // the Service's EndpointSlices changed. The returned slice is shared: the
 // Envoy step uses its identity to reuse the load assignment built from it.
-func (m *memo) endpoints(ref *backendRef, slices []*discoveryv1.EndpointSlice) []Endpoint {
+func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []Endpoint {
 	e := m.eps[ref.name]
 	if e == nil || e.portName != ref.port.Name || !sameSlices(e.slices, slices) {
 		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: readyEndpoints(slices, ref.port)}
@@ -428,7 +427,7 @@ func (m *memo) endpoints(ref *backendRef, slices []*discoveryv1.EndpointSlice) [
 
 // refreshEndpoints is endpoints outside a build, for the fast path: it
 // updates the remembered entry so that the next build reuses it.
-func (m *memo) refreshEndpoints(be *Backend, slices []*discoveryv1.EndpointSlice) []Endpoint {
+func (m *memo) refreshEndpoints(be *Backend, slices []*kube.EndpointSlice) []Endpoint {
 	e := m.eps[be.Name]
 	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
 		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, corev1.ServicePort{Name: be.portName, Port: be.Port})}
@@ -442,7 +441,7 @@ func sameMap[K comparable, V any](a, b map[K]V) bool {
 	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-func sameSlices(a, b []*discoveryv1.EndpointSlice) bool {
+func sameSlices(a, b []*kube.EndpointSlice) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -3,7 +3,6 @@ package translate
 import (
 	"fmt"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -83,7 +82,7 @@ func (t *Translator) indexLoads() {
 // assignments can differ: they are recomputed and everything else is reused.
 // The result equals a full Translate of the new state. It reports false when
 // there is no previous result to build on.
-func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*discoveryv1.EndpointSlice) (*Result, bool) {
+func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.EndpointSlice) (*Result, bool) {
 	if t.last == nil {
 		return nil, false
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -37,7 +36,7 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 		if svc, ok := endpointChange(desc); ok && step%2 == 0 {
 			// The endpoint fast path must give what a full build gives.
 			var fast bool
-			got, fast = tr.UpdateEndpoints(map[types.NamespacedName][]*discoveryv1.EndpointSlice{svc: st.EndpointSlices[svc]})
+			got, fast = tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{svc: st.EndpointSlices[svc]})
 			if !fast {
 				t.Fatalf("step %d: no fast path after a full translation", step)
 			}
@@ -165,15 +164,15 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		if key == nil {
 			return "nothing"
 		}
-		slices := append([]*discoveryv1.EndpointSlice(nil), st.EndpointSlices[*key]...)
+		slices := append([]*kube.EndpointSlice(nil), st.EndpointSlices[*key]...)
 		i := rng.Intn(len(slices))
-		s := slices[i].DeepCopy()
-		if len(s.Endpoints) > 1 && rng.Intn(2) == 0 {
-			s.Endpoints = s.Endpoints[1:]
+		s := *slices[i]
+		if len(s.Ready) > 1 && rng.Intn(2) == 0 {
+			s.Ready = s.Ready[1:]
 		} else {
-			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.99.0.%d", rng.Intn(250))}})
+			s.Ready = append(s.Ready[:len(s.Ready):len(s.Ready)], fmt.Sprintf("10.99.0.%d", rng.Intn(250)))
 		}
-		slices[i] = s
+		slices[i] = &s
 		st.EndpointSlices = maps.Clone(st.EndpointSlices)
 		st.EndpointSlices[*key] = slices
 		return "change endpoints of " + key.String()

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
+	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
@@ -43,8 +43,8 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
-				slice := w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2)
-				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: {slice}})
+				slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
+				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
 				if !ok {
 					b.Fatal("no fast path")
 				}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
@@ -54,8 +53,8 @@ func BenchmarkPublishEndpointChange(b *testing.B) {
 			key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				slice := p.w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2)
-				changed := map[types.NamespacedName][]*discoveryv1.EndpointSlice{key: {slice}}
+				slice := kube.NewEndpointSlice(p.w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
+				changed := map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}}
 				res, ok := p.tr.UpdateEndpoints(changed)
 				if !ok {
 					b.Fatal("no fast path")

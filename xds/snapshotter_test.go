@@ -15,7 +15,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,9 +49,9 @@ func TestSnapshotterReusesUnchangedTypes(t *testing.T) {
 		if key.Name != svc {
 			continue
 		}
-		s := slices[0].DeepCopy()
-		s.Endpoints[0].Addresses = []string{"127.0.0.2"}
-		st.EndpointSlices[key] = append(slices[:0:0], s)
+		s := *slices[0]
+		s.Ready = append([]string{"127.0.0.2"}, s.Ready[1:]...)
+		st.EndpointSlices[key] = append(slices[:0:0], &s)
 	}
 	second, err := tr.Translate(st)
 	if err != nil {
@@ -104,13 +103,13 @@ func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
 	for step := 0; step < 10; step++ {
 		if step > 0 {
 			// Two Services' endpoints move, through the endpoint fast path.
-			changed := map[types.NamespacedName][]*discoveryv1.EndpointSlice{}
+			changed := map[types.NamespacedName][]*kube.EndpointSlice{}
 			st.EndpointSlices = maps.Clone(st.EndpointSlices) // a changed part is a new map
 			for _, i := range []int{step, step + 20} {
 				key := types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("s%d", i)}
-				slice := st.EndpointSlices[key][0].DeepCopy()
-				slice.Endpoints[0].Addresses = []string{fmt.Sprintf("10.1.%d.%d", step, i)}
-				st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{slice}
+				slice := *st.EndpointSlices[key][0]
+				slice.Ready = []string{fmt.Sprintf("10.1.%d.%d", step, i)}
+				st.EndpointSlices[key] = []*kube.EndpointSlice{&slice}
 				changed[key] = st.EndpointSlices[key]
 			}
 			if _, ok := tr.UpdateEndpoints(changed); !ok {

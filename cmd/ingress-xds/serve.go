@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -183,7 +182,7 @@ func (p *pipeline) rebuild(ctx context.Context) {
 			return
 		}
 		// Only endpoints changed: listeners, routes and clusters cannot have.
-		slices := make(map[types.NamespacedName][]*discoveryv1.EndpointSlice, len(changes.Endpoints))
+		slices := make(map[types.NamespacedName][]*kube.EndpointSlice, len(changes.Endpoints))
 		for svc := range changes.Endpoints {
 			slices[svc] = p.source.EndpointSlices(svc)
 		}

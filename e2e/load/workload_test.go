@@ -128,7 +128,7 @@ func TestWorkloadTranslates(t *testing.T) {
 		svc := w.Service(s)
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 		st.Services[key] = svc
-		st.EndpointSlices[key] = []*discoveryv1.EndpointSlice{w.EndpointSlice(s, EndpointsPerSlice)}
+		st.EndpointSlices[key] = []*kube.EndpointSlice{kube.NewEndpointSlice(w.EndpointSlice(s, EndpointsPerSlice))}
 	}
 	for i := range w.N {
 		st.Ingresses = append(st.Ingresses, w.Ingress(i))

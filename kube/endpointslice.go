@@ -1,0 +1,89 @@
+package kube
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// EndpointSlice is what the translator reads of a discovery.k8s.io/v1
+// EndpointSlice: the Service it belongs to, its address type and ports, and
+// the addresses of its ready endpoints. Sources keep this rather than the
+// API object: at 10,000 Ingresses there are 100,000 slices with a million
+// endpoints, and the API objects, even trimmed, were the largest part of
+// the heap (some 2 KB a slice of 10 endpoints, against about 0.4 KB).
+type EndpointSlice struct {
+	Namespace, Name string
+	// Service is the kubernetes.io/service-name label: the Service the
+	// slice belongs to, or "" for none.
+	Service     string
+	AddressType discoveryv1.AddressType
+	Ports       []EndpointPort
+	// Ready holds the addresses of the endpoints that are ready (a ready
+	// condition that is true or unset; terminating endpoints report
+	// false), every address of each, in the slice's order.
+	Ready []string
+}
+
+// EndpointPort is one port of an EndpointSlice.
+type EndpointPort struct {
+	Name     string
+	Port     int32           // 0 when unset
+	Protocol corev1.Protocol // "" when unset, which means TCP
+}
+
+// NewEndpointSlice keeps what the translator reads of an API EndpointSlice.
+func NewEndpointSlice(es *discoveryv1.EndpointSlice) *EndpointSlice {
+	out := &EndpointSlice{
+		Namespace:   es.Namespace,
+		Name:        es.Name,
+		Service:     es.Labels[discoveryv1.LabelServiceName],
+		AddressType: es.AddressType,
+		Ports:       make([]EndpointPort, len(es.Ports)),
+	}
+	for i, p := range es.Ports {
+		if p.Name != nil {
+			out.Ports[i].Name = *p.Name
+		}
+		if p.Port != nil {
+			out.Ports[i].Port = *p.Port
+		}
+		if p.Protocol != nil {
+			out.Ports[i].Protocol = *p.Protocol
+		}
+	}
+	n := 0
+	for _, ep := range es.Endpoints {
+		if ready(ep) {
+			n += len(ep.Addresses)
+		}
+	}
+	out.Ready = make([]string, 0, n)
+	for _, ep := range es.Endpoints {
+		if ready(ep) {
+			out.Ready = append(out.Ready, ep.Addresses...)
+		}
+	}
+	return out
+}
+
+// ready follows the API's contract: an unset ready condition means ready.
+func ready(ep discoveryv1.Endpoint) bool {
+	return ep.Conditions.Ready == nil || *ep.Conditions.Ready
+}
+
+// ServiceName returns the Service the slice belongs to, and false when it
+// carries no service-name label (it then belongs to nobody we route to).
+func (s *EndpointSlice) ServiceName() (types.NamespacedName, bool) {
+	if s.Service == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: s.Namespace, Name: s.Service}, true
+}
+
+// GetObjectMeta gives informer caches the namespace and name to key the
+// slice by (client-go's meta.Accessor accepts an ObjectMetaAccessor).
+func (s *EndpointSlice) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
+}
