@@ -1,8 +1,11 @@
 package translate
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -59,10 +62,13 @@ func sortProblems(problems []Problem) {
 // readyEndpoints collects the ready addresses serving a Service port from
 // all of the Service's EndpointSlices. EndpointSlice ports carry the Service
 // port's name, with the target port already resolved to a number.
-func readyEndpoints(slices []*kube.EndpointSlice, svcPort corev1.ServicePort) []Endpoint {
-	seen := map[Endpoint]bool{}
-	var out []Endpoint
-	for _, slice := range slices {
+func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort corev1.ServicePort) []Endpoint {
+	n := 0
+	for _, slice := range epSlices {
+		n += len(slice.Ready)
+	}
+	out := make([]Endpoint, 0, n)
+	for _, slice := range epSlices {
 		if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue
 		}
@@ -88,19 +94,21 @@ func readyEndpoints(slices []*kube.EndpointSlice, svcPort corev1.ServicePort) []
 			if err != nil || ip.Zone() != "" {
 				continue
 			}
-			e := Endpoint{Address: canonical(addr, ip), Port: port}
-			if !seen[e] {
-				seen[e] = true
-				out = append(out, e)
-			}
+			out = append(out, Endpoint{Address: canonical(addr, ip), Port: port})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Address != out[j].Address {
-			return out[i].Address < out[j].Address
+	// Sorted, then without duplicates (an address in two slices, or twice
+	// in one): sized once, and no set to build for each backend.
+	slices.SortFunc(out, func(a, b Endpoint) int {
+		if c := strings.Compare(a.Address, b.Address); c != 0 {
+			return c
 		}
-		return out[i].Port < out[j].Port
+		return cmp.Compare(a.Port, b.Port)
 	})
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
