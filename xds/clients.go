@@ -2,6 +2,7 @@ package xds
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,10 @@ type typeStatus struct {
 	ackedVer  string // the type's version in the last ACKed response
 	ackedAt   time.Time
 	rejection *rejection // the last NACK, until a later response is ACKed
+	// subscribed, for the types a SotW client asks for by name and is sent
+	// partially (routes, load assignments, secrets), is the names it last
+	// asked for: acked keeps what it dropped since until list filters it.
+	subscribed []string
 }
 
 type sentResponse struct {
@@ -167,19 +172,28 @@ func (c *clients) keepOnly(key streamKey, typeURL string, names []string) {
 	if c.streams[key] == nil {
 		return
 	}
+	// Only remembered here: every request (each ACK) names everything the
+	// client wants, 10,000 load assignments at 1,000 Ingresses, and
+	// filtering then, under this lock, for 500 Envoys acknowledging one
+	// change, held up the responses to the others for a second. list
+	// filters; acked is pruned only once it has grown well past the
+	// subscription.
 	ts := c.typeStatus(key, typeURL)
-	if len(ts.acked) == 0 {
-		return
+	ts.subscribed = names
+	if len(ts.acked) > 2*len(names)+64 {
+		ts.acked = subscribedOnly(ts.acked, names)
 	}
-	keep := make(map[string]bool, len(names))
+}
+
+// subscribedOnly returns the entries of acked that names asks for.
+func subscribedOnly(acked map[string]string, names []string) map[string]string {
+	out := make(map[string]string, len(names))
 	for _, n := range names {
-		keep[n] = true
-	}
-	for name := range ts.acked {
-		if !keep[name] {
-			delete(ts.acked, name)
+		if v, ok := acked[n]; ok {
+			out[n] = v
 		}
 	}
+	return out
 }
 
 func protocolOf(key streamKey) string {
@@ -253,9 +267,12 @@ func (c *clients) list() []clientView {
 		}
 		v := clientView{key: key, node: cl.node, opened: cl.opened, types: map[string]typeView{}}
 		for t, ts := range cl.types {
-			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: map[string]string{}}
-			for name, ver := range ts.acked {
-				tv.acked[name] = ver
+			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: maps.Clone(ts.acked)}
+			if ts.subscribed != nil {
+				tv.acked = subscribedOnly(ts.acked, ts.subscribed)
+			}
+			if tv.acked == nil {
+				tv.acked = map[string]string{}
 			}
 			if ts.rejection != nil {
 				r := *ts.rejection
