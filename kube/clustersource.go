@@ -51,7 +51,7 @@ type ClusterSource struct {
 
 	ingresses      networkinglisters.IngressLister
 	ingressClasses networkinglisters.IngressClassLister
-	services       corelisters.ServiceLister
+	services       cache.Indexer
 	secrets        corelisters.SecretLister
 	sliceIndex     cache.Indexer
 }
@@ -192,7 +192,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}
 	s.ingresses = factory.Networking().V1().Ingresses().Lister()
 	s.ingressClasses = factory.Networking().V1().IngressClasses().Lister()
-	s.services = factory.Core().V1().Services().Lister()
+	s.services = serviceInformer.GetIndexer()
 	s.secrets = secretFactory.Core().V1().Secrets().Lister()
 
 	factory.Start(ctx.Done())
@@ -255,8 +255,7 @@ func (s *ClusterSource) State() *State {
 		st.Ingresses = ownedIngresses(ingresses, classes, s.Filter)
 	}
 	if dirty&partServices != 0 {
-		services, _ := s.services.List(everything)
-		st.Services = servicesByName(services)
+		st.Services = servicesByName(kept[*Service](s.services))
 	}
 	if dirty&partSlices != 0 {
 		st.EndpointSlices = s.slicesByService(st.EndpointSlices)
@@ -291,12 +290,15 @@ func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*Endpoin
 }
 
 // allSlices lists every EndpointSlice the informer holds.
-func (s *ClusterSource) allSlices() []*EndpointSlice {
-	objs := s.sliceIndex.List()
-	out := make([]*EndpointSlice, 0, len(objs))
+func (s *ClusterSource) allSlices() []*EndpointSlice { return kept[*EndpointSlice](s.sliceIndex) }
+
+// kept lists what an informer holds of the kind its transform keeps.
+func kept[T any](store cache.Store) []T {
+	objs := store.List()
+	out := make([]T, 0, len(objs))
 	for _, o := range objs {
-		if es, ok := o.(*EndpointSlice); ok {
-			out = append(out, es)
+		if v, ok := o.(T); ok {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -308,22 +310,14 @@ func (s *ClusterSource) logger() *slog.Logger { return loggerOr(s.Logger) }
 // translator reads. At 10,000 Ingresses a cluster holds some 100,000 Services
 // and EndpointSlices with a million endpoints, where managed fields, the
 // last-applied annotation, topology hints and target references would
-// outweigh everything used. EndpointSlices are kept as EndpointSlice, not
-// as API objects.
+// outweigh everything used. Services and EndpointSlices are kept as
+// Service and EndpointSlice, not as API objects.
 func dropUnusedFields(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *discoveryv1.EndpointSlice:
 		return NewEndpointSlice(o), nil
 	case *corev1.Service:
-		return &corev1.Service{
-			TypeMeta:   o.TypeMeta,
-			ObjectMeta: identity(o.ObjectMeta),
-			Spec: corev1.ServiceSpec{
-				Type:         o.Spec.Type,
-				ExternalName: o.Spec.ExternalName,
-				Ports:        o.Spec.Ports,
-			},
-		}, nil
+		return NewService(o), nil
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
@@ -340,17 +334,6 @@ func dropUnusedFields(obj any) (any, error) {
 		}
 	}
 	return obj, nil
-}
-
-// identity keeps the metadata that names an object and tracks its version.
-func identity(m metav1.ObjectMeta) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:              m.Name,
-		Namespace:         m.Namespace,
-		UID:               m.UID,
-		ResourceVersion:   m.ResourceVersion,
-		CreationTimestamp: m.CreationTimestamp,
-	}
 }
 
 // keepOnlyKeyPair strips a TLS Secret down to its certificate and key before

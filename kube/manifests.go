@@ -35,7 +35,7 @@ type Objects struct {
 func (o *Objects) State(filter ClassFilter) *State {
 	return &State{
 		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
-		Services:       servicesByName(o.Services),
+		Services:       servicesByName(keptServices(o.Services)),
 		EndpointSlices: slicesByService(keptOf(lastByName(o.EndpointSlices))),
 		Secrets:        tlsSecretsByName(o.Secrets),
 	}
@@ -57,10 +57,19 @@ func ownedIngresses(ingresses []*networkingv1.Ingress, classes []*networkingv1.I
 	return owned
 }
 
-func servicesByName(services []*corev1.Service) map[types.NamespacedName]*corev1.Service {
-	out := make(map[types.NamespacedName]*corev1.Service, len(services))
+func servicesByName(services []*Service) map[types.NamespacedName]*Service {
+	out := make(map[types.NamespacedName]*Service, len(services))
 	for _, s := range services {
 		out[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	}
+	return out
+}
+
+// keptServices keeps what the translator reads of each API Service.
+func keptServices(services []*corev1.Service) []*Service {
+	out := make([]*Service, len(services))
+	for i, svc := range services {
+		out[i] = NewService(svc)
 	}
 	return out
 }

@@ -25,7 +25,7 @@ import (
 // agree on it without the data flowing backwards.
 type State struct {
 	Ingresses []*networkingv1.Ingress
-	Services  map[types.NamespacedName]*corev1.Service
+	Services  map[types.NamespacedName]*Service
 	// EndpointSlices are grouped by the Service they belong to (the
 	// kubernetes.io/service-name label).
 	EndpointSlices map[types.NamespacedName][]*EndpointSlice
@@ -36,7 +36,7 @@ type State struct {
 // NewState returns an empty State with its maps allocated.
 func NewState() *State {
 	return &State{
-		Services:       map[types.NamespacedName]*corev1.Service{},
+		Services:       map[types.NamespacedName]*Service{},
 		EndpointSlices: map[types.NamespacedName][]*EndpointSlice{},
 		Secrets:        map[types.NamespacedName]*corev1.Secret{},
 	}

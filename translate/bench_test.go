@@ -40,10 +40,10 @@ func benchState(n int) *kube.State {
 					}},
 				})
 				key := types.NamespacedName{Namespace: ns, Name: name}
-				st.Services[key] = &corev1.Service{
+				st.Services[key] = kube.NewService(&corev1.Service{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 					Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}},
-				}
+				})
 				port := int32(8080)
 				slice := &discoveryv1.EndpointSlice{
 					ObjectMeta:  metav1.ObjectMeta{Name: name + "-abc", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},

@@ -38,7 +38,7 @@ const (
 type fragment struct {
 	ingress *networkingv1.Ingress
 	// services are the Services looked up, as they were (nil: missing).
-	services map[types.NamespacedName]*corev1.Service
+	services map[types.NamespacedName]*kube.Service
 	routes   []hostRoute
 	tls      []tlsRequest
 	problems []Problem
@@ -96,7 +96,7 @@ func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options) *fra
 		ing:   ing,
 		state: st,
 		opts:  opts,
-		frag:  &fragment{ingress: ing, services: map[types.NamespacedName]*corev1.Service{}},
+		frag:  &fragment{ingress: ing, services: map[types.NamespacedName]*kube.Service{}},
 		seen:  map[routeKey]bool{},
 	}
 	f.build()
@@ -126,7 +126,7 @@ func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 }
 
 // service looks a Service up and records the dependency.
-func (f *fragmentBuilder) service(name types.NamespacedName) *corev1.Service {
+func (f *fragmentBuilder) service(name types.NamespacedName) *kube.Service {
 	svc := f.state.Services[name]
 	f.frag.services[name] = svc
 	return svc
@@ -282,7 +282,7 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 		return nil, false
 	}
 	name := fmt.Sprintf("%s/%s/%d", svcName.Namespace, svcName.Name, port.Port)
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+	if svc.Type == corev1.ServiceTypeExternalName {
 		return f.externalNameBackend(svc, port, name, where)
 	}
 	return &backendRef{name: name, service: svcName, port: port}, true
@@ -292,19 +292,19 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 // may allow: it lets any namespace send traffic to any DNS name, a known hole
 // in peers. Loopback is refused even then, so an Ingress can never reach the
 // proxy's own admin interface.
-func (f *fragmentBuilder) externalNameBackend(svc *corev1.Service, port corev1.ServicePort, name, where string) (*backendRef, bool) {
+func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port corev1.ServicePort, name, where string) (*backendRef, bool) {
 	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	if !f.opts.EnableExternalName {
 		f.problem("ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)
 		return nil, false
 	}
-	target := strings.ToLower(strings.TrimSuffix(svc.Spec.ExternalName, "."))
+	target := strings.ToLower(strings.TrimSuffix(svc.ExternalName, "."))
 	if isLocalName(target) {
-		f.problem("ExternalNameRefused", "%s: service %s points at %q, a local address: answering 503", where, svcName, svc.Spec.ExternalName)
+		f.problem("ExternalNameRefused", "%s: service %s points at %q, a local address: answering 503", where, svcName, svc.ExternalName)
 		return nil, false
 	}
 	if _, err := netip.ParseAddr(target); err != nil && len(validation.IsDNS1123Subdomain(target)) > 0 {
-		f.problem("ExternalNameRefused", "%s: service %s has an invalid externalName %q: answering 503", where, svcName, svc.Spec.ExternalName)
+		f.problem("ExternalNameRefused", "%s: service %s has an invalid externalName %q: answering 503", where, svcName, svc.ExternalName)
 		return nil, false
 	}
 	if port.Port < 1 || port.Port > 65535 {
@@ -323,8 +323,8 @@ func isLocalName(name string) bool {
 	return err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
 }
 
-func findServicePort(svc *corev1.Service, want networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
-	for _, p := range svc.Spec.Ports {
+func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
+	for _, p := range svc.Ports {
 		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 			continue
 		}

@@ -110,7 +110,7 @@ func fuzzState(host, path string, pathType uint8, svc, portName string, portNum 
 	st := kube.NewState()
 	st.Ingresses = []*networkingv1.Ingress{ing}
 	svcName := types.NamespacedName{Namespace: "default", Name: svc}
-	st.Services[svcName] = service
+	st.Services[svcName] = kube.NewService(service)
 	st.EndpointSlices[svcName] = []*kube.EndpointSlice{kube.NewEndpointSlice(slice)}
 	st.Secrets[types.NamespacedName{Namespace: "default", Name: secret}] = &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"},

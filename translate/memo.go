@@ -54,7 +54,7 @@ type memo struct {
 	// anything in them did; when nothing did and no host changed its
 	// backends, the previous backend list is still right, and checking its
 	// 100,000 entries one by one (at 10,000 Ingresses) is work saved.
-	lastServices map[types.NamespacedName]*corev1.Service
+	lastServices map[types.NamespacedName]*kube.Service
 	lastSlices   map[types.NamespacedName][]*kube.EndpointSlice
 	lastBackends []*Backend
 	refsChanged  bool // a backend was added, removed or re-resolved since

@@ -127,7 +127,7 @@ func TestWorkloadTranslates(t *testing.T) {
 	for s := range w.Services() {
 		svc := w.Service(s)
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-		st.Services[key] = svc
+		st.Services[key] = kube.NewService(svc)
 		st.EndpointSlices[key] = []*kube.EndpointSlice{kube.NewEndpointSlice(w.EndpointSlice(s, EndpointsPerSlice))}
 	}
 	for i := range w.N {

@@ -87,3 +87,31 @@ func (s *EndpointSlice) ServiceName() (types.NamespacedName, bool) {
 func (s *EndpointSlice) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
 }
+
+// Service is what the translator reads of a Service: its type, external
+// name and ports. Sources keep this rather than the API object (some 850
+// bytes a Service with its metadata and spec, against about 200), for the
+// same reason as EndpointSlice: 100,000 of them at 10,000 Ingresses.
+type Service struct {
+	Namespace, Name string
+	Type            corev1.ServiceType
+	ExternalName    string
+	Ports           []corev1.ServicePort
+}
+
+// NewService keeps what the translator reads of an API Service.
+func NewService(svc *corev1.Service) *Service {
+	return &Service{
+		Namespace:    svc.Namespace,
+		Name:         svc.Name,
+		Type:         svc.Spec.Type,
+		ExternalName: svc.Spec.ExternalName,
+		Ports:        svc.Spec.Ports,
+	}
+}
+
+// GetObjectMeta gives informer caches the namespace and name to key the
+// Service by.
+func (s *Service) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}
+}
