@@ -246,18 +246,20 @@ func (ts *typeSnapshot) sotwReturned() map[string]string {
 func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
 	version := ts.version
 	if sub.IsWildcard() {
-		return &sotwResponse{req: req, version: version, resources: ts.anys, returned: ts.sotwReturned()}
+		return &sotwResponse{req: req, version: version, resources: ts.anys, names: ts.names, returned: ts.sotwReturned()}
 	}
 	subscribed := sub.SubscribedResources()
 	resources := make([]*anypb.Any, 0, min(len(subscribed), len(ts.names)))
+	names := make([]string, 0, cap(resources))
 	returned := make(map[string]string, cap(resources))
 	for j, name := range ts.names {
 		if _, ok := subscribed[name]; ok {
 			resources = append(resources, ts.anys[j])
+			names = append(names, name)
 			returned[name] = version
 		}
 	}
-	return &sotwResponse{req: req, version: version, resources: resources, returned: returned}
+	return &sotwResponse{req: req, version: version, resources: resources, names: names, returned: returned}
 }
 
 // CreateDeltaWatch answers an incremental request at once with whatever the
@@ -448,6 +450,9 @@ type sotwResponse struct {
 	// sent, for a partial response, holds the version of each resource
 	// in it, for the client registry (see sentVersions).
 	sent map[string]string
+	// names, for a full response, are its resources' names in order (the
+	// snapshot's own strings), for the client registry (see sentNames).
+	names []string
 }
 
 // sentVersionsKey carries a partial response's per-resource versions to
@@ -462,6 +467,17 @@ func sentVersions(ctx context.Context) map[string]string {
 	return v
 }
 
+// sentNamesKey carries a full response's resource names to the stream
+// callbacks, so that they need not decode each resource for its name.
+type sentNamesKey struct{}
+
+// sentNames returns the names of a full state-of-the-world response's
+// resources, in order, or nil when the context carries none.
+func sentNames(ctx context.Context) []string {
+	v, _ := ctx.Value(sentNamesKey{}).([]string)
+	return v
+}
+
 var _ cache.Response = (*sotwResponse)(nil)
 
 func (r *sotwResponse) GetDiscoveryResponse() (*discoveryv3.DiscoveryResponse, error) {
@@ -472,8 +488,11 @@ func (r *sotwResponse) GetVersion() (string, error)               { return r.ver
 func (r *sotwResponse) GetResponseVersion() string                { return r.version }
 func (r *sotwResponse) GetReturnedResources() map[string]string   { return r.returned }
 func (r *sotwResponse) GetContext() context.Context {
-	if r.sent != nil {
+	switch {
+	case r.sent != nil:
 		return context.WithValue(context.Background(), sentVersionsKey{}, r.sent)
+	case r.names != nil:
+		return context.WithValue(context.Background(), sentNamesKey{}, r.names)
 	}
 	return context.Background()
 }

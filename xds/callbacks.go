@@ -70,21 +70,24 @@ func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discover
 	// A full response is the whole state of its type, every resource at
 	// the response's version; a partial one (routes, load assignments,
 	// secrets) adds to what the client holds, each at its own version.
-	names, full := sentVersions(ctx), false
-	if names == nil {
-		full = true
-		names = make(map[string]string, len(resp.GetResources()))
-		for _, a := range resp.GetResources() {
-			names[resourceName(a.GetValue())] = resp.GetVersionInfo()
+	// A full response's names come from the snapshot, shared by every
+	// stream (500 Envoys holding 10,000 clusters each made 160 MB of
+	// copies when each was decoded from the response).
+	r := sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: sentVersions(ctx)}
+	if r.names == nil {
+		r.full, r.fullNames = true, sentNames(ctx)
+		if r.fullNames == nil && len(resp.GetResources()) > 0 {
+			r.fullNames = make([]string, len(resp.GetResources()))
+			for i, a := range resp.GetResources() {
+				r.fullNames[i] = resourceName(a.GetValue())
+			}
 		}
 	}
-	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), sentResponse{
-		nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: names, full: full,
-	})
+	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), r)
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Inc()
-	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Add(float64(len(names)))
+	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Add(float64(len(resp.GetResources())))
 	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),
-		"version", resp.GetVersionInfo(), "resources", len(names), "nonce", resp.GetNonce())
+		"version", resp.GetVersionInfo(), "resources", len(resp.GetResources()), "nonce", resp.GetNonce())
 }
 
 func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, typeURL string) error {
@@ -142,7 +145,7 @@ func (s *Server) answered(key streamKey, typeURL string, ans answer, r sentRespo
 		s.metrics.nacks.WithLabelValues(typeName(typeURL), protocol).Inc()
 		s.log.Error("envoy rejected configuration (NACK); it keeps its previous configuration and will not be sent this version again",
 			"node", node.GetId(), "cluster", node.GetCluster(), "stream", key.id, "protocol", protocol,
-			"type", typeURL, "version", r.version, "resources", len(r.names), "code", detail.GetCode(),
+			"type", typeURL, "version", r.version, "resources", r.count(), "code", detail.GetCode(),
 			"error", detail.GetMessage())
 	}
 }

@@ -39,11 +39,15 @@ type typeStatus struct {
 	// pending are responses sent and not yet answered, oldest first.
 	pending []sentResponse
 	// acked is what the Envoy runs: resource name to the version it ACKed
-	// (the type's version in SotW, the resource's own in delta).
-	acked     map[string]string
-	ackedVer  string // the type's version in the last ACKed response
-	ackedAt   time.Time
-	rejection *rejection // the last NACK, until a later response is ACKed
+	// (the type's version in SotW, the resource's own in delta). After a
+	// full SotW response it is nil and ackedNames holds the names, all at
+	// ackedVer: a map per Envoy of every cluster was most of what 500
+	// Envoys cost.
+	acked      map[string]string
+	ackedNames []string
+	ackedVer   string // the type's version in the last ACKed response
+	ackedAt    time.Time
+	rejection  *rejection // the last NACK, until a later response is ACKed
 	// subscribed, for the types a SotW client asks for by name and is sent
 	// partially (routes, load assignments, secrets), is the names it last
 	// asked for: acked keeps what it dropped since until list filters it.
@@ -53,11 +57,34 @@ type typeStatus struct {
 type sentResponse struct {
 	nonce   string
 	version string
-	// names are the resources in the response; removed, in delta, those it
-	// withdrew. A SotW response is the whole state of its type.
-	names   map[string]string
-	removed []string
-	full    bool
+	// names are the resources in the response with their versions;
+	// removed, in delta, those it withdrew. A full SotW response (the
+	// whole state of its type, every resource at the response's version)
+	// has fullNames instead.
+	names     map[string]string
+	removed   []string
+	full      bool
+	fullNames []string
+}
+
+// count is the number of resources in the response.
+func (r sentResponse) count() int {
+	if r.full {
+		return len(r.fullNames)
+	}
+	return len(r.names)
+}
+
+// namesSet is the response's resources by name with their versions.
+func (r sentResponse) namesSet() map[string]string {
+	if !r.full {
+		return r.names
+	}
+	out := make(map[string]string, len(r.fullNames))
+	for _, n := range r.fullNames {
+		out[n] = r.version
+	}
+	return out
 }
 
 type rejection struct {
@@ -144,11 +171,13 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	// Responses older than the one answered are superseded.
 	ts.pending = slices.Delete(ts.pending, 0, i+1)
 	if errorDetail != nil {
-		ts.rejection = &rejection{version: r.version, detail: errorDetail.GetMessage(), at: now, names: r.names}
+		ts.rejection = &rejection{version: r.version, detail: errorDetail.GetMessage(), at: now, names: r.namesSet()}
 		return answerNACK, r
 	}
-	if r.full || ts.acked == nil {
-		ts.acked = map[string]string{}
+	if r.full {
+		ts.acked, ts.ackedNames = nil, r.fullNames
+	} else if ts.acked == nil {
+		ts.acked, ts.ackedNames = map[string]string{}, nil
 	}
 	for name, v := range r.names {
 		ts.acked[name] = v
@@ -268,7 +297,13 @@ func (c *clients) list() []clientView {
 		v := clientView{key: key, node: cl.node, opened: cl.opened, types: map[string]typeView{}}
 		for t, ts := range cl.types {
 			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: maps.Clone(ts.acked)}
-			if ts.subscribed != nil {
+			switch {
+			case ts.ackedNames != nil:
+				tv.acked = make(map[string]string, len(ts.ackedNames))
+				for _, n := range ts.ackedNames {
+					tv.acked[n] = ts.ackedVer
+				}
+			case ts.subscribed != nil:
 				tv.acked = subscribedOnly(ts.acked, ts.subscribed)
 			}
 			if tv.acked == nil {
