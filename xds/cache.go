@@ -161,6 +161,9 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 	}
 	known := sub.ReturnedResources()
 	if sub.IsWildcard() {
+		if known[syncedAt] == ts.version {
+			return false // sent everything of this version
+		}
 		for _, name := range ts.names {
 			if _, ok := known[name]; !ok {
 				return true
@@ -230,15 +233,12 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 }
 
 // sotwReturned is what a state-of-the-world wildcard client holds after
-// being sent everything: a copy, because the server edits it.
+// being sent everything: every resource of the type's version, which one
+// entry says (the server keeps this map per stream and, for a wildcard
+// subscription, never edits it). A map of every name per Envoy was 300 MB
+// for 500 Envoys holding 10,000 clusters.
 func (ts *typeSnapshot) sotwReturned() map[string]string {
-	if ts.sotwNames == nil {
-		ts.sotwNames = make(map[string]string, len(ts.names))
-		for _, n := range ts.names {
-			ts.sotwNames[n] = ts.version
-		}
-	}
-	return maps.Clone(ts.sotwNames)
+	return map[string]string{syncedAt: ts.version}
 }
 
 // sotwAnswer is the full state of what a client subscribes to, in the

@@ -90,10 +90,6 @@ type typeSnapshot struct {
 	// updated and removed are the names whose content changed and the
 	// names gone since the state this one replaced.
 	updated, removed []string
-	// sotwNames is every name with the type version, built when a
-	// state-of-the-world wildcard client is first answered (under the
-	// resource cache's lock).
-	sotwNames map[string]string
 	// byName indexes the content by name for readers of a Snapshot; shared
 	// by every state with the same content.
 	byName *nameIndexes
@@ -186,7 +182,7 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 		sameNames := true
 		if t.sameList(&s.prev[i]) {
 			ts = s.prev[i]
-			ts.updated, ts.removed, ts.sotwNames = nil, nil, nil
+			ts.updated, ts.removed = nil, nil
 		} else {
 			var err error
 			if ts, sameNames, err = s.typeSnapshot(&s.prev[i], t.typeURL, t.items()); err != nil {
@@ -230,7 +226,7 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 		if len(changed) == 0 {
 			out := *prev
 			out.items = items
-			out.updated, out.removed, out.sotwNames = nil, nil, nil
+			out.updated, out.removed = nil, nil
 			return out, true, nil
 		}
 		if sameNames && len(changed) <= len(items)/4 {
