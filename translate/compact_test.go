@@ -26,18 +26,7 @@ func TestLoadAssignmentsAreCompactAndEncodeTheSame(t *testing.T) {
 			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(ep.Address, uint32(ep.Port))}},
 		})
 	}
-	det := proto.MarshalOptions{Deterministic: true}
-	got, err := det.Marshal(compact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := det.Marshal(whole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("compact encoding differs from the whole message's:\n%x\n%x", got, want)
-	}
+	encodesAs(t, compact, whole)
 	expanded, err := Expand(compact)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +67,19 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 	for _, r := range vh.Routes {
 		whole.Routes = append(whole.Routes, envoyRoute(vh.Host, r, false))
 	}
+	encodesAs(t, compact, whole)
+	rc, err := Expand(&routev3.RouteConfiguration{Name: "rc", VirtualHosts: []*routev3.VirtualHost{compact}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(rc.VirtualHosts[0], whole) {
+		t.Fatalf("expanded %v, want %v", rc.VirtualHosts[0], whole)
+	}
+}
+
+// encodesAs checks that compact is on the wire exactly what whole is.
+func encodesAs(t *testing.T, compact, whole proto.Message) {
+	t.Helper()
 	det := proto.MarshalOptions{Deterministic: true}
 	got, err := det.Marshal(compact)
 	if err != nil {
@@ -89,12 +91,5 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("compact encoding differs from the whole message's:\n%x\n%x", got, want)
-	}
-	rc, err := Expand(&routev3.RouteConfiguration{Name: "rc", VirtualHosts: []*routev3.VirtualHost{compact}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !proto.Equal(rc.VirtualHosts[0], whole) {
-		t.Fatalf("expanded %v, want %v", rc.VirtualHosts[0], whole)
 	}
 }

@@ -171,13 +171,7 @@ func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
 	if len(vh.Routes) == 0 || vh.ValidateAll() != nil {
 		return vh
 	}
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(&routev3.VirtualHost{Routes: vh.Routes})
-	if err != nil {
-		return vh
-	}
-	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains}
-	out.ProtoReflect().SetUnknown(raw)
-	return out
+	return keepEncoded(vh, &routev3.VirtualHost{Routes: vh.Routes}, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
 }
 
 func envoyRoute(host string, r *Route, tls bool) *routev3.Route {
@@ -306,13 +300,19 @@ func compactLoadAssignment(cla *endpointv3.ClusterLoadAssignment) *endpointv3.Cl
 	if len(cla.Endpoints) == 0 || cla.ValidateAll() != nil {
 		return cla
 	}
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(&endpointv3.ClusterLoadAssignment{Endpoints: cla.Endpoints})
+	return keepEncoded(cla, &endpointv3.ClusterLoadAssignment{Endpoints: cla.Endpoints}, &endpointv3.ClusterLoadAssignment{ClusterName: cla.ClusterName})
+}
+
+// keepEncoded returns kept (whole's fields that stay fields) carrying the
+// encoding of encoded (the rest of whole) as unknown fields, or whole when
+// that cannot be encoded.
+func keepEncoded[T proto.Message](whole, encoded, kept T) T {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(encoded)
 	if err != nil {
-		return cla
+		return whole
 	}
-	out := &endpointv3.ClusterLoadAssignment{ClusterName: cla.ClusterName}
-	out.ProtoReflect().SetUnknown(raw)
-	return out
+	kept.ProtoReflect().SetUnknown(raw)
+	return kept
 }
 
 // Expand returns m with what is kept encoded (see compactLoadAssignment

@@ -53,18 +53,7 @@ func TestSnapshotterReusesUnchangedTypes(t *testing.T) {
 		s.Ready = append([]string{"127.0.0.2"}, s.Ready[1:]...)
 		st.EndpointSlices[key] = append(slices[:0:0], &s)
 	}
-	second, err := tr.Translate(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.build(second.Resources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := NewSnapshot(second.Resources)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, fresh := buildBoth(t, tr, s, st)
 	for _, typ := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
 		if b.GetVersion(typ) != fresh.GetVersion(typ) || !reflect.DeepEqual(b.GetVersionMap(typ), fresh.GetVersionMap(typ)) {
 			t.Errorf("%s: incremental versions differ from a fresh snapshot's", typ)
@@ -254,18 +243,7 @@ func TestSnapshotterRouteChangesMatchFresh(t *testing.T) {
 				}
 			}
 		}
-		res, err := tr.Translate(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.build(res.Resources)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := NewSnapshot(res.Resources)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := buildBoth(t, tr, s, st)
 		if got.GetVersion(resource.RouteType) != want.GetVersion(resource.RouteType) {
 			t.Fatalf("step %d: route version %s, want %s", step, got.GetVersion(resource.RouteType), want.GetVersion(resource.RouteType))
 		}
@@ -282,4 +260,21 @@ func ingressIndex(ing *networkingv1.Ingress) int {
 	var i int
 	fmt.Sscanf(ing.Name, "ing-%d", &i)
 	return i
+}
+
+// buildBoth translates st and builds its snapshot twice: incrementally with
+// s, and fresh.
+func buildBoth(t *testing.T, tr *translate.Translator, s *snapshotter, st *kube.State) (incremental, fresh *Snapshot) {
+	t.Helper()
+	res, err := tr.Translate(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if incremental, err = s.build(res.Resources); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err = NewSnapshot(res.Resources); err != nil {
+		t.Fatal(err)
+	}
+	return incremental, fresh
 }
