@@ -24,8 +24,9 @@ import (
 // holds it to that).
 //
 // What is remembered:
-//   - per Ingress, its fragment (valid while the Ingress and the Services it
-//     names are the same objects);
+//   - per Ingress, its fragment (valid while the Services it names are the
+//     same objects and the Ingress is too, or differs only where a fragment
+//     never reads: see sameSpec);
 //   - per host, the merge of the fragments that mention it (redone when one
 //     of them changes, or a Secret it asked for does);
 //   - per backend, its ready endpoints (redone when its EndpointSlices do);
