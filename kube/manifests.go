@@ -35,8 +35,8 @@ type Objects struct {
 func (o *Objects) State(filter ClassFilter) *State {
 	return &State{
 		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
-		Services:       servicesByName(keptServices(o.Services)),
-		EndpointSlices: slicesByService(keptOf(lastByName(o.EndpointSlices))),
+		Services:       servicesByName(keepAll(o.Services, NewService)),
+		EndpointSlices: slicesByService(keepAll(lastByName(o.EndpointSlices), NewEndpointSlice)),
 		Secrets:        tlsSecretsByName(o.Secrets),
 	}
 }
@@ -65,20 +65,12 @@ func servicesByName(services []*Service) map[types.NamespacedName]*Service {
 	return out
 }
 
-// keptServices keeps what the translator reads of each API Service.
-func keptServices(services []*corev1.Service) []*Service {
-	out := make([]*Service, len(services))
-	for i, svc := range services {
-		out[i] = NewService(svc)
-	}
-	return out
-}
-
-// keptOf keeps what the translator reads of each API EndpointSlice.
-func keptOf(slices []*discoveryv1.EndpointSlice) []*EndpointSlice {
-	out := make([]*EndpointSlice, len(slices))
-	for i, es := range slices {
-		out[i] = NewEndpointSlice(es)
+// keepAll keeps what the translator reads of each API object (see
+// NewService, NewEndpointSlice), as informers do with their transform.
+func keepAll[A, K any](objs []A, keep func(A) K) []K {
+	out := make([]K, len(objs))
+	for i, o := range objs {
+		out[i] = keep(o)
 	}
 	return out
 }

@@ -298,10 +298,11 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	}, nil
 }
 
-// syncedAt is an entry of the client state a delta response leaves (the
-// map go-control-plane keeps for the stream and hands back with the next
-// request): the type version that state is complete for. No resource name
-// starts with a NUL.
+// syncedAt is an entry of the client state a response leaves (the map
+// go-control-plane keeps for the stream and hands back with the next
+// request): the type version that state is complete for. Delta responses
+// add it; a full SotW answer to a wildcard subscription is only it (see
+// sotwReturned). No resource name starts with a NUL.
 const syncedAt = "\x00synced-at"
 
 // inSync says whether a delta request only acknowledges (or rejects) the

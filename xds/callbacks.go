@@ -8,7 +8,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // callbacks connect go-control-plane's stream events to the client registry,
@@ -76,12 +75,6 @@ func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discover
 	r := sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: sentVersions(ctx)}
 	if r.names == nil {
 		r.full, r.fullNames = true, sentNames(ctx)
-		if r.fullNames == nil && len(resp.GetResources()) > 0 {
-			r.fullNames = make([]string, len(resp.GetResources()))
-			for i, a := range resp.GetResources() {
-				r.fullNames[i] = resourceName(a.GetValue())
-			}
-		}
 	}
 	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), r)
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Inc()
@@ -148,31 +141,4 @@ func (s *Server) answered(key streamKey, typeURL string, ans answer, r sentRespo
 			"type", typeURL, "version", r.version, "resources", r.count(), "code", detail.GetCode(),
 			"error", detail.GetMessage())
 	}
-}
-
-// resourceName reads the name of a Listener, RouteConfiguration, Cluster,
-// ClusterLoadAssignment or Secret from its encoding without decoding the
-// rest: for all five it is field 1. Decoding whole resources here would
-// double the cost of every push.
-func resourceName(b []byte) string {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return ""
-			}
-			return string(v)
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
-	}
-	return ""
 }

@@ -12,6 +12,7 @@ import (
 	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The protocol-level NACK test: a scripted client rejects a version, and
@@ -219,4 +220,30 @@ func (c *scripted) expect(typeURL string) response {
 		c.t.Fatalf("got a %s response, want %s", r.typeURL, typeURL)
 	}
 	return r
+}
+
+// resourceName reads the name of a Listener, RouteConfiguration, Cluster,
+// ClusterLoadAssignment or Secret from its encoding: for all five it is
+// field 1.
+func resourceName(b []byte) string {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return ""
+			}
+			return string(v)
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+	}
+	return ""
 }
