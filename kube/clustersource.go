@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
@@ -51,22 +53,9 @@ type ClusterSource struct {
 
 	ingresses      networkinglisters.IngressLister
 	ingressClasses networkinglisters.IngressClassLister
-	services       cache.Indexer
+	services       cache.Store
 	secrets        corelisters.SecretLister
-	sliceIndex     cache.Indexer
-}
-
-const byServiceIndex = "byService"
-
-func indexByService(obj any) ([]string, error) {
-	slice, ok := obj.(*EndpointSlice)
-	if !ok {
-		return nil, nil
-	}
-	if svc, named := slice.ServiceName(); named {
-		return []string{svc.String()}, nil
-	}
-	return nil, nil
+	slices         sliceGroups
 }
 
 // TakeChanges implements Source.
@@ -74,18 +63,7 @@ func (s *ClusterSource) TakeChanges() Changes { return s.changes.take() }
 
 // EndpointSlices implements Source.
 func (s *ClusterSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlice {
-	objs, err := s.sliceIndex.ByIndex(byServiceIndex, svc.String())
-	if err != nil {
-		return nil
-	}
-	out := make([]*EndpointSlice, 0, len(objs))
-	for _, o := range objs {
-		if es, ok := o.(*EndpointSlice); ok {
-			out = append(out, es)
-		}
-	}
-	sortSlices(out)
-	return out
+	return s.slices.of(svc)
 }
 
 var _ Source = (*ClusterSource)(nil)
@@ -116,16 +94,9 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		}
 	}
 	// EndpointSlice changes are recorded by Service, for the endpoint fast
-	// path: they never change listeners, routes or clusters.
-	sliceChanged := func(obj any) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		slice, ok := obj.(*EndpointSlice)
-		svc, named := types.NamespacedName{}, false
-		if ok {
-			svc, named = slice.ServiceName()
-		}
+	// path: they never change listeners, routes or clusters. The groups
+	// are updated first, so that whoever takes the record finds them so.
+	sliceChanged := func(svc types.NamespacedName, named bool) {
 		// Recorded before the part is marked dirty: State takes the record
 		// after clearing the mark, so it never sees the mark without it.
 		if named {
@@ -146,18 +117,46 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		s.notify(changed)
 	}
 	sliceHandler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    sliceChanged,
-		UpdateFunc: func(old, obj any) { sliceChanged(old); sliceChanged(obj) },
-		DeleteFunc: sliceChanged,
+		AddFunc: func(obj any) {
+			if slice, ok := obj.(*EndpointSlice); ok {
+				sliceChanged(s.slices.put(slice))
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			prev, ok1 := old.(*EndpointSlice)
+			slice, ok2 := obj.(*EndpointSlice)
+			if !ok1 || !ok2 {
+				return
+			}
+			// Moved to another Service (its label changed): out of the
+			// old group first. Otherwise the slice is replaced in place,
+			// never missing from its group.
+			was, _ := prev.ServiceName()
+			if now, _ := slice.ServiceName(); was != now {
+				sliceChanged(s.slices.remove(prev))
+			}
+			sliceChanged(s.slices.put(slice))
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if slice, ok := obj.(*EndpointSlice); ok {
+				sliceChanged(s.slices.remove(slice))
+			}
+		},
 	}
-	sliceInformer := factory.Discovery().V1().EndpointSlices().Informer()
-	if err := sliceInformer.AddIndexers(cache.Indexers{byServiceIndex: indexByService}); err != nil {
-		return fmt.Errorf("indexing endpoint slices: %w", err)
-	}
-	s.sliceIndex = sliceInformer.GetIndexer()
+	// EndpointSlices and Services are many (100,000 of each at 10,000
+	// Ingresses) and always listed whole: their informers keep no
+	// namespace index.
+	sliceInformer := factory.InformerFor(&discoveryv1.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return discoveryinformers.NewEndpointSliceInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
+	})
+	serviceInformer := factory.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewServiceInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
+	})
 	ingressInformer := factory.Networking().V1().Ingresses().Informer()
 	classInformer := factory.Networking().V1().IngressClasses().Informer()
-	serviceInformer := factory.Core().V1().Services().Informer()
 	secretInformer := secretFactory.Core().V1().Secrets().Informer()
 	// Writing an Ingress's status (we do, for every Ingress) must not cost
 	// a rebuild: updates that change neither spec nor annotations are
@@ -192,7 +191,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}
 	s.ingresses = factory.Networking().V1().Ingresses().Lister()
 	s.ingressClasses = factory.Networking().V1().IngressClasses().Lister()
-	s.services = serviceInformer.GetIndexer()
+	s.services = serviceInformer.GetStore()
 	s.secrets = secretFactory.Core().V1().Secrets().Lister()
 
 	factory.Start(ctx.Done())
@@ -269,14 +268,14 @@ func (s *ClusterSource) State() *State {
 }
 
 // slicesByService groups the EndpointSlices by Service: the previous
-// grouping (prev) with the Services whose slices changed grouped again from
-// the informer's index, or, when the change is not known by Service (and
-// the first time), all of them listed again. The result is a new map either
+// grouping (prev) with the groups of the Services whose slices changed
+// taken again, or, when the change is not known by Service (and the first
+// time), every group. The result is a new map either
 // way (see State).
 func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*EndpointSlice) map[types.NamespacedName][]*EndpointSlice {
 	changes := s.sliceChanges.take()
 	if changes.All || prev == nil {
-		return slicesByService(s.allSlices())
+		return s.slices.all()
 	}
 	out := maps.Clone(prev)
 	for svc := range changes.Endpoints {
@@ -288,9 +287,6 @@ func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*Endpoin
 	}
 	return out
 }
-
-// allSlices lists every EndpointSlice the informer holds.
-func (s *ClusterSource) allSlices() []*EndpointSlice { return kept[*EndpointSlice](s.sliceIndex) }
 
 // kept lists what an informer holds of the kind its transform keeps.
 func kept[T any](store cache.Store) []T {

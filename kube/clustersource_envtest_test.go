@@ -144,8 +144,39 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		if n := len(st3.EndpointSlices[svc]); n != 1 || st3.EndpointSlices[svc][0].Name != "web-2" {
 			return fmt.Errorf("%d slices", n)
 		}
-		if want := slicesByService(src.allSlices()); !reflect.DeepEqual(st3.EndpointSlices, want) {
+		if want := listSlicesByService(ctx, t, client); !reflect.DeepEqual(st3.EndpointSlices, want) {
 			t.Fatalf("slices by service %v, listing them all gives %v", st3.EndpointSlices, want)
+		}
+		return nil
+	})
+
+	// A slice relabelled to another Service moves to that Service's group:
+	// both are reported, and the grouping is again the one listing gives.
+	src.TakeChanges()
+	moved, err := client.DiscoveryV1().EndpointSlices("app").Get(ctx, "web-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved.Labels[discoveryv1.LabelServiceName] = "other"
+	if _, err := client.DiscoveryV1().EndpointSlices("app").Update(ctx, moved, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := types.NamespacedName{Namespace: "app", Name: "other"}
+	reported := map[types.NamespacedName]bool{}
+	eventually(t, 30*time.Second, "the relabelled slice to move", func() error {
+		c := src.TakeChanges()
+		if c.All {
+			t.Fatalf("relabelling a slice was reported as a change to everything")
+		}
+		for k := range c.Endpoints {
+			reported[k] = true
+		}
+		st4 := src.State()
+		if !reported[svc] || !reported[other] || len(st4.EndpointSlices[svc]) != 0 || len(st4.EndpointSlices[other]) != 1 {
+			return fmt.Errorf("reported %v, %s has %d slices, %s %d", reported, svc, len(st4.EndpointSlices[svc]), other, len(st4.EndpointSlices[other]))
+		}
+		if want := listSlicesByService(ctx, t, client); !reflect.DeepEqual(st4.EndpointSlices, want) {
+			t.Fatalf("slices by service %v, listing them all gives %v", st4.EndpointSlices, want)
 		}
 		return nil
 	})
@@ -167,6 +198,21 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		}
 		return fmt.Errorf("not reported as a change to everything yet")
 	})
+}
+
+// listSlicesByService groups every EndpointSlice the API server has, as
+// sources keep them.
+func listSlicesByService(ctx context.Context, t *testing.T, client kubernetes.Interface) map[types.NamespacedName][]*EndpointSlice {
+	t.Helper()
+	list, err := client.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := make([]*EndpointSlice, len(list.Items))
+	for i := range list.Items {
+		kept[i] = NewEndpointSlice(&list.Items[i])
+	}
+	return slicesByService(kept)
 }
 
 func createSlice(ctx context.Context, client kubernetes.Interface, name, svc, ip string) error {

@@ -221,15 +221,18 @@ func envoyRoute(host string, r *Route, tls bool) *routev3.Route {
 // per envoyCache and shared (messages handed out are never modified): at
 // 10,000 Ingresses, 100,000 clusters.
 type clusterParts struct {
-	edsType        *clusterv3.Cluster_Type
-	ads            *corev3.ConfigSource
+	edsType *clusterv3.Cluster_Type
+	// eds leaves service_name unset: Envoy then asks EDS for the load
+	// assignment named as the cluster is, and the config is the same for
+	// every cluster.
+	eds            *clusterv3.Cluster_EdsClusterConfig
 	connectTimeout *durationpb.Duration
 }
 
 func newClusterParts() *clusterParts {
 	return &clusterParts{
 		edsType:        &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
-		ads:            adsSource(),
+		eds:            &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()},
 		connectTimeout: durationpb.New(2 * time.Second),
 	}
 }
@@ -238,12 +241,9 @@ func edsCluster(name string, parts *clusterParts) *clusterv3.Cluster {
 	return &clusterv3.Cluster{
 		Name:                 name,
 		ClusterDiscoveryType: parts.edsType,
-		EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
-			EdsConfig:   parts.ads,
-			ServiceName: name,
-		},
-		ConnectTimeout: parts.connectTimeout,
-		LbPolicy:       clusterv3.Cluster_ROUND_ROBIN,
+		EdsClusterConfig:     parts.eds,
+		ConnectTimeout:       parts.connectTimeout,
+		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
 	}
 }
 

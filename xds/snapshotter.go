@@ -54,6 +54,10 @@ type snapshotter struct {
 	// converted once for validation, the snapshot and pruning.
 	listsOf *translate.Resources
 	lists   []typedList
+	// typeURLs interns each message type's Any type URL: one string per
+	// type rather than one per resource (200,000 of them at 10,000
+	// Ingresses).
+	typeURLs map[protoreflect.FullName]string
 }
 
 // typedLists returns r's typed lists, converting each at most once per
@@ -130,7 +134,7 @@ type resourceInfo struct {
 }
 
 func newSnapshotter() *snapshotter {
-	return &snapshotter{seen: map[proto.Message]resourceInfo{}, vhosts: map[string]vhostInfos{}}
+	return &snapshotter{seen: map[proto.Message]resourceInfo{}, vhosts: map[string]vhostInfos{}, typeURLs: map[protoreflect.FullName]string{}}
 }
 
 // build validates r and turns it into a snapshot.
@@ -402,7 +406,7 @@ func (s *snapshotter) info(m proto.Message) resourceInfo {
 	}
 	info, ok := s.seen[m]
 	if !ok {
-		info = messageInfo(m)
+		info = messageInfo(m, s.typeURL(m))
 		s.seen[m] = info
 	}
 	return info
@@ -476,16 +480,29 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration, i
 	sum := sha256.Sum256(versions)
 	return resourceInfo{
 		hash: hex.EncodeToString(sum[:8]),
-		any:  &anypb.Any{TypeUrl: typeURLPrefix + string(rc.ProtoReflect().Descriptor().FullName()), Value: raw},
+		any:  &anypb.Any{TypeUrl: s.typeURL(rc), Value: raw},
 	}
 }
 
 // virtualHostsField is RouteConfiguration.virtual_hosts' field number.
 var virtualHostsField = (&routev3.RouteConfiguration{}).ProtoReflect().Descriptor().Fields().ByName("virtual_hosts").Number()
 
-// messageInfo validates and hashes one message from scratch.
-func messageInfo(m proto.Message) resourceInfo {
-	info := hashMessage(m)
+// typeURL is m's type URL in an Any, the same string for every message of
+// a type.
+func (s *snapshotter) typeURL(m proto.Message) string {
+	name := m.ProtoReflect().Descriptor().FullName()
+	url, ok := s.typeURLs[name]
+	if !ok {
+		url = typeURLPrefix + string(name)
+		s.typeURLs[name] = url
+	}
+	return url
+}
+
+// messageInfo validates and hashes one message from scratch; typeURL is
+// its type's.
+func messageInfo(m proto.Message, typeURL string) resourceInfo {
+	info := hashMessage(m, typeURL)
 	info.err = errors.Join(validateMessage(m), info.err)
 	return info
 }
@@ -498,22 +515,22 @@ func validateMessage(m proto.Message) error {
 }
 
 // hashMessage encodes a message and hashes the encoding.
-func hashMessage(m proto.Message) resourceInfo {
+func hashMessage(m proto.Message, typeURL string) resourceInfo {
 	raw, err := cache.MarshalResource(m)
 	if err != nil {
 		return resourceInfo{err: fmt.Errorf("encoding: %w", err)}
 	}
-	return encoded(m, raw)
+	return encoded(typeURL, raw)
 }
 
 // encoded is the info of a message encoded as raw: the encoding, kept to
 // be sent as it is, and its version, a hash of it (64 bits of SHA-256,
 // plenty to tell versions of one resource apart).
-func encoded(m proto.Message, raw []byte) resourceInfo {
+func encoded(typeURL string, raw []byte) resourceInfo {
 	sum := sha256.Sum256(raw)
 	return resourceInfo{
 		hash: hex.EncodeToString(sum[:8]),
-		any:  &anypb.Any{TypeUrl: typeURLPrefix + string(m.ProtoReflect().Descriptor().FullName()), Value: raw},
+		any:  &anypb.Any{TypeUrl: typeURL, Value: raw},
 	}
 }
 
