@@ -239,3 +239,70 @@ func sortKeys(keys []types.NamespacedName) {
 		}
 	}
 }
+
+// TestEndpointFastPathFindsEachService changes the endpoints of each
+// Service in turn through the fast path, in a state where Service names
+// prefix each other (web, web-2, web2) and ExternalName backends (which
+// have no load assignment) sort before, between and after the others, and
+// checks each result against a fresh translation: the fast path must find
+// exactly the Service's own load assignments.
+func TestEndpointFastPathFindsEachService(t *testing.T) {
+	manifest := `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: app, namespace: default}
+spec:
+  rules:
+  - host: app.example.com
+    http:
+      paths:
+      - {path: /a, pathType: Prefix, backend: {service: {name: aaa-external, port: {number: 80}}}}
+      - {path: /b, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+      - {path: /c, pathType: Prefix, backend: {service: {name: web, port: {number: 81}}}}
+      - {path: /d, pathType: Prefix, backend: {service: {name: web-2, port: {number: 80}}}}
+      - {path: /e, pathType: Prefix, backend: {service: {name: web-external, port: {number: 80}}}}
+      - {path: /f, pathType: Prefix, backend: {service: {name: web2, port: {number: 80}}}}
+      - {path: /g, pathType: Prefix, backend: {service: {name: zzz-external, port: {number: 80}}}}
+`
+	for _, ext := range []string{"aaa-external", "web-external", "zzz-external"} {
+		manifest += "---\napiVersion: v1\nkind: Service\nmetadata: {name: " + ext + "}\nspec: {type: ExternalName, externalName: " + ext + ".example.net, ports: [{port: 80}]}\n"
+	}
+	services := []string{"web", "web-2", "web2"}
+	for i, svc := range services {
+		manifest += fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {ports: [{port: 80}, {port: 81, name: alt}]}\n", svc)
+		manifest += fmt.Sprintf("---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: %s-1, labels: {kubernetes.io/service-name: %s}}\naddressType: IPv4\nports: [{port: 8080}, {port: 8081, name: alt}]\nendpoints: [{addresses: [10.0.%d.1]}]\n", svc, svc, i)
+	}
+	var objs kube.Objects
+	if err := kube.DecodeManifests(strings.NewReader(manifest), "fast path case", &objs); err != nil {
+		t.Fatal(err)
+	}
+	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	opts := goldenOptions
+	opts.EnableExternalName = true
+	tr := translate.NewTranslator(opts)
+	if _, err := tr.Translate(st); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		for i, name := range services {
+			svc := types.NamespacedName{Namespace: "default", Name: name}
+			slice := *st.EndpointSlices[svc][0]
+			slice.Ready = []string{fmt.Sprintf("10.1.%d.%d", i, round)}
+			st.EndpointSlices = maps.Clone(st.EndpointSlices)
+			st.EndpointSlices[svc] = []*kube.EndpointSlice{&slice}
+			got, fast := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{svc: st.EndpointSlices[svc]})
+			if !fast {
+				t.Fatal("no fast path after a full translation")
+			}
+			want, err := translate.Translate(st, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotJSON, _ := translate.RenderJSON(got)
+			wantJSON, _ := translate.RenderJSON(want)
+			if !bytes.Equal(gotJSON, wantJSON) {
+				t.Fatalf("round %d, %s: the fast path differs from a fresh translation:\n%s", round, svc, lineDiff(string(wantJSON), string(gotJSON)))
+			}
+		}
+	}
+}
