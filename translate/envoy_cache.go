@@ -1,7 +1,6 @@
 package translate
 
 import (
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -32,7 +31,7 @@ type envoyCache struct {
 	// the same order, so are those lists, and an Ingress change at 10,000
 	// Ingresses need not look up 100,000 backends twice to find that out.
 	lastBackends  []*Backend
-	lastClusters  []*clusterv3.Cluster
+	lastClusters  []Cluster
 	lastEndpoints []*endpointv3.ClusterLoadAssignment
 	lastHTTP      httpRoutes
 	parts         *clusterParts
@@ -57,7 +56,7 @@ type envoyGeneration struct {
 type clusterEntry struct {
 	externalName string
 	port         int32
-	msg          *clusterv3.Cluster
+	msg          Cluster
 }
 
 type loadEntry struct {
@@ -108,7 +107,7 @@ func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 	c.next = envoyGeneration{chains: map[string]*chainEntry{}, secrets: map[string]*secretEntry{}}
 	res := &Resources{
 		Listeners: []*listenerv3.Listener{c.httpListener},
-		Clusters:  make([]*clusterv3.Cluster, 0, len(m.Backends)),
+		Clusters:  make([]Cluster, 0, len(m.Backends)),
 		Endpoints: make([]*endpointv3.ClusterLoadAssignment, 0, len(m.Backends)),
 	}
 	res.Routes = append(res.Routes, c.routeConfiguration(HTTPRouteName, m.VirtualHosts, false))
@@ -163,14 +162,14 @@ func (c *envoyCache) prune(m *Model) {
 	}
 }
 
-func (c *envoyCache) cluster(be *Backend) *clusterv3.Cluster {
+func (c *envoyCache) cluster(be *Backend) Cluster {
 	e := c.clusters[be.Name]
 	if e == nil || e.externalName != be.ExternalName || e.port != be.Port {
 		e = &clusterEntry{externalName: be.ExternalName, port: be.Port}
 		if be.ExternalName != "" {
 			e.msg = dnsCluster(be)
 		} else {
-			e.msg = edsCluster(be.Name, c.parts)
+			e.msg = &EDSCluster{name: be.Name, parts: c.parts}
 		}
 		c.clusters[be.Name] = e
 	}

@@ -125,10 +125,13 @@ func staticBootstrap(r *translate.Resources) (*bootstrapv3.Bootstrap, error) {
 		}
 		cla[e.ClusterName] = e
 	}
-	for _, c := range r.Clusters {
-		c = proto.Clone(c).(*clusterv3.Cluster)
+	for _, rc := range r.Clusters {
+		c := proto.Clone(rc).(*clusterv3.Cluster)
 		if c.GetType() == clusterv3.Cluster_EDS {
 			name := c.GetEdsClusterConfig().GetServiceName()
+			if name == "" {
+				name = c.GetName() // what Envoy asks EDS for
+			}
 			c.EdsClusterConfig = nil
 			c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC}
 			c.LoadAssignment = cla[name]

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -86,7 +87,7 @@ func TestPublishCountsChangedUnchangedAndInvalid(t *testing.T) {
 		t.Error("publishing the same content replaced the snapshot")
 	}
 	bad := f.resources(t)
-	bad.Clusters[0].ConnectTimeout.Seconds = -1 // fails protoc-gen-validate
+	bad.Clusters[0].(*clusterv3.Cluster).ConnectTimeout.Seconds = -1 // fails protoc-gen-validate
 	if _, err := s.Publish(ctx, bad); err == nil {
 		t.Error("an invalid cluster was published")
 	}

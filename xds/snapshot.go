@@ -134,13 +134,19 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 	}
 	return referencedExactly(resource.EndpointType, &next[types.Endpoint], func(yield func(string) bool) {
 		for _, item := range next[types.Cluster].items {
-			c, ok := item.(*clusterv3.Cluster)
-			if !ok || c.GetType() != clusterv3.Cluster_EDS {
-				continue
-			}
-			name := c.GetEdsClusterConfig().GetServiceName()
-			if name == "" {
+			var name string
+			switch c := item.(type) {
+			case *translate.EDSCluster:
 				name = c.GetName()
+			case *clusterv3.Cluster:
+				if c.GetType() != clusterv3.Cluster_EDS {
+					continue
+				}
+				if name = c.GetEdsClusterConfig().GetServiceName(); name == "" {
+					name = c.GetName()
+				}
+			default:
+				continue
 			}
 			if !yield(name) {
 				return

@@ -406,7 +406,11 @@ func (s *snapshotter) info(m proto.Message) resourceInfo {
 	}
 	info, ok := s.seen[m]
 	if !ok {
-		info = messageInfo(m, s.typeURL(m))
+		msg := m
+		if c, ok := m.(*translate.EDSCluster); ok {
+			msg = c.Cluster() // made once, for the type URL, the encoding and validation
+		}
+		info = messageInfo(msg, s.typeURL(msg))
 		s.seen[m] = info
 	}
 	return info

@@ -278,3 +278,52 @@ func buildBoth(t *testing.T, tr *translate.Translator, s *snapshotter, st *kube.
 	}
 	return incremental, fresh
 }
+
+// TestEDSClustersEncodeAsTheirClusters checks that the translator's EDS
+// clusters, kept as names, are published as the Cluster each stands for
+// (type URL and bytes), and count for the
+// consistency rule like any EDS cluster.
+func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
+	st, err := kube.LoadState("../examples", kube.ClassFilter{WatchClassless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := translate.Translate(st, translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := newSnapshotter().build(res.Resources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := snap.types[cache.GetResponseType(resource.ClusterType)]
+	eds := 0
+	for j, item := range clusters.items {
+		c, ok := item.(*translate.EDSCluster)
+		if !ok {
+			continue
+		}
+		eds++
+		want, err := cache.MarshalResource(c.Cluster())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := clusters.anys[j]; got.TypeUrl != resource.ClusterType || !bytes.Equal(got.Value, want) {
+			t.Errorf("cluster %s published as %s %x, want %s %x", c.GetName(), got.TypeUrl, got.Value, resource.ClusterType, want)
+		}
+		var decoded clusterv3.Cluster
+		if err := proto.Unmarshal(clusters.anys[j].Value, &decoded); err != nil || decoded.GetName() != c.GetName() || decoded.GetType() != clusterv3.Cluster_EDS {
+			t.Errorf("cluster %s decodes as %v (%v)", c.GetName(), &decoded, err)
+		}
+	}
+	if eds == 0 {
+		t.Fatal("the examples gave no EDS cluster kept as its name")
+	}
+
+	// Without its load assignment, an EDS cluster breaks consistency.
+	broken := *res.Resources
+	broken.Endpoints = broken.Endpoints[1:]
+	if _, err := newSnapshotter().build(&broken); err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		t.Errorf("an EDS cluster without its load assignment was published (%v)", err)
+	}
+}
