@@ -10,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -151,12 +152,16 @@ func TestDropUnusedFieldsKeepsWhatTranslationReads(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", Annotations: map[string]string{"a": "b"}},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeExternalName, ExternalName: "example.org",
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{
+				{Name: "http", Port: 80, TargetPort: intstr.FromString("web")},
+				{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP},
+			},
+			Selector: map[string]string{"app": "web"},
 		},
 	}
 	got, _ = dropUnusedFields(svc)
 	s := got.(*Service)
-	if s.Namespace != "app" || s.Name != "web" || s.Type != corev1.ServiceTypeExternalName || s.ExternalName != "example.org" || len(s.Ports) != 1 || s.Ports[0].Name != "http" {
+	if s.Namespace != "app" || s.Name != "web" || s.Type != corev1.ServiceTypeExternalName || s.ExternalName != "example.org" || !slices.Equal(s.Ports, []ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}) {
 		t.Errorf("service lost what translation reads: %+v", s)
 	}
 	if key, err := cache.MetaNamespaceKeyFunc(s); err != nil || key != "app/web" {

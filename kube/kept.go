@@ -50,7 +50,7 @@ func NewEndpointSlice(es *discoveryv1.EndpointSlice) *EndpointSlice {
 			out.Ports[i].Port = *p.Port
 		}
 		if p.Protocol != nil {
-			out.Ports[i].Protocol = *p.Protocol
+			out.Ports[i].Protocol = protocol(*p.Protocol)
 		}
 	}
 	n := 0
@@ -96,18 +96,42 @@ type Service struct {
 	Namespace, Name string
 	Type            corev1.ServiceType
 	ExternalName    string
-	Ports           []corev1.ServicePort
+	Ports           []ServicePort
+}
+
+// ServicePort is what the translator reads of a Service port: 40 bytes
+// against the API's 104 (target and node ports, app protocol), and the
+// translator keeps one per backend too.
+type ServicePort struct {
+	Name     string
+	Port     int32
+	Protocol corev1.Protocol // "" when unset, which means TCP
 }
 
 // NewService keeps what the translator reads of an API Service.
 func NewService(svc *corev1.Service) *Service {
-	return &Service{
+	out := &Service{
 		Namespace:    svc.Namespace,
 		Name:         svc.Name,
 		Type:         svc.Spec.Type,
 		ExternalName: svc.Spec.ExternalName,
-		Ports:        svc.Spec.Ports,
+		Ports:        make([]ServicePort, len(svc.Spec.Ports)),
 	}
+	for i, p := range svc.Spec.Ports {
+		out.Ports[i] = ServicePort{Name: p.Name, Port: p.Port, Protocol: protocol(p.Protocol)}
+	}
+	return out
+}
+
+// protocol returns the protocol's constant: decoding allocates a string
+// for each "TCP", and there are 100,000 Service ports at 10,000 Ingresses.
+func protocol(p corev1.Protocol) corev1.Protocol {
+	for _, known := range []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP} {
+		if p == known {
+			return known
+		}
+	}
+	return p
 }
 
 // GetObjectMeta gives informer caches the namespace and name to key the

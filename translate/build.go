@@ -62,7 +62,7 @@ func sortProblems(problems []Problem) {
 // readyEndpoints collects the ready addresses serving a Service port from
 // all of the Service's EndpointSlices. EndpointSlice ports carry the Service
 // port's name, with the target port already resolved to a number.
-func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort corev1.ServicePort) []Endpoint {
+func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []Endpoint {
 	n := 0
 	for _, slice := range epSlices {
 		n += len(slice.Ready)

@@ -56,7 +56,7 @@ type hostRoute struct {
 type backendRef struct {
 	name         string
 	service      types.NamespacedName
-	port         corev1.ServicePort
+	port         kube.ServicePort
 	externalName string
 }
 
@@ -292,7 +292,7 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 // may allow: it lets any namespace send traffic to any DNS name, a known hole
 // in peers. Loopback is refused even then, so an Ingress can never reach the
 // proxy's own admin interface.
-func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port corev1.ServicePort, name, where string) (*backendRef, bool) {
+func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.ServicePort, name, where string) (*backendRef, bool) {
 	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	if !f.opts.EnableExternalName {
 		f.problem("ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)
@@ -323,7 +323,7 @@ func isLocalName(name string) bool {
 	return err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
 }
 
-func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
+func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (kube.ServicePort, bool) {
 	for _, p := range svc.Ports {
 		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
 			continue
@@ -332,5 +332,5 @@ func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (c
 			return p, true
 		}
 	}
-	return corev1.ServicePort{}, false
+	return kube.ServicePort{}, false
 }

@@ -431,7 +431,7 @@ func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []Endpoi
 func (m *memo) refreshEndpoints(be *Backend, slices []*kube.EndpointSlice) []Endpoint {
 	e := m.eps[be.Name]
 	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
-		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, corev1.ServicePort{Name: be.portName, Port: be.Port})}
+		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, kube.ServicePort{Name: be.portName, Port: be.Port})}
 		m.eps[be.Name] = e
 	}
 	return e.result
