@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -193,8 +194,8 @@ func badInputCases() []badInputCase {
 				"apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: bad-2, namespace: default, labels: {kubernetes.io/service-name: bad}}\naddressType: IPv4\nports: [{name: http, port: 80}]\nendpoints: [{addresses: [not-an-ip, \"fe80::1%eth0\"]}]\n---\n" +
 				ingress("bad", simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
 			check: func(t *testing.T, res *translate.Result) {
-				for _, cla := range res.Resources.Endpoints {
-					if cla.ClusterName == "default/bad/80" && len(cla.Endpoints) != 0 {
+				for _, la := range res.Resources.Endpoints {
+					if cla := proto.Clone(la).(*endpointv3.ClusterLoadAssignment); cla.ClusterName == "default/bad/80" && len(cla.Endpoints) != 0 {
 						t.Errorf("garbage endpoints reached the load assignment: %v", cla)
 					}
 				}

@@ -9,16 +9,17 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// A load assignment keeps its endpoints encoded, and is on the wire exactly
-// what the whole message is; Expand gives the whole message back.
-func TestLoadAssignmentsAreCompactAndEncodeTheSame(t *testing.T) {
+// A valid load assignment is kept as its encoding, which is the whole
+// message's deterministic encoding; read through reflection (as protojson,
+// proto.Clone and Expand do) it is the whole message.
+func TestLoadAssignmentsAreKeptEncoded(t *testing.T) {
 	be := &Backend{Name: "default/web/80", Endpoints: []Endpoint{{"10.0.0.1", 8080}, {"10.0.0.2", 8080}}}
-	compact := loadAssignment(be)
-	if len(compact.GetEndpoints()) != 0 || len(compact.ProtoReflect().GetUnknown()) == 0 {
-		t.Fatalf("endpoints held as fields: %v", compact)
+	encoded, ok := loadAssignment(be).(*EncodedLoadAssignment)
+	if !ok {
+		t.Fatalf("load assignment not kept encoded: %T", loadAssignment(be))
 	}
-	if compact.GetClusterName() != be.Name {
-		t.Fatalf("cluster name %q, want %q", compact.GetClusterName(), be.Name)
+	if encoded.GetClusterName() != be.Name || encoded.GetName() != be.Name {
+		t.Fatalf("cluster name %q, name %q, want %q", encoded.GetClusterName(), encoded.GetName(), be.Name)
 	}
 	whole := &endpointv3.ClusterLoadAssignment{ClusterName: be.Name, Endpoints: []*endpointv3.LocalityLbEndpoints{{}}}
 	for _, ep := range be.Endpoints {
@@ -26,22 +27,25 @@ func TestLoadAssignmentsAreCompactAndEncodeTheSame(t *testing.T) {
 			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(ep.Address, uint32(ep.Port))}},
 		})
 	}
-	encodesAs(t, compact, whole)
-	expanded, err := Expand(compact)
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proto.Equal(expanded, whole) {
-		t.Fatalf("expanded %v, want %v", expanded, whole)
+	if !bytes.Equal(encoded.Encoding(), want) {
+		t.Fatalf("encoding %x, want the whole message's %x", encoded.Encoding(), want)
+	}
+	encodesAs(t, encoded, whole)
+	if clone := proto.Clone(encoded); !proto.Equal(clone, whole) {
+		t.Fatalf("read through reflection: %v, want %v", clone, whole)
 	}
 }
 
 // An invalid load assignment stays whole, for validation to report it.
 func TestInvalidLoadAssignmentStaysWhole(t *testing.T) {
 	be := &Backend{Name: "default/web/80", Endpoints: []Endpoint{{"10.0.0.1", 8080}, {"", 8080}}}
-	cla := loadAssignment(be)
-	if len(cla.ProtoReflect().GetUnknown()) != 0 || len(cla.GetEndpoints()) != 1 {
-		t.Fatalf("invalid load assignment compacted: %v", cla)
+	cla, ok := loadAssignment(be).(*endpointv3.ClusterLoadAssignment)
+	if !ok || len(cla.GetEndpoints()) != 1 {
+		t.Fatalf("invalid load assignment encoded: %v", loadAssignment(be))
 	}
 	if cla.ValidateAll() == nil {
 		t.Fatal("an endpoint without an address passed validation; the test needs another invalid case")

@@ -57,7 +57,7 @@ type Resources struct {
 	Listeners []*listenerv3.Listener
 	Routes    []*routev3.RouteConfiguration
 	Clusters  []Cluster
-	Endpoints []*endpointv3.ClusterLoadAssignment
+	Endpoints []LoadAssignment
 	Secrets   []*tlsv3.Secret
 }
 
@@ -162,11 +162,13 @@ func virtualHost(vh *VirtualHost, tls bool) *routev3.VirtualHost {
 	return compactVirtualHost(evh)
 }
 
-// compactVirtualHost keeps a virtual host's routes as their encoding, for
-// the reason compactLoadAssignment gives: at 10,000 Ingresses, 100,000
-// routes took 170 MB as Go messages, a sixth of the heap, and several times
-// their encoded size. The name and domains stay fields. Routes are the last
-// field written, so the encoding is the whole message's.
+// compactVirtualHost keeps a virtual host's routes as their encoding, as
+// unknown fields, which protobuf encodes as they are: on the wire the
+// message is the same. At 10,000 Ingresses, 100,000 routes took 170 MB as
+// Go messages, a sixth of the heap, and several times their encoded size.
+// The name and domains stay fields. Routes are the last field written, so
+// the encoding is the whole message's. A virtual host that fails
+// validation is left whole, for the xDS layer to refuse with the detail.
 func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
 	if len(vh.Routes) == 0 || vh.ValidateAll() != nil {
 		return vh
@@ -301,7 +303,7 @@ func dnsCluster(be *Backend) *clusterv3.Cluster {
 	}
 }
 
-func loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+func loadAssignment(be *Backend) LoadAssignment {
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: be.Name}
 	if len(be.Endpoints) == 0 {
 		return cla
@@ -315,24 +317,63 @@ func loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
 		})
 	}
 	cla.Endpoints = []*endpointv3.LocalityLbEndpoints{locality}
-	return compactLoadAssignment(cla)
+	return encodeLoadAssignment(cla)
 }
 
-// compactLoadAssignment keeps a load assignment's endpoints as their
-// encoding. Load assignments are most of what a control plane holds: at
-// 10,000 Ingresses a million endpoints, 40% of the heap as Go messages, ten
-// times their encoded size. Nothing reads them but the encoder, so they are
-// kept as unknown fields, which protobuf encodes as they are: on the wire
-// the message is the same. The name stays a field, for whatever looks
-// resources up by name. A message that fails validation is left whole, so
-// that the xDS layer's validation refuses it with the detail; Expand gives
-// the whole message back for displays and tools that read fields.
-func compactLoadAssignment(cla *endpointv3.ClusterLoadAssignment) *endpointv3.ClusterLoadAssignment {
-	if len(cla.Endpoints) == 0 || cla.ValidateAll() != nil {
+// LoadAssignment is a load assignment resource: an *EncodedLoadAssignment,
+// or an *endpointv3.ClusterLoadAssignment (one without endpoints, or one
+// that fails validation, left whole for the xDS layer to refuse with the
+// detail).
+type LoadAssignment interface {
+	proto.Message
+	GetClusterName() string
+}
+
+// EncodedLoadAssignment is a valid load assignment kept as its encoding.
+// Load assignments are most of what a control plane holds: at 10,000
+// Ingresses a million endpoints, 40% of the heap as Go messages, ten times
+// their encoded size. Nothing reads them but the encoder, and this encoding
+// (deterministic) is the one sent: the xDS layer takes it as it is, so the
+// endpoints are held once. It is a proto.Message whose reflection view is
+// the message decoded, for displays and tools that read fields.
+type EncodedLoadAssignment struct {
+	name string
+	raw  []byte
+}
+
+// encodeLoadAssignment keeps a valid load assignment encoded, and any
+// other whole.
+func encodeLoadAssignment(cla *endpointv3.ClusterLoadAssignment) LoadAssignment {
+	if cla.ValidateAll() != nil {
 		return cla
 	}
-	return keepEncoded(cla, &endpointv3.ClusterLoadAssignment{Endpoints: cla.Endpoints}, &endpointv3.ClusterLoadAssignment{ClusterName: cla.ClusterName})
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(cla)
+	if err != nil {
+		return cla
+	}
+	return &EncodedLoadAssignment{name: cla.ClusterName, raw: raw}
 }
+
+// ProtoReflect implements proto.Message with the load assignment decoded
+// for the call: it must only be read.
+func (l *EncodedLoadAssignment) ProtoReflect() protoreflect.Message {
+	cla := &endpointv3.ClusterLoadAssignment{}
+	if err := proto.Unmarshal(l.raw, cla); err != nil {
+		// It was encoded from a valid message: this is a bug, not input.
+		panic(fmt.Sprintf("translate: decoding the load assignment %q it encoded: %v", l.name, err))
+	}
+	return cla.ProtoReflect()
+}
+
+// GetClusterName is the name of the cluster the load assignment is for.
+func (l *EncodedLoadAssignment) GetClusterName() string { return l.name }
+
+// GetName is GetClusterName, for consumers that look resources up by name.
+func (l *EncodedLoadAssignment) GetName() string { return l.name }
+
+// Encoding is the load assignment's deterministic encoding; it must not be
+// modified.
+func (l *EncodedLoadAssignment) Encoding() []byte { return l.raw }
 
 // keepEncoded returns kept (whole's fields that stay fields) carrying the
 // encoding of encoded (the rest of whole) as unknown fields, or whole when
@@ -346,9 +387,9 @@ func keepEncoded[T proto.Message](whole, encoded, kept T) T {
 	return kept
 }
 
-// Expand returns m with what is kept encoded (see compactLoadAssignment
-// and compactVirtualHost), at any depth, decoded into fields, or m itself
-// when nothing is. protojson, for one, drops unknown fields.
+// Expand returns m with what is kept encoded as unknown fields (see
+// compactVirtualHost), at any depth, decoded into fields, or m itself when
+// nothing is. protojson, for one, drops unknown fields.
 func Expand[T proto.Message](m T) (T, error) {
 	if !holdsUnknown(m.ProtoReflect()) {
 		return m, nil

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -32,7 +31,7 @@ type envoyCache struct {
 	// Ingresses need not look up 100,000 backends twice to find that out.
 	lastBackends  []*Backend
 	lastClusters  []Cluster
-	lastEndpoints []*endpointv3.ClusterLoadAssignment
+	lastEndpoints []LoadAssignment
 	lastHTTP      httpRoutes
 	parts         *clusterParts
 
@@ -61,7 +60,7 @@ type clusterEntry struct {
 
 type loadEntry struct {
 	endpoints []Endpoint
-	msg       *endpointv3.ClusterLoadAssignment
+	msg       LoadAssignment
 }
 
 type vhostKey struct {
@@ -108,7 +107,7 @@ func (c *envoyCache) render(m *Model, opts Options) (*Resources, error) {
 	res := &Resources{
 		Listeners: []*listenerv3.Listener{c.httpListener},
 		Clusters:  make([]Cluster, 0, len(m.Backends)),
-		Endpoints: make([]*endpointv3.ClusterLoadAssignment, 0, len(m.Backends)),
+		Endpoints: make([]LoadAssignment, 0, len(m.Backends)),
 	}
 	res.Routes = append(res.Routes, c.routeConfiguration(HTTPRouteName, m.VirtualHosts, false))
 	if err := c.addHTTPS(res, m, opts); err != nil {
@@ -176,7 +175,7 @@ func (c *envoyCache) cluster(be *Backend) Cluster {
 	return e.msg
 }
 
-func (c *envoyCache) loadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+func (c *envoyCache) loadAssignment(be *Backend) LoadAssignment {
 	e := c.loads[be.Name]
 	if e == nil || !sameEndpoints(e.endpoints, be.Endpoints) {
 		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}
@@ -240,7 +239,7 @@ func (c *envoyCache) secret(cert *Certificate) *tlsv3.Secret {
 
 // refreshLoadAssignment is loadAssignment outside a render, for the fast
 // path: it updates the remembered entry so that the next render reuses it.
-func (c *envoyCache) refreshLoadAssignment(be *Backend) *endpointv3.ClusterLoadAssignment {
+func (c *envoyCache) refreshLoadAssignment(be *Backend) LoadAssignment {
 	e := c.loads[be.Name]
 	if e == nil || !sameEndpoints(e.endpoints, be.Endpoints) {
 		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}

@@ -118,12 +118,8 @@ func staticBootstrap(r *translate.Resources) (*bootstrapv3.Bootstrap, error) {
 	}
 	cla := map[string]*endpointv3.ClusterLoadAssignment{}
 	for _, e := range r.Endpoints {
-		// Endpoints are kept encoded; protojson would drop them.
-		e, err := translate.Expand(e)
-		if err != nil {
-			return nil, err
-		}
-		cla[e.ClusterName] = e
+		// Load assignments are kept encoded: cloned, they are messages.
+		cla[e.GetClusterName()] = proto.Clone(e).(*endpointv3.ClusterLoadAssignment)
 	}
 	for _, rc := range r.Clusters {
 		c := proto.Clone(rc).(*clusterv3.Cluster)

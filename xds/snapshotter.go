@@ -15,6 +15,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -406,11 +407,17 @@ func (s *snapshotter) info(m proto.Message) resourceInfo {
 	}
 	info, ok := s.seen[m]
 	if !ok {
-		msg := m
-		if c, ok := m.(*translate.EDSCluster); ok {
-			msg = c.Cluster() // made once, for the type URL, the encoding and validation
+		switch r := m.(type) {
+		case *translate.EncodedLoadAssignment:
+			// Encoded (deterministically) from a message the translator
+			// validated: that encoding is the one sent, shared.
+			info = encoded(resource.EndpointType, r.Encoding())
+		case *translate.EDSCluster:
+			c := r.Cluster() // made once, for the type URL, the encoding and validation
+			info = messageInfo(c, s.typeURL(c))
+		default:
+			info = messageInfo(m, s.typeURL(m))
 		}
-		info = messageInfo(msg, s.typeURL(msg))
 		s.seen[m] = info
 	}
 	return info

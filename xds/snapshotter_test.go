@@ -281,8 +281,9 @@ func buildBoth(t *testing.T, tr *translate.Translator, s *snapshotter, st *kube.
 
 // TestEDSClustersEncodeAsTheirClusters checks that the translator's EDS
 // clusters, kept as names, are published as the Cluster each stands for
-// (type URL and bytes), and count for the
-// consistency rule like any EDS cluster.
+// (type URL and bytes) and count for the consistency rule like any EDS
+// cluster, and that its encoded load assignments are published as those
+// very bytes.
 func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	st, err := kube.LoadState("../examples", kube.ClassFilter{WatchClassless: true})
 	if err != nil {
@@ -318,6 +319,22 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	}
 	if eds == 0 {
 		t.Fatal("the examples gave no EDS cluster kept as its name")
+	}
+	loads := snap.types[cache.GetResponseType(resource.EndpointType)]
+	encoded := 0
+	for j, item := range loads.items {
+		la, ok := item.(*translate.EncodedLoadAssignment)
+		if !ok {
+			continue
+		}
+		encoded++
+		got := loads.anys[j]
+		if got.TypeUrl != resource.EndpointType || len(got.Value) == 0 || &got.Value[0] != &la.Encoding()[0] || len(got.Value) != len(la.Encoding()) {
+			t.Errorf("load assignment %s is not published as the translator's encoding, shared", la.GetClusterName())
+		}
+	}
+	if encoded == 0 {
+		t.Fatal("the examples gave no load assignment kept encoded")
 	}
 
 	// Without its load assignment, an EDS cluster breaks consistency.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	goruntime "runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -66,6 +67,11 @@ func runServe(ctx context.Context, args []string) error {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !f.pprof {
+		// Go samples allocation stacks for heap profiles by default, and
+		// keeps every sampled stack; only --pprof serves them.
+		goruntime.MemProfileRate = 0
 	}
 	if err := f.translate.validate(); err != nil {
 		return err

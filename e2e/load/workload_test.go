@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	"google.golang.org/protobuf/proto"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -152,11 +154,8 @@ func TestWorkloadTranslates(t *testing.T) {
 	if len(res.Resources.Clusters) != w.Services() || len(res.Resources.Endpoints) != w.Services() {
 		t.Errorf("%d clusters and %d load assignments, want %d of each", len(res.Resources.Clusters), len(res.Resources.Endpoints), w.Services())
 	}
-	for _, cla := range res.Resources.Endpoints {
-		cla, err := translate.Expand(cla) // endpoints are kept encoded
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, la := range res.Resources.Endpoints {
+		cla := proto.Clone(la).(*endpointv3.ClusterLoadAssignment) // kept encoded
 		n := 0
 		for _, l := range cla.GetEndpoints() {
 			n += len(l.GetLbEndpoints())
