@@ -60,3 +60,55 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCacheEndpointChangeFanout is one endpoint change published to
+// many clients at once (the load test's fan-out, short of the network): at
+// 1,000 Ingresses, each client subscribes to the 10,000 load assignments
+// by name (SotW, as Envoy asks for EDS) or to all of them (delta), and
+// every client is answered and acknowledges.
+func BenchmarkCacheEndpointChangeFanout(b *testing.B) {
+	for _, delta := range []bool{false, true} {
+		b.Run(map[bool]string{false: "sotw", true: "delta"}[delta], func(b *testing.B) {
+			w := load.Workload{N: 1000, Namespace: "bench"}
+			st := w.State()
+			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
+			server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			res, err := tr.Translate(st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := server.Publish(context.Background(), res.Resources); err != nil {
+				b.Fatal(err)
+			}
+			var names []string
+			for _, cla := range res.Resources.Endpoints {
+				names = append(names, cla.GetClusterName())
+			}
+			clients := make([]*cacheClient, 100)
+			for i := range clients {
+				clients[i] = newCacheClient(fmt.Sprint("eds-", i), delta, resource.EndpointType, names)
+				clients[i].watch(b, server.cache, names, nil)
+				clients[i].drain(b, server.cache)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
+				slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
+				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
+				if !ok {
+					b.Fatal("no fast path")
+				}
+				if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
+					b.Fatal(err)
+				}
+				for _, c := range clients {
+					before := c.answers
+					c.drain(b, server.cache)
+					if c.answers == before {
+						b.Fatal("a client was not answered")
+					}
+				}
+			}
+		})
+	}
+}

@@ -76,8 +76,12 @@ func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscr
 		c.sub.SetResourceSubscription(c.names)
 		// Envoy drops what it no longer asks for.
 		if c.names != nil {
+			asked := make(map[string]bool, len(c.names))
+			for _, name := range c.names {
+				asked[name] = true
+			}
 			for name := range c.held {
-				if !slices.Contains(c.names, name) {
+				if !asked[name] {
 					delete(c.held, name)
 				}
 			}
