@@ -230,8 +230,16 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // the-world response cannot withdraw a resource of these types (Envoy drops
 // a load assignment when its cluster goes); gone names are forgotten, so
 // that one that comes back is sent again.
+//
+// What the client will hold is recorded in known itself, the map the
+// stream's subscription holds, rather than in a copy: a copy is 10,000
+// names per Envoy per endpoint change at 1,000 Ingresses (500 Envoys took
+// the publish 0.9 s). go-control-plane's stream touches that map only from
+// its own goroutine, after closing the watch (which takes the cache's
+// lock, held here) or when sending this response, which makes it the
+// subscription's map again.
 func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
-	returned := maps.Clone(known)
+	returned := known
 	if returned == nil {
 		returned = make(map[string]string, len(send))
 	}
