@@ -15,6 +15,27 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
+// publishedLoads is the workload of n Ingresses translated and
+// published, with the names of its load assignments.
+func publishedLoads(b *testing.B, n int) (load.Workload, *translate.Translator, *Server, []string) {
+	b.Helper()
+	w := load.Workload{N: n, Namespace: "bench"}
+	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
+	server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	res, err := tr.Translate(w.State())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := server.Publish(context.Background(), res.Resources); err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, cla := range res.Resources.Endpoints {
+		names = append(names, cla.GetClusterName())
+	}
+	return w, tr, server, names
+}
+
 // BenchmarkCacheEndpointChangeToClient is an endpoint change through the
 // fast path, the publish and the cache, to a delta client that subscribes to
 // every load assignment and acknowledges each response: the control plane's
@@ -22,21 +43,7 @@ import (
 func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			w := load.Workload{N: n, Namespace: "bench"}
-			st := w.State()
-			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
-			server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
-			res, err := tr.Translate(st)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := server.Publish(context.Background(), res.Resources); err != nil {
-				b.Fatal(err)
-			}
-			var names []string
-			for _, cla := range res.Resources.Endpoints {
-				names = append(names, cla.GetClusterName())
-			}
+			w, tr, server, names := publishedLoads(b, n)
 			c := newCacheClient("eds", true, resource.EndpointType, names)
 			c.watch(b, server.cache, names, nil)
 			c.drain(b, server.cache)
@@ -69,21 +76,7 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 func BenchmarkCacheEndpointChangeFanout(b *testing.B) {
 	for _, delta := range []bool{false, true} {
 		b.Run(map[bool]string{false: "sotw", true: "delta"}[delta], func(b *testing.B) {
-			w := load.Workload{N: 1000, Namespace: "bench"}
-			st := w.State()
-			tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
-			server := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
-			res, err := tr.Translate(st)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := server.Publish(context.Background(), res.Resources); err != nil {
-				b.Fatal(err)
-			}
-			var names []string
-			for _, cla := range res.Resources.Endpoints {
-				names = append(names, cla.GetClusterName())
-			}
+			w, tr, server, names := publishedLoads(b, 1000)
 			clients := make([]*cacheClient, 100)
 			for i := range clients {
 				clients[i] = newCacheClient(fmt.Sprint("eds-", i), delta, resource.EndpointType, names)
