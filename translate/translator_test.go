@@ -46,15 +46,7 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want, err := translate.Translate(st, goldenOptions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotJSON, _ := translate.RenderJSON(got)
-		wantJSON, _ := translate.RenderJSON(want)
-		if !bytes.Equal(gotJSON, wantJSON) {
-			t.Fatalf("step %d (%s): incremental output differs from a fresh translation:\n%s", step, desc, lineDiff(string(wantJSON), string(gotJSON)))
-		}
+		want := sameAsFresh(t, got, st, goldenOptions, fmt.Sprintf("step %d (%s)", step, desc))
 		if !reflect.DeepEqual(got.Problems, want.Problems) {
 			t.Fatalf("step %d (%s): incremental problems differ from a fresh translation's:\n got %v\nwant %v", step, desc, got.Problems, want.Problems)
 		}
@@ -294,15 +286,23 @@ spec:
 			if !fast {
 				t.Fatal("no fast path after a full translation")
 			}
-			want, err := translate.Translate(st, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotJSON, _ := translate.RenderJSON(got)
-			wantJSON, _ := translate.RenderJSON(want)
-			if !bytes.Equal(gotJSON, wantJSON) {
-				t.Fatalf("round %d, %s: the fast path differs from a fresh translation:\n%s", round, svc, lineDiff(string(wantJSON), string(gotJSON)))
-			}
+			sameAsFresh(t, got, st, opts, fmt.Sprintf("round %d, %s", round, svc))
 		}
 	}
+}
+
+// sameAsFresh fails the test unless got renders byte for byte as a fresh
+// translation of st does, and returns that translation.
+func sameAsFresh(t *testing.T, got *translate.Result, st *kube.State, opts translate.Options, at string) *translate.Result {
+	t.Helper()
+	want, err := translate.Translate(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, _ := translate.RenderJSON(got)
+	wantJSON, _ := translate.RenderJSON(want)
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Fatalf("%s: incremental output differs from a fresh translation:\n%s", at, lineDiff(string(wantJSON), string(gotJSON)))
+	}
+	return want
 }

@@ -36,6 +36,21 @@ func publishedLoads(b *testing.B, n int) (load.Workload, *translate.Translator, 
 	return w, tr, server, names
 }
 
+// publishEndpointChange adds or removes (by i's parity) an endpoint of
+// the workload's first Service, through the fast path, and publishes it.
+func publishEndpointChange(b *testing.B, w load.Workload, tr *translate.Translator, server *Server, i int) {
+	b.Helper()
+	key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
+	slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
+	fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
+	if !ok {
+		b.Fatal("no fast path")
+	}
+	if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkCacheEndpointChangeToClient is an endpoint change through the
 // fast path, the publish and the cache, to a delta client that subscribes to
 // every load assignment and acknowledges each response: the control plane's
@@ -49,15 +64,7 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 			c.drain(b, server.cache)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
-				slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
-				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
-				if !ok {
-					b.Fatal("no fast path")
-				}
-				if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
-					b.Fatal(err)
-				}
+				publishEndpointChange(b, w, tr, server, i)
 				before := c.answers
 				c.drain(b, server.cache)
 				if c.answers == before {
@@ -85,15 +92,7 @@ func BenchmarkCacheEndpointChangeFanout(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
-				slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
-				fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
-				if !ok {
-					b.Fatal("no fast path")
-				}
-				if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
-					b.Fatal(err)
-				}
+				publishEndpointChange(b, w, tr, server, i)
 				for _, c := range clients {
 					before := c.answers
 					c.drain(b, server.cache)
