@@ -249,9 +249,9 @@ type Cluster interface {
 // same but for its name, and a clusterv3.Cluster is a 552-byte struct (some
 // 640 bytes a cluster with its parts, 64 MB at 10,000 Ingresses, where this
 // is 32 bytes). It is a proto.Message whose reflection view is the Cluster
-// it stands for, made on demand, so it encodes, validates, compares and
-// prints as that Cluster; Cluster makes the message itself, for consumers
-// that keep only the encoding.
+// it stands for, made on demand, so it encodes, compares and prints as that
+// Cluster; Cluster makes the message itself, for consumers that validate it
+// and keep only the encoding (the xDS layer).
 type EDSCluster struct {
 	name  string
 	parts *clusterParts
@@ -266,9 +266,6 @@ func (c *EDSCluster) Cluster() *clusterv3.Cluster { return edsCluster(c.name, c.
 
 // GetName is the cluster's name.
 func (c *EDSCluster) GetName() string { return c.name }
-
-// ValidateAll runs the Cluster's field validation (protoc-gen-validate).
-func (c *EDSCluster) ValidateAll() error { return c.Cluster().ValidateAll() }
 
 func edsCluster(name string, parts *clusterParts) *clusterv3.Cluster {
 	return &clusterv3.Cluster{
