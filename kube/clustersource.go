@@ -165,8 +165,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	anyUpdate := ingressHandler.UpdateFunc
 	ingressHandler.UpdateFunc = func(old, obj any) {
 		if a, ok := old.(*networkingv1.Ingress); ok {
-			if b, ok := obj.(*networkingv1.Ingress); ok && a.Generation == b.Generation && a.Generation != 0 &&
-				maps.Equal(a.Annotations, b.Annotations) {
+			if b, ok := obj.(*networkingv1.Ingress); ok && SpecEqual(a, b) {
 				return
 			}
 		}
