@@ -56,6 +56,14 @@ func TestNodeMatcher(t *testing.T) {
 
 // The streaming CSDS call answers each request, over gRPC, and a client is
 // known by the identity of its node without the list of its extensions.
+//
+// The ACK travels on the ADS stream and the query on another connection, so
+// nothing orders them: the query may be answered before the server has read
+// the ACK. The test waits for an observable sign instead of a clock: the
+// server handles a stream's requests one at a time, in order, recording
+// each (the ACK included) before it asks the cache for an answer, so once
+// the answer to a later subscription on the same stream arrives, the ACK
+// has been recorded.
 func TestStreamClientStatus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,7 +73,11 @@ func TestStreamClientStatus(t *testing.T) {
 	c.node.Extensions = []*corev3.Extension{{Name: "envoy.filters.http.router"}}
 	c.node.Metadata, _ = structpb.NewStruct(map[string]any{"zone": "a"})
 	c.subscribe(typeURLFor(t, "cluster"))
-	c.ack(c.recv())
+	c.ack(c.expect(typeURLFor(t, "cluster")))
+	// The ordering probe: listeners are subscribed to and answered, not
+	// acknowledged, so CSDS reports no listener for this client.
+	c.subscribe(typeURLFor(t, "listener"))
+	c.expect(typeURLFor(t, "listener"))
 
 	stream, err := statusservice.NewClientStatusDiscoveryServiceClient(ts.dial(t)).StreamClientStatus(ctx)
 	if err != nil {
