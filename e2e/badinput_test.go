@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -38,11 +36,7 @@ func TestBadInputThroughEnvoy(t *testing.T) {
 	// Another certificate for good.example.com, brought by a newer
 	// Ingress: it must never be served.
 	usurper := ca.Issue(t, "usurper", "good.example.com")
-	weakKey, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	weak := ca.IssueWithKey(t, weakKey, "weak", "weak.example.com")
+	weak := ca.IssueWithKey(t, framework.NewRSAKey(t, 1024), "weak", "weak.example.com")
 	opaque := ca.Issue(t, "opaque", "opaque.example.com")
 	nokey := ca.Issue(t, "nokey", "nokey.example.com")
 

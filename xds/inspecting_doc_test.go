@@ -3,16 +3,9 @@ package xds
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -20,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
@@ -199,7 +192,7 @@ func writeManifests(t *testing.T, dir string) []byte {
 	if err := os.WriteFile(filepath.Join(dir, "cafe.yaml"), cafe, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM := selfSigned(t, "secure.example.com")
+	pair := framework.NewCA(t, "inspecting doc CA").Issue(t, "secure.example.com", "secure.example.com")
 	tls := fmt.Sprintf(`apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -230,36 +223,11 @@ type: kubernetes.io/tls
 data:
   tls.crt: %s
   tls.key: %s
-`, base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM))
+`, base64.StdEncoding.EncodeToString(pair.CertPEM), base64.StdEncoding.EncodeToString(pair.KeyPEM))
 	if err := os.WriteFile(filepath.Join(dir, "secure.yaml"), []byte(tls), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return keyPEM
-}
-
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return pair.KeyPEM
 }
 
 // serveHTTPHandler serves the server's /healthz, /readyz and /metrics, as

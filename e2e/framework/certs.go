@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -14,7 +15,13 @@ import (
 )
 
 // CA is a certificate authority made for one test, so that clients can
-// verify what Envoy serves exactly as a browser would.
+// verify what Envoy serves exactly as a browser would. It is the one maker
+// of TLS certificates for every test of the repository (the e2e suites,
+// the kind suite, deploy/, xds/ and translate/): this package imports
+// nothing of the product, so that any package's tests can use it without
+// an import cycle (TestFrameworkImportsNoProductPackage keeps it so).
+// ingress-xds certgen's certificates for xDS are the product's own
+// (xds/certs); CertGen runs that command.
 type CA struct {
 	Cert *x509.Certificate
 	key  crypto.Signer
@@ -97,6 +104,17 @@ func (ca *CA) IssueWithKey(t testing.TB, key crypto.Signer, commonName string, d
 		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 		Cert:    cert,
 	}
+}
+
+// NewRSAKey returns a new RSA key of bits bits, for IssueWithKey: tests of
+// bad input use one shorter than Envoy accepts (1024).
+func NewRSAKey(t testing.TB, bits int) *rsa.PrivateKey {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		t.Fatalf("generating an RSA key of %d bits: %v", bits, err)
+	}
+	return key
 }
 
 func newECDSAKey(t testing.TB) *ecdsa.PrivateKey {

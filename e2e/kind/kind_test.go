@@ -7,15 +7,8 @@ package kind
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -350,12 +343,13 @@ func (c *cluster) testRouting(t *testing.T) {
 // certificate with SNI.
 func (c *cluster) testTLS(t *testing.T) {
 	ctx := t.Context()
-	certPEM, keyPEM := selfSigned(t, "secure.example.com")
+	ca := framework.NewCA(t, "ingress-xds kind e2e CA")
+	secure := ca.Issue(t, "secure.example.com", "secure.example.com")
 	create(t, func() error {
 		_, err := c.client.CoreV1().Secrets(appNS).Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "secure-tls", Namespace: appNS},
 			Type:       corev1.SecretTypeTLS,
-			Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+			Data:       map[string][]byte{corev1.TLSCertKey: secure.CertPEM, corev1.TLSPrivateKeyKey: secure.KeyPEM},
 		}, metav1.CreateOptions{})
 		return err
 	})
@@ -367,8 +361,7 @@ func (c *cluster) testTLS(t *testing.T) {
 		_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, ing, metav1.CreateOptions{})
 		return err
 	})
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(certPEM)
+	roots := ca.Pool()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		Proxy:           nil,
 		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "secure.example.com"},
@@ -388,33 +381,6 @@ func (c *cluster) testTLS(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 }
 
 // readyEnvoyHostIPs is what the status should be, worked out independently
