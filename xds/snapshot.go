@@ -136,8 +136,8 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 		for _, item := range next[types.Cluster].items {
 			var name string
 			switch c := item.(type) {
-			case *translate.EDSCluster:
-				name = c.GetName()
+			case clusterStandIn:
+				name = c.GetName() // an EDS cluster fed by its namesake (its contract)
 			case *clusterv3.Cluster:
 				if c.GetType() != clusterv3.Cluster_EDS {
 					continue

@@ -161,7 +161,7 @@ func (s *snapshotter) validate(r *translate.Resources) error {
 			if j < len(prev) && prev[j] == item {
 				continue
 			}
-			if err := s.info(item).err; err != nil {
+			if err := s.info(t.typeURL, item).err; err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: %w", t.typeURL, cache.GetResourceName(item), err))
 			}
 		}
@@ -246,7 +246,7 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 			}
 			for _, j := range changed {
 				name := prev.names[j]
-				info := s.info(items[j])
+				info := s.info(typeURL, items[j])
 				if info.hash == "" {
 					return typeSnapshot{}, false, fmt.Errorf("%s %q: %w", typeURL, name, info.err)
 				}
@@ -275,7 +275,7 @@ func (s *snapshotter) typeSnapshot(prev *typeSnapshot, typeURL string, items []t
 	}
 	for j, item := range items {
 		name := cache.GetResourceName(item)
-		info := s.info(item)
+		info := s.info(typeURL, item)
 		if info.hash == "" {
 			return typeSnapshot{}, false, fmt.Errorf("%s %q: %w", typeURL, name, info.err)
 		}
@@ -389,12 +389,13 @@ func (s *snapshotter) prune(r *translate.Resources, live int) {
 	s.seen = kept
 }
 
-// info returns a message's hash and validation result, computing them once.
-// Route configurations are the exception: the translator assembles a new
+// info returns a message's hash and validation result, computing them once;
+// typeURL is the xDS type of the list it is published in (the encoding of
+// an encodedResource is of that type). Route configurations are the exception: the translator assembles a new
 // one on every change, so it is not remembered (that would keep every past
 // one alive), only the virtual hosts it is made of; a publish computes it
 // once for validation and once for the snapshot.
-func (s *snapshotter) info(m proto.Message) resourceInfo {
+func (s *snapshotter) info(typeURL string, m proto.Message) resourceInfo {
 	if rc, isRoute := m.(*routev3.RouteConfiguration); isRoute {
 		info, ok := s.routes[rc]
 		if !ok {
@@ -408,11 +409,11 @@ func (s *snapshotter) info(m proto.Message) resourceInfo {
 	info, ok := s.seen[m]
 	if !ok {
 		switch r := m.(type) {
-		case *translate.EncodedLoadAssignment:
-			// Encoded (deterministically) from a message the translator
-			// validated: that encoding is the one sent, shared.
-			info = encoded(resource.EndpointType, r.Encoding())
-		case *translate.EDSCluster:
+		case encodedResource:
+			// Encoded deterministically from a validated message (its
+			// contract): that encoding is the one sent, shared.
+			info = encoded(typeURL, r.Encoding())
+		case clusterStandIn:
 			c := r.Cluster() // made once, for the type URL, the encoding and validation
 			info = messageInfo(c, s.typeURL(c))
 		default:
@@ -448,7 +449,7 @@ func (s *snapshotter) vhostInfos(rc *routev3.RouteConfiguration) []resourceInfo 
 	infos := make([]resourceInfo, len(rc.VirtualHosts))
 	listdiff.Walk(prev.msgs, rc.VirtualHosts,
 		func(i, k int) { infos[i] = prev.infos[k] },
-		func(i int) { infos[i] = s.info(rc.VirtualHosts[i]) },
+		func(i int) { infos[i] = s.info(resource.VirtualHostType, rc.VirtualHosts[i]) },
 		func(int) {})
 	s.vhosts[rc.GetName()] = vhostInfos{msgs: rc.VirtualHosts, infos: infos}
 	return infos

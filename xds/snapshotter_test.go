@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -283,7 +284,10 @@ func buildBoth(t *testing.T, tr *translate.Translator, s *snapshotter, st *kube.
 // clusters, kept as names, are published as the Cluster each stands for
 // (type URL and bytes) and count for the consistency rule like any EDS
 // cluster, and that its encoded load assignments are published as those
-// very bytes.
+// very bytes. It finds them by the interfaces the snapshotter uses, and
+// checks what their contracts promise: the Cluster is named as the stand-in
+// and is an EDS cluster fed by its namesake; the encoding is the
+// deterministic encoding of a valid load assignment of the same name.
 func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	st, err := kube.LoadState("../examples", kube.ClassFilter{WatchClassless: true})
 	if err != nil {
@@ -300,12 +304,16 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	clusters := snap.types[cache.GetResponseType(resource.ClusterType)]
 	eds := 0
 	for j, item := range clusters.items {
-		c, ok := item.(*translate.EDSCluster)
+		c, ok := item.(clusterStandIn)
 		if !ok {
 			continue
 		}
 		eds++
-		want, err := cache.MarshalResource(c.Cluster())
+		made := c.Cluster()
+		if made.GetName() != c.GetName() || made.GetType() != clusterv3.Cluster_EDS || made.GetEdsClusterConfig().GetServiceName() != "" {
+			t.Errorf("stand-in %s makes %v, want an EDS cluster of that name fed by its namesake", c.GetName(), made)
+		}
+		want, err := cache.MarshalResource(made)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,14 +331,22 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	loads := snap.types[cache.GetResponseType(resource.EndpointType)]
 	encoded := 0
 	for j, item := range loads.items {
-		la, ok := item.(*translate.EncodedLoadAssignment)
+		la, ok := item.(encodedResource)
 		if !ok {
 			continue
 		}
 		encoded++
+		var cla endpointv3.ClusterLoadAssignment
+		if err := proto.Unmarshal(la.Encoding(), &cla); err != nil {
+			t.Fatalf("load assignment %s: %v", cache.GetResourceName(la), err)
+		}
+		again, err := proto.MarshalOptions{Deterministic: true}.Marshal(&cla)
+		if err != nil || !bytes.Equal(again, la.Encoding()) || cla.GetClusterName() != cache.GetResourceName(la) || cla.ValidateAll() != nil {
+			t.Errorf("load assignment %s: its encoding is not the deterministic encoding of a valid load assignment of that name (%v)", cache.GetResourceName(la), err)
+		}
 		got := loads.anys[j]
 		if got.TypeUrl != resource.EndpointType || len(got.Value) == 0 || &got.Value[0] != &la.Encoding()[0] || len(got.Value) != len(la.Encoding()) {
-			t.Errorf("load assignment %s is not published as the translator's encoding, shared", la.GetClusterName())
+			t.Errorf("load assignment %s is not published as the translator's encoding, shared", cache.GetResourceName(la))
 		}
 	}
 	if encoded == 0 {
