@@ -40,15 +40,23 @@ func publishedLoads(b *testing.B, n int) (load.Workload, *translate.Translator, 
 // the workload's first Service, through the fast path, and publishes it.
 func publishEndpointChange(b *testing.B, w load.Workload, tr *translate.Translator, server *Server, i int) {
 	b.Helper()
+	if _, err := server.Publish(context.Background(), endpointChange(b, w, tr, i)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// endpointChange is the translator's output after adding or removing (by
+// i's parity) an endpoint of the workload's first Service, through the
+// fast path.
+func endpointChange(b *testing.B, w load.Workload, tr *translate.Translator, i int) *translate.Resources {
+	b.Helper()
 	key := types.NamespacedName{Namespace: "bench", Name: load.ServiceName(0)}
 	slice := kube.NewEndpointSlice(w.EndpointSlice(0, load.EndpointsPerSlice-1+i%2))
 	fast, ok := tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{key: {slice}})
 	if !ok {
 		b.Fatal("no fast path")
 	}
-	if _, err := server.Publish(context.Background(), fast.Resources); err != nil {
-		b.Fatal(err)
-	}
+	return fast.Resources
 }
 
 // BenchmarkCacheEndpointChangeToClient is an endpoint change through the
