@@ -9,29 +9,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
 // ClusterSource serves State from a live API server through shared informers
-// on Ingress, IngressClass, Service, EndpointSlice and TLS Secrets.
+// on Ingress, IngressClass, Service, EndpointSlice and TLS Secrets, which
+// the caller makes and starts (see NewInformerFactories).
 type ClusterSource struct {
-	Client kubernetes.Interface
-	Filter ClassFilter
-	Logger *slog.Logger
+	Informers Informers
+	Filter    ClassFilter
+	Logger    *slog.Logger
 	// EndpointsChanged, when set, is called instead of Run's changed for
 	// changes to EndpointSlices alone, so that they can take a faster lane.
 	EndpointsChanged func()
@@ -69,18 +61,9 @@ func (s *ClusterSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlic
 var _ Source = (*ClusterSource)(nil)
 
 // Run implements Source. It returns once ctx is done, or with an error when
-// the caches cannot sync.
+// the caches cannot sync. The informers may be started before or after Run
+// is called.
 func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
-		informers.WithTransform(dropUnusedFields))
-	// Only TLS Secrets, filtered by the API server: the others may be many and
-	// large, and we never read them.
-	secretFactory := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
-		informers.WithTransform(keepOnlyKeyPair),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
-		}))
-
 	handlerFor := func(part uint32) cache.ResourceEventHandlerFuncs {
 		changedPart := func(any) {
 			s.dirty.Or(part)
@@ -146,18 +129,6 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 			}
 		},
 	}
-	// EndpointSlices and Services are many (100,000 of each at 10,000
-	// Ingresses) and always listed whole: their informers keep no
-	// namespace index.
-	sliceInformer := factory.InformerFor(&discoveryv1.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return discoveryinformers.NewEndpointSliceInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-	})
-	serviceInformer := factory.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewServiceInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-	})
-	ingressInformer := factory.Networking().V1().Ingresses().Informer()
-	classInformer := factory.Networking().V1().IngressClasses().Informer()
-	secretInformer := secretFactory.Core().V1().Secrets().Informer()
 	// Writing an Ingress's status (we do, for every Ingress) must not cost
 	// a rebuild: updates that change neither spec nor annotations are
 	// dropped. Spec changes move metadata.generation; annotations don't.
@@ -171,38 +142,35 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		}
 		anyUpdate(old, obj)
 	}
+	inf := s.Informers
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{ingressInformer, ingressHandler},
-		{classInformer, handlerFor(partIngresses)},
-		{serviceInformer, handlerFor(partServices)},
-		{sliceInformer, sliceHandler},
-		{secretInformer, handlerFor(partSecrets)},
+		{inf.Ingresses.Informer(), ingressHandler},
+		{inf.IngressClasses.Informer(), handlerFor(partIngresses)},
+		{inf.Services, handlerFor(partServices)},
+		{inf.EndpointSlices, sliceHandler},
+		{inf.TLSSecrets.Informer(), handlerFor(partSecrets)},
 	}
-	informersToSync := make([]cache.SharedIndexInformer, 0, len(handlers))
+	// Synced means each handler has seen its informer's initial list, not
+	// only that the informer has it: the slice groups are built from the
+	// handler's events.
+	syncs := make([]cache.InformerSynced, 0, len(handlers))
 	for _, h := range handlers {
-		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+		reg, err := h.informer.AddEventHandler(h.handler)
+		if err != nil {
 			return fmt.Errorf("adding event handler: %w", err)
 		}
-		informersToSync = append(informersToSync, h.informer)
+		defer h.informer.RemoveEventHandler(reg)
+		syncs = append(syncs, reg.HasSynced)
 	}
-	s.ingresses = factory.Networking().V1().Ingresses().Lister()
-	s.ingressClasses = factory.Networking().V1().IngressClasses().Lister()
-	s.services = serviceInformer.GetStore()
-	s.secrets = secretFactory.Core().V1().Secrets().Lister()
-
-	factory.Start(ctx.Done())
-	secretFactory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer secretFactory.Shutdown()
+	s.ingresses = inf.Ingresses.Lister()
+	s.ingressClasses = inf.IngressClasses.Lister()
+	s.services = inf.Services.GetStore()
+	s.secrets = inf.TLSSecrets.Lister()
 
 	start := time.Now()
-	syncs := make([]cache.InformerSynced, len(informersToSync))
-	for i, inf := range informersToSync {
-		syncs[i] = inf.HasSynced
-	}
 	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 		if ctx.Err() != nil {
 			return nil
@@ -300,57 +268,3 @@ func kept[T any](store cache.Store) []T {
 }
 
 func (s *ClusterSource) logger() *slog.Logger { return loggerOr(s.Logger) }
-
-// dropUnusedFields trims what the informer keeps in memory to what the
-// translator reads. At 10,000 Ingresses a cluster holds some 100,000 Services
-// and EndpointSlices with a million endpoints, where managed fields, the
-// last-applied annotation, topology hints and target references would
-// outweigh everything used. Services and EndpointSlices are kept as
-// Service and EndpointSlice, not as API objects.
-func dropUnusedFields(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *discoveryv1.EndpointSlice:
-		return NewEndpointSlice(o), nil
-	case *corev1.Service:
-		return NewService(o), nil
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-		if ann := m.GetAnnotations(); ann != nil {
-			if _, ok := ann[corev1.LastAppliedConfigAnnotation]; ok {
-				trimmed := make(map[string]string, len(ann))
-				for k, v := range ann {
-					if k != corev1.LastAppliedConfigAnnotation {
-						trimmed[k] = v
-					}
-				}
-				m.SetAnnotations(trimmed)
-			}
-		}
-	}
-	return obj, nil
-}
-
-// keepOnlyKeyPair strips a TLS Secret down to its certificate and key before
-// it is cached: the rest (annotations, labels, ca.crt, other keys) is never
-// read, and a cluster may hold many large Secrets.
-func keepOnlyKeyPair(obj any) (any, error) {
-	secret, ok := obj.(*corev1.Secret)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Secret{
-		TypeMeta: secret.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            secret.Name,
-			Namespace:       secret.Namespace,
-			UID:             secret.UID,
-			ResourceVersion: secret.ResourceVersion,
-		},
-		Type: secret.Type,
-		Data: map[string][]byte{
-			corev1.TLSCertKey:       secret.Data[corev1.TLSCertKey],
-			corev1.TLSPrivateKeyKey: secret.Data[corev1.TLSPrivateKeyKey],
-		},
-	}, nil
-}

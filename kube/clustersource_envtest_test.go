@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestClusterSourceAgainstAPIServer checks the informer source against a real
@@ -63,14 +66,12 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		return err
 	})
 
-	src := &ClusterSource{Client: client, Filter: ClassFilter{}, Logger: testLogger(t)}
-	notified := make(chan struct{}, 100)
-	go src.Run(ctx, func() { notified <- struct{}{} })
-	select {
-	case <-notified:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the source never synced")
-	}
+	src := &ClusterSource{Filter: ClassFilter{}, Logger: testLogger(t)}
+	handled := &handledIngresses{}
+	runClusterSource(ctx, t, client, src, func(inf Informers) Informers {
+		inf.Ingresses = handled.observe(inf.Ingresses)
+		return inf
+	})
 
 	if c := src.TakeChanges(); !c.All {
 		t.Errorf("first changes = %+v, want everything", c)
@@ -88,17 +89,23 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		t.Errorf("cached TLS secret keeps more than its key pair: data %d keys, annotations %v", len(secret.Data), secret.Annotations)
 	}
 
-	// A status write (ours, on every Ingress) is no change at all; it is
-	// made first, so its event comes before the slice's below.
+	// A status write (ours, on every Ingress) is no change at all: once
+	// the source has had its event, nothing is to be taken.
 	ing, err := client.NetworkingV1().Ingresses("app").Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.1"}}
-	if _, err := client.NetworkingV1().Ingresses("app").UpdateStatus(ctx, ing, metav1.UpdateOptions{}); err != nil {
+	withStatus, err := client.NetworkingV1().Ingresses("app").UpdateStatus(ctx, ing, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // let the status event arrive: it must not count
+	eventually(t, 30*time.Second, "the source's handler to have had the status update", func() error {
+		return handled.had(withStatus.ResourceVersion)
+	})
+	if c := src.TakeChanges(); c.All || len(c.Endpoints) > 0 {
+		t.Errorf("a status write was taken as a change: %+v", c)
+	}
 
 	// An EndpointSlice change is reported as such, for its Service only,
 	// and rebuilds only the slices part of the State.
@@ -224,6 +231,103 @@ func createSlice(ctx context.Context, client kubernetes.Interface, name, svc, ip
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}}},
 	}, metav1.CreateOptions{})
 	return err
+}
+
+// runClusterSource gives src the informers serve uses (through wrap, when
+// set), runs it until ctx is done and returns once it has synced (its first
+// call of changed).
+func runClusterSource(ctx context.Context, t *testing.T, client kubernetes.Interface, src *ClusterSource, wrap func(Informers) Informers) {
+	t.Helper()
+	factories := NewInformerFactories(client)
+	src.Informers = factories.Informers()
+	if wrap != nil {
+		src.Informers = wrap(src.Informers)
+	}
+	synced := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := src.Run(ctx, func() { once.Do(func() { close(synced) }) }); err != nil {
+			t.Errorf("source: %v", err)
+		}
+	}()
+	factories.Start(ctx.Done())
+	t.Cleanup(func() {
+		<-done
+		factories.Shutdown()
+	})
+	select {
+	case <-synced:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the source never synced")
+	}
+}
+
+// handledIngresses records the resource versions of the Ingresses the
+// source's event handler has finished with: a handler is called for one
+// event after another, so once it has had one, it has had every earlier
+// one too, and whatever they did to the source is done.
+type handledIngresses struct {
+	mu       sync.Mutex
+	versions map[string]bool
+}
+
+// observe wraps the Ingress informer so that the handlers added to it
+// record what they had.
+func (h *handledIngresses) observe(inf networkinginformers.IngressInformer) networkinginformers.IngressInformer {
+	return observedIngressInformer{IngressInformer: inf, handled: h}
+}
+
+func (h *handledIngresses) record(obj any) {
+	if ing, ok := obj.(*networkingv1.Ingress); ok {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.versions == nil {
+			h.versions = map[string]bool{}
+		}
+		h.versions[ing.ResourceVersion] = true
+	}
+}
+
+func (h *handledIngresses) had(version string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.versions[version] {
+		return fmt.Errorf("not yet had version %s", version)
+	}
+	return nil
+}
+
+type observedIngressInformer struct {
+	networkinginformers.IngressInformer
+	handled *handledIngresses
+}
+
+func (o observedIngressInformer) Informer() cache.SharedIndexInformer {
+	return observedInformer{SharedIndexInformer: o.IngressInformer.Informer(), handled: o.handled}
+}
+
+type observedInformer struct {
+	cache.SharedIndexInformer
+	handled *handledIngresses
+}
+
+func (o observedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return o.SharedIndexInformer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			h.OnAdd(obj, initial)
+			o.handled.record(obj)
+		},
+		UpdateFunc: func(old, obj any) {
+			h.OnUpdate(old, obj)
+			o.handled.record(obj)
+		},
+		DeleteFunc: func(obj any) {
+			h.OnDelete(obj)
+			o.handled.record(obj)
+		},
+	})
 }
 
 func mustCreate(t *testing.T, create func() error) {

@@ -43,14 +43,8 @@ func TestSecretCacheHoldsOnlyTLSKeyPairs(t *testing.T) {
 		mustCreate(t, func() error { _, err := secrets.Create(ctx, s, metav1.CreateOptions{}); return err })
 	}
 
-	src := &ClusterSource{Client: client, Filter: ClassFilter{}, Logger: testLogger(t)}
-	synced := make(chan struct{}, 100)
-	go src.Run(ctx, func() { synced <- struct{}{} })
-	select {
-	case <-synced:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the source never synced")
-	}
+	src := &ClusterSource{Filter: ClassFilter{}, Logger: testLogger(t)}
+	runClusterSource(ctx, t, client, src, nil)
 	checkCache := func(wantVersion string) error {
 		cached, err := src.secrets.List(labels.Everything())
 		if err != nil {
