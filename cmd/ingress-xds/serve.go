@@ -6,24 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ingress-xds/ingress-xds/internal/pipeline"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/xds"
@@ -98,6 +93,7 @@ func runServe(ctx context.Context, args []string) error {
 	var source kube.Source
 	var status *statusRunner
 	var events *kube.EventReporter
+	var factories *kube.InformerFactories // nil in file mode
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
 		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files")}
@@ -110,7 +106,13 @@ func runServe(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
-		source = &kube.ClusterSource{Client: client, Filter: filter, Logger: logger.With("component", "informers"), EndpointsChanged: endpointBatcher.Notify}
+		factories = kube.NewInformerFactories(client)
+		source = &kube.ClusterSource{
+			Informers:        factories.Informers(),
+			Filter:           filter,
+			Logger:           logger.With("component", "informers"),
+			EndpointsChanged: endpointBatcher.Notify,
+		}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()
 		if status, err = f.status.newStatusRunner(cfg, client, filter, logger); err != nil {
@@ -119,13 +121,16 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS})
-	p := &pipeline{
-		log:        logger,
-		source:     source,
-		server:     server,
-		events:     events,
-		translator: translate.NewTranslator(f.translate.options()),
+	opts := pipeline.Options{
+		Logger:     logger,
+		Source:     source,
+		Translator: translate.NewTranslator(f.translate.options()),
+		Server:     server,
 	}
+	if events != nil { // a nil *EventReporter would be a non-nil EventRecorder
+		opts.Events = events
+	}
+	p := pipeline.New(opts)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -144,19 +149,20 @@ func runServe(ctx context.Context, args []string) error {
 	run("source", func() error {
 		return source.Run(ctx, batcher.Notify)
 	})
-	run("translator", func() error { batcher.Run(ctx, p.rebuild); return nil })
-	run("endpoints", func() error { endpointBatcher.Run(ctx, p.rebuild); return nil })
+	if factories != nil {
+		factories.Start(ctx.Done())
+		defer factories.Shutdown() // after wg.Wait: ctx is done by then
+	}
+	run("translator", func() error { batcher.Run(ctx, p.Rebuild); return nil })
+	run("endpoints", func() error { endpointBatcher.Run(ctx, p.Rebuild); return nil })
 	if status != nil {
 		// Status has informers and a work queue of its own: it depends on
 		// neither translation nor xDS.
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
-	handler := server.HTTPHandler(p.ready.Load)
-	if f.pprof {
-		handler = withProfiles(handler)
-	}
-	run("health", func() error { return serveHTTP(ctx, f.metricsAddress, handler) })
+	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: server.Gatherer(), Profiles: f.pprof})
+	run("health", func() error { return pipeline.ServeHTTP(ctx, f.metricsAddress, handler) })
 
 	<-ctx.Done()
 	wg.Wait()
@@ -188,116 +194,6 @@ func setGCPercent(percent int) error {
 		return fmt.Errorf("--gc-percent must be positive, got %d", percent)
 	}
 	debug.SetGCPercent(percent)
-	return nil
-}
-
-// pipeline is the one-way path: source state -> translation -> snapshot.
-type pipeline struct {
-	log        *slog.Logger
-	source     kube.Source
-	server     *xds.Server
-	events     *kube.EventReporter // nil in file mode
-	translator *translate.Translator
-
-	ready        atomic.Bool
-	mu           sync.Mutex // serializes rebuilds
-	lastProblems map[translate.Problem]bool
-}
-
-func (p *pipeline) rebuild(ctx context.Context) {
-	// Both lanes build here, one at a time: each takes whatever changed.
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	start := time.Now()
-	changes := p.source.TakeChanges()
-	var res *translate.Result
-	path := "full"
-	if !changes.All {
-		if len(changes.Endpoints) == 0 {
-			return
-		}
-		// Only endpoints changed: listeners, routes and clusters cannot have.
-		slices := make(map[types.NamespacedName][]*kube.EndpointSlice, len(changes.Endpoints))
-		for svc := range changes.Endpoints {
-			slices[svc] = p.source.EndpointSlices(svc)
-		}
-		if fast, ok := p.translator.UpdateEndpoints(slices); ok {
-			res, path = fast, "endpoints"
-		}
-	}
-	if res == nil {
-		st := p.source.State()
-		var err error
-		if res, err = p.translator.Translate(st); err != nil {
-			p.log.Error("translation failed; keeping the previous snapshot", "err", err)
-			return
-		}
-		p.reportProblems(st, res.Problems)
-	}
-	snap, err := p.server.Publish(ctx, res.Resources)
-	if err != nil {
-		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
-		return
-	}
-	p.ready.Store(true)
-	p.server.ObserveBuild(time.Since(start))
-	r := res.Resources
-	p.log.Info("published snapshot", "path", path,
-		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()), "clusters", len(r.Clusters),
-		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
-		"took", time.Since(start).Round(time.Microsecond))
-}
-
-// reportProblems logs each problem once, when it first appears, rather than
-// on every rebuild, and in cluster mode records it as an Event on the Ingress.
-func (p *pipeline) reportProblems(st *kube.State, problems []translate.Problem) {
-	current := make(map[translate.Problem]bool, len(problems))
-	var byName map[types.NamespacedName]*networkingv1.Ingress
-	for _, pr := range problems {
-		current[pr] = true
-		if p.lastProblems[pr] {
-			continue
-		}
-		p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
-		if p.events == nil || pr.Kind != "Ingress" {
-			continue
-		}
-		if byName == nil {
-			byName = make(map[types.NamespacedName]*networkingv1.Ingress, len(st.Ingresses))
-			for _, ing := range st.Ingresses {
-				byName[types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}] = ing
-			}
-		}
-		if ing := byName[types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}]; ing != nil {
-			p.events.Warn(ing, pr.Reason, pr.Message)
-		}
-	}
-	p.lastProblems = current
-}
-
-// withProfiles adds net/http/pprof's handlers, for measuring a live process.
-func withProfiles(h http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", h)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
-}
-
-func serveHTTP(ctx context.Context, address string, h http.Handler) error {
-	srv := &http.Server{Addr: address, Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
 	return nil
 }
 

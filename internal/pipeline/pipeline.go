@@ -1,0 +1,149 @@
+// Package pipeline is the control plane's one-way path: source state ->
+// translation -> published snapshot, with the problems found reported to
+// the people who can fix them, and the process-wide HTTP endpoints
+// (/healthz, /readyz, /metrics) that say how it is doing.
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/xds"
+)
+
+// EventRecorder records a Warning Event on an object; kube.EventReporter
+// is the one serve uses in cluster mode.
+type EventRecorder interface {
+	Warn(obj runtime.Object, reason, message string)
+}
+
+// Pipeline rebuilds the snapshot from the source. Rebuild may be called
+// from several goroutines (serve has one lane for endpoint changes and one
+// for everything else); rebuilds run one at a time.
+type Pipeline struct {
+	log        *slog.Logger
+	source     kube.Source
+	translator *translate.Translator
+	server     *xds.Server
+	events     EventRecorder // nil: problems are only logged
+
+	published    atomic.Bool
+	mu           sync.Mutex // serializes rebuilds
+	lastProblems map[translate.Problem]bool
+}
+
+// Options are what a Pipeline is made of.
+type Options struct {
+	Logger     *slog.Logger
+	Source     kube.Source
+	Translator *translate.Translator
+	Server     *xds.Server
+	// Events, when set, also records each problem with an Ingress as a
+	// Warning Event on it (cluster mode; files have nowhere to put one).
+	Events EventRecorder
+}
+
+// New returns a Pipeline that has published nothing yet.
+func New(o Options) *Pipeline {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events}
+}
+
+// Ready reports whether a snapshot has been published. The source calls
+// for the first rebuild only once its caches are whole, so this also means
+// the source has synced: an Envoy connecting now gets real configuration,
+// never an empty one.
+func (p *Pipeline) Ready() bool {
+	return p.published.Load() && p.server.Ready()
+}
+
+// Rebuild takes what changed in the source and publishes a new snapshot: a
+// change to endpoints alone updates only the load assignments (the fast
+// path), anything else translates the whole state again. A failure keeps
+// the previous snapshot, which Envoys go on running.
+func (p *Pipeline) Rebuild(ctx context.Context) {
+	// Both lanes build here, one at a time: each takes whatever changed.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := time.Now()
+	changes := p.source.TakeChanges()
+	var res *translate.Result
+	path := "full"
+	if !changes.All {
+		if len(changes.Endpoints) == 0 {
+			return
+		}
+		// Only endpoints changed: listeners, routes and clusters cannot have.
+		slices := make(map[types.NamespacedName][]*kube.EndpointSlice, len(changes.Endpoints))
+		for svc := range changes.Endpoints {
+			slices[svc] = p.source.EndpointSlices(svc)
+		}
+		if fast, ok := p.translator.UpdateEndpoints(slices); ok {
+			res, path = fast, "endpoints"
+		}
+	}
+	if res == nil {
+		st := p.source.State()
+		var err error
+		if res, err = p.translator.Translate(st); err != nil {
+			p.log.Error("translation failed; keeping the previous snapshot", "err", err)
+			return
+		}
+		p.reportProblems(st, res.Problems)
+	}
+	snap, err := p.server.Publish(ctx, res.Resources)
+	if err != nil {
+		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
+		return
+	}
+	p.published.Store(true)
+	p.server.ObserveBuild(time.Since(start))
+	r := res.Resources
+	p.log.Info("published snapshot", "path", path,
+		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()), "clusters", len(r.Clusters),
+		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
+		"took", time.Since(start).Round(time.Microsecond))
+}
+
+// reportProblems logs each problem once, when it first appears, rather than
+// on every rebuild, and when there is an event recorder records it as an
+// Event on the Ingress. A problem that goes away and comes back is new
+// again.
+func (p *Pipeline) reportProblems(st *kube.State, problems []translate.Problem) {
+	current := make(map[translate.Problem]bool, len(problems))
+	var byName map[types.NamespacedName]*networkingv1.Ingress
+	for _, pr := range problems {
+		current[pr] = true
+		if p.lastProblems[pr] {
+			continue
+		}
+		p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
+		if p.events == nil || pr.Kind != "Ingress" {
+			continue
+		}
+		if byName == nil {
+			byName = make(map[types.NamespacedName]*networkingv1.Ingress, len(st.Ingresses))
+			for _, ing := range st.Ingresses {
+				byName[types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}] = ing
+			}
+		}
+		if ing := byName[types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}]; ing != nil {
+			p.events.Warn(ing, pr.Reason, pr.Message)
+		}
+	}
+	p.lastProblems = current
+}
