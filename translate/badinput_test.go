@@ -26,6 +26,8 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
+	renderer "github.com/ingress-xds/ingress-xds/translate/envoy"
+	frontend "github.com/ingress-xds/ingress-xds/translate/ingress"
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
@@ -83,7 +85,7 @@ const badService = "apiVersion: v1\nkind: Service\nmetadata: {name: bad, namespa
 
 func badInputCases() []badInputCase {
 	manyPaths := "  rules:\n  - host: many.example.com\n    http:\n      paths:\n"
-	for i := 0; i < translate.MaxPathsPerIngress+500; i++ {
+	for i := 0; i < frontend.MaxPathsPerIngress+500; i++ {
 		manyPaths += fmt.Sprintf("      - {path: /p%d, pathType: Prefix, backend: {service: {name: bad, port: {number: 80}}}}\n", i)
 	}
 	return []badInputCase{
@@ -134,13 +136,13 @@ func badInputCases() []badInputCase {
 			check: func(t *testing.T, res *translate.Result) {
 				// ImplementationSpecific is a literal, segment-wise prefix here:
 				// regex characters match themselves and never reach a regex engine.
-				vh := vhostNamed(res, translate.HTTPRouteName, "bad.example.com")
+				vh := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com")
 				if got := vh.GetRoutes()[0].GetMatch().GetPathSeparatedPrefix(); got != "/(.*)[" {
 					t.Errorf("route matches %v, want the literal prefix /(.*)[", vh.GetRoutes()[0].GetMatch())
 				}
 			}},
 		{name: "very-long-path", reason: "InvalidPath",
-			manifests: badService + ingress("bad", simpleRule("bad.example.com", "/"+strings.Repeat("x", translate.MaxPathLength), "Prefix", "bad", "{number: 80}"))},
+			manifests: badService + ingress("bad", simpleRule("bad.example.com", "/"+strings.Repeat("x", frontend.MaxPathLength), "Prefix", "bad", "{number: 80}"))},
 		{name: "empty-exact-path", reason: "InvalidPath",
 			manifests: badService + ingress("bad", simpleRule("bad.example.com", "", "Exact", "bad", "{number: 80}"))},
 		{name: "duplicate-rule", reason: "DuplicateRule",
@@ -153,8 +155,8 @@ func badInputCases() []badInputCase {
 		{name: "too-many-paths", reason: "TooManyPaths",
 			manifests: badService + ingress("bad", manyPaths),
 			check: func(t *testing.T, res *translate.Result) {
-				if n := len(vhostNamed(res, "ingress_http", "many.example.com").GetRoutes()); n != translate.MaxPathsPerIngress {
-					t.Errorf("many.example.com has %d routes, want the first %d", n, translate.MaxPathsPerIngress)
+				if n := len(vhostNamed(res, "ingress_http", "many.example.com").GetRoutes()); n != frontend.MaxPathsPerIngress {
+					t.Errorf("many.example.com has %d routes, want the first %d", n, frontend.MaxPathsPerIngress)
 				}
 			}},
 		{name: "tls-secret-not-found", reason: "InvalidTLSSecret",
@@ -210,7 +212,7 @@ func badInputCases() []badInputCase {
 func routeAnswers(host string, status uint32) func(*testing.T, *translate.Result) {
 	return func(t *testing.T, res *translate.Result) {
 		t.Helper()
-		vh := vhostNamed(res, translate.HTTPRouteName, host)
+		vh := vhostNamed(res, frontend.HTTPListenerName, host)
 		if vh == nil || len(vh.Routes) == 0 {
 			t.Fatalf("no routes for %s", host)
 		}
@@ -226,7 +228,7 @@ func routeAnswers(host string, status uint32) func(*testing.T, *translate.Result
 func servedOverHTTPOnly(host string) func(*testing.T, *translate.Result) {
 	return func(t *testing.T, res *translate.Result) {
 		t.Helper()
-		if vhostNamed(res, translate.HTTPRouteName, host) == nil {
+		if vhostNamed(res, frontend.HTTPListenerName, host) == nil {
 			t.Errorf("%s is no longer served over HTTP", host)
 		}
 		for _, l := range res.Resources.Listeners {
@@ -248,7 +250,7 @@ func vhostNamed(res *translate.Result, routeConfig, host string) *routev3.Virtua
 		}
 		for _, vh := range rc.VirtualHosts {
 			if vh.Name == host {
-				whole, err := translate.Expand(vh) // routes are kept encoded
+				whole, err := renderer.Expand(vh) // routes are kept encoded
 				if err != nil {
 					panic(err)
 				}
@@ -267,8 +269,8 @@ func vhostNamed(res *translate.Result, routeConfig, host string) *routev3.Virtua
 func TestBadInput(t *testing.T) {
 	certs := newTestCerts(t)
 	baseline := translateManifests(t, certs.expand(goodObjects))
-	baseHTTP := vhostNamed(baseline, translate.HTTPRouteName, "good.example.com")
-	baseHTTPS := vhostNamed(baseline, translate.HTTPSRoutePrefix+"good.example.com", "good.example.com")
+	baseHTTP := vhostNamed(baseline, frontend.HTTPListenerName, "good.example.com")
+	baseHTTPS := vhostNamed(baseline, renderer.HTTPSRoutePrefix+"good.example.com", "good.example.com")
 	if baseHTTP == nil || baseHTTPS == nil {
 		t.Fatal("the good Ingress is not served over HTTP and HTTPS on its own")
 	}
@@ -295,10 +297,10 @@ func TestBadInput(t *testing.T) {
 			if tc.reason == "" && len(reasons) > 0 {
 				t.Errorf("unexpected problems on the bad Ingress: %v", reasons)
 			}
-			if got := vhostNamed(res, translate.HTTPRouteName, "good.example.com"); !proto.Equal(got, baseHTTP) {
+			if got := vhostNamed(res, frontend.HTTPListenerName, "good.example.com"); !proto.Equal(got, baseHTTP) {
 				t.Errorf("the good Ingress's HTTP routes changed:\n got %v\nwant %v", got, baseHTTP)
 			}
-			if got := vhostNamed(res, translate.HTTPSRoutePrefix+"good.example.com", "good.example.com"); !proto.Equal(got, baseHTTPS) {
+			if got := vhostNamed(res, renderer.HTTPSRoutePrefix+"good.example.com", "good.example.com"); !proto.Equal(got, baseHTTPS) {
 				t.Errorf("the good Ingress's HTTPS routes changed:\n got %v\nwant %v", got, baseHTTPS)
 			}
 			if tc.check != nil {

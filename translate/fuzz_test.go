@@ -86,7 +86,7 @@ func fuzzState(host, path string, pathType uint8, svc, portName string, portNum 
 		},
 	}
 	if redirect {
-		ing.Annotations = map[string]string{translate.AnnotationForceSSLRedirect: "true"}
+		ing.Annotations = map[string]string{forceSSLRedirect: "true"}
 	}
 	svcType := corev1.ServiceTypeClusterIP
 	if pathType%2 == 0 {

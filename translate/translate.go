@@ -1,18 +1,47 @@
+// Package translate turns a kube.State into Envoy resources. It is the small
+// entry point over three packages, in the one direction data flows:
+//
+//	kube.State -> ingress (the Ingress front-end) -> ir -> envoy (the renderer)
+//
+// translate/ingress applies Ingress semantics and the annotations of its
+// registry and produces the IR; translate/ir is that intermediate
+// representation and its contract; translate/envoy renders the IR as Envoy
+// protos. All are pure: no clients, no goroutines, no clocks, and the same
+// input always gives the same output, byte for byte. Both steps remember
+// their previous work (Translator) without ever letting that show.
 package translate
 
 import (
 	"fmt"
 	"sort"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/envoy"
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// The types consumers use, from the packages that define them.
+type (
+	// Options are the settings that do not come from the cluster.
+	Options = ingress.Options
+	// Resources are the Envoy resources of one translation.
+	Resources = envoy.Resources
+	// Problem is something wrong with an object, to be reported on it.
+	Problem = ir.Problem
 )
 
 // Result is everything one translation produces.
 type Result struct {
 	Resources *Resources
 	Problems  []Problem
+	// IR is what the resources were rendered from; it must not be
+	// modified.
+	IR *ir.IR
 }
 
 // Translate runs both steps: Ingress semantics, then Envoy rendering.
@@ -20,21 +49,25 @@ func Translate(st *kube.State, opts Options) (*Result, error) {
 	return NewTranslator(opts).Translate(st)
 }
 
+// RenderJSON prints a Result as indented JSON grouped by resource type: the
+// output of `ingress-xds translate -f` and the format of its golden files.
+func RenderJSON(r *Result) ([]byte, error) {
+	return envoy.RenderJSON(r.Resources, r.Problems)
+}
+
 // Translator translates state after state, redoing only the work whose
 // inputs changed: an Ingress, a Service, an EndpointSlice or a Secret. Its
 // results are always identical to Translate's on the same state. It is not
 // safe for concurrent use.
 type Translator struct {
-	opts  Options
-	memo  *memo
-	envoy *envoyCache
+	front  *ingress.Builder
+	render *envoy.Renderer
 
-	// The previous result, its model, and the positions of the model's
-	// ExternalName backends (which have no load assignment), for the
-	// endpoint fast path; the positions are found on the first fast-path
-	// change after a full translation.
+	// The previous result and the positions of its IR's ExternalName
+	// backends (which have no load assignment), for the endpoint fast
+	// path; the positions are found on the first fast-path change after a
+	// full translation.
 	last      *Result
-	lastModel *Model
 	externals []int
 }
 
@@ -42,41 +75,41 @@ type Translator struct {
 // adjacent: backends are sorted by name, and their names start with
 // namespace/service/.
 type loadSlot struct {
-	backend  int // index in lastModel.Backends
+	backend  int // index in last.IR.Backends
 	resource int // index in last.Resources.Endpoints
 }
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{opts: opts, memo: newMemo(), envoy: newEnvoyCache()}
+	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRenderer()}
 }
 
 // Translate translates one state.
 func (t *Translator) Translate(st *kube.State) (*Result, error) {
-	m := t.memo.buildModel(st, t.opts)
-	res, err := t.envoy.render(m, t.opts)
+	m := t.front.Build(st)
+	res, err := t.render.Render(m)
 	if err != nil {
-		t.last, t.lastModel, t.externals = nil, nil, nil
+		t.last, t.externals = nil, nil
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)
 	}
-	result := &Result{Resources: res, Problems: m.Problems}
-	t.last, t.lastModel, t.externals = result, m, nil
-	return result, nil
+	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, IR: m}, nil
+	return t.last, nil
 }
 
-// firstLoad locates a Service's first backend in the previous model, by
+// firstLoad locates a Service's first backend in the previous IR, by
 // binary search: backend names start with namespace/service/ and are
-// sorted (a map of 100,000 Services at 10,000 Ingresses would cost 7 MB).
+// sorted (a map of every Service would cost more memory than the rest of
+// the fast path).
 func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
+	backends := t.last.IR.Backends
 	if t.externals == nil {
 		t.externals = []int{}
-		for i, be := range t.lastModel.Backends {
+		for i, be := range backends {
 			if be.ExternalName != "" {
 				t.externals = append(t.externals, i)
 			}
 		}
 	}
-	backends := t.lastModel.Backends
 	prefix := svc.Namespace + "/" + svc.Name + "/"
 	i := sort.Search(len(backends), func(i int) bool { return backends[i].Name >= prefix })
 	if i == len(backends) || backends[i].Service != svc {
@@ -97,6 +130,7 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 		return nil, false
 	}
 	res := *t.last.Resources
+	model := *t.last.IR
 	copied := false
 	for svc, current := range slices {
 		first, ok := t.firstLoad(svc)
@@ -104,8 +138,8 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 			continue
 		}
 		r := first.resource
-		for i := first.backend; i < len(t.lastModel.Backends); i++ {
-			old := t.lastModel.Backends[i]
+		for i := first.backend; i < len(model.Backends); i++ {
+			old := model.Backends[i]
 			if old.Service != svc {
 				break
 			}
@@ -115,18 +149,28 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 			resource := r
 			r++
 			be := *old
-			be.Endpoints = t.memo.refreshEndpoints(&be, current)
-			if sameEndpoints(be.Endpoints, old.Endpoints) {
+			be.Endpoints = t.front.RefreshEndpoints(&be, current)
+			if ir.SameEndpoints(be.Endpoints, old.Endpoints) {
 				continue
 			}
 			if !copied {
+				// The previous IR and resources are never modified: the
+				// new ones get lists of their own.
 				res.Endpoints = append(res.Endpoints[:0:0], res.Endpoints...)
+				model.Backends = append(model.Backends[:0:0], model.Backends...)
 				copied = true
 			}
-			t.lastModel.Backends[i] = &be
-			res.Endpoints[resource] = t.envoy.refreshLoadAssignment(&be)
+			model.Backends[i] = &be
+			res.Endpoints[resource] = t.render.LoadAssignment(&be)
 		}
 	}
-	t.last = &Result{Resources: &res, Problems: t.last.Problems}
+	t.last = &Result{Resources: &res, Problems: t.last.Problems, IR: &model}
 	return t.last, true
 }
+
+// Redacted replaces private key material wherever config is shown to people.
+const Redacted = envoy.Redacted
+
+// RedactSecrets returns copies of the secrets with private keys replaced, so
+// that they can be printed or served for inspection.
+func RedactSecrets(secrets []*tlsv3.Secret) []*tlsv3.Secret { return envoy.RedactSecrets(secrets) }

@@ -184,13 +184,13 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		}
 		i := rng.Intn(len(st.Ingresses))
 		ing := st.Ingresses[i].DeepCopy()
-		if ing.Annotations[translate.AnnotationForceSSLRedirect] == "true" {
-			delete(ing.Annotations, translate.AnnotationForceSSLRedirect)
+		if ing.Annotations[forceSSLRedirect] == "true" {
+			delete(ing.Annotations, forceSSLRedirect)
 		} else {
 			if ing.Annotations == nil {
 				ing.Annotations = map[string]string{}
 			}
-			ing.Annotations[translate.AnnotationForceSSLRedirect] = "true"
+			ing.Annotations[forceSSLRedirect] = "true"
 		}
 		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
@@ -306,3 +306,6 @@ func sameAsFresh(t *testing.T, got *translate.Result, st *kube.State, opts trans
 	}
 	return want
 }
+
+// forceSSLRedirect is the annotation the random changes toggle.
+const forceSSLRedirect = "ingress-xds.io/force-ssl-redirect"

@@ -1,4 +1,4 @@
-package translate
+package ingress
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // Limits that keep one Ingress from hurting everyone else's configuration.
@@ -24,32 +26,59 @@ const (
 	MaxPathLength = 4096
 )
 
-// Annotations we read.
-const (
-	AnnotationForceSSLRedirect       = "ingress-xds.io/force-ssl-redirect"
-	AnnotationForceSSLRedirectLegacy = "ingress.kubernetes.io/force-ssl-redirect"
-)
-
 // fragment is what one Ingress contributes, worked out from that Ingress and
-// the Services it names alone. Everything that depends on other Ingresses
+// the objects it names alone (reads records which, as they were). Everything that depends on other Ingresses
 // (conflicts, merging, certificates shared between hosts) happens later, in
 // the merge, so a fragment can be reused for as long as its Ingress and those
 // Services are unchanged.
 type fragment struct {
-	ingress *networkingv1.Ingress
-	// services are the Services looked up, as they were (nil: missing).
-	services map[types.NamespacedName]*kube.Service
+	ingress  *networkingv1.Ingress
+	reads    reads
 	routes   []hostRoute
 	tls      []tlsRequest
-	problems []Problem
+	problems []ir.Problem
+}
+
+// reads are the objects a fragment looked up, as they were (nil: missing).
+// A fragment stays valid for as long as each is the same object in the
+// State (objects are never modified: a changed one is a new pointer).
+type reads struct {
+	services map[types.NamespacedName]*kube.Service
+	secrets  map[types.NamespacedName]*corev1.Secret
+}
+
+// unchanged reports whether every object read is the same in st. Parts of
+// st that are the very maps of prev (the previous State) are skipped:
+// nothing in them changed.
+func (r *reads) unchanged(st, prev *kube.State) bool {
+	return (prev != nil && sameMap(st.Services, prev.Services) || sameObjects(r.services, st.Services)) &&
+		(prev != nil && sameMap(st.Secrets, prev.Secrets) || sameObjects(r.secrets, st.Secrets))
+}
+
+func sameObjects[V comparable](read, now map[types.NamespacedName]V) bool {
+	for name, obj := range read {
+		if now[name] != obj {
+			return false
+		}
+	}
+	return true
 }
 
 // hostRoute is a route for one host, before merging.
 type hostRoute struct {
 	host    string
-	route   *Route
-	backend *backendRef // nil when the route answers directly
+	route   *ir.Route
+	cluster *clusterRef // nil when the route answers directly
 	where   string      // the field it comes from, for conflict messages
+}
+
+// clusterRef is a cluster a route sends to: a resolved Service port with a
+// cluster policy.
+type clusterRef struct {
+	name    string // ir.ClusterName(backend.name, policy)
+	backend *backendRef
+	policy  *ir.ClusterPolicy // nil: the default
+	ir      *ir.Cluster       // made by cluster()
 }
 
 // backendRef is a resolved Service port.
@@ -72,31 +101,29 @@ func (r *backendRef) sameAs(o *backendRef) bool {
 	return r.name == o.name && r.service == o.service && r.externalName == o.externalName && reflect.DeepEqual(r.port, o.port)
 }
 
-// servicesUnchanged reports whether the Services f read are the same in st.
-func (f *fragment) servicesUnchanged(st *kube.State) bool {
-	for name, svc := range f.services {
-		if st.Services[name] != svc {
-			return false
-		}
-	}
-	return true
+// sameAs says whether two refs make the same cluster.
+func (r *clusterRef) sameAs(o *clusterRef) bool {
+	return r.name == o.name && r.backend.sameAs(o.backend) && reflect.DeepEqual(r.policy, o.policy)
 }
 
 type fragmentBuilder struct {
-	ing   *networkingv1.Ingress
-	state *kube.State
-	opts  Options
-	frag  *fragment
-	seen  map[routeKey]bool
+	ing    *networkingv1.Ingress
+	state  *kube.State
+	opts   Options
+	reg    *annotations.Registry
+	frag   *fragment
+	seen   map[routeKey]bool
+	policy *ir.RoutePolicy // shared by every route of the Ingress; nil: none
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
-func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options) *fragment {
+func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options, reg *annotations.Registry) *fragment {
 	f := &fragmentBuilder{
 		ing:   ing,
 		state: st,
 		opts:  opts,
-		frag:  &fragment{ingress: ing, services: map[types.NamespacedName]*kube.Service{}},
+		reg:   reg,
+		frag:  &fragment{ingress: ing, reads: reads{services: map[types.NamespacedName]*kube.Service{}}},
 		seen:  map[routeKey]bool{},
 	}
 	f.build()
@@ -107,12 +134,12 @@ func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options) *fra
 // huge, and ends up in Events and logs.
 const maxMessage = 1024
 
-func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) Problem {
+func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) ir.Problem {
 	msg := fmt.Sprintf(format, args...)
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
 	}
-	return Problem{
+	return ir.Problem{
 		Kind:      "Ingress",
 		Namespace: ing.Namespace,
 		Name:      ing.Name,
@@ -128,15 +155,15 @@ func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 // service looks a Service up and records the dependency.
 func (f *fragmentBuilder) service(name types.NamespacedName) *kube.Service {
 	svc := f.state.Services[name]
-	f.frag.services[name] = svc
+	f.frag.reads.services[name] = svc
 	return svc
 }
 
 func (f *fragmentBuilder) build() {
 	ing := f.ing
-	redirect := forceSSLRedirect(ing)
+	f.readAnnotations()
 	if def := ing.Spec.DefaultBackend; def != nil {
-		f.addRoute(WildcardHost, PathPrefix, "/", def, "spec.defaultBackend", redirect)
+		f.addRoute(ir.WildcardHost, ir.PathPrefix, "/", def, "spec.defaultBackend")
 	}
 	paths := 0
 rules:
@@ -157,43 +184,38 @@ rules:
 				continue
 			}
 			backend := p.Backend
-			f.addRoute(host, pathType, path, &backend, where, redirect)
+			f.addRoute(host, pathType, path, &backend, where)
 		}
 	}
 	f.addTLS()
 }
 
-func (f *fragmentBuilder) addRoute(host string, pathType PathType, path string, backend *networkingv1.IngressBackend, where string, redirect bool) {
+func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path string, backend *networkingv1.IngressBackend, where string) {
 	key := routeKey{host: host, pathType: pathType, path: path}
 	if f.seen[key] {
 		f.problem("DuplicateRule", "%s: host %q, %s path %q is already defined earlier in this Ingress: ignored", where, host, pathType, path)
 		return
 	}
 	f.seen[key] = true
-	ingName := types.NamespacedName{Namespace: f.ing.Namespace, Name: f.ing.Name}
-	route := &Route{PathType: pathType, Path: path, Ingress: ingName, RedirectToHTTPS: redirect}
-	ref, ok := f.resolveBackend(backend, where)
-	if ok {
-		route.Backend = ref.name
+	route := &ir.Route{
+		Match:  ir.Match{PathType: pathType, Path: path},
+		Policy: f.policy,
+		Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+	}
+	var cluster *clusterRef
+	if ref, ok := f.resolveBackend(backend, where); ok {
+		cluster = &clusterRef{name: ref.name, backend: ref}
+		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
 	} else {
-		route.Direct = &DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
+		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
 	}
-	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, backend: ref, where: where})
-}
-
-func forceSSLRedirect(ing *networkingv1.Ingress) bool {
-	for _, key := range []string{AnnotationForceSSLRedirect, AnnotationForceSSLRedirectLegacy} {
-		if strings.EqualFold(strings.TrimSpace(ing.Annotations[key]), "true") {
-			return true
-		}
-	}
-	return false
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where})
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.
 func (f *fragmentBuilder) normalizeHost(host, where string) (string, bool) {
 	if host == "" {
-		return WildcardHost, true
+		return ir.WildcardHost, true
 	}
 	host = strings.ToLower(host)
 	name := strings.TrimPrefix(host, "*.")
@@ -211,14 +233,14 @@ func (f *fragmentBuilder) normalizeHost(host, where string) (string, bool) {
 // normalizePath validates a path and applies the Ingress pathType rules.
 // ImplementationSpecific is treated as Prefix (segment-wise), as Contour does
 // for paths without regex characters.
-func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where string) (PathType, string, bool) {
+func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where string) (ir.PathType, string, bool) {
 	path := p.Path
-	pathType := PathPrefix
+	pathType := ir.PathPrefix
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-		pathType = PathExact
+		pathType = ir.PathExact
 	}
 	if path == "" {
-		if pathType == PathExact {
+		if pathType == ir.PathExact {
 			f.problem("InvalidPath", "%s: an Exact path must not be empty: path ignored", where)
 			return "", "", false
 		}
@@ -240,7 +262,7 @@ func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where st
 			return "", "", false
 		}
 	}
-	if pathType == PathPrefix {
+	if pathType == ir.PathPrefix {
 		// A Prefix's trailing slash is ignored: /foo/ matches /foo.
 		path = strings.TrimRight(path, "/")
 		if path == "" {
@@ -333,4 +355,12 @@ func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (k
 		}
 	}
 	return kube.ServicePort{}, false
+}
+
+// cluster is the IR value of the cluster, made once per ref.
+func (r *clusterRef) cluster() *ir.Cluster {
+	if r.ir == nil {
+		r.ir = &ir.Cluster{Name: r.name, Backend: r.backend.name, Policy: r.policy}
+	}
+	return r.ir
 }

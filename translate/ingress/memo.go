@@ -1,4 +1,4 @@
-package translate
+package ingress
 
 import (
 	"maps"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // memo remembers the work of the previous model build so that the next one
@@ -24,27 +26,29 @@ import (
 // holds it to that).
 //
 // What is remembered:
-//   - per Ingress, its fragment (valid while the Services it names are the
-//     same objects and the Ingress is too, or differs only where a fragment
-//     never reads: see sameSpec);
+//   - per Ingress, its fragment (valid while every object it read, Services
+//     and Secrets, is the same object and the Ingress is too, or differs
+//     only where a fragment never reads: see kube.SpecEqual);
 //   - per host, the merge of the fragments that mention it (redone when one
 //     of them changes, or a Secret it asked for does);
+//   - per cluster, the IR value (reused while its ref is the same);
 //   - per backend, its ready endpoints (redone when its EndpointSlices do);
 //   - per Secret, whether it holds a usable certificate.
 type memo struct {
+	reg       *annotations.Registry
 	fragments map[types.NamespacedName]*fragment
 	hosts     map[string]*hostEntry
 	hostNames *sortedSet      // hosts with a virtual host
 	tlsHosts  map[string]bool // hosts whose merge read Secrets
 
-	backendRefs  map[string]*backendRef // every backend some host routes to
-	backendUsers map[string]int         // how many hosts route to it
-	backendNames *sortedSet             // keys of backendRefs
+	clusterRefs  map[string]*clusterRef // every cluster some host routes to
+	clusterUsers map[string]int         // how many hosts route to it
+	clusterNames *sortedSet             // keys of clusterRefs
 
 	// Per backend name; updated in place, and pruned of backends no host
 	// routes to any more once they make up half of the entries, so that a
 	// build costs a lookup per backend rather than a new map.
-	backends map[string]*Backend
+	backends map[string]*ir.Backend
 	eps      map[string]*endpointsEntry
 	certs    map[types.NamespacedName]certEntry
 
@@ -55,13 +59,13 @@ type memo struct {
 	// anything in them did; when nothing did and no host changed its
 	// backends, the previous backend list is still right, and checking its
 	// 100,000 entries one by one (at 10,000 Ingresses) is work saved.
-	lastServices map[types.NamespacedName]*kube.Service
-	lastSlices   map[types.NamespacedName][]*kube.EndpointSlice
-	lastBackends []*Backend
-	refsChanged  bool // a backend was added, removed or re-resolved since
-	// dropped holds, within one build, the backends no host routes to any
+	prev         kube.State // the maps of the previous build's State
+	lastClusters []*ir.Cluster
+	lastBackends []*ir.Backend
+	refsChanged  bool // a cluster was added, removed or re-resolved since
+	// dropped holds, within one build, the clusters no host routes to any
 	// more, so that one another host takes up is not counted as a change.
-	dropped map[string]*backendRef
+	dropped map[string]*clusterRef
 
 	// ingresses is the list the previous build read. Compared with the
 	// next one by identity, it tells the few Ingresses that changed from
@@ -70,7 +74,7 @@ type memo struct {
 	ingresses []*networkingv1.Ingress
 	// vhosts is the previous model's virtual hosts, in hostNames order;
 	// a build replaces those of the hosts it merged again.
-	vhosts []*VirtualHost
+	vhosts []*ir.VirtualHost
 	// The fragments and hosts with problems to report (and fragments with
 	// TLS, whose problems depend on Secrets), so that a build visits those
 	// rather than every one.
@@ -90,33 +94,35 @@ type certEntry struct {
 type endpointsEntry struct {
 	slices   []*kube.EndpointSlice
 	portName string
-	result   []Endpoint
+	result   []ir.Endpoint
 }
 
-func newMemo() *memo {
+func newMemo(reg *annotations.Registry) *memo {
 	return &memo{
+		reg:          reg,
 		fragments:    map[types.NamespacedName]*fragment{},
 		hosts:        map[string]*hostEntry{},
 		tlsHosts:     map[string]bool{},
-		backendRefs:  map[string]*backendRef{},
-		backendUsers: map[string]int{},
+		clusterRefs:  map[string]*clusterRef{},
+		clusterUsers: map[string]int{},
 		hostNames:    newSortedSet(),
-		backendNames: newSortedSet(),
-		backends:     map[string]*Backend{},
+		clusterNames: newSortedSet(),
+		backends:     map[string]*ir.Backend{},
 		certs:        map[types.NamespacedName]certEntry{},
 		eps:          map[string]*endpointsEntry{},
-		dropped:      map[string]*backendRef{},
+		dropped:      map[string]*clusterRef{},
 
 		problemFragments: map[types.NamespacedName]*fragment{},
 		problemHosts:     map[string]bool{},
 	}
 }
 
-func (m *memo) buildModel(st *kube.State, opts Options) *Model {
+func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	dirty := map[string]bool{}
-	// A fragment depends on its Ingress and on Services: with the same
-	// Services, only the Ingresses that are new objects need a look.
-	if !sameMap(st.Services, m.lastServices) || !m.updateChanged(st, opts, dirty) {
+	// A fragment depends on its Ingress and on the objects it read: with
+	// the same Services and Secrets, only the Ingresses that are new
+	// objects need a look.
+	if !sameMap(st.Services, m.prev.Services) || !sameMap(st.Secrets, m.prev.Secrets) || !m.updateChanged(st, opts, dirty) {
 		m.updateAll(st, opts, dirty)
 	}
 	m.ingresses = st.Ingresses
@@ -134,7 +140,7 @@ func (m *memo) buildModel(st *kube.State, opts Options) *Model {
 		clear(m.dropped)
 	}
 	m.hostNames.settle()
-	m.backendNames.settle()
+	m.clusterNames.settle()
 	return m.model(st, dirty)
 }
 
@@ -166,7 +172,7 @@ func (m *memo) updateChanged(st *kube.State, opts Options, dirty map[string]bool
 		if old != nil && kube.SpecEqual(old.ingress, ing) {
 			continue
 		}
-		f := buildFragment(ing, st, opts)
+		f := buildFragment(ing, st, opts, m.reg)
 		m.replaceFragment(name, old, f, dirty)
 		m.fragments[name] = f
 	}
@@ -180,16 +186,15 @@ func (m *memo) updateChanged(st *kube.State, opts Options, dirty map[string]bool
 }
 
 // updateAll checks every Ingress's fragment: the first build, and any
-// after Services changed, since fragments read them.
+// after Services or Secrets changed, since fragments read them.
 func (m *memo) updateAll(st *kube.State, opts Options, dirty map[string]bool) {
 	next := make(map[types.NamespacedName]*fragment, len(st.Ingresses))
-	sameServices := sameMap(st.Services, m.lastServices)
 	for _, ing := range st.Ingresses {
 		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
 		old := m.fragments[name]
 		f := old
-		if f == nil || !kube.SpecEqual(f.ingress, ing) || (!sameServices && !f.servicesUnchanged(st)) {
-			f = buildFragment(ing, st, opts)
+		if f == nil || !kube.SpecEqual(f.ingress, ing) || !f.reads.unchanged(st, &m.prev) {
+			f = buildFragment(ing, st, opts, m.reg)
 		}
 		next[name] = f
 		if f != old {
@@ -242,22 +247,22 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 		}
 	}
 	if before != nil {
-		for _, ref := range before.backends {
-			if m.backendUsers[ref.name]--; m.backendUsers[ref.name] == 0 {
-				m.dropped[ref.name] = m.backendRefs[ref.name]
-				delete(m.backendUsers, ref.name)
-				delete(m.backendRefs, ref.name)
-				m.backendNames.remove(ref.name)
+		for _, ref := range before.clusters {
+			if m.clusterUsers[ref.name]--; m.clusterUsers[ref.name] == 0 {
+				m.dropped[ref.name] = m.clusterRefs[ref.name]
+				delete(m.clusterUsers, ref.name)
+				delete(m.clusterRefs, ref.name)
+				m.clusterNames.remove(ref.name)
 			}
 		}
 	}
 	if after != nil {
-		for _, ref := range after.backends {
-			if m.backendUsers[ref.name] == 0 {
-				m.backendNames.add(ref.name)
+		for _, ref := range after.clusters {
+			if m.clusterUsers[ref.name] == 0 {
+				m.clusterNames.add(ref.name)
 			}
-			m.backendUsers[ref.name]++
-			old := m.backendRefs[ref.name]
+			m.clusterUsers[ref.name]++
+			old := m.clusterRefs[ref.name]
 			if old == nil {
 				// Dropped by another host of this build and taken up
 				// here: only a change if it resolves differently.
@@ -266,8 +271,10 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 			}
 			if old == nil || !old.sameAs(ref) {
 				m.refsChanged = true
+			} else {
+				ref = old // the same cluster: keep the ref its IR value came from
 			}
-			m.backendRefs[ref.name] = ref
+			m.clusterRefs[ref.name] = ref
 		}
 	}
 	if after != nil && after.vhost != nil {
@@ -287,12 +294,13 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 	}
 }
 
-// model assembles the Model from the remembered pieces.
-func (m *memo) model(st *kube.State, dirty map[string]bool) *Model {
-	model := &Model{VirtualHosts: m.virtualHosts(dirty)}
+// model assembles the IR from the remembered pieces (listeners are the
+// Builder's).
+func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
+	model := &ir.IR{VirtualHosts: m.virtualHosts(dirty)}
 	// Certificates come from hosts that read Secrets, in host order (the
 	// last of one name wins, as it always has).
-	certs := map[string]*Certificate{}
+	certs := map[string]*ir.Certificate{}
 	for _, host := range slices.Sorted(maps.Keys(m.tlsHosts)) {
 		if e := m.hosts[host]; e != nil && e.merged != nil && e.merged.vhost != nil && e.merged.cert != nil {
 			certs[e.merged.cert.Name] = e.merged.cert
@@ -307,19 +315,33 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *Model {
 	}
 	sort.Slice(model.Certificates, func(i, j int) bool { return model.Certificates[i].Name < model.Certificates[j].Name })
 
-	if m.lastBackends != nil && !m.refsChanged && sameMap(st.Services, m.lastServices) && sameMap(st.EndpointSlices, m.lastSlices) {
-		// Each backend depends only on its ref and on these maps.
-		model.Backends = slices.Clone(m.lastBackends)
+	if m.lastBackends != nil && !m.refsChanged && sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices) {
+		// Each cluster and backend depends only on its ref and on these
+		// maps.
+		model.Clusters, model.Backends = slices.Clone(m.lastClusters), slices.Clone(m.lastBackends)
 	} else {
-		model.Backends = make([]*Backend, 0, len(m.backendNames.sorted))
-		for _, name := range m.backendNames.sorted {
-			model.Backends = append(model.Backends, m.backend(m.backendRefs[name], st))
+		model.Clusters = make([]*ir.Cluster, 0, len(m.clusterNames.sorted))
+		model.Backends = make([]*ir.Backend, 0, len(m.clusterNames.sorted))
+		for _, name := range m.clusterNames.sorted {
+			ref := m.clusterRefs[name]
+			model.Clusters = append(model.Clusters, ref.cluster())
+			// A backend's clusters are adjacent in name order (their names
+			// are its name, or its name, "/" and a hash), and backends
+			// come in name order too.
+			if n := len(model.Backends); n == 0 || model.Backends[n-1].Name != ref.backend.name {
+				model.Backends = append(model.Backends, m.backend(ref.backend, st))
+			}
 		}
 	}
-	m.lastServices, m.lastSlices, m.lastBackends, m.refsChanged = st.Services, st.EndpointSlices, slices.Clone(model.Backends), false
-	if live := len(m.backendRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
-		pruneTo(m.backends, m.backendRefs)
-		pruneTo(m.eps, m.backendRefs)
+	m.lastClusters, m.lastBackends, m.refsChanged = slices.Clone(model.Clusters), slices.Clone(model.Backends), false
+	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
+	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
+		inUse := make(map[string]bool, live)
+		for _, ref := range m.clusterRefs {
+			inUse[ref.backend.name] = true
+		}
+		pruneTo(m.backends, inUse)
+		pruneTo(m.eps, inUse)
 	}
 
 	for _, f := range m.problemFragments {
@@ -335,9 +357,9 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *Model {
 // virtualHosts lists the hosts' virtual hosts in hostNames order: the
 // previous list with those of the hosts merged again (dirty) replaced,
 // inserted or removed, or, after many changes, the list made anew.
-func (m *memo) virtualHosts(dirty map[string]bool) []*VirtualHost {
+func (m *memo) virtualHosts(dirty map[string]bool) []*ir.VirtualHost {
 	if m.vhosts == nil || len(dirty) > maxChangedIngresses {
-		out := make([]*VirtualHost, 0, len(m.hostNames.sorted))
+		out := make([]*ir.VirtualHost, 0, len(m.hostNames.sorted))
 		for _, host := range m.hostNames.sorted {
 			out = append(out, m.hosts[host].merged.vhost)
 		}
@@ -349,11 +371,11 @@ func (m *memo) virtualHosts(dirty map[string]bool) []*VirtualHost {
 	}
 	out := slices.Clone(m.vhosts)
 	for host := range dirty {
-		var vh *VirtualHost
+		var vh *ir.VirtualHost
 		if e := m.hosts[host]; e != nil && e.merged != nil {
 			vh = e.merged.vhost
 		}
-		i, found := slices.BinarySearchFunc(out, host, func(v *VirtualHost, h string) int { return strings.Compare(v.Host, h) })
+		i, found := slices.BinarySearchFunc(out, host, func(v *ir.VirtualHost, h string) int { return strings.Compare(v.Host, h) })
 		switch {
 		case found && vh != nil:
 			out[i] = vh
@@ -369,15 +391,15 @@ func (m *memo) virtualHosts(dirty map[string]bool) []*VirtualHost {
 
 // backend returns the Backend for a reference, the same value as last time
 // when nothing about it changed.
-func (m *memo) backend(ref *backendRef, st *kube.State) *Backend {
-	var eps []Endpoint
+func (m *memo) backend(ref *backendRef, st *kube.State) *ir.Backend {
+	var eps []ir.Endpoint
 	if ref.externalName == "" {
 		eps = m.endpoints(ref, st.EndpointSlices[ref.service])
 	}
 	be := m.backends[ref.name]
-	if be == nil || be.Service != ref.service || be.Port != ref.port.Port || be.portName != ref.port.Name ||
-		be.ExternalName != ref.externalName || !sameEndpoints(be.Endpoints, eps) {
-		be = &Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, portName: ref.port.Name, Endpoints: eps}
+	if be == nil || be.Service != ref.service || be.Port != ref.port.Port || be.PortName != ref.port.Name ||
+		be.ExternalName != ref.externalName || !ir.SameEndpoints(be.Endpoints, eps) {
+		be = &ir.Backend{Name: ref.name, Service: ref.service, Port: ref.port.Port, ExternalName: ref.externalName, PortName: ref.port.Name, Endpoints: eps}
 		m.backends[ref.name] = be
 	}
 	return be
@@ -405,7 +427,7 @@ func (m *memo) forgetStaleCertificates(secrets map[types.NamespacedName]*corev1.
 // endpoints returns a backend's ready endpoints, recomputed only when one of
 // the Service's EndpointSlices changed. The returned slice is shared: the
 // Envoy step uses its identity to reuse the load assignment built from it.
-func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []Endpoint {
+func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []ir.Endpoint {
 	e := m.eps[ref.name]
 	if e == nil || e.portName != ref.port.Name || !sameSlices(e.slices, slices) {
 		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: readyEndpoints(slices, ref.port)}
@@ -416,10 +438,10 @@ func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []Endpoi
 
 // refreshEndpoints is endpoints outside a build, for the fast path: it
 // updates the remembered entry so that the next build reuses it.
-func (m *memo) refreshEndpoints(be *Backend, slices []*kube.EndpointSlice) []Endpoint {
+func (m *memo) refreshEndpoints(be *ir.Backend, slices []*kube.EndpointSlice) []ir.Endpoint {
 	e := m.eps[be.Name]
-	if e == nil || e.portName != be.portName || !sameSlices(e.slices, slices) {
-		e = &endpointsEntry{slices: slices, portName: be.portName, result: readyEndpoints(slices, kube.ServicePort{Name: be.portName, Port: be.Port})}
+	if e == nil || e.portName != be.PortName || !sameSlices(e.slices, slices) {
+		e = &endpointsEntry{slices: slices, portName: be.PortName, result: readyEndpoints(slices, kube.ServicePort{Name: be.PortName, Port: be.Port})}
 		m.eps[be.Name] = e
 	}
 	return e.result
@@ -443,7 +465,7 @@ func sameSlices(a, b []*kube.EndpointSlice) bool {
 }
 
 // pruneTo deletes the entries of m whose keys live does not have.
-func pruneTo[V, W any](m map[string]V, live map[string]W) {
+func pruneTo[V any](m map[string]V, live map[string]bool) {
 	for k := range m {
 		if _, ok := live[k]; !ok {
 			delete(m, k)

@@ -1,4 +1,4 @@
-package translate
+package envoy
 
 import (
 	"bytes"
@@ -7,13 +7,15 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // A valid load assignment is kept as its encoding, which is the whole
 // message's deterministic encoding; read through reflection (as protojson,
 // proto.Clone and Expand do) it is the whole message.
 func TestLoadAssignmentsAreKeptEncoded(t *testing.T) {
-	be := &Backend{Name: "default/web/80", Endpoints: []Endpoint{{"10.0.0.1", 8080}, {"10.0.0.2", 8080}}}
+	be := &ir.Backend{Name: "default/web/80", Endpoints: []ir.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}}
 	encoded, ok := loadAssignment(be).(*EncodedLoadAssignment)
 	if !ok {
 		t.Fatalf("load assignment not kept encoded: %T", loadAssignment(be))
@@ -42,7 +44,7 @@ func TestLoadAssignmentsAreKeptEncoded(t *testing.T) {
 
 // An invalid load assignment stays whole, for validation to report it.
 func TestInvalidLoadAssignmentStaysWhole(t *testing.T) {
-	be := &Backend{Name: "default/web/80", Endpoints: []Endpoint{{"10.0.0.1", 8080}, {"", 8080}}}
+	be := &ir.Backend{Name: "default/web/80", Endpoints: []ir.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "", Port: 8080}}}
 	cla, ok := loadAssignment(be).(*endpointv3.ClusterLoadAssignment)
 	if !ok || len(cla.GetEndpoints()) != 1 {
 		t.Fatalf("invalid load assignment encoded: %v", loadAssignment(be))
@@ -56,11 +58,17 @@ func TestInvalidLoadAssignmentStaysWhole(t *testing.T) {
 // the whole message is; Expand, given the route configuration holding it,
 // gives the whole message back.
 func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
-	vh := &VirtualHost{Host: "web.example.com", Routes: []*Route{
-		{Path: "/api", PathType: PathPrefix, Backend: "default/api/80"},
-		{Path: "/", PathType: PathPrefix, Backend: "default/web/80"},
+	to := func(cluster string) ir.Action {
+		return ir.Action{Forward: &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster, Weight: 1}}}}
+	}
+	vh := &ir.VirtualHost{Host: "web.example.com", Routes: []*ir.Route{
+		{Match: ir.Match{Path: "/api", PathType: ir.PathPrefix}, Action: to("default/api/80")},
+		{Match: ir.Match{Path: "/", PathType: ir.PathPrefix}, Action: to("default/web/80")},
 	}}
-	compact := virtualHost(vh, false)
+	compact, _, err := renderVirtualHost(vh, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(compact.GetRoutes()) != 0 || len(compact.ProtoReflect().GetUnknown()) == 0 {
 		t.Fatalf("routes held as fields: %v", compact)
 	}
@@ -69,7 +77,11 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 	}
 	whole := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
 	for _, r := range vh.Routes {
-		whole.Routes = append(whole.Routes, envoyRoute(vh.Host, r, false))
+		route, _, err := renderRoute(vh.Host, r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole.Routes = append(whole.Routes, route)
 	}
 	encodesAs(t, compact, whole)
 	rc, err := Expand(&routev3.RouteConfiguration{Name: "rc", VirtualHosts: []*routev3.VirtualHost{compact}})

@@ -1,4 +1,4 @@
-package translate
+package envoy
 
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"

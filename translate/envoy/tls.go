@@ -1,4 +1,4 @@
-package translate
+package envoy
 
 import (
 	"fmt"
@@ -11,28 +11,31 @@ import (
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// addHTTPS renders the TLS listener: one filter chain per host with a valid
+// addHTTPS renders an HTTPS listener: one filter chain per host with a
 // certificate, chosen by SNI, each routing only its own host, with the
 // certificate delivered over SDS so that a rotated Secret reaches Envoy
 // without touching the listener.
-func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
-	if opts.HTTPSPort == 0 {
-		return nil
-	}
+func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	var chains []*listenerv3.FilterChain
 	covered := coveredHosts(m.VirtualHosts)
 	for _, vh := range m.VirtualHosts {
 		if vh.Certificate == "" {
 			continue
 		}
-		chain, err := c.filterChain(vh)
+		rendered, err := c.virtualHost(vh, true)
+		if err != nil {
+			return err
+		}
+		chain, err := c.filterChain(l, vh, rendered.uses)
 		if err != nil {
 			return err
 		}
 		chains = append(chains, chain)
-		rc := c.routeConfiguration(HTTPSRoutePrefix+vh.Host, []*VirtualHost{vh}, true)
+		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg}}
 		// A wildcard chain also receives requests for the exact hosts it
 		// covers (an SNI of another name, a Host of theirs): those are not
 		// this certificate's to serve, and must not fall into the wildcard's
@@ -50,23 +53,20 @@ func (c *envoyCache) addHTTPS(res *Resources, m *Model, opts Options) error {
 		return fmt.Errorf("packing tls inspector: %w", err)
 	}
 	res.Listeners = append(res.Listeners, &listenerv3.Listener{
-		Name:    HTTPSListenerName,
-		Address: socketAddress(listenAddress(opts), opts.HTTPSPort),
+		Name:    l.Name,
+		Address: socketAddress(l.Address, l.Port),
 		ListenerFilters: []*listenerv3.ListenerFilter{{
 			Name:       "envoy.filters.listener.tls_inspector",
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
 		}},
 		FilterChains: chains,
 	})
-	for _, cert := range m.Certificates {
-		res.Secrets = append(res.Secrets, c.secret(cert))
-	}
 	return nil
 }
 
 // coveredHosts maps each wildcard host to the exact hosts it covers (one
 // label more), in order.
-func coveredHosts(vhosts []*VirtualHost) map[string][]string {
+func coveredHosts(vhosts []*ir.VirtualHost) map[string][]string {
 	wildcards := map[string]bool{}
 	for _, vh := range vhosts {
 		if strings.HasPrefix(vh.Host, "*.") {
@@ -78,7 +78,7 @@ func coveredHosts(vhosts []*VirtualHost) map[string][]string {
 		return out
 	}
 	for _, vh := range vhosts {
-		if _, parent, ok := strings.Cut(vh.Host, "."); ok && vh.Host != WildcardHost && !strings.HasPrefix(vh.Host, "*.") {
+		if _, parent, ok := strings.Cut(vh.Host, "."); ok && vh.Host != ir.WildcardHost && !strings.HasPrefix(vh.Host, "*.") {
 			if w := "*." + parent; wildcards[w] {
 				out[w] = append(out[w], vh.Host)
 			}
@@ -103,8 +103,8 @@ func misdirected(host string) *routev3.VirtualHost {
 }
 
 // sniFilterChain serves one host: its certificate, and its own routes only.
-func sniFilterChain(vh *VirtualHost) (*listenerv3.FilterChain, error) {
-	hcm, err := httpConnectionManager(HTTPSListenerName, HTTPSRoutePrefix+vh.Host)
+func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
+	hcm, err := httpConnectionManager(l.Name, HTTPSRoutePrefix+vh.Host, uses)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func sniFilterChain(vh *VirtualHost) (*listenerv3.FilterChain, error) {
 	}, nil
 }
 
-func tlsSecret(cert *Certificate) *tlsv3.Secret {
+func tlsSecret(cert *ir.Certificate) *tlsv3.Secret {
 	return &tlsv3.Secret{
 		Name: cert.Name,
 		Type: &tlsv3.Secret_TlsCertificate{TlsCertificate: &tlsv3.TlsCertificate{

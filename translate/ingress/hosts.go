@@ -1,4 +1,4 @@
-package translate
+package ingress
 
 import (
 	"sort"
@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // Merging happens host by host: conflicts (same host, path and type), the
@@ -22,10 +24,10 @@ type hostEntry struct {
 
 // hostMerge is the merge of one host's fragments, oldest Ingress first.
 type hostMerge struct {
-	vhost    *VirtualHost // nil when no route survived
-	backends []*backendRef
-	problems []Problem
-	cert     *Certificate // the certificate serving the host, if any
+	vhost    *ir.VirtualHost // nil when no route survived
+	clusters []*clusterRef
+	problems []ir.Problem
+	cert     *ir.Certificate // the certificate serving the host, if any
 	// secrets are the Secrets the host's TLS entries asked for, as they were,
 	// so that a rotated or fixed Secret brings a new merge.
 	secrets map[types.NamespacedName]*corev1.Secret
@@ -63,7 +65,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 
 	out := &hostMerge{}
 	seen := map[routeKey]types.NamespacedName{}
-	usedBackend := map[string]bool{}
+	usedCluster := map[string]bool{}
 	for _, f := range frags {
 		ing := f.ingress
 		ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
@@ -71,18 +73,19 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			if hr.host != host {
 				continue
 			}
-			key := routeKey{host: host, pathType: hr.route.PathType, path: hr.route.Path}
+			m := hr.route.Match
+			key := routeKey{host: host, pathType: m.PathType, path: m.Path}
 			if owner, dup := seen[key]; dup {
-				out.problems = append(out.problems, newProblem(ing, "RuleConflict", "%s: host %q, %s path %q is already served by the older Ingress %s: ignored", hr.where, host, hr.route.PathType, hr.route.Path, owner))
+				out.problems = append(out.problems, newProblem(ing, "RuleConflict", "%s: host %q, %s path %q is already served by the older Ingress %s: ignored", hr.where, host, m.PathType, m.Path, owner))
 				continue
 			}
 			seen[key] = ingName
-			if hr.backend != nil && !usedBackend[hr.backend.name] {
-				usedBackend[hr.backend.name] = true
-				out.backends = append(out.backends, hr.backend)
+			if hr.cluster != nil && !usedCluster[hr.cluster.name] {
+				usedCluster[hr.cluster.name] = true
+				out.clusters = append(out.clusters, hr.cluster)
 			}
 			if out.vhost == nil {
-				out.vhost = &VirtualHost{Host: host}
+				out.vhost = &ir.VirtualHost{Host: host}
 			}
 			out.vhost.Routes = append(out.vhost.Routes, hr.route)
 		}
@@ -135,8 +138,8 @@ func (h *hostMerge) secretsChanged(secrets map[types.NamespacedName]*corev1.Secr
 }
 
 // tlsProblems reports each spec.tls entry whose Secret is unusable, once.
-func (m *memo) tlsProblems(f *fragment, secrets map[types.NamespacedName]*corev1.Secret) []Problem {
-	var out []Problem
+func (m *memo) tlsProblems(f *fragment, secrets map[types.NamespacedName]*corev1.Secret) []ir.Problem {
+	var out []ir.Problem
 	for _, req := range f.tls {
 		if res := m.certificate(req.secret, secrets[req.secret]); res.err != nil {
 			out = append(out, newProblem(f.ingress, "InvalidTLSSecret", "%s: %v: hosts %s served over HTTP only", req.where, res.err, strings.Join(req.hosts, ", ")))

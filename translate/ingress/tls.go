@@ -1,4 +1,4 @@
-package translate
+package ingress
 
 import (
 	"crypto/ecdsa"
@@ -12,10 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 type certResult struct {
-	cert *Certificate // nil when the Secret is unusable
+	cert *ir.Certificate // nil when the Secret is unusable
 	err  error
 }
 
@@ -38,7 +40,7 @@ func (f *fragmentBuilder) addTLS() {
 		req := tlsRequest{where: where, secret: types.NamespacedName{Namespace: f.ing.Namespace, Name: t.SecretName}}
 		for j, host := range t.Hosts {
 			host, ok := f.normalizeHost(host, fmt.Sprintf("%s.hosts[%d]", where, j))
-			if ok && host != WildcardHost {
+			if ok && host != ir.WildcardHost {
 				req.hosts = append(req.hosts, host)
 			}
 		}
@@ -62,7 +64,7 @@ func checkCertificate(name types.NamespacedName, secret *corev1.Secret) certResu
 
 // validateKeyPair accepts exactly what Envoy will load: a PEM chain whose
 // leaf matches a PEM key of a type and size BoringSSL serves with.
-func validateKeyPair(s *corev1.Secret) (*Certificate, error) {
+func validateKeyPair(s *corev1.Secret) (*ir.Certificate, error) {
 	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
 	if len(chain) == 0 {
 		return nil, fmt.Errorf("missing %s", corev1.TLSCertKey)
@@ -90,5 +92,5 @@ func validateKeyPair(s *corev1.Secret) (*Certificate, error) {
 	default:
 		return nil, fmt.Errorf("key type %T is not supported by Envoy (use RSA or ECDSA)", pub)
 	}
-	return &Certificate{Chain: chain, Key: key}, nil
+	return &ir.Certificate{Chain: chain, Key: key}, nil
 }

@@ -1,4 +1,4 @@
-package translate
+package ingress
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // byAge orders Ingresses for conflict resolution: the oldest wins, as with
@@ -37,13 +38,13 @@ func byAge(ingresses []*networkingv1.Ingress) []*networkingv1.Ingress {
 
 type routeKey struct {
 	host     string
-	pathType PathType
+	pathType ir.PathType
 	path     string
 }
 
 // sortProblems gives problems a total order, whatever order they were
 // found in.
-func sortProblems(problems []Problem) {
+func sortProblems(problems []ir.Problem) {
 	sort.Slice(problems, func(i, j int) bool {
 		a, c := problems[i], problems[j]
 		if a.Namespace != c.Namespace {
@@ -62,12 +63,12 @@ func sortProblems(problems []Problem) {
 // readyEndpoints collects the ready addresses serving a Service port from
 // all of the Service's EndpointSlices. EndpointSlice ports carry the Service
 // port's name, with the target port already resolved to a number.
-func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []Endpoint {
+func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []ir.Endpoint {
 	n := 0
 	for _, slice := range epSlices {
 		n += len(slice.Ready)
 	}
-	out := make([]Endpoint, 0, n)
+	out := make([]ir.Endpoint, 0, n)
 	for _, slice := range epSlices {
 		if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue
@@ -94,12 +95,12 @@ func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []
 			if err != nil || ip.Zone() != "" {
 				continue
 			}
-			out = append(out, Endpoint{Address: canonical(addr, ip), Port: port})
+			out = append(out, ir.Endpoint{Address: canonical(addr, ip), Port: port})
 		}
 	}
 	// Sorted, then without duplicates (an address in two slices, or twice
 	// in one): sized once, and no set to build for each backend.
-	slices.SortFunc(out, func(a, b Endpoint) int {
+	slices.SortFunc(out, func(a, b ir.Endpoint) int {
 		if c := strings.Compare(a.Address, b.Address); c != 0 {
 			return c
 		}
@@ -115,11 +116,11 @@ func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []
 // sortRoutes puts routes in Envoy match order (first match wins): every
 // Exact route before any Prefix (Exact beats Prefix), and longer prefixes
 // before shorter ones (the longest prefix wins).
-func sortRoutes(routes []*Route) {
+func sortRoutes(routes []*ir.Route) {
 	sort.Slice(routes, func(i, j int) bool {
-		a, b := routes[i], routes[j]
+		a, b := routes[i].Match, routes[j].Match
 		if a.PathType != b.PathType {
-			return a.PathType == PathExact
+			return a.PathType == ir.PathExact
 		}
 		if len(a.Path) != len(b.Path) {
 			return len(a.Path) > len(b.Path)

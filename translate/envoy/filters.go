@@ -1,0 +1,108 @@
+package envoy
+
+import (
+	"fmt"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// The HTTP filters' names, which are also the keys of their per-route
+// configuration.
+const (
+	corsFilter   = "envoy.filters.http.cors"
+	rbacFilter   = "envoy.filters.http.rbac"
+	routerFilter = "envoy.filters.http.router"
+)
+
+// filterSet is a set of optional HTTP filters. A filter is in a listener's
+// chain only when some route the listener serves needs it, so that routes
+// without a policy pay nothing for it.
+type filterSet uint32
+
+const (
+	useCORS filterSet = 1 << iota
+	useRBAC
+)
+
+// httpFilter is one optional filter: its place is its index in
+// httpFilterOrder. Each does its work through per-route configuration
+// (route.go); its listener-wide entry only puts it in the chain.
+type httpFilter struct {
+	name   string
+	use    filterSet
+	config func() proto.Message
+}
+
+// httpFilterOrder is the HTTP filter chain, in its one fixed order; the
+// router always comes last. A new filter takes its place here, a bit of
+// filterSet, and its per-route configuration in the feature's file.
+func httpFilterOrder() []httpFilter {
+	return []httpFilter{
+		// CORS first: a preflight is answered before any access check,
+		// as ingress-nginx answers it (in nginx's rewrite phase, which
+		// runs before the access phase).
+		{name: corsFilter, use: useCORS, config: func() proto.Message { return &corsv3.Cors{} }},
+		// Then who may ask at all: with no rules of its own, the filter
+		// enforces only the routes' (RBACPerRoute).
+		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
+	}
+}
+
+// httpFilters is the chain for the filters a listener's routes use.
+func httpFilters(uses filterSet) ([]*hcmv3.HttpFilter, error) {
+	var out []*hcmv3.HttpFilter
+	for _, f := range httpFilterOrder() {
+		if uses&f.use == 0 {
+			continue
+		}
+		cfg, err := anypb.New(f.config())
+		if err != nil {
+			return nil, fmt.Errorf("packing the %s filter: %w", f.name, err)
+		}
+		out = append(out, &hcmv3.HttpFilter{Name: f.name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: cfg}})
+	}
+	router, err := anypb.New(&routerv3.Router{})
+	if err != nil {
+		return nil, fmt.Errorf("packing the router filter: %w", err)
+	}
+	return append(out, &hcmv3.HttpFilter{Name: routerFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router}}), nil
+}
+
+// httpConnectionManager is the network filter that routes HTTP by the named
+// route configuration, fetched over ADS.
+func httpConnectionManager(statPrefix, routeName string, uses filterSet) (*listenerv3.Filter, error) {
+	filters, err := httpFilters(uses)
+	if err != nil {
+		return nil, err
+	}
+	hcm := &hcmv3.HttpConnectionManager{
+		StatPrefix: statPrefix,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: routeName,
+		}},
+		HttpFilters: filters,
+		// Hosts match without their port, whatever port the client used.
+		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		// example.com. is example.com.
+		StripTrailingHostDot: true,
+		// /a/../b must not slip past a route for /b's neighbours.
+		NormalizePath:    wrapperspb.Bool(true),
+		UseRemoteAddress: wrapperspb.Bool(true),
+	}
+	hcmAny, err := anypb.New(hcm)
+	if err != nil {
+		return nil, fmt.Errorf("packing http connection manager: %w", err)
+	}
+	return &listenerv3.Filter{
+		Name:       "envoy.filters.network.http_connection_manager",
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcmAny},
+	}, nil
+}

@@ -1,0 +1,39 @@
+package envoy
+
+import (
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// adsSource says "get it over the same ADS stream".
+func adsSource() *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+	}
+}
+
+func socketAddress(address string, port uint32) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address:       address,
+		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
+	}}}
+}
+
+// httpListener renders a plain-HTTP listener: every virtual host, through
+// the route configuration named as the listener is.
+func httpListener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
+	hcm, err := httpConnectionManager(l.Name, l.Name, uses)
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.Listener{
+		Name:    l.Name,
+		Address: socketAddress(l.Address, l.Port),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{hcm},
+		}},
+	}, nil
+}

@@ -1,0 +1,344 @@
+package envoy
+
+import (
+	"fmt"
+	"slices"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/ingress-xds/ingress-xds/internal/listdiff"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// Renderer renders IR after IR. It keeps the messages rendered by the
+// previous call and hands them out again when their inputs are the very
+// same IR values (the IR's identity contract), so a reused message is
+// identical to a fresh rendering. Messages are shared with published
+// snapshots, so nobody may modify them. It is not safe for concurrent use.
+//
+// The maps are updated in place and pruned of what the IR no longer has
+// once that is half of them: a render costs a lookup per resource, not a
+// new map per resource type.
+type Renderer struct {
+	listeners map[ir.Listener]*listenerEntry
+	clusters  map[string]*clusterEntry
+	loads     map[string]*loadEntry
+	vhosts    map[vhostKey]*vhostEntry
+	chains    map[string]*chainEntry
+	secrets   map[string]*secretEntry
+
+	// The previous render's clusters and backends (copies) and the
+	// resources made of them: when they are the same values in the same
+	// order, so are those lists, and an Ingress change at scale need not
+	// look up every cluster and backend to find that out.
+	lastClusterValues []*ir.Cluster
+	lastBackends      []*ir.Backend
+	lastClusters      []Cluster
+	lastEndpoints     []LoadAssignment
+	lastHTTP          httpRoutes
+	parts             *clusterParts
+
+	next generation
+}
+
+// httpRoutes is the last plain-HTTP route configuration's virtual hosts,
+// IR and rendering side by side.
+type httpRoutes struct {
+	ir   []*ir.VirtualHost
+	msgs []*renderedHost
+}
+
+// generation holds what a render used of the few, small kinds that are
+// simply rebuilt each time.
+type generation struct {
+	chains  map[string]*chainEntry
+	secrets map[string]*secretEntry
+}
+
+type listenerEntry struct {
+	uses filterSet
+	msg  *listenerv3.Listener
+}
+
+type clusterEntry struct {
+	cluster *ir.Cluster
+	backend ir.Backend // without endpoints: what a cluster reads of it
+	msg     Cluster
+}
+
+type loadEntry struct {
+	endpoints []ir.Endpoint
+	msg       LoadAssignment
+}
+
+type vhostKey struct {
+	host string
+	tls  bool
+}
+
+type vhostEntry struct {
+	routes   []*ir.Route
+	rendered *renderedHost
+}
+
+// renderedHost is a virtual host's message and the optional filters its
+// routes use.
+type renderedHost struct {
+	msg  *routev3.VirtualHost
+	uses filterSet
+}
+
+type chainEntry struct {
+	cert string
+	uses filterSet
+	msg  *listenerv3.FilterChain
+}
+
+type secretEntry struct {
+	cert *ir.Certificate
+	msg  *tlsv3.Secret
+}
+
+// NewRenderer returns a Renderer with nothing remembered yet.
+func NewRenderer() *Renderer {
+	return &Renderer{
+		listeners: map[ir.Listener]*listenerEntry{},
+		clusters:  map[string]*clusterEntry{},
+		loads:     map[string]*loadEntry{},
+		vhosts:    map[vhostKey]*vhostEntry{},
+		parts:     newClusterParts(),
+	}
+}
+
+// Render renders an IR.
+func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
+	c.next = generation{chains: map[string]*chainEntry{}, secrets: map[string]*secretEntry{}}
+	res := &Resources{}
+	for _, l := range m.Listeners {
+		switch l.Protocol {
+		case ir.HTTP:
+			rc, uses, err := c.httpRouteConfiguration(l.Name, m.VirtualHosts)
+			if err != nil {
+				return nil, err
+			}
+			lis, err := c.listener(l, uses)
+			if err != nil {
+				return nil, err
+			}
+			res.Listeners = append(res.Listeners, lis)
+			res.Routes = append(res.Routes, rc)
+		case ir.HTTPS:
+			if err := c.addHTTPS(res, l, m); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("listener %s: unknown protocol %q", l.Name, l.Protocol)
+		}
+	}
+	if len(c.next.chains) > 0 {
+		for _, cert := range m.Certificates {
+			res.Secrets = append(res.Secrets, c.secret(cert))
+		}
+	}
+	if err := c.clustersAndLoads(res, m); err != nil {
+		return nil, err
+	}
+	c.chains, c.secrets = c.next.chains, c.next.secrets
+	c.next = generation{}
+	c.prune(m)
+	return res, nil
+}
+
+// clustersAndLoads renders the clusters and the backends' load
+// assignments (ExternalName backends have none: Envoy resolves them).
+func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
+	if c.lastBackends != nil && slices.Equal(m.Backends, c.lastBackends) && slices.Equal(m.Clusters, c.lastClusterValues) {
+		res.Clusters, res.Endpoints = c.lastClusters, c.lastEndpoints
+		return nil
+	}
+	res.Clusters = make([]Cluster, 0, len(m.Clusters))
+	res.Endpoints = make([]LoadAssignment, 0, len(m.Backends))
+	// A backend's clusters are adjacent, and in backend order (ir.Validate
+	// holds the IR to it): one walk pairs each cluster with its backend.
+	b := 0
+	for _, cl := range m.Clusters {
+		for b < len(m.Backends) && m.Backends[b].Name != cl.Backend {
+			b++
+		}
+		if b == len(m.Backends) {
+			return fmt.Errorf("cluster %s: backend %q is not in the IR, or not in order", cl.Name, cl.Backend)
+		}
+		msg, err := c.cluster(cl, m.Backends[b])
+		if err != nil {
+			return err
+		}
+		res.Clusters = append(res.Clusters, msg)
+	}
+	for _, be := range m.Backends {
+		if be.ExternalName == "" {
+			res.Endpoints = append(res.Endpoints, c.LoadAssignment(be))
+		}
+	}
+	c.lastBackends, c.lastClusterValues = slices.Clone(m.Backends), slices.Clone(m.Clusters)
+	c.lastClusters, c.lastEndpoints = res.Clusters, res.Endpoints
+	return nil
+}
+
+// httpRouteConfiguration renders every virtual host for a plain-HTTP
+// listener. That configuration holds every host and a change alters one or
+// two: the previous one gives the renderings of the unchanged virtual hosts,
+// found in place by identity, without a lookup each.
+func (c *Renderer) httpRouteConfiguration(name string, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
+	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts))}
+	rendered := make([]*renderedHost, len(vhosts))
+	prev := c.lastHTTP
+	var err error
+	listdiff.Walk(prev.ir, vhosts,
+		func(i, k int) { rendered[i] = prev.msgs[k] },
+		func(i int) {
+			if err == nil {
+				rendered[i], err = c.virtualHost(vhosts[i], false)
+			}
+		},
+		func(int) {})
+	if err != nil {
+		return nil, 0, err
+	}
+	var uses filterSet
+	for i, r := range rendered {
+		rc.VirtualHosts[i] = r.msg
+		uses |= r.uses
+	}
+	c.lastHTTP = httpRoutes{ir: vhosts, msgs: rendered}
+	return rc, uses, nil
+}
+
+func (c *Renderer) listener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
+	e := c.listeners[*l]
+	if e == nil || e.uses != uses {
+		msg, err := httpListener(l, uses)
+		if err != nil {
+			return nil, err
+		}
+		e = &listenerEntry{uses: uses, msg: msg}
+		c.listeners[*l] = e
+	}
+	return e.msg, nil
+}
+
+// prune drops what the IR no longer has, once that is half the entries.
+func (c *Renderer) prune(m *ir.IR) {
+	if len(c.clusters) > 2*len(m.Clusters)+64 {
+		live := make(map[string]bool, len(m.Clusters))
+		for _, cl := range m.Clusters {
+			live[cl.Name] = true
+		}
+		for name := range c.clusters {
+			if !live[name] {
+				delete(c.clusters, name)
+			}
+		}
+	}
+	if len(c.loads) > 2*len(m.Backends)+64 {
+		live := make(map[string]bool, len(m.Backends))
+		for _, be := range m.Backends {
+			live[be.Name] = true
+		}
+		for name := range c.loads {
+			if !live[name] {
+				delete(c.loads, name)
+			}
+		}
+	}
+	if len(c.vhosts) > 4*len(m.VirtualHosts)+64 {
+		live := make(map[string]bool, len(m.VirtualHosts))
+		for _, vh := range m.VirtualHosts {
+			live[vh.Host] = true
+		}
+		for key := range c.vhosts {
+			if !live[key.host] {
+				delete(c.vhosts, key)
+			}
+		}
+	}
+	if len(c.listeners) > 2*len(m.Listeners)+8 {
+		clear(c.listeners)
+	}
+}
+
+func (c *Renderer) cluster(cl *ir.Cluster, be *ir.Backend) (Cluster, error) {
+	e := c.clusters[cl.Name]
+	seen := *be
+	seen.Endpoints = nil
+	if e == nil || e.backend.Name != seen.Name || e.backend.Port != seen.Port || e.backend.ExternalName != seen.ExternalName ||
+		(e.cluster != cl && !sameCluster(e.cluster, cl)) {
+		msg, err := renderCluster(cl, be, c.parts)
+		if err != nil {
+			return nil, err
+		}
+		e = &clusterEntry{cluster: cl, backend: seen, msg: msg}
+		c.clusters[cl.Name] = e
+	}
+	return e.msg, nil
+}
+
+// sameCluster compares two clusters' values. Names include a hash of the
+// policy, so equal names with equal backends mean equal policies but for a
+// hash collision, which the comparison of policies rules out.
+func sameCluster(a, b *ir.Cluster) bool {
+	if a.Name != b.Name || a.Backend != b.Backend || (a.Policy == nil) != (b.Policy == nil) {
+		return false
+	}
+	return a.Policy == nil || ir.ClusterName("", a.Policy) == ir.ClusterName("", b.Policy)
+}
+
+// LoadAssignment renders a backend's load assignment, the same message as
+// last time for the same endpoints (by identity), and remembers it. The
+// endpoint fast path calls it outside a render; the next render reuses
+// what it made.
+func (c *Renderer) LoadAssignment(be *ir.Backend) LoadAssignment {
+	e := c.loads[be.Name]
+	if e == nil || !ir.SameEndpoints(e.endpoints, be.Endpoints) {
+		e = &loadEntry{endpoints: be.Endpoints, msg: loadAssignment(be)}
+		c.loads[be.Name] = e
+	}
+	return e.msg
+}
+
+func (c *Renderer) virtualHost(vh *ir.VirtualHost, tls bool) (*renderedHost, error) {
+	key := vhostKey{host: vh.Host, tls: tls}
+	e := c.vhosts[key]
+	if e == nil || !slices.Equal(e.routes, vh.Routes) {
+		msg, uses, err := renderVirtualHost(vh, tls)
+		if err != nil {
+			return nil, err
+		}
+		e = &vhostEntry{routes: slices.Clone(vh.Routes), rendered: &renderedHost{msg: msg, uses: uses}}
+		c.vhosts[key] = e
+	}
+	return e.rendered, nil
+}
+
+func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
+	e := c.chains[vh.Host]
+	if e == nil || e.cert != vh.Certificate || e.uses != uses {
+		msg, err := sniFilterChain(l, vh, uses)
+		if err != nil {
+			return nil, err
+		}
+		e = &chainEntry{cert: vh.Certificate, uses: uses, msg: msg}
+	}
+	c.next.chains[vh.Host] = e
+	return e.msg, nil
+}
+
+func (c *Renderer) secret(cert *ir.Certificate) *tlsv3.Secret {
+	e := c.secrets[cert.Name]
+	if e == nil || e.cert != cert {
+		e = &secretEntry{cert: cert, msg: tlsSecret(cert)}
+	}
+	c.next.secrets[cert.Name] = e
+	return e.msg
+}

@@ -1,0 +1,44 @@
+package envoy
+
+import (
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
+)
+
+// Resources are the Envoy resources for one IR: listeners in the IR's order,
+// each listener's route configurations after it, the rest sorted by name.
+// Neither the lists nor the messages are modified once handed out, and a
+// Renderer hands out the same list, or the same message, again for what did
+// not change: consumers may tell what changed by identity.
+type Resources struct {
+	Listeners []*listenerv3.Listener
+	Routes    []*routev3.RouteConfiguration
+	Clusters  []Cluster
+	Endpoints []LoadAssignment
+	Secrets   []*tlsv3.Secret
+}
+
+// Cluster is a cluster resource: a *clusterv3.Cluster, or an *EDSCluster.
+type Cluster interface {
+	proto.Message
+	GetName() string
+}
+
+// LoadAssignment is a load assignment resource: an *EncodedLoadAssignment,
+// or an *endpointv3.ClusterLoadAssignment (one without endpoints, or one
+// that fails validation, left whole for the xDS layer to refuse with the
+// detail).
+type LoadAssignment interface {
+	proto.Message
+	GetClusterName() string
+}
+
+// Names of the route configurations.
+const (
+	// HTTPSRoutePrefix + host names the route configuration of one TLS host:
+	// each SNI filter chain only routes its own host, so a certificate for
+	// one host never fronts another host's routes.
+	HTTPSRoutePrefix = "https/"
+)

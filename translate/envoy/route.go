@@ -1,0 +1,206 @@
+package envoy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// renderVirtualHost renders one host's routes; on an HTTPS listener (tls
+// true) redirects to HTTPS are plain routes. It also says which optional
+// HTTP filters the routes use.
+func renderVirtualHost(vh *ir.VirtualHost, tls bool) (*routev3.VirtualHost, filterSet, error) {
+	evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
+	var uses filterSet
+	for i, r := range vh.Routes {
+		route, u, err := renderRoute(vh.Host, r, tls)
+		if err != nil {
+			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
+		}
+		evh.Routes = append(evh.Routes, route)
+		uses |= u
+	}
+	return compactVirtualHost(evh), uses, nil
+}
+
+// compactVirtualHost keeps a virtual host's routes as their encoding, as
+// unknown fields, which protobuf encodes as they are: on the wire the
+// message is the same, and routes as Go messages take several times their
+// encoded size. The name and domains stay fields. Routes are the last
+// field written, so the encoding is the whole message's. A virtual host
+// that fails validation is left whole, for the xDS layer to refuse with
+// the detail.
+func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
+	if len(vh.Routes) == 0 || vh.ValidateAll() != nil {
+		return vh
+	}
+	return keepEncoded(vh, &routev3.VirtualHost{Routes: vh.Routes}, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
+}
+
+func renderRoute(host string, r *ir.Route, tls bool) (*routev3.Route, filterSet, error) {
+	route := &routev3.Route{Match: routeMatch(host, r.Match)}
+	p := r.Policy
+	switch a := r.Action; {
+	case p != nil && p.HTTPSRedirect != nil && !tls:
+		route.Action = &routev3.Route_Redirect{Redirect: &routev3.RedirectAction{
+			SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
+			ResponseCode:           redirectCode(p.HTTPSRedirect.Code),
+		}}
+		// A redirect answers before any other policy would apply.
+		return route, 0, nil
+	case a.Direct != nil:
+		route.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
+			Status: a.Direct.Status,
+			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: a.Direct.Body}},
+		}}
+	case a.Redirect != nil:
+		route.Action = &routev3.Route_Redirect{Redirect: redirect(a.Redirect)}
+	case a.Forward != nil:
+		ra := forward(a.Forward)
+		applyForwardPolicy(ra, p)
+		route.Action = &routev3.Route_Route{Route: ra}
+	}
+	if p == nil {
+		return route, 0, nil
+	}
+	applyHeaderPolicy(route, p)
+	uses, err := applyFilterPolicies(route, p)
+	return route, uses, err
+}
+
+// applyFilterPolicies sets the per-route configuration of the optional HTTP
+// filters a route's policy needs, and says which those are.
+func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, error) {
+	var uses filterSet
+	per := map[string]proto.Message{}
+	if p.CORS != nil {
+		per[corsFilter] = corsPolicy(p.CORS)
+		uses |= useCORS
+	}
+	if p.IPRules != nil {
+		rules, err := ipRules(p.IPRules)
+		if err != nil {
+			return 0, err
+		}
+		per[rbacFilter] = rules
+		uses |= useRBAC
+	}
+	for name, cfg := range per {
+		packed, err := anypb.New(cfg)
+		if err != nil {
+			return 0, fmt.Errorf("packing the %s configuration: %w", name, err)
+		}
+		if route.TypedPerFilterConfig == nil {
+			route.TypedPerFilterConfig = map[string]*anypb.Any{}
+		}
+		route.TypedPerFilterConfig[name] = packed
+	}
+	return uses, nil
+}
+
+func routeMatch(host string, m ir.Match) *routev3.RouteMatch {
+	match := &routev3.RouteMatch{}
+	switch {
+	case m.PathType == ir.PathExact:
+		match.PathSpecifier = &routev3.RouteMatch_Path{Path: m.Path}
+	case m.PathType == ir.PathRegex:
+		match.PathSpecifier = &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: m.Path}}
+	case m.Path == "/":
+		match.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: "/"}
+	default:
+		// Matches /foo, /foo/ and /foo/...: whole segments only.
+		match.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: m.Path}
+	}
+	if strings.HasPrefix(host, "*.") {
+		// Envoy's *.example.com also matches a.b.example.com; the Ingress
+		// wildcard covers exactly one label, so pin the label count.
+		match.Headers = append(match.Headers, &routev3.HeaderMatcher{
+			Name: ":authority",
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+				MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{
+					Regex: "(?i)^[^.]+" + regexp.QuoteMeta(strings.TrimPrefix(host, "*")) + "$",
+				}},
+			}},
+		})
+	}
+	for _, h := range m.Headers {
+		hm := &routev3.HeaderMatcher{Name: h.Name}
+		if sm := stringMatcher(h.Value); sm != nil {
+			hm.HeaderMatchSpecifier = &routev3.HeaderMatcher_StringMatch{StringMatch: sm}
+		} else {
+			hm.HeaderMatchSpecifier = &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}
+		}
+		match.Headers = append(match.Headers, hm)
+	}
+	for _, q := range m.Query {
+		qm := &routev3.QueryParameterMatcher{Name: q.Name}
+		if sm := stringMatcher(q.Value); sm != nil {
+			qm.QueryParameterMatchSpecifier = &routev3.QueryParameterMatcher_StringMatch{StringMatch: sm}
+		} else {
+			qm.QueryParameterMatchSpecifier = &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}
+		}
+		match.QueryParameters = append(match.QueryParameters, qm)
+	}
+	return match
+}
+
+// stringMatcher renders a StringMatch; nil means any value.
+func stringMatcher(s ir.StringMatch) *matcherv3.StringMatcher {
+	switch {
+	case s.Regex != "":
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: s.Regex}}}
+	case s.Exact != "":
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s.Exact}}
+	}
+	return nil
+}
+
+func forward(f *ir.Forward) *routev3.RouteAction {
+	if len(f.Clusters) == 1 {
+		return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: f.Clusters[0].Cluster}}
+	}
+	wc := &routev3.WeightedCluster{}
+	for _, c := range f.Clusters {
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: c.Cluster, Weight: wrapperspb.UInt32(c.Weight)})
+	}
+	return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}}
+}
+
+func redirect(r *ir.Redirect) *routev3.RedirectAction {
+	out := &routev3.RedirectAction{
+		HostRedirect: r.Host,
+		PortRedirect: r.Port,
+		StripQuery:   r.StripQuery,
+		ResponseCode: redirectCode(r.Code),
+	}
+	if r.Scheme != "" {
+		out.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: r.Scheme}
+	}
+	if r.Path != "" {
+		out.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.Path}
+	}
+	return out
+}
+
+func redirectCode(code uint32) routev3.RedirectAction_RedirectResponseCode {
+	switch code {
+	case 302:
+		return routev3.RedirectAction_FOUND
+	case 303:
+		return routev3.RedirectAction_SEE_OTHER
+	case 307:
+		return routev3.RedirectAction_TEMPORARY_REDIRECT
+	case 308:
+		return routev3.RedirectAction_PERMANENT_REDIRECT
+	}
+	return routev3.RedirectAction_MOVED_PERMANENTLY
+}

@@ -1,0 +1,88 @@
+package envoy
+
+import (
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// applyForwardPolicy sets the parts of a route policy that shape how a
+// request is forwarded: timeouts, retries, rewrites, mirrors.
+func applyForwardPolicy(ra *routev3.RouteAction, p *ir.RoutePolicy) {
+	if p == nil {
+		return
+	}
+	if t := p.Timeouts; t != nil {
+		// Zero is no bound, which Envoy spells as a zero duration.
+		ra.Timeout = durationpb.New(time.Duration(t.Request))
+		if t.Idle > 0 {
+			ra.IdleTimeout = durationpb.New(time.Duration(t.Idle))
+		}
+	}
+	if r := p.Retries; r != nil {
+		ra.RetryPolicy = &routev3.RetryPolicy{
+			RetryOn:    strings.Join(r.On, ","),
+			NumRetries: wrapperspb.UInt32(r.Attempts),
+		}
+		if r.PerTry > 0 {
+			ra.RetryPolicy.PerTryTimeout = durationpb.New(time.Duration(r.PerTry))
+		}
+	}
+	if rw := p.Rewrite; rw != nil {
+		ra.PrefixRewrite = rw.Prefix
+		if rw.Regex != nil {
+			ra.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
+				Pattern:      &matcherv3.RegexMatcher{Regex: rw.Regex.Pattern},
+				Substitution: rw.Regex.Substitution,
+			}
+		}
+		if rw.Host != "" {
+			ra.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: rw.Host}
+		}
+	}
+	for _, m := range p.Mirrors {
+		ra.RequestMirrorPolicies = append(ra.RequestMirrorPolicies, &routev3.RouteAction_RequestMirrorPolicy{
+			Cluster: m.Cluster,
+			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{
+				Numerator: m.Percent, Denominator: typev3.FractionalPercent_HUNDRED,
+			}},
+		})
+	}
+}
+
+// applyHeaderPolicy sets the header changes of a route policy.
+func applyHeaderPolicy(route *routev3.Route, p *ir.RoutePolicy) {
+	if h := p.RequestHeaders; h != nil {
+		route.RequestHeadersToRemove = h.Remove
+		route.RequestHeadersToAdd = headerOptions(h)
+	}
+	if h := p.ResponseHeaders; h != nil {
+		route.ResponseHeadersToRemove = h.Remove
+		route.ResponseHeadersToAdd = headerOptions(h)
+	}
+}
+
+func headerOptions(h *ir.HeaderChanges) []*corev3.HeaderValueOption {
+	var out []*corev3.HeaderValueOption
+	for _, s := range h.Set {
+		out = append(out, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: s.Name, Value: s.Value},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		})
+	}
+	for _, a := range h.Add {
+		out = append(out, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: a.Name, Value: a.Value},
+			AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD,
+		})
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+// Package annotations is the one table of the Ingress annotations
+// ingress-xds knows: each key is declared once (keys.go), with the prefixes
+// it is read under, its scope, a parser that returns a typed value or an
+// error, and a line of documentation. Everything else derives from that
+// table: parsing an Ingress's annotations (Parse), the problems for values
+// that do not parse and keys that are not known, and docs/annotations.md
+// (Markdown).
+package annotations
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The prefixes annotations are read under.
+const (
+	// OwnPrefix is ingress-xds's own.
+	OwnPrefix = "ingress-xds.io"
+	// NginxPrefix is ingress-nginx's default --annotations-prefix.
+	NginxPrefix = "nginx.ingress.kubernetes.io"
+	// LegacyPrefix is the prefix of the first Ingress controllers, which
+	// some Ingresses still carry.
+	LegacyPrefix = "ingress.kubernetes.io"
+)
+
+// Family names a group of prefixes a key is read under.
+type Family uint8
+
+const (
+	// Own is OwnPrefix.
+	Own Family = 1 << iota
+	// Nginx is the configured ingress-nginx prefix (NginxPrefix by
+	// default).
+	Nginx
+	// Legacy is LegacyPrefix.
+	Legacy
+)
+
+// Scope says what a key applies to.
+type Scope string
+
+const (
+	// ScopeRoute keys apply to each route (path) of the Ingress.
+	ScopeRoute Scope = "route"
+	// ScopeHost keys apply to the Ingress's hosts.
+	ScopeHost Scope = "host"
+	// ScopeCluster keys apply to the clusters the Ingress's routes send to.
+	ScopeCluster Scope = "cluster"
+)
+
+// definition is one row of the table.
+type definition struct {
+	name    string // without prefix
+	aliases []string
+	under   Family
+	scope   Scope
+	doc     string
+	parse   func(string) (any, error)
+}
+
+// Key is a known annotation whose value parses to a T.
+type Key[T any] struct{ def *definition }
+
+// Get returns the key's parsed value and whether the Ingress set it (with a
+// value that parsed).
+func (k Key[T]) Get(v *Values) (T, bool) {
+	raw, ok := v.parsed[k.def]
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return raw.(T), true
+}
+
+// Name is the key without its prefix.
+func (k Key[T]) Name() string { return k.def.name }
+
+// Values are an object's annotations, parsed.
+type Values struct {
+	parsed map[*definition]any
+}
+
+// Issue is an annotation that could not be honoured as written.
+type Issue struct {
+	Key, Value string
+	// Reason is CamelCase, as in a Kubernetes Event.
+	Reason  string
+	Message string
+}
+
+// Registry reads annotations through the table.
+type Registry struct {
+	nginxPrefix string
+	defs        []*definition
+	// byKey maps every full key (prefix/name, for each prefix and alias)
+	// to its definition, with its rank: where one key is set under two
+	// names, the lower rank wins.
+	byKey map[string]rankedDef
+}
+
+type rankedDef struct {
+	def  *definition
+	rank int
+}
+
+// New returns the registry of every known key, reading ingress-nginx's keys
+// under nginxPrefix (NginxPrefix when empty).
+func New(nginxPrefix string) *Registry {
+	if nginxPrefix == "" {
+		nginxPrefix = NginxPrefix
+	}
+	r := &Registry{nginxPrefix: nginxPrefix, defs: table(), byKey: map[string]rankedDef{}}
+	for _, d := range r.defs {
+		for i, full := range r.fullKeys(d) {
+			if _, dup := r.byKey[full]; dup {
+				panic(fmt.Sprintf("annotations: %s is declared twice", full))
+			}
+			r.byKey[full] = rankedDef{def: d, rank: i}
+		}
+	}
+	return r
+}
+
+// prefixes lists the prefixes of a family set, in precedence order.
+func (r *Registry) prefixes(f Family) []string {
+	var out []string
+	if f&Own != 0 {
+		out = append(out, OwnPrefix)
+	}
+	if f&Nginx != 0 {
+		out = append(out, r.nginxPrefix)
+	}
+	if f&Legacy != 0 {
+		out = append(out, LegacyPrefix)
+	}
+	return out
+}
+
+// fullKeys lists every key a definition is read under, in precedence
+// order: prefixes first, then the name before its aliases.
+func (r *Registry) fullKeys(d *definition) []string {
+	var out []string
+	for _, p := range r.prefixes(d.under) {
+		for _, name := range append([]string{d.name}, d.aliases...) {
+			out = append(out, p+"/"+name)
+		}
+	}
+	return out
+}
+
+// known reports whether a key is under one of the prefixes we read, where
+// a key we do not know is worth telling the user about.
+func (r *Registry) known(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	return ok && (prefix == OwnPrefix || prefix == r.nginxPrefix || prefix == LegacyPrefix)
+}
+
+// Parse reads an object's annotations. Keys under our prefixes that the
+// table does not have, and values that do not parse, are issues; a value
+// that does not parse is treated as not set, as ingress-nginx treats it.
+func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
+	v := &Values{}
+	var issues []Issue
+	winner := map[*definition]string{} // the full key each value came from
+	keys := make([]string, 0, len(annotations))
+	for key := range annotations {
+		if r.known(key) {
+			keys = append(keys, key)
+		}
+	}
+	// By precedence, then name: the outcome never depends on map order.
+	slices.SortFunc(keys, func(a, b string) int {
+		ra, rb := r.byKey[a], r.byKey[b]
+		return cmp.Or(cmp.Compare(ra.rank, rb.rank), strings.Compare(a, b))
+	})
+	for _, key := range keys {
+		value := annotations[key]
+		rd, ok := r.byKey[key]
+		if !ok {
+			issues = append(issues, Issue{Key: key, Value: value, Reason: "UnknownAnnotation",
+				Message: fmt.Sprintf("annotation %s is not known to ingress-xds: ignored (docs/annotations.md lists those it knows)", key)})
+			continue
+		}
+		if first, set := winner[rd.def]; set {
+			if annotations[first] != value {
+				issues = append(issues, Issue{Key: key, Value: value, Reason: "AnnotationConflict",
+					Message: fmt.Sprintf("annotation %s=%q is ignored: %s=%q says otherwise and takes precedence", key, value, first, annotations[first])})
+			}
+			continue
+		}
+		winner[rd.def] = key
+		parsed, err := rd.def.parse(value)
+		if err != nil {
+			issues = append(issues, Issue{Key: key, Value: value, Reason: "InvalidAnnotation",
+				Message: fmt.Sprintf("annotation %s=%q: %v: ignored", key, value, err)})
+			continue
+		}
+		if v.parsed == nil {
+			v.parsed = map[*definition]any{}
+		}
+		v.parsed[rd.def] = parsed
+	}
+	return v, issues
+}
+
+// IsSet reports whether any annotation was honoured.
+func (v *Values) IsSet() bool { return len(v.parsed) > 0 }

@@ -1,0 +1,82 @@
+// Package ingress is the Ingress front-end: it turns the Kubernetes objects
+// of a kube.State (Ingresses, their annotations, the Services, EndpointSlices
+// and Secrets they name) into the IR, applying the Ingress rules: host and
+// path matching, merging of Ingresses that share a host, conflicts (the
+// oldest Ingress wins), TLS, and the annotations of the registry in
+// annotations/. Classes are already decided in kube.
+//
+// It is pure, and remembers its previous work (memo.go) without ever
+// letting that show in its output.
+package ingress
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// Names of the listeners the front-end makes.
+const (
+	HTTPListenerName  = "ingress_http"
+	HTTPSListenerName = "ingress_https"
+)
+
+// Options are the settings that do not come from the cluster.
+type Options struct {
+	// HTTPPort is the port of the plain HTTP listener.
+	HTTPPort uint32
+	// HTTPSPort is the port of the TLS listener, present when some host has
+	// a valid certificate; 0 disables TLS.
+	HTTPSPort uint32
+	// EnableExternalName allows ExternalName Services as backends.
+	EnableExternalName bool
+	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
+	ListenAddress string
+}
+
+// Builder builds the IR of state after state, redoing only the work whose
+// inputs changed. Its results are always what a new Builder would give for
+// the same state. It is not safe for concurrent use.
+type Builder struct {
+	opts Options
+	memo *memo
+	http *ir.Listener
+	tls  *ir.Listener
+}
+
+// NewBuilder returns a Builder with nothing remembered yet.
+func NewBuilder(opts Options) *Builder {
+	address := cmp.Or(opts.ListenAddress, "0.0.0.0")
+	b := &Builder{
+		opts: opts,
+		memo: newMemo(annotations.New("")),
+		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP},
+	}
+	if opts.HTTPSPort != 0 {
+		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS}
+	}
+	return b
+}
+
+// Build returns the IR of a state.
+func (b *Builder) Build(st *kube.State) *ir.IR {
+	out := b.memo.buildModel(st, b.opts)
+	out.Listeners = []*ir.Listener{b.http}
+	// The HTTPS listener is there when some host has a certificate.
+	if b.tls != nil && len(out.Certificates) > 0 {
+		out.Listeners = append(out.Listeners, b.tls)
+		slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
+	}
+	return out
+}
+
+// RefreshEndpoints returns a backend's ready endpoints from its Service's
+// current EndpointSlices, outside a build (the endpoint fast path), and
+// remembers them so that the next Build reuses them: the same list, by
+// identity, when they did not change.
+func (b *Builder) RefreshEndpoints(be *ir.Backend, slices []*kube.EndpointSlice) []ir.Endpoint {
+	return b.memo.refreshEndpoints(be, slices)
+}

@@ -1,0 +1,239 @@
+// Package ir is the intermediate representation between the front-ends,
+// which turn Kubernetes objects into it (translate/ingress today, Gateway
+// API routes later), and the Envoy renderer (translate/envoy), which turns
+// it into xDS resources. It says what is routed where and with which
+// policy, in our own vocabulary, with no Kubernetes rules and no Envoy
+// detail.
+//
+// The contract:
+//   - An IR and every value it points to are never mutated once the
+//     front-end's merge has produced them. A front-end hands out the very
+//     same value again, in the next IR, for what did not change, and a
+//     changed value is a new one: consumers may reuse their work by
+//     identity (the renderer does), and may share values between IRs.
+//   - Lists are sorted as each field says, names are unique, and every
+//     reference resolves: a route forwards only to clusters the IR lists,
+//     a cluster sends only to a backend it lists, a virtual host serves
+//     only a certificate it lists. Validate checks all of it.
+//   - It round-trips through JSON (golden files at both seams).
+package ir
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// IR is one whole configuration.
+type IR struct {
+	// Listeners are sorted by Port.
+	Listeners []*Listener `json:"listeners"`
+	// VirtualHosts are sorted by Host. Every virtual host is served on
+	// every HTTP listener, and, with a Certificate, on every HTTPS one.
+	VirtualHosts []*VirtualHost `json:"virtualHosts"`
+	// Clusters are sorted by Name and are exactly those routes forward to.
+	Clusters []*Cluster `json:"clusters"`
+	// Backends are sorted by Name and are exactly those clusters send to.
+	Backends []*Backend `json:"backends"`
+	// Certificates are sorted by Name and are exactly those virtual hosts
+	// serve.
+	Certificates []*Certificate `json:"certificates"`
+	// Problems found on the way, sorted by object, then message.
+	Problems []Problem `json:"problems"`
+}
+
+// Protocol is what a listener speaks.
+type Protocol string
+
+const (
+	// HTTP is plain-text HTTP/1.1 (and h2c prior knowledge).
+	HTTP Protocol = "HTTP"
+	// HTTPS terminates TLS, choosing the certificate by SNI, then HTTP.
+	HTTPS Protocol = "HTTPS"
+)
+
+// Listener is one port Envoy listens on.
+type Listener struct {
+	Name     string   `json:"name"`
+	Address  string   `json:"address"`
+	Port     uint32   `json:"port"`
+	Protocol Protocol `json:"protocol"`
+}
+
+// WildcardHost is the virtual host of requests no other host matches.
+const WildcardHost = "*"
+
+// VirtualHost is every route of one host.
+type VirtualHost struct {
+	// Host is a lower-case DNS name, a *.wildcard covering exactly one
+	// label, or WildcardHost.
+	Host string `json:"host"`
+	// Routes are in match order: the first that matches wins.
+	Routes []*Route `json:"routes"`
+	// Certificate names the Certificate served for this host over HTTPS;
+	// empty when the host is served over plain HTTP only.
+	Certificate string `json:"certificate,omitempty"`
+}
+
+// Object names the Kubernetes object a value came from, for problems and
+// for people reading the IR.
+type Object struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Route is a match and what to do with what it matches.
+type Route struct {
+	Match  Match        `json:"match"`
+	Action Action       `json:"action"`
+	Policy *RoutePolicy `json:"policy,omitempty"`
+	Source Object       `json:"source"`
+}
+
+// PathType is how a route matches the request path.
+type PathType string
+
+const (
+	// PathExact matches the path exactly (case-sensitive, query ignored).
+	PathExact PathType = "Exact"
+	// PathPrefix matches whole path segments: /foo matches /foo, /foo/
+	// and /foo/bar, not /foobar. A Prefix value has no trailing slash
+	// ("/" stays "/").
+	PathPrefix PathType = "Prefix"
+	// PathRegex matches the whole path with an RE2 expression.
+	PathRegex PathType = "Regex"
+)
+
+// Match is what a request must have for a route to apply: all of it.
+type Match struct {
+	PathType PathType      `json:"pathType"`
+	Path     string        `json:"path"`
+	Headers  []HeaderMatch `json:"headers,omitempty"`
+	Query    []QueryMatch  `json:"query,omitempty"`
+}
+
+// StringMatch matches a value exactly or by an RE2 expression over the
+// whole value; with neither set, any value matches (the header or
+// parameter must only be present).
+type StringMatch struct {
+	Exact string `json:"exact,omitempty"`
+	Regex string `json:"regex,omitempty"`
+}
+
+// HeaderMatch requires a request header. Names are case-insensitive.
+type HeaderMatch struct {
+	Name  string      `json:"name"`
+	Value StringMatch `json:"value"`
+}
+
+// QueryMatch requires a query parameter.
+type QueryMatch struct {
+	Name  string      `json:"name"`
+	Value StringMatch `json:"value"`
+}
+
+// Action is what a route does: exactly one of its fields is set.
+type Action struct {
+	Forward  *Forward        `json:"forward,omitempty"`
+	Redirect *Redirect       `json:"redirect,omitempty"`
+	Direct   *DirectResponse `json:"direct,omitempty"`
+}
+
+// Forward proxies to clusters, split by weight.
+type Forward struct {
+	Clusters []WeightedCluster `json:"clusters"`
+}
+
+// WeightedCluster is one share of a Forward.
+type WeightedCluster struct {
+	Cluster string `json:"cluster"`
+	// Weight is the relative share; with one cluster it is ignored.
+	Weight uint32 `json:"weight"`
+}
+
+// Redirect answers with a redirect. Empty fields keep the request's part.
+type Redirect struct {
+	Scheme string `json:"scheme,omitempty"`
+	Host   string `json:"host,omitempty"`
+	Port   uint32 `json:"port,omitempty"`
+	// Path replaces the whole path.
+	Path string `json:"path,omitempty"`
+	// StripQuery drops the query string.
+	StripQuery bool `json:"stripQuery,omitempty"`
+	// Code is 301, 302, 303, 307 or 308.
+	Code uint32 `json:"code"`
+}
+
+// DirectResponse is a fixed reply from Envoy itself.
+type DirectResponse struct {
+	Status uint32 `json:"status"`
+	Body   string `json:"body,omitempty"`
+}
+
+// Endpoint is one ready address of a Backend.
+type Endpoint struct {
+	Address string `json:"address"`
+	Port    int32  `json:"port"`
+}
+
+// Backend is one port of one Service: its ready endpoints, which every
+// cluster sending to it shares (one load assignment).
+type Backend struct {
+	// Name is namespace/service/port, the load assignment's name.
+	Name    string               `json:"name"`
+	Service types.NamespacedName `json:"service"`
+	// Port is the Service port; PortName its name, which selects the
+	// EndpointSlice ports.
+	Port     int32  `json:"port"`
+	PortName string `json:"portName,omitempty"`
+	// Endpoints are sorted and unique.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// ExternalName, when set, is the DNS name of an ExternalName Service:
+	// Envoy resolves it itself and Endpoints is empty.
+	ExternalName string `json:"externalName,omitempty"`
+}
+
+// Cluster is one Envoy cluster: a Backend with a policy. Clusters that
+// differ only in policy send to the same Backend.
+type Cluster struct {
+	// Name is ClusterName(Backend, Policy).
+	Name    string         `json:"name"`
+	Backend string         `json:"backend"`
+	Policy  *ClusterPolicy `json:"policy,omitempty"`
+}
+
+// PEM is PEM-encoded data, shown as text in JSON.
+type PEM []byte
+
+// MarshalText shows the PEM as it is.
+func (p PEM) MarshalText() ([]byte, error) { return p, nil }
+
+// UnmarshalText reads PEM text.
+func (p *PEM) UnmarshalText(b []byte) error { *p = append(PEM(nil), b...); return nil }
+
+// Certificate is a validated TLS certificate and key.
+type Certificate struct {
+	// Name is namespace/secret.
+	Name   string               `json:"name"`
+	Secret types.NamespacedName `json:"secret"`
+	Chain  PEM                  `json:"chain"`
+	Key    PEM                  `json:"key"`
+}
+
+// Problem is something wrong with an object, to be reported on it.
+type Problem struct {
+	Kind      string `json:"kind"` // e.g. "Ingress"
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"` // CamelCase, as in a Kubernetes Event
+	Message   string `json:"message"`
+}
+
+// SameEndpoints says whether two endpoint lists are the same value, by
+// identity (the IR contract: an unchanged list is handed out again, a
+// changed one is new), without comparing their elements.
+func SameEndpoints(a, b []Endpoint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}

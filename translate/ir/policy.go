@@ -1,0 +1,200 @@
+package ir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Duration is a time.Duration shown as text ("1.5s") in JSON.
+type Duration time.Duration
+
+// MarshalText shows the duration as time.Duration does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// RoutePolicy is everything a route does besides matching and its action.
+// A nil field is the default: no such policy.
+type RoutePolicy struct {
+	// HTTPSRedirect makes plain-HTTP listeners answer the route with a
+	// redirect to the same URL over HTTPS; HTTPS listeners serve it.
+	HTTPSRedirect *HTTPSRedirect `json:"httpsRedirect,omitempty"`
+	Timeouts      *Timeouts      `json:"timeouts,omitempty"`
+	Retries       *Retries       `json:"retries,omitempty"`
+	Rewrite       *Rewrite       `json:"rewrite,omitempty"`
+	// RequestHeaders change what the upstream receives; ResponseHeaders
+	// what the client receives.
+	RequestHeaders  *HeaderChanges `json:"requestHeaders,omitempty"`
+	ResponseHeaders *HeaderChanges `json:"responseHeaders,omitempty"`
+	// Mirrors copy requests to other clusters, whose answers are dropped.
+	Mirrors []Mirror `json:"mirrors,omitempty"`
+	CORS    *CORS    `json:"cors,omitempty"`
+	IPRules *IPRules `json:"ipRules,omitempty"`
+}
+
+// HTTPSRedirect is a redirect from plain HTTP to HTTPS.
+type HTTPSRedirect struct {
+	// Code is 301, 302, 303, 307 or 308.
+	Code uint32 `json:"code"`
+}
+
+// Timeouts bound a request.
+type Timeouts struct {
+	// Request bounds the whole exchange, from the end of the request to
+	// the end of the response; zero means no bound.
+	Request Duration `json:"request"`
+	// Idle bounds the time with no bytes in either direction; zero keeps
+	// the listener's.
+	Idle Duration `json:"idle,omitempty"`
+}
+
+// Retries retry a failed request on another endpoint.
+type Retries struct {
+	// Attempts is the number of retries after the first try.
+	Attempts uint32 `json:"attempts"`
+	// On lists the conditions, in Envoy's x-envoy-retry-on vocabulary
+	// (connect-failure, reset, 5xx, gateway-error, retriable-4xx, ...).
+	On []string `json:"on"`
+	// PerTry bounds each try; zero means the request's bound.
+	PerTry Duration `json:"perTry,omitempty"`
+}
+
+// Rewrite changes the request before it is forwarded. At most one of
+// Prefix and Regex is set.
+type Rewrite struct {
+	// Prefix replaces the part of the path the route's Prefix matched.
+	Prefix string `json:"prefix,omitempty"`
+	// Regex replaces every match of Pattern in the path by Substitution
+	// (RE2; \1 names a capture group).
+	Regex *RegexRewrite `json:"regex,omitempty"`
+	// Host replaces the Host header.
+	Host string `json:"host,omitempty"`
+}
+
+// RegexRewrite is an RE2 substitution over the path.
+type RegexRewrite struct {
+	Pattern      string `json:"pattern"`
+	Substitution string `json:"substitution"`
+}
+
+// Header is a header name and value.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// HeaderChanges are applied in this order: Remove, Set (replacing any
+// value), Add (appending).
+type HeaderChanges struct {
+	Remove []string `json:"remove,omitempty"`
+	Set    []Header `json:"set,omitempty"`
+	Add    []Header `json:"add,omitempty"`
+}
+
+// Mirror copies a share of requests to a cluster.
+type Mirror struct {
+	Cluster string `json:"cluster"`
+	// Percent of requests mirrored, 0 to 100.
+	Percent uint32 `json:"percent"`
+}
+
+// CORS answers preflight requests and adds the CORS response headers.
+type CORS struct {
+	// AllowOrigins match the Origin header; an Exact "*" allows any.
+	AllowOrigins     []StringMatch `json:"allowOrigins"`
+	AllowMethods     []string      `json:"allowMethods,omitempty"`
+	AllowHeaders     []string      `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string      `json:"exposeHeaders,omitempty"`
+	MaxAge           Duration      `json:"maxAge,omitempty"`
+	AllowCredentials bool          `json:"allowCredentials,omitempty"`
+}
+
+// IPRules admit or refuse clients by address: a client in Deny is refused;
+// then, when Allow is not empty, a client not in Allow is refused. Refused
+// requests get 403. Entries are CIDRs (a single address is a /32 or /128).
+type IPRules struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// UpstreamProtocol is what a cluster speaks to its endpoints.
+type UpstreamProtocol string
+
+const (
+	// UpstreamHTTP1 is HTTP/1.1, the default.
+	UpstreamHTTP1 UpstreamProtocol = ""
+	// UpstreamHTTP2 is HTTP/2: h2 over TLS, h2c (prior knowledge)
+	// without.
+	UpstreamHTTP2 UpstreamProtocol = "HTTP2"
+)
+
+// LoadBalancer is how a cluster picks an endpoint.
+type LoadBalancer string
+
+const (
+	RoundRobin   LoadBalancer = "" // the default
+	LeastRequest LoadBalancer = "LeastRequest"
+	Random       LoadBalancer = "Random"
+)
+
+// ClusterPolicy is how a cluster talks to its backend. The zero value is
+// the default, and a cluster with the default policy has no Policy.
+type ClusterPolicy struct {
+	Protocol     UpstreamProtocol `json:"protocol,omitempty"`
+	TLS          *UpstreamTLS     `json:"tls,omitempty"`
+	LoadBalancer LoadBalancer     `json:"loadBalancer,omitempty"`
+	// ConnectTimeout bounds connecting to an endpoint; zero is the
+	// renderer's default.
+	ConnectTimeout  Duration         `json:"connectTimeout,omitempty"`
+	CircuitBreakers *CircuitBreakers `json:"circuitBreakers,omitempty"`
+}
+
+// UpstreamTLS makes a cluster speak TLS to its endpoints.
+type UpstreamTLS struct {
+	// SNI is the server name sent; empty sends none.
+	SNI string `json:"sni,omitempty"`
+}
+
+// CircuitBreakers bound what a cluster has in flight, per Envoy; zero
+// fields keep Envoy's defaults.
+type CircuitBreakers struct {
+	MaxConnections     uint32 `json:"maxConnections,omitempty"`
+	MaxPendingRequests uint32 `json:"maxPendingRequests,omitempty"`
+	MaxRequests        uint32 `json:"maxRequests,omitempty"`
+	MaxRetries         uint32 `json:"maxRetries,omitempty"`
+}
+
+// IsDefault reports whether p changes nothing.
+func (p *ClusterPolicy) IsDefault() bool {
+	return p == nil || (p.Protocol == UpstreamHTTP1 && p.TLS == nil && p.LoadBalancer == RoundRobin &&
+		p.ConnectTimeout == 0 && p.CircuitBreakers == nil)
+}
+
+// ClusterName names the cluster that sends to backend with policy: the
+// backend's own name for the default policy, else the backend's name and a
+// hash of the policy (as Contour names its clusters), so that two routes
+// asking for the same policy share one cluster and two policies never do.
+func ClusterName(backend string, p *ClusterPolicy) string {
+	if p.IsDefault() {
+		return backend
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		// A struct of strings, numbers and pointers to such always
+		// encodes.
+		panic(fmt.Sprintf("ir: encoding a cluster policy: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	return backend + "/" + hex.EncodeToString(sum[:5])
+}
