@@ -227,7 +227,7 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 		if err := api.client.CoreV1().Services("default").Delete(ctx, "missing", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pollFor(10*time.Second, problemEvent(2)); err == nil {
+		if _, err := framework.Poll(ctx, 10*time.Second, 100*time.Millisecond, problemEvent(2)); err == nil {
 			break
 		} else if life > 30*time.Second {
 			t.Fatalf("the repeated problem was never counted: %v", err)
@@ -377,16 +377,4 @@ func readAudit(t *testing.T, path, user string) (used map[access]bool, refused [
 		t.Fatal(err)
 	}
 	return used, slices.Compact(refused)
-}
-
-// pollFor calls check until it returns nil or timeout passes.
-func pollFor(timeout time.Duration, check func() error) (time.Duration, error) {
-	start := time.Now()
-	for {
-		err := check()
-		if err == nil || time.Since(start) > timeout {
-			return time.Since(start), err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -85,19 +85,25 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 	if err != nil {
 		t.Fatalf("ingress-xds bootstrap: %v\n%s", err, out)
 	}
-	e.Process = StartProcess(t, "envoy", exec.Command(tools.Envoy,
-		"--config-path", bootstrap,
-		// Parallel Envoys (other tests, other people's test runs) must
-		// not share hot-restart shared memory: let each pick a free base id.
-		"--use-dynamic-base-id", "--base-id-path", filepath.Join(dir, "base-id"),
-		"--concurrency", "1", // the machines running this are small
-		"--drain-time-s", "1",
-		"--log-level", "info",
-	))
+	e.Process = StartProcess(t, "envoy", exec.Command(tools.Envoy, EnvoyArgs(bootstrap, filepath.Join(dir, "base-id"))...))
 	if !o.NoWait {
 		Eventually(t, 60*time.Second, "envoy admin /ready", e.Ready)
 	}
 	return e
+}
+
+// EnvoyArgs are the flags of every Envoy the tests and the load command
+// run: the bootstrap file, and where it writes its hot-restart base id.
+func EnvoyArgs(bootstrap, baseIDPath string) []string {
+	return []string{
+		"--config-path", bootstrap,
+		// Parallel Envoys (other tests, other people's runs) must not
+		// share hot-restart shared memory: let each pick a free base id.
+		"--use-dynamic-base-id", "--base-id-path", baseIDPath,
+		"--concurrency", "1", // the machines running this are small
+		"--drain-time-s", "1",
+		"--log-level", "info",
+	}
 }
 
 // nodeID names the Envoy after its test, so that the control plane's logs
@@ -111,7 +117,14 @@ func (e *Envoy) Ready() error {
 	if err := e.Exited(); err != nil {
 		return fmt.Errorf("envoy exited: %w", err)
 	}
-	status, body, err := e.admin("/ready")
+	return AdminReady(e.AdminAddress)
+}
+
+// AdminReady returns nil once the admin /ready of the Envoy whose admin
+// interface is at adminAddress answers 200: it has its first listeners and
+// clusters (and their load assignments) from its control plane.
+func AdminReady(adminAddress string) error {
+	status, body, err := adminGet(adminAddress, "/ready")
 	if err != nil {
 		return err
 	}
@@ -193,7 +206,11 @@ func (e *Envoy) ConfigDump() string {
 }
 
 func (e *Envoy) admin(path string) (int, string, error) {
-	resp, err := newClient().Get("http://" + e.AdminAddress + path)
+	return adminGet(e.AdminAddress, path)
+}
+
+func adminGet(adminAddress, path string) (int, string, error) {
+	resp, err := newClient().Get("http://" + adminAddress + path)
 	if err != nil {
 		return 0, "", err
 	}

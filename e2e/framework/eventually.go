@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -15,27 +16,11 @@ const pollInterval = 10 * time.Millisecond
 // generous bound against hanging, never a performance criterion.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func() error) time.Duration {
 	t.Helper()
-	took, err := poll(timeout, check)
+	// Not t.Context(): Eventually also runs in cleanups, after it has ended.
+	took, err := Poll(context.Background(), timeout, pollInterval, check)
 	if err != nil {
 		t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
 	}
 	t.Logf("%s: took %s", what, took.Round(time.Millisecond))
 	return took
-}
-
-// poll is Eventually without the test: it returns the time check took to
-// succeed, or its last error at the deadline.
-func poll(timeout time.Duration, check func() error) (time.Duration, error) {
-	start := time.Now()
-	deadline := start.Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return time.Since(start), nil
-		}
-		if time.Now().After(deadline) {
-			return time.Since(start), err
-		}
-		time.Sleep(pollInterval)
-	}
 }

@@ -1,7 +1,9 @@
 package framework
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"os/exec"
@@ -72,12 +74,52 @@ func TestExpectNamesTheBackend(t *testing.T) {
 
 func TestPollReturnsTheLastError(t *testing.T) {
 	calls := 0
-	_, err := poll(50*time.Millisecond, func() error { calls++; return errors.New("not yet") })
+	_, err := Poll(context.Background(), 50*time.Millisecond, time.Millisecond, func() error { calls++; return errors.New("not yet") })
 	if err == nil || err.Error() != "not yet" || calls < 2 {
-		t.Errorf("poll: err %v after %d calls", err, calls)
+		t.Errorf("Poll: err %v after %d calls", err, calls)
 	}
-	took, err := poll(time.Second, func() error { return nil })
-	if err != nil || took > time.Second {
-		t.Errorf("poll of a true condition: %v after %s", err, took)
+	took, err := Poll(context.Background(), time.Minute, time.Millisecond, func() error { return nil })
+	if err != nil || took > time.Minute {
+		t.Errorf("Poll of a true condition: %v after %s", err, took)
 	}
 }
+
+func TestPollStopsAtAPermanentError(t *testing.T) {
+	exited := errors.New("exited")
+	calls := 0
+	_, err := Poll(context.Background(), 0, time.Millisecond, func() error {
+		if calls++; calls == 3 {
+			return Permanent(fmt.Errorf("the process: %w", exited))
+		}
+		return errors.New("not yet")
+	})
+	if !errors.Is(err, exited) || calls != 3 {
+		t.Errorf("Poll: err %v after %d calls, want the permanent error after 3", err, calls)
+	}
+	if _, ok := errors.AsType[*permanentError](err); ok {
+		t.Errorf("Poll returned the Permanent wrapper itself: %#v", err)
+	}
+}
+
+func TestPollEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err := Poll(ctx, 0, time.Millisecond, func() error {
+		if calls++; calls == 2 {
+			cancel()
+		}
+		return errors.New("not yet")
+	})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "not yet") {
+		t.Errorf("Poll after its context ended: %v, want context.Canceled with the last error", err)
+	}
+}
+
+func TestPollWithATimeoutPassedChecksOnce(t *testing.T) {
+	calls := 0
+	_, err := Poll(context.Background(), -time.Second, time.Millisecond, func() error { calls++; return errors.New("not yet") })
+	if err == nil || calls != 1 {
+		t.Errorf("Poll with a timeout already passed: err %v after %d calls, want an error after 1", err, calls)
+	}
+}
+

@@ -17,10 +17,12 @@ import (
 // tailLines is how much of a process's output a failed test prints.
 const tailLines = 80
 
-// Process is a child process whose stdout and stderr go to a file, printed
-// (its tail) when the test fails. It is stopped when the test ends, and a
-// process that exits on its own before that fails the test: a crash of the
-// control plane or of Envoy is always a bug worth seeing.
+// Process is a child process whose stdout and stderr go to a file. Under a
+// test (StartProcess) it is stopped when the test ends, its tail is printed
+// when the test fails, and a process that exits on its own before that
+// fails the test: a crash of the control plane or of Envoy is always a bug
+// worth seeing. The load command, which has no test, starts its processes
+// with Spawn and stops them itself.
 type Process struct {
 	Name    string
 	LogPath string
@@ -33,22 +35,45 @@ type Process struct {
 	waitErr  error
 }
 
-// StartProcess starts cmd, named name in reports. The caller sets cmd's path,
-// arguments, environment and directory; StartProcess owns its output.
+// StartProcess starts cmd, named name in reports, with its output in a file
+// of the test's temporary directory. The caller sets cmd's path, arguments,
+// environment and directory; StartProcess owns its output.
 func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
+	p, err := Spawn(name, cmd, filepath.Join(t.TempDir(), name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("started %s (pid %d): %s", name, p.Pid(), strings.Join(cmd.Args, " "))
+	t.Cleanup(func() {
+		if err := p.Exited(); err != nil && !p.wasStopped() {
+			t.Errorf("%s exited during the test: %v", name, err)
+		}
+		start := time.Now()
+		p.Stop()
+		t.Logf("stopped %s (pid %d): took %s", name, p.Pid(), time.Since(start).Round(time.Millisecond))
+		if t.Failed() {
+			t.Logf("--- last %d lines of %s output (%s) ---\n%s", tailLines, name, p.LogPath, p.Tail(tailLines))
+		}
+	})
+	return p
+}
+
+// Spawn starts cmd, named name in errors, with its stdout and stderr
+// written to logPath, as a process that dies with this one. Nothing stops
+// it but the caller (Stop, Kill) or the end of this process.
+func Spawn(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		t.Fatalf("creating the log of %s: %v", name, err)
+		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Kill the child if the test binary dies without running cleanups (a
-	// panic or a timeout), so that no Envoy outlives its test.
+	// Kill the child if this process dies without cleaning up (a panic, a
+	// test timeout, a signal), so that no Envoy outlives its test or run.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		t.Fatalf("starting %s: %v", name, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
@@ -59,19 +84,7 @@ func StartProcess(t testing.TB, name string, cmd *exec.Cmd) *Process {
 		p.mu.Unlock()
 		close(p.done)
 	}()
-	t.Logf("started %s (pid %d): %s", name, cmd.Process.Pid, strings.Join(cmd.Args, " "))
-	t.Cleanup(func() {
-		if err := p.Exited(); err != nil && !p.wasStopped() {
-			t.Errorf("%s exited during the test: %v", name, err)
-		}
-		start := time.Now()
-		p.Stop()
-		t.Logf("stopped %s (pid %d): took %s", name, p.Pid(), time.Since(start).Round(time.Millisecond))
-		if t.Failed() {
-			t.Logf("--- last %d lines of %s output (%s) ---\n%s", tailLines, name, logPath, p.Tail(tailLines))
-		}
-	})
-	return p
+	return p, nil
 }
 
 // Pid is the process id.
@@ -96,13 +109,8 @@ func (p *Process) Exited() error {
 // Stop sends SIGTERM, waits for the process to exit, and kills it if it has
 // not within ten seconds. Stopping a stopped process does nothing.
 func (p *Process) Stop() {
-	p.mu.Lock()
-	p.stopping = true
-	p.mu.Unlock()
-	select {
-	case <-p.done:
+	if !p.markStopping() {
 		return
-	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -116,16 +124,25 @@ func (p *Process) Stop() {
 // Kill sends SIGKILL, as a crash or the OOM killer would, and waits for the
 // process to exit. The test is not failed for it.
 func (p *Process) Kill() {
+	if !p.markStopping() {
+		return
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// markStopping records that the process is being ended on purpose, and
+// returns whether it still runs.
+func (p *Process) markStopping() (running bool) {
 	p.mu.Lock()
 	p.stopping = true
 	p.mu.Unlock()
 	select {
 	case <-p.done:
-		return
+		return false
 	default:
+		return true
 	}
-	p.cmd.Process.Kill()
-	<-p.done
 }
 
 // ExitCode returns the process's exit status once it has exited, and false

@@ -7,19 +7,17 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // ControlPlane is the process under test, started from a command template
-// so that the same run can measure ingress-xds or a peer.
+// so that the same run can measure ingress-xds or a peer. Envoy runs as one
+// too. It is a framework.Process (Pid, Stop, LogPath) whose Exited names it
+// and its log: the load command reports errors, not test failures.
 type ControlPlane struct {
-	name    string // in errors: "the control plane", "envoy"
-	cmd     *exec.Cmd
-	log     *os.File
-	done    chan struct{}
-	waitErr error
-	LogPath string
+	*framework.Process
+	name string // in errors: "the control plane", "envoy"
 }
 
 // Placeholders of a command template.
@@ -128,57 +126,20 @@ func StartControlPlane(env, argv []string, logPath string) (*ControlPlane, error
 // startProcess starts argv with env added, output to logPath, as a process
 // that dies with this one; name says what it is in errors.
 func startProcess(name string, env, argv []string, logPath string) (*ControlPlane, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
-	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Never outlive the load command, whatever way it ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+	p, err := framework.Spawn(name, cmd, logPath)
+	if err != nil {
+		return nil, err
 	}
-	cp := &ControlPlane{name: name, cmd: cmd, log: logFile, done: make(chan struct{}), LogPath: logPath}
-	go func() {
-		cp.waitErr = cmd.Wait()
-		logFile.Close()
-		close(cp.done)
-	}()
-	return cp, nil
+	return &ControlPlane{Process: p, name: name}, nil
 }
-
-// Pid is the control plane's process id.
-func (cp *ControlPlane) Pid() int { return cp.cmd.Process.Pid }
 
 // Exited returns nil while the process runs and how it ended once it has: a
 // control plane that dies during a run makes every later figure wrong.
 func (cp *ControlPlane) Exited() error {
-	select {
-	case <-cp.done:
-		if cp.waitErr != nil {
-			return fmt.Errorf("%s exited: %w (log: %s)", cp.name, cp.waitErr, cp.LogPath)
-		}
-		return fmt.Errorf("%s exited with status 0 (log: %s)", cp.name, cp.LogPath)
-	default:
-		return nil
+	if err := cp.Process.Exited(); err != nil {
+		return fmt.Errorf("%s exited: %w (log: %s)", cp.name, err, cp.LogPath)
 	}
-}
-
-// Stop sends SIGTERM and, after ten seconds, SIGKILL.
-func (cp *ControlPlane) Stop() {
-	select {
-	case <-cp.done:
-		return
-	default:
-	}
-	cp.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-cp.done:
-	case <-time.After(10 * time.Second):
-		cp.cmd.Process.Kill()
-		<-cp.done
-	}
+	return nil
 }

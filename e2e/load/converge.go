@@ -8,6 +8,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // Convergence is how long, from the control plane's start, an ADS client
@@ -29,23 +30,19 @@ type Convergence struct {
 // while the control plane starts up, until deadline or until alive reports
 // that the process died.
 func dial(ctx context.Context, deadline time.Time, address string, opts adsclient.Options, alive func() error) (*adsclient.Client, error) {
-	for {
-		c, err := adsclient.Dial(ctx, address, opts)
-		if err == nil {
-			return c, nil
+	var c *adsclient.Client
+	_, err := framework.Poll(ctx, time.Until(deadline), 20*time.Millisecond, func() (err error) {
+		if c, err = adsclient.Dial(ctx, address, opts); err != nil {
+			if exited := alive(); exited != nil {
+				return framework.Permanent(exited)
+			}
 		}
-		if exited := alive(); exited != nil {
-			return nil, exited
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("connecting to the xDS server at %s: gave up (last error: %w)", address, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("connecting to the xDS server at %s: %w (last error: %v)", address, ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the xDS server at %s: %w", address, err)
 	}
+	return c, nil
 }
 
 // converge connects an ADS client, whose stream lives as long as ctx, and

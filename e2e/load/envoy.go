@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // DefaultBootstrap is the command that writes the Envoy bootstrap when
@@ -61,15 +63,9 @@ func startEnvoy(binary, bootstrapCmd, xds string, httpPort int, dir string) (*en
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("writing the Envoy bootstrap (%s): %w\n%s", strings.Join(argv, " "), err, out)
 	}
-	e.ControlPlane, err = startProcess("envoy", nil, []string{binary,
-		"--config-path", bootstrap,
-		// Other Envoys on the machine (e2e tests, other runs) must not
-		// share hot-restart memory with this one.
-		"--use-dynamic-base-id", "--base-id-path", filepath.Join(dir, "envoy-base-id"),
-		"--concurrency", "1", // one worker thread, as in the e2e tests
-		"--drain-time-s", "1",
-		"--log-level", "info",
-	}, filepath.Join(dir, "envoy.log"))
+	e.ControlPlane, err = startProcess("envoy", nil,
+		append([]string{binary}, framework.EnvoyArgs(bootstrap, filepath.Join(dir, "envoy-base-id"))...),
+		filepath.Join(dir, "envoy.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -80,29 +76,16 @@ func startEnvoy(binary, bootstrapCmd, xds string, httpPort int, dir string) (*en
 // listeners and clusters (and their load assignments) from the control
 // plane.
 func (e *envoyProc) waitReady(ctx context.Context) error {
-	client := newHTTPClient()
-	var last string
-	for {
+	_, err := framework.Poll(ctx, 0, 50*time.Millisecond, func() error {
 		if err := e.Exited(); err != nil {
-			return err
+			return framework.Permanent(err)
 		}
-		resp, err := client.Get("http://" + e.admin + "/ready")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for Envoy to be ready: %w (last answer of /ready: %s; log: %s)", ctx.Err(), last, e.LogPath)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return framework.AdminReady(e.admin)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Envoy to be ready: %w (log: %s)", err, e.LogPath)
 	}
+	return nil
 }
 
 // rejected sums Envoy's update_rejected counters (one per xDS

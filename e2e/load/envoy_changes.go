@@ -273,17 +273,15 @@ func startBackend(ns *framework.Netns, name string) (*backendServer, error) {
 	}
 	// Reached from here, as Envoy will reach it: across the veth pair.
 	client := newHTTPClient()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if _, err := framework.Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() error {
 		code, from, err := get(client, "http://"+address+"/", "direct")
-		if err == nil && code == http.StatusOK && from == name {
-			break
+		if err == nil && (code != http.StatusOK || from != name) {
+			err = fmt.Errorf("status %d from %q", code, from)
 		}
-		if time.Now().After(deadline) {
-			b.Close()
-			return nil, fmt.Errorf("backend at %s does not answer from here: status %d from %q, %v", address, code, from, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err
+	}); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("backend at %s does not answer from here: %w", address, err)
 	}
 	n, err := b.count()
 	if err != nil {

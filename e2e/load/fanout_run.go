@@ -9,6 +9,8 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // Fanout is the result of the fan-out test: many clients on one snapshot,
@@ -150,27 +152,23 @@ func waitAll(ctx context.Context, count int, done func(i int) (bool, error)) err
 	for i := range pending {
 		pending[i] = i
 	}
-	for {
+	_, err := framework.Poll(ctx, 0, 10*time.Millisecond, func() error {
 		next := pending[:0]
 		for _, i := range pending {
 			ok, err := done(i)
 			if err != nil {
-				return fmt.Errorf("client %d: %w", i, err)
+				return framework.Permanent(fmt.Errorf("client %d: %w", i, err))
 			}
 			if !ok {
 				next = append(next, i)
 			}
 		}
-		pending = next
-		if len(pending) == 0 {
-			return nil
+		if pending = next; len(pending) > 0 {
+			return fmt.Errorf("%d of %d clients not there", len(pending), count)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d of %d clients not there: %w", len(pending), count, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		return nil
+	})
+	return err
 }
 
 func sortedKeys[V any](m map[string]V) []string {
