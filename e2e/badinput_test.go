@@ -81,47 +81,47 @@ func TestBadInputThroughEnvoy(t *testing.T) {
 	t.Logf("measured: broken manifests to routes in %s", took.Round(time.Millisecond))
 
 	t.Run("each problem stays where it is", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
+		expectAll(t, envoy, []framework.RouteCase{
 			// A missing Service, port, or a Service we may not use: 503 on
 			// that route only.
-			{"broken.example.com", "/ok", http.StatusOK, "beta"},
-			{"broken.example.com", "/missing-service", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/missing-port", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/missing-port-name", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/udp", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/external-name", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/invalid-service-name", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/no-service", http.StatusServiceUnavailable, ""},
-			{"broken.example.com", "/elsewhere", http.StatusNotFound, ""},
+			{Host: "broken.example.com", Path: "/ok", Status: http.StatusOK, Backend: "beta"},
+			{Host: "broken.example.com", Path: "/missing-service", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/missing-port", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/missing-port-name", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/udp", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/external-name", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/invalid-service-name", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/no-service", Status: http.StatusServiceUnavailable, Backend: ""},
+			{Host: "broken.example.com", Path: "/elsewhere", Status: http.StatusNotFound, Backend: ""},
 			// Invalid hosts: those rules are ignored, the valid one is not.
-			{"fine.example.com", "/", http.StatusOK, "gamma"},
-			{"bad.example.com", "/", http.StatusNotFound, ""},
-			{"bad.example.com:8080", "/", http.StatusNotFound, ""},
-			{"192.0.2.1", "/", http.StatusNotFound, ""},
-			{"a.x.example.com", "/", http.StatusNotFound, ""},
-			{"xn--bcher-kva.example.com", "/", http.StatusNotFound, ""},
+			{Host: "fine.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "bad.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "bad.example.com:8080", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "192.0.2.1", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "a.x.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "xn--bcher-kva.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
 			// Invalid paths are ignored, the valid ones served; an
 			// injection attempt in a path goes nowhere.
-			{"paths.example.com", "/ok", http.StatusOK, "beta"},
-			{"paths.example.com", "/relative", http.StatusNotFound, ""},
-			{"paths.example.com", "/search", http.StatusNotFound, ""},
-			{"paths.example.com", "/inject", http.StatusNotFound, ""},
-			{"paths.example.com", "/a", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/ok", Status: http.StatusOK, Backend: "beta"},
+			{Host: "paths.example.com", Path: "/relative", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/search", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/inject", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/a", Status: http.StatusNotFound, Backend: ""},
 			// Duplicates within one Ingress: the first is served.
-			{"dup.example.com", "/x", http.StatusOK, "alpha"},
+			{Host: "dup.example.com", Path: "/x", Status: http.StatusOK, Backend: "alpha"},
 			// Too many paths: the first 1000 are served, the rest ignored.
-			{"many.example.com", "/p0", http.StatusOK, "beta"},
-			{"many.example.com", "/p999", http.StatusOK, "beta"},
-			{"many.example.com", "/p1000", http.StatusNotFound, ""},
+			{Host: "many.example.com", Path: "/p0", Status: http.StatusOK, Backend: "beta"},
+			{Host: "many.example.com", Path: "/p999", Status: http.StatusOK, Backend: "beta"},
+			{Host: "many.example.com", Path: "/p1000", Status: http.StatusNotFound, Backend: ""},
 			// Unusable TLS: served over plain HTTP.
-			{"weak.example.com", "/", http.StatusOK, "gamma"},
-			{"opaque.example.com", "/", http.StatusOK, "gamma"},
-			{"nokey.example.com", "/", http.StatusOK, "gamma"},
-			{"othernamespace.example.com", "/", http.StatusOK, "gamma"},
+			{Host: "weak.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "opaque.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "nokey.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "othernamespace.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
 			// A newer Ingress cannot take the good one's path...
-			{"good.example.com", "/", http.StatusOK, "alpha"},
+			{Host: "good.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
 			// ...but its own path on that host is merged.
-			{"good.example.com", "/usurper-own", http.StatusOK, "beta"},
+			{Host: "good.example.com", Path: "/usurper-own", Status: http.StatusOK, Backend: "beta"},
 		})
 		// A Host with characters no DNS name has never reaches a backend.
 		if r, err := envoy.Get("bad_host!.example.com", "/"); err != nil {

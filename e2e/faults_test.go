@@ -38,7 +38,7 @@ func startCafe(t *testing.T) *cafe {
 	framework.FindTools(t)
 	c := &cafe{dir: t.TempDir(), coffee: framework.StartBackend(t, "coffee"), tea: framework.StartBackend(t, "tea")}
 	writeManifest(t, c.dir, "services.yaml", servicesYAML(c.coffee, c.tea))
-	writeManifest(t, c.dir, "cafe.yaml", cafeIngressYAML("coffee"))
+	writeManifest(t, c.dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	c.cp = framework.StartSecureControlPlane(t, framework.CertGen(t), "--manifests", c.dir)
 	c.cp.WaitReady(t)
 	c.envoy = framework.StartEnvoy(t, c.cp)
@@ -100,7 +100,7 @@ func TestFaultControlPlaneKilled(t *testing.T) {
 	traffic.stop(t)
 
 	// The new process drives Envoy: a change reaches it.
-	writeManifest(t, c.dir, "cafe.yaml", cafeIngressYAML("tea"))
+	writeManifest(t, c.dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))
 	took := framework.Eventually(t, convergeTimeout, "a change after the restart reaches envoy", func() error {
 		return c.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "tea")
 	})
@@ -163,14 +163,14 @@ func TestFaultEnvoyRestart(t *testing.T) {
 	c := startCafe(t)
 	// A change before the restart, so that the current configuration is
 	// not the first one the control plane built.
-	writeManifest(t, c.dir, "cafe.yaml", cafeIngressYAML("tea"))
+	writeManifest(t, c.dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))
 	framework.Eventually(t, convergeTimeout, "the change served", func() error {
 		return c.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "tea")
 	})
-	routes := []routeCase{
-		{"cafe.example.com", "/coffee", http.StatusOK, "tea"},
-		{"cafe.example.com", "/tea", http.StatusOK, "tea"},
-		{"tea.example.com", "/", http.StatusOK, "tea"},
+	routes := []framework.RouteCase{
+		{Host: "cafe.example.com", Path: "/coffee", Status: http.StatusOK, Backend: "tea"},
+		{Host: "cafe.example.com", Path: "/tea", Status: http.StatusOK, Backend: "tea"},
+		{Host: "tea.example.com", Path: "/", Status: http.StatusOK, Backend: "tea"},
 	}
 
 	// Steady traffic: while no Envoy listens, connections are refused;
@@ -181,13 +181,13 @@ func TestFaultEnvoyRestart(t *testing.T) {
 	address := c.envoy.HTTPAddress // the listener port comes from the control plane: the same for the new Envoy
 	traffic := startProbe(t, func() error {
 		for _, r := range routes {
-			got, err := framework.Get(address, r.host, r.path)
+			got, err := framework.Get(address, r.Host, r.Path)
 			mu.Lock()
 			switch {
 			case err != nil:
 				refused++
-			case got.Status != r.status || got.Backend != r.backend:
-				wrong = append(wrong, fmt.Sprintf("%s%s: %s", r.host, r.path, got))
+			case got.Status != r.Status || got.Backend != r.Backend:
+				wrong = append(wrong, fmt.Sprintf("%s%s: %s", r.Host, r.Path, got))
 			default:
 				served++
 			}
@@ -204,7 +204,7 @@ func TestFaultEnvoyRestart(t *testing.T) {
 	synced := time.Since(start)
 	framework.Eventually(t, convergeTimeout, "the new envoy routes everything", func() error {
 		for _, r := range routes {
-			if err := fresh.Expect(r.host, r.path, r.status, r.backend); err != nil {
+			if err := fresh.Expect(r.Host, r.Path, r.Status, r.Backend); err != nil {
 				return err
 			}
 		}
@@ -252,7 +252,7 @@ func TestFaultFloodOfBadIngresses(t *testing.T) {
 	if err := c.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee"); err != nil {
 		t.Errorf("amid the flood, before the change: %v", err)
 	}
-	writeManifest(t, c.dir, "cafe.yaml", cafeIngressYAML("tea"))
+	writeManifest(t, c.dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))
 	framework.Eventually(t, time.Minute, "a change to the good Ingress amid the flood reaches envoy", func() error {
 		return c.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "tea")
 	})
@@ -333,11 +333,11 @@ func TestFaultAPIServerDown(t *testing.T) {
 	cp := framework.StartSecureControlPlane(t, framework.CertGen(t), "--kubeconfig", api.Kubeconfig, "--watch-classless", "--status-address", "203.0.113.9")
 	framework.Eventually(t, 60*time.Second, "control plane ready", cp.Ready)
 	envoy := framework.StartEnvoy(t, cp)
-	before := []routeCase{
-		{"stays.example.com", "/", http.StatusOK, "netns-echo"},
-		{"changes.example.com", "/old", http.StatusOK, "netns-echo"},
-		{"goes.example.com", "/", http.StatusOK, "netns-echo"},
-		{"new.example.com", "/", http.StatusNotFound, ""},
+	before := []framework.RouteCase{
+		{Host: "stays.example.com", Path: "/", Status: http.StatusOK, Backend: "netns-echo"},
+		{Host: "changes.example.com", Path: "/old", Status: http.StatusOK, Backend: "netns-echo"},
+		{Host: "goes.example.com", Path: "/", Status: http.StatusOK, Backend: "netns-echo"},
+		{Host: "new.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
 	}
 	framework.Eventually(t, convergeTimeout, "the Ingresses served", func() error { return expectRoutes(envoy, before) })
 	traffic := startProbe(t, func() error { return envoy.Expect("stays.example.com", "/", http.StatusOK, "netns-echo") })
@@ -375,12 +375,12 @@ func TestFaultAPIServerDown(t *testing.T) {
 
 	api.StartAgain(t)
 	back := time.Now()
-	after := []routeCase{
-		{"stays.example.com", "/", http.StatusOK, "netns-echo"},
-		{"changes.example.com", "/new", http.StatusOK, "netns-echo"},
-		{"changes.example.com", "/old", http.StatusNotFound, ""},
-		{"goes.example.com", "/", http.StatusNotFound, ""},
-		{"new.example.com", "/", http.StatusOK, "netns-echo"},
+	after := []framework.RouteCase{
+		{Host: "stays.example.com", Path: "/", Status: http.StatusOK, Backend: "netns-echo"},
+		{Host: "changes.example.com", Path: "/new", Status: http.StatusOK, Backend: "netns-echo"},
+		{Host: "changes.example.com", Path: "/old", Status: http.StatusNotFound, Backend: ""},
+		{Host: "goes.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+		{Host: "new.example.com", Path: "/", Status: http.StatusOK, Backend: "netns-echo"},
 	}
 	framework.Eventually(t, 3*time.Minute, "the changes made during the outage served", func() error { return expectRoutes(envoy, after) })
 	t.Logf("measured: API server back to the changes made during a %s outage served in %s",
@@ -393,9 +393,9 @@ func TestFaultAPIServerDown(t *testing.T) {
 	assertNothingRejected(t, envoy)
 }
 
-func expectRoutes(envoy *framework.Envoy, routes []routeCase) error {
+func expectRoutes(envoy *framework.Envoy, routes []framework.RouteCase) error {
 	for _, r := range routes {
-		if err := envoy.Expect(r.host, r.path, r.status, r.backend); err != nil {
+		if err := envoy.Expect(r.Host, r.Path, r.Status, r.Backend); err != nil {
 			return err
 		}
 	}

@@ -29,7 +29,7 @@ func TestFileMode(t *testing.T) {
 
 	dir := t.TempDir()
 	writeManifest(t, dir, "services.yaml", servicesYAML(coffee, tea))
-	writeManifest(t, dir, "cafe.yaml", cafeIngressYAML("coffee"))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	cp := framework.StartControlPlane(t, "--manifests", dir)
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
@@ -54,7 +54,7 @@ func TestFileMode(t *testing.T) {
 		const rdsUpdates, listenerChanges = "http.ingress_http.rds.ingress_http.update_success", "listener_manager.listener_modified"
 		rdsBefore, listenersBefore := stat(t, envoy, rdsUpdates), stat(t, envoy, listenerChanges)
 
-		writeManifest(t, dir, "cafe.yaml", cafeIngressYAML("tea"))
+		writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))
 		took := framework.Eventually(t, convergeTimeout, "reroute after editing cafe.yaml", func() error {
 			return session.Expect("cafe.example.com", "/coffee", http.StatusOK, "tea")
 		})
@@ -73,10 +73,10 @@ func TestFileMode(t *testing.T) {
 			t.Errorf("%s went from %d to %d: a route change must not rebuild the listener", listenerChanges, listenersBefore, after)
 		}
 		// The rest of the Ingress is untouched.
-		expectAll(t, envoy, []routeCase{
-			{"cafe.example.com", "/tea", http.StatusOK, "tea"},
-			{"cafe.example.com", "/tea/menu", http.StatusOK, "coffee"},
-			{"tea.example.com", "/", http.StatusOK, "tea"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "cafe.example.com", Path: "/tea", Status: http.StatusOK, Backend: "tea"},
+			{Host: "cafe.example.com", Path: "/tea/menu", Status: http.StatusOK, Backend: "coffee"},
+			{Host: "tea.example.com", Path: "/", Status: http.StatusOK, Backend: "tea"},
 		})
 	}) {
 		return
@@ -98,9 +98,9 @@ func TestFileMode(t *testing.T) {
 		framework.Eventually(t, convergeTimeout, "change applied next to a broken file", func() error {
 			return envoy.Expect("menu.example.com", "/", http.StatusNotFound, "")
 		})
-		expectAll(t, envoy, []routeCase{
-			{"menu.example.com", "/menu", http.StatusOK, "coffee"},
-			{"cafe.example.com", "/coffee", http.StatusOK, "tea"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "menu.example.com", Path: "/menu", Status: http.StatusOK, Backend: "coffee"},
+			{Host: "cafe.example.com", Path: "/coffee", Status: http.StatusOK, Backend: "tea"},
 		})
 		if err := os.Remove(filepath.Join(dir, "broken.yaml")); err != nil {
 			t.Fatal(err)
@@ -133,68 +133,18 @@ func TestFileMode(t *testing.T) {
 	})
 }
 
-type routeCase struct {
-	host, path string
-	status     int
-	backend    string // "" when Envoy answers itself
-}
-
+// testRouting checks the cafe's routing table, which the kind suite checks
+// on a cluster too.
 func testRouting(t *testing.T, envoy *framework.Envoy) {
-	expectAll(t, envoy, []routeCase{
-		// Prefix matches whole segments only.
-		{"cafe.example.com", "/coffee", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffee/", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffee/latte", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffeepot", http.StatusNotFound, ""},
-		// The longest prefix wins, still by segment.
-		{"cafe.example.com", "/coffee/decaf", http.StatusOK, "tea"},
-		{"cafe.example.com", "/coffee/decaf/large", http.StatusOK, "tea"},
-		{"cafe.example.com", "/coffee/decafx", http.StatusOK, "coffee"},
-		// Exact beats Prefix, and only for exactly that path.
-		{"cafe.example.com", "/tea", http.StatusOK, "tea"},
-		{"cafe.example.com", "/tea/menu", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/tea/menu?size=large", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/tea/menu/", http.StatusOK, "tea"},
-		{"cafe.example.com", "/tea/menu/today", http.StatusOK, "tea"},
-		// Hosts match whatever the port in the Host header, and whatever the case.
-		{"cafe.example.com:8080", "/coffee", http.StatusOK, "coffee"},
-		{"cafe.example.com:31337", "/tea", http.StatusOK, "tea"},
-		{"CAFE.Example.COM", "/coffee", http.StatusOK, "coffee"},
-		{"tea.example.com", "/", http.StatusOK, "tea"},
-		{"tea.example.com", "/anything/at/all", http.StatusOK, "tea"},
-		// A wildcard covers exactly one label.
-		{"bar.cafe.example.com", "/", http.StatusOK, "tea"},
-		{"BAR.cafe.example.com:8080", "/x", http.StatusOK, "tea"},
-		{"foo.bar.cafe.example.com", "/", http.StatusNotFound, ""},
-		// Unknown hosts and paths.
-		{"unknown.example.com", "/coffee", http.StatusNotFound, ""},
-		{"cafe.example.com", "/", http.StatusNotFound, ""},
-		{"cafe.example.com", "/water", http.StatusNotFound, ""},
-		// A Service with no ready endpoint, and one that does not exist.
-		{"cafe.example.com", "/empty", http.StatusServiceUnavailable, ""},
-		{"cafe.example.com", "/missing", http.StatusServiceUnavailable, ""},
-	})
+	expectAll(t, envoy, framework.CafeRoutes())
 }
 
-// expectAll sends every request once and reports every mismatch, and checks
-// that backends see the Host and path the client sent: only the port is
-// taken off the Host (the listener strips any port before matching hosts).
-func expectAll(t *testing.T, envoy *framework.Envoy, cases []routeCase) {
+// expectAll sends every request once and reports every mismatch.
+func expectAll(t *testing.T, envoy *framework.Envoy, cases []framework.RouteCase) {
 	t.Helper()
 	for _, c := range cases {
-		r, err := envoy.Get(c.host, c.path)
-		if err != nil {
-			t.Errorf("GET %s%s: %v", c.host, c.path, err)
-			continue
-		}
-		if r.Status != c.status || r.Backend != c.backend {
-			t.Errorf("GET %s%s: got %s, want %d from %q", c.host, c.path, r, c.status, c.backend)
-			continue
-		}
-		wantHost, _, _ := strings.Cut(c.host, ":")
-		wantPath, _, _ := strings.Cut(c.path, "?")
-		if r.Backend != "" && (r.Echo.Host != wantHost || r.Echo.Path != wantPath) {
-			t.Errorf("GET %s%s: the backend saw host %q and path %q", c.host, c.path, r.Echo.Host, r.Echo.Path)
+		if err := c.Send(envoy.HTTPAddress); err != nil {
+			t.Error(err)
 		}
 	}
 }
@@ -281,39 +231,6 @@ addressType: IPv4
 ports: [{port: %[2]d}]
 endpoints: [{addresses: [%[1]q], conditions: {ready: false}}]
 `, coffee.Host, coffee.Port, tea.Port)
-}
-
-// cafeIngressYAML is the Ingress under test; coffeeService is where
-// cafe.example.com/coffee goes, so that editing it reroutes.
-func cafeIngressYAML(coffeeService string) string {
-	port := "number: 80"
-	if coffeeService == "tea" {
-		port = "name: http"
-	}
-	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: cafe, namespace: default}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: cafe.example.com
-    http:
-      paths:
-      - {path: /coffee, pathType: Prefix, backend: {service: {name: %s, port: {%s}}}}
-      - {path: /coffee/decaf/, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-      - {path: /tea, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-      - {path: /tea/menu, pathType: Exact, backend: {service: {name: coffee, port: {number: 80}}}}
-      - {path: /empty, pathType: Prefix, backend: {service: {name: empty, port: {number: 80}}}}
-      - {path: /missing, pathType: ImplementationSpecific, backend: {service: {name: missing, port: {number: 80}}}}
-  - host: tea.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-  - host: "*.cafe.example.com"
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-`, coffeeService, port)
 }
 
 // menuIngressYAML has no class: file mode serves class-less Ingresses.

@@ -41,44 +41,44 @@ func TestIngressSemantics(t *testing.T) {
 	})
 
 	t.Run("hosts", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
+		expectAll(t, envoy, []framework.RouteCase{
 			// An exact host beats a wildcard that also covers it.
-			{"exact.example.com", "/", http.StatusOK, "alpha"},
-			{"exact.example.com", "/deep/path", http.StatusOK, "alpha"},
+			{Host: "exact.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "exact.example.com", Path: "/deep/path", Status: http.StatusOK, Backend: "alpha"},
 			// Hosts are case-insensitive, and the port in Host is ignored.
-			{"EXACT.Example.COM", "/", http.StatusOK, "alpha"},
-			{"exact.example.com:8080", "/", http.StatusOK, "alpha"},
-			{"Exact.EXAMPLE.com:1", "/x", http.StatusOK, "alpha"},
+			{Host: "EXACT.Example.COM", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "exact.example.com:8080", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "Exact.EXAMPLE.com:1", Path: "/x", Status: http.StatusOK, Backend: "alpha"},
 			// *.example.com covers exactly one label.
-			{"a.example.com", "/", http.StatusOK, "beta"},
-			{"other-name.example.com", "/y", http.StatusOK, "beta"},
-			{"A.EXAMPLE.COM:65535", "/", http.StatusOK, "beta"},
-			{"a.b.example.com", "/", http.StatusNotFound, ""},
-			{"a.b.example.com:8080", "/", http.StatusNotFound, ""},
-			{"example.com", "/", http.StatusNotFound, ""},
-			{"aexample.com", "/", http.StatusNotFound, ""},
+			{Host: "a.example.com", Path: "/", Status: http.StatusOK, Backend: "beta"},
+			{Host: "other-name.example.com", Path: "/y", Status: http.StatusOK, Backend: "beta"},
+			{Host: "A.EXAMPLE.COM:65535", Path: "/", Status: http.StatusOK, Backend: "beta"},
+			{Host: "a.b.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "a.b.example.com:8080", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "aexample.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
 			// An exact host is only itself.
-			{"x.exact.example.com", "/", http.StatusNotFound, ""},
-			{"exact.example.org", "/", http.StatusNotFound, ""},
+			{Host: "x.exact.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "exact.example.org", Path: "/", Status: http.StatusNotFound, Backend: ""},
 		})
 	})
 
 	t.Run("ingresses on one host merge, the oldest wins a conflict", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
+		expectAll(t, envoy, []framework.RouteCase{
 			// Each Ingress's own paths.
-			{"shared.example.com", "/old", http.StatusOK, "alpha"},
-			{"shared.example.com", "/new", http.StatusOK, "beta"},
-			{"shared.example.com", "/new/sub", http.StatusOK, "beta"},
-			{"shared.example.com", "/undated", http.StatusOK, "gamma"},
+			{Host: "shared.example.com", Path: "/old", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "shared.example.com", Path: "/new", Status: http.StatusOK, Backend: "beta"},
+			{Host: "shared.example.com", Path: "/new/sub", Status: http.StatusOK, Backend: "beta"},
+			{Host: "shared.example.com", Path: "/undated", Status: http.StatusOK, Backend: "gamma"},
 			// Claimed by all three: the oldest by creationTimestamp wins,
 			// although its name sorts last and the undated one counts as
 			// the newest.
-			{"shared.example.com", "/conflict", http.StatusOK, "alpha"},
-			{"shared.example.com", "/conflict/x", http.StatusOK, "alpha"},
+			{Host: "shared.example.com", Path: "/conflict", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "shared.example.com", Path: "/conflict/x", Status: http.StatusOK, Backend: "alpha"},
 			// Same path, different type: not a conflict, Exact beats Prefix.
-			{"shared.example.com", "/both", http.StatusOK, "beta"},
-			{"shared.example.com", "/both/", http.StatusOK, "alpha"},
-			{"shared.example.com", "/nothing", http.StatusNotFound, ""},
+			{Host: "shared.example.com", Path: "/both", Status: http.StatusOK, Backend: "beta"},
+			{Host: "shared.example.com", Path: "/both/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "shared.example.com", Path: "/nothing", Status: http.StatusNotFound, Backend: ""},
 		})
 		// The losers are told, the winner is not (file mode: in the log).
 		log := cp.Output()
@@ -93,60 +93,60 @@ func TestIngressSemantics(t *testing.T) {
 	})
 
 	t.Run("paths", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
+		expectAll(t, envoy, []framework.RouteCase{
 			// Prefix /aaa/bbb/ ignores its trailing slash, by segment.
-			{"paths.example.com", "/aaa/bbb", http.StatusOK, "alpha"},
-			{"paths.example.com", "/aaa/bbb/", http.StatusOK, "alpha"},
-			{"paths.example.com", "/aaa/bbb/ccc", http.StatusOK, "alpha"},
-			{"paths.example.com", "/aaa/bbbc", http.StatusNotFound, ""},
-			{"paths.example.com", "/aaa", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/aaa/bbb", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "paths.example.com", Path: "/aaa/bbb/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "paths.example.com", Path: "/aaa/bbb/ccc", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "paths.example.com", Path: "/aaa/bbbc", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/aaa", Status: http.StatusNotFound, Backend: ""},
 			// Exact /foo/ is exactly that.
-			{"paths.example.com", "/foo/", http.StatusOK, "beta"},
-			{"paths.example.com", "/foo", http.StatusNotFound, ""},
-			{"paths.example.com", "/foo/x", http.StatusNotFound, ""},
-			{"paths.example.com", "/foo//", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/foo/", Status: http.StatusOK, Backend: "beta"},
+			{Host: "paths.example.com", Path: "/foo", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/foo/x", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/foo//", Status: http.StatusNotFound, Backend: ""},
 			// Paths are case-sensitive, for both types.
-			{"paths.example.com", "/Case", http.StatusOK, "gamma"},
-			{"paths.example.com", "/case", http.StatusNotFound, ""},
-			{"paths.example.com", "/CASE", http.StatusNotFound, ""},
-			{"paths.example.com", "/Upper/x", http.StatusOK, "beta"},
-			{"paths.example.com", "/upper/x", http.StatusNotFound, ""},
-			{"paths.example.com", "/UPPER", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/Case", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "paths.example.com", Path: "/case", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/CASE", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/Upper/x", Status: http.StatusOK, Backend: "beta"},
+			{Host: "paths.example.com", Path: "/upper/x", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/UPPER", Status: http.StatusNotFound, Backend: ""},
 			// Query strings never take part in matching.
-			{"paths.example.com", "/foo/?x=1", http.StatusOK, "beta"},
-			{"paths.example.com", "/foo?x=/", http.StatusNotFound, ""},
-			{"paths.example.com", "/Case?q=a&r=b", http.StatusOK, "gamma"},
-			{"paths.example.com", "/aaa/bbb?next=/elsewhere", http.StatusOK, "alpha"},
-			{"paths.example.com", "/aaa?/bbb", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/foo/?x=1", Status: http.StatusOK, Backend: "beta"},
+			{Host: "paths.example.com", Path: "/foo?x=/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/Case?q=a&r=b", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "paths.example.com", Path: "/aaa/bbb?next=/elsewhere", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "paths.example.com", Path: "/aaa?/bbb", Status: http.StatusNotFound, Backend: ""},
 			// ImplementationSpecific is Prefix: segments, trailing slash.
-			{"paths.example.com", "/impl", http.StatusOK, "gamma"},
-			{"paths.example.com", "/impl/", http.StatusOK, "gamma"},
-			{"paths.example.com", "/impl/deeper", http.StatusOK, "gamma"},
-			{"paths.example.com", "/implx", http.StatusNotFound, ""},
-			{"paths.example.com", "/slash", http.StatusOK, "alpha"},
-			{"paths.example.com", "/slash/x", http.StatusOK, "alpha"},
+			{Host: "paths.example.com", Path: "/impl", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "paths.example.com", Path: "/impl/", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "paths.example.com", Path: "/impl/deeper", Status: http.StatusOK, Backend: "gamma"},
+			{Host: "paths.example.com", Path: "/implx", Status: http.StatusNotFound, Backend: ""},
+			{Host: "paths.example.com", Path: "/slash", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "paths.example.com", Path: "/slash/x", Status: http.StatusOK, Backend: "alpha"},
 			// No pathType at all is ImplementationSpecific too.
-			{"paths.example.com", "/untyped/x", http.StatusOK, "beta"},
-			{"paths.example.com", "/untypedx", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/untyped/x", Status: http.StatusOK, Backend: "beta"},
+			{Host: "paths.example.com", Path: "/untypedx", Status: http.StatusNotFound, Backend: ""},
 			// The root is not covered on this host.
-			{"paths.example.com", "/", http.StatusNotFound, ""},
+			{Host: "paths.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
 		})
 	})
 
 	if !t.Run("classes", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
-			{"class-name.example.net", "/", http.StatusOK, "alpha"},
-			{"class-annotation.example.net", "/", http.StatusOK, "alpha"},
-			{"class-ours-by-controller.example.net", "/", http.StatusOK, "beta"},
-			{"class-annotation-by-controller.example.net", "/", http.StatusOK, "beta"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "class-name.example.net", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "class-annotation.example.net", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "class-ours-by-controller.example.net", Path: "/", Status: http.StatusOK, Backend: "beta"},
+			{Host: "class-annotation-by-controller.example.net", Path: "/", Status: http.StatusOK, Backend: "beta"},
 			// Files have no cluster default class: class-less is served.
-			{"class-less.example.net", "/", http.StatusOK, "gamma"},
+			{Host: "class-less.example.net", Path: "/", Status: http.StatusOK, Backend: "gamma"},
 			// Not ours.
-			{"class-other.example.net", "/", http.StatusNotFound, ""},
-			{"class-other-annotation.example.net", "/", http.StatusNotFound, ""},
-			{"class-unknown.example.net", "/", http.StatusNotFound, ""},
+			{Host: "class-other.example.net", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "class-other-annotation.example.net", Path: "/", Status: http.StatusNotFound, Backend: ""},
+			{Host: "class-unknown.example.net", Path: "/", Status: http.StatusNotFound, Backend: ""},
 			// spec.ingressClassName wins over the legacy annotation.
-			{"class-name-over-annotation.example.net", "/", http.StatusNotFound, ""},
+			{Host: "class-name-over-annotation.example.net", Path: "/", Status: http.StatusNotFound, Backend: ""},
 		})
 	}) {
 		return
@@ -161,9 +161,9 @@ func TestIngressSemantics(t *testing.T) {
 			return envoy.Expect("class-annotation-by-controller.example.net", "/", http.StatusNotFound, "")
 		})
 		t.Logf("measured: IngressClass edit to unrouted traffic in %s", took.Round(time.Millisecond))
-		expectAll(t, envoy, []routeCase{
-			{"class-name.example.net", "/", http.StatusOK, "alpha"},
-			{"class-less.example.net", "/", http.StatusOK, "gamma"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "class-name.example.net", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "class-less.example.net", Path: "/", Status: http.StatusOK, Backend: "gamma"},
 		})
 		writeManifest(t, dir, "ingressclasses.yaml", ingressClassesYAML("ingress-xds.io/controller"))
 		framework.Eventually(t, convergeTimeout, "custom-name class ours again", func() error {

@@ -82,9 +82,9 @@ func TestTLS(t *testing.T) {
 			}
 		}
 		// Without force-ssl-redirect, plain HTTP keeps working.
-		expectAll(t, envoy, []routeCase{
-			{"secure.example.com", "/", http.StatusOK, "alpha"},
-			{"other.example.com", "/", http.StatusOK, "beta"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "secure.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "other.example.com", Path: "/", Status: http.StatusOK, Backend: "beta"},
 		})
 		// The port and case of the Host header do not matter over HTTPS
 		// either, nor the case of the server name.
@@ -141,10 +141,10 @@ func TestTLS(t *testing.T) {
 	})
 
 	t.Run("a host whose secret is missing or invalid stays on HTTP", func(t *testing.T) {
-		expectAll(t, envoy, []routeCase{
-			{"nosecret.example.com", "/", http.StatusOK, "alpha"},
-			{"badsecret.example.com", "/", http.StatusOK, "beta"},
-			{"garbage.example.com", "/", http.StatusOK, "gamma"},
+		expectAll(t, envoy, []framework.RouteCase{
+			{Host: "nosecret.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "badsecret.example.com", Path: "/", Status: http.StatusOK, Backend: "beta"},
+			{Host: "garbage.example.com", Path: "/", Status: http.StatusOK, Backend: "gamma"},
 		})
 		for _, host := range []string{"nosecret.example.com", "badsecret.example.com", "garbage.example.com"} {
 			if cert, err := framework.Handshake(https, host); err == nil {

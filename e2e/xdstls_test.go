@@ -33,7 +33,7 @@ func TestXDSMutualTLS(t *testing.T) {
 	tea := framework.StartBackend(t, "tea")
 	dir := t.TempDir()
 	writeManifest(t, dir, "services.yaml", servicesYAML(coffee, tea))
-	writeManifest(t, dir, "cafe.yaml", cafeIngressYAML("coffee"))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 
 	certs := framework.CertGen(t)
 	cp := framework.StartSecureControlPlane(t, certs, "--manifests", dir)
@@ -128,7 +128,7 @@ func TestXDSMutualTLS(t *testing.T) {
 			t.Error("the control plane did not log the reload")
 		}
 		// The Envoy connected before keeps its stream, and its updates.
-		writeManifest(t, dir, "cafe.yaml", cafeIngressYAML("tea"))
+		writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))
 		framework.Eventually(t, convergeTimeout, "a change reaches the Envoy connected before the rotation", func() error {
 			return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "tea")
 		})

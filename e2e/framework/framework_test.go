@@ -123,3 +123,22 @@ func TestPollWithATimeoutPassedChecksOnce(t *testing.T) {
 	}
 }
 
+// TestRouteCaseChecksWhatTheBackendSaw sends route cases straight to an
+// echo backend, with no Envoy to take the port off the Host: the status and
+// backend must match, and so must the Host and path the backend saw.
+func TestRouteCaseChecksWhatTheBackendSaw(t *testing.T) {
+	addr := LocalAddress(StartBackend(t, "coffee").Port)
+	if err := (RouteCase{Host: "cafe.example.com", Path: "/x?size=large", Status: http.StatusOK, Backend: "coffee"}).Send(addr); err != nil {
+		t.Errorf("a matching case: %v", err)
+	}
+	for _, c := range []RouteCase{
+		{Host: "cafe.example.com", Path: "/x", Status: http.StatusOK, Backend: "tea"},
+		{Host: "cafe.example.com", Path: "/x", Status: http.StatusNotFound, Backend: ""},
+		// The backend sees the port, which Envoy would have taken off.
+		{Host: "cafe.example.com:8080", Path: "/x", Status: http.StatusOK, Backend: "coffee"},
+	} {
+		if err := c.Send(addr); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}

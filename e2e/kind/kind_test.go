@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ingress-xds/ingress-xds/deploy"
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -164,7 +165,7 @@ func deploymentReady(ctx context.Context, client kubernetes.Interface, ns, name 
 	return nil
 }
 
-// deployBackends creates the cafe of the local suite (e2e/files_test.go):
+// deployBackends creates the cafe of both suites (framework.CafeIngressYAML):
 // echo backends coffee and tea, a Service with no ready endpoint (empty),
 // and the cafe Ingress.
 func (c *cluster) deployBackends(t *testing.T) {
@@ -194,7 +195,7 @@ func (c *cluster) deployBackends(t *testing.T) {
 		})
 	}
 	create(t, func() error {
-		_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, cafeIngress("coffee"), metav1.CreateOptions{})
+		_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, cafeIngress(t, "coffee"), metav1.CreateOptions{})
 		return err
 	})
 	for _, name := range []string{"coffee", "tea"} {
@@ -247,93 +248,28 @@ func service(name, selects, portName string) *corev1.Service {
 	}
 }
 
-// cafeIngress is the local suite's cafe Ingress (cafeIngressYAML in
-// e2e/files_test.go), with /coffee sent to coffeeService.
-func cafeIngress(coffeeService string) *networkingv1.Ingress {
-	class := "ingress-xds"
-	prefix, exact, implementationSpecific := networkingv1.PathTypePrefix, networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific
-	byNumber := func(svc string) networkingv1.IngressBackend {
-		return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}
+// cafeIngress is the cafe Ingress of both suites (framework.CafeIngressYAML),
+// in the cafe namespace, with /coffee sent to coffeeService.
+func cafeIngress(t *testing.T, coffeeService string) *networkingv1.Ingress {
+	t.Helper()
+	ing := &networkingv1.Ingress{}
+	if err := yaml.UnmarshalStrict([]byte(framework.CafeIngressYAML(appNS, coffeeService)), ing); err != nil {
+		t.Fatalf("the cafe Ingress: %v", err)
 	}
-	byName := func(svc string) networkingv1.IngressBackend {
-		return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Name: "http"}}}
-	}
-	coffee := byNumber("coffee")
-	if coffeeService == "tea" {
-		coffee = byName("tea")
-	}
-	path := func(p string, t *networkingv1.PathType, b networkingv1.IngressBackend) networkingv1.HTTPIngressPath {
-		return networkingv1.HTTPIngressPath{Path: p, PathType: t, Backend: b}
-	}
-	rule := func(host string, paths ...networkingv1.HTTPIngressPath) networkingv1.IngressRule {
-		return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: paths}}}
-	}
-	return &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: "cafe", Namespace: appNS},
-		Spec: networkingv1.IngressSpec{
-			IngressClassName: &class,
-			Rules: []networkingv1.IngressRule{
-				rule("cafe.example.com",
-					path("/coffee", &prefix, coffee),
-					path("/coffee/decaf/", &prefix, byName("tea")),
-					path("/tea", &prefix, byName("tea")),
-					path("/tea/menu", &exact, byNumber("coffee")),
-					path("/empty", &prefix, byNumber("empty")),
-					path("/missing", &implementationSpecific, byNumber("missing")),
-				),
-				rule("tea.example.com", path("/", &prefix, byName("tea"))),
-				rule("*.cafe.example.com", path("/", &prefix, byName("tea"))),
-			},
-		},
-	}
+	return ing
 }
 
-type routeCase struct {
-	host, path string
-	status     int
-	backend    string // "" when Envoy answers itself
-}
-
-// testRouting is the local suite's routing table (testRouting in
-// e2e/files_test.go), through the Envoy on the first worker's port 80.
+// testRouting checks the routing table of both suites
+// (framework.CafeRoutes), through the Envoy on the first worker's port 80.
 func (c *cluster) testRouting(t *testing.T) {
 	framework.Eventually(t, converge, "first route served", func() error {
 		return framework.Expect(c.http, "cafe.example.com", "/coffee", http.StatusOK, "coffee")
 	})
-	for _, rc := range []routeCase{
-		// Prefix matches whole segments only.
-		{"cafe.example.com", "/coffee", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffee/", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffee/latte", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/coffeepot", http.StatusNotFound, ""},
-		// The longest prefix wins, still by segment.
-		{"cafe.example.com", "/coffee/decaf", http.StatusOK, "tea"},
-		{"cafe.example.com", "/coffee/decaf/large", http.StatusOK, "tea"},
-		{"cafe.example.com", "/coffee/decafx", http.StatusOK, "coffee"},
-		// Exact beats Prefix, and only for exactly that path.
-		{"cafe.example.com", "/tea", http.StatusOK, "tea"},
-		{"cafe.example.com", "/tea/menu", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/tea/menu?size=large", http.StatusOK, "coffee"},
-		{"cafe.example.com", "/tea/menu/", http.StatusOK, "tea"},
-		{"cafe.example.com", "/tea/menu/today", http.StatusOK, "tea"},
-		// Hosts match whatever the port in the Host header, and whatever the case.
-		{"cafe.example.com:8080", "/coffee", http.StatusOK, "coffee"},
-		{"CAFE.Example.COM", "/coffee", http.StatusOK, "coffee"},
-		{"tea.example.com", "/anything/at/all", http.StatusOK, "tea"},
-		// A wildcard covers exactly one label.
-		{"bar.cafe.example.com", "/", http.StatusOK, "tea"},
-		{"foo.bar.cafe.example.com", "/", http.StatusNotFound, ""},
-		// Unknown hosts and paths.
-		{"unknown.example.com", "/coffee", http.StatusNotFound, ""},
-		{"cafe.example.com", "/water", http.StatusNotFound, ""},
-		// A Service with no ready endpoint, and one that does not exist.
-		{"cafe.example.com", "/empty", http.StatusServiceUnavailable, ""},
-		{"cafe.example.com", "/missing", http.StatusServiceUnavailable, ""},
-	} {
+	for _, rc := range framework.CafeRoutes() {
 		// Each once, but after the first route the EDS of every cluster may
 		// still be on its way: allow a short convergence per case.
-		framework.Eventually(t, converge, fmt.Sprintf("GET %s%s", rc.host, rc.path), func() error {
-			return framework.Expect(c.http, rc.host, rc.path, rc.status, rc.backend)
+		framework.Eventually(t, converge, fmt.Sprintf("GET %s%s", rc.Host, rc.Path), func() error {
+			return rc.Send(c.http)
 		})
 	}
 }
@@ -353,7 +289,7 @@ func (c *cluster) testTLS(t *testing.T) {
 		}, metav1.CreateOptions{})
 		return err
 	})
-	ing := cafeIngress("coffee")
+	ing := cafeIngress(t, "coffee")
 	ing.Name = "secure"
 	ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"secure.example.com"}, SecretName: "secure-tls"}}
 	ing.Spec.Rules = []networkingv1.IngressRule{{Host: "secure.example.com", IngressRuleValue: ing.Spec.Rules[1].IngressRuleValue}}
@@ -450,7 +386,7 @@ func (c *cluster) testReroute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ing.Spec = cafeIngress("tea").Spec
+	ing.Spec = cafeIngress(t, "tea").Spec
 	if _, err := c.client.NetworkingV1().Ingresses(appNS).Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +471,7 @@ func (c *cluster) testFailover(t *testing.T) {
 		t.Errorf("traffic during the failover: %v", err)
 	}
 
-	late := cafeIngress("coffee")
+	late := cafeIngress(t, "coffee")
 	late.Name = "late"
 	late.Spec.Rules = []networkingv1.IngressRule{{Host: "late.example.com", IngressRuleValue: late.Spec.Rules[1].IngressRuleValue}}
 	create(t, func() error {
@@ -598,5 +534,26 @@ func TestSetImage(t *testing.T) {
 	slices.Sort(images)
 	if want := []string{"envoyproxy/envoy:v1.40.0", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(images, want) {
 		t.Errorf("images %v, want %v", images, want)
+	}
+}
+
+// TestCafeIngress runs without a cluster: the shared cafe Ingress must
+// decode into the object the subtests create and edit, whose second rule
+// (tea.example.com) testTLS and testFailover reuse for their own hosts.
+func TestCafeIngress(t *testing.T) {
+	ing := cafeIngress(t, "tea")
+	if ing.Namespace != appNS || ing.Name != "cafe" || ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "ingress-xds" {
+		t.Fatalf("cafe Ingress %s/%s of class %v, want %s/cafe of class ingress-xds", ing.Namespace, ing.Name, ing.Spec.IngressClassName, appNS)
+	}
+	var hosts []string
+	for _, r := range ing.Spec.Rules {
+		hosts = append(hosts, r.Host)
+	}
+	if want := []string{"cafe.example.com", "tea.example.com", "*.cafe.example.com"}; !slices.Equal(hosts, want) {
+		t.Fatalf("hosts %v, want %v", hosts, want)
+	}
+	coffee := ing.Spec.Rules[0].HTTP.Paths[0]
+	if b := coffee.Backend.Service; coffee.Path != "/coffee" || b == nil || b.Name != "tea" || b.Port.Name != "http" {
+		t.Errorf("/coffee goes to %+v, want tea's port http", coffee.Backend)
 	}
 }
