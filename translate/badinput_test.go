@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,9 +20,9 @@ import (
 
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ingress-xds/ingress-xds/internal/envoytest"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 	renderer "github.com/ingress-xds/ingress-xds/translate/envoy"
@@ -276,7 +275,7 @@ func TestBadInput(t *testing.T) {
 	}
 	var envoy string
 	if !testing.Short() {
-		envoy = envoyBinary(t)
+		envoy = envoytest.Binary(t)
 	}
 	for _, tc := range badInputCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -366,21 +365,7 @@ func translateManifests(t *testing.T, manifests string) *translate.Result {
 
 func envoyValidate(t *testing.T, envoy string, r *translate.Resources) {
 	t.Helper()
-	cfg, err := staticBootstrap(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := protojson.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "envoy.json")
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(envoy, "--mode", "validate", "-c", path, "-l", "error").CombinedOutput(); err != nil {
-		t.Fatalf("envoy rejects the configuration: %v\n%s", err, out)
-	}
+	envoytest.Validate(t, envoy, r)
 }
 
 // testCerts are TLS key pairs made for the test run.

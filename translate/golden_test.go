@@ -1,26 +1,24 @@
 package translate_test
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
-
 // goldenOptions are the options every golden case is translated with.
 var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443}
 
 // goldenCases lists testdata/*.yaml: each is one case, its expected output
-// beside it as .json (the output of `ingress-xds translate -f`).
+// beside it as .json (the output of `ingress-xds translate -f`). The same
+// inputs are the cases of the front-end's golden files (YAML to IR, in
+// translate/ingress) and, through those, of the renderer's (IR to Envoy, in
+// translate/envoy).
 func goldenCases(t *testing.T) []string {
 	t.Helper()
 	inputs, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
@@ -56,19 +54,9 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := strings.TrimSuffix(input, ".yaml") + ".json"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("reading golden file (regenerate with go test ./translate -run TestGolden -update): %v", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s (regenerate with -update and review the diff):\n%s", golden, lineDiff(string(want), string(got)))
+			golden.Check(t, strings.TrimSuffix(input, ".yaml")+".json", got)
+			if err := res.IR.Validate(); err != nil {
+				t.Errorf("the IR breaks its contract: %v", err)
 			}
 			// Every golden output must be publishable as it is.
 			if err := xds.Validate(res.Resources); err != nil {
@@ -79,27 +67,4 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lineDiff shows the first differing lines, enough to see what changed.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var out strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			out.WriteString("line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl + "\n")
-			if shown++; shown == 10 {
-				break
-			}
-		}
-	}
-	return out.String()
 }

@@ -2,6 +2,7 @@ package translate_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -14,6 +15,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
@@ -302,7 +304,17 @@ func sameAsFresh(t *testing.T, got *translate.Result, st *kube.State, opts trans
 	gotJSON, _ := translate.RenderJSON(got)
 	wantJSON, _ := translate.RenderJSON(want)
 	if !bytes.Equal(gotJSON, wantJSON) {
-		t.Fatalf("%s: incremental output differs from a fresh translation:\n%s", at, lineDiff(string(wantJSON), string(gotJSON)))
+		t.Fatalf("%s: incremental output differs from a fresh translation:\n%s", at, golden.Diff(string(wantJSON), string(gotJSON)))
+	}
+	// The incremental IR, the one cached values make up, keeps the
+	// contract too, and is the fresh one.
+	if err := got.IR.Validate(); err != nil {
+		t.Fatalf("%s: the incremental IR breaks its contract: %v", at, err)
+	}
+	gotIR, _ := json.Marshal(got.IR)
+	wantIR, _ := json.Marshal(want.IR)
+	if !bytes.Equal(gotIR, wantIR) {
+		t.Fatalf("%s: incremental IR differs from a fresh one:\n%s", at, golden.Diff(string(wantIR), string(gotIR)))
 	}
 	return want
 }
