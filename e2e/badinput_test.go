@@ -24,12 +24,7 @@ import (
 // update; and `ingress-xds translate -f` on the same directory names every
 // problem.
 func TestBadInputThroughEnvoy(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	alpha := framework.StartBackend(t, "alpha")
-	beta := framework.StartBackend(t, "beta")
-	gamma := framework.StartBackend(t, "gamma")
-
+	backends := echoBackends(t, "alpha", "beta", "gamma")
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	roots := ca.Pool()
 	good := ca.Issue(t, "good", "good.example.com")
@@ -40,17 +35,15 @@ func TestBadInputThroughEnvoy(t *testing.T) {
 	opaque := ca.Issue(t, "opaque", "opaque.example.com")
 	nokey := ca.Issue(t, "nokey", "nokey.example.com")
 
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha, beta, gamma)+badServicesYAML)
-	writeManifest(t, dir, "secrets.yaml", tlsSecretYAML("good-cert", good.CertPEM, good.KeyPEM)+
-		tlsSecretYAML("usurper-cert", usurper.CertPEM, usurper.KeyPEM)+
-		tlsSecretYAML("weak-cert", weak.CertPEM, weak.KeyPEM)+
-		strings.Replace(tlsSecretYAML("opaque-cert", opaque.CertPEM, opaque.KeyPEM), "type: kubernetes.io/tls", "type: Opaque", 1)+
-		tlsSecretYAML("nokey-cert", nokey.CertPEM, nil))
-	writeManifest(t, dir, "good.yaml", goodIngressYAML)
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(backends...) + badServicesYAML},
+		manifest{"secrets.yaml", tlsSecretYAML("good-cert", good.CertPEM, good.KeyPEM) +
+			tlsSecretYAML("usurper-cert", usurper.CertPEM, usurper.KeyPEM) +
+			tlsSecretYAML("weak-cert", weak.CertPEM, weak.KeyPEM) +
+			strings.Replace(tlsSecretYAML("opaque-cert", opaque.CertPEM, opaque.KeyPEM), "type: kubernetes.io/tls", "type: Opaque", 1) +
+			tlsSecretYAML("nokey-cert", nokey.CertPEM, nil)},
+		manifest{"good.yaml", goodIngressYAML})
+	dir, envoy := fm.dir, fm.envoy
 	https := envoy.HTTPSAddress
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds",

@@ -34,14 +34,11 @@ type cafe struct {
 
 func startCafe(t *testing.T) *cafe {
 	t.Helper()
-	framework.Heavy(t)
-	framework.FindTools(t)
-	c := &cafe{dir: t.TempDir(), coffee: framework.StartBackend(t, "coffee"), tea: framework.StartBackend(t, "tea")}
-	writeManifest(t, c.dir, "services.yaml", servicesYAML(c.coffee, c.tea))
-	writeManifest(t, c.dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
-	c.cp = framework.StartSecureControlPlane(t, framework.CertGen(t), "--manifests", c.dir)
-	c.cp.WaitReady(t)
-	c.envoy = framework.StartEnvoy(t, c.cp)
+	b := echoBackends(t, "coffee", "tea")
+	fm := startFileMode(t, framework.CertGen(t),
+		manifest{"services.yaml", servicesYAML(b[0], b[1])},
+		manifest{"cafe.yaml", framework.CafeIngressYAML("default", "coffee")})
+	c := &cafe{dir: fm.dir, coffee: b[0], tea: b[1], cp: fm.cp, envoy: fm.envoy}
 	framework.Eventually(t, convergeTimeout, "first routes served", func() error {
 		return all(c.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee"),
 			c.envoy.Expect("tea.example.com", "/", http.StatusOK, "tea"))

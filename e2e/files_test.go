@@ -22,17 +22,11 @@ const convergeTimeout = 20 * time.Second
 // routing by sending requests, then that editing, adding and removing files
 // changes the routing of the running Envoy.
 func TestFileMode(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	coffee := framework.StartBackend(t, "coffee")
-	tea := framework.StartBackend(t, "tea")
-
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", servicesYAML(coffee, tea))
-	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	b := echoBackends(t, "coffee", "tea")
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", servicesYAML(b[0], b[1])},
+		manifest{"cafe.yaml", framework.CafeIngressYAML("default", "coffee")})
+	dir, envoy := fm.dir, fm.envoy
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 
 	// The listener comes over LDS after /ready: wait for the first route.

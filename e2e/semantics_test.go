@@ -17,22 +17,14 @@ import (
 // backend answered it, so a route to the wrong Service fails as surely as
 // a missing one.
 func TestIngressSemantics(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	alpha := framework.StartBackend(t, "alpha")
-	beta := framework.StartBackend(t, "beta")
-	gamma := framework.StartBackend(t, "gamma")
-
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha, beta, gamma))
-	writeManifest(t, dir, "hosts.yaml", hostsYAML)
-	writeManifest(t, dir, "merge.yaml", mergeYAML)
-	writeManifest(t, dir, "paths.yaml", pathsYAML)
-	writeManifest(t, dir, "classes.yaml", classesYAML)
-	writeManifest(t, dir, "ingressclasses.yaml", ingressClassesYAML("ingress-xds.io/controller"))
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha", "beta", "gamma")...)},
+		manifest{"hosts.yaml", hostsYAML},
+		manifest{"merge.yaml", mergeYAML},
+		manifest{"paths.yaml", pathsYAML},
+		manifest{"classes.yaml", classesYAML},
+		manifest{"ingressclasses.yaml", ingressClassesYAML("ingress-xds.io/controller")})
+	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
 	})

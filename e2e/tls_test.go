@@ -18,12 +18,7 @@ import (
 // disturbing Envoy or its clients, and force-ssl-redirect. Certificates come
 // from a CA made for the test, and clients verify them against it.
 func TestTLS(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	alpha := framework.StartBackend(t, "alpha")
-	beta := framework.StartBackend(t, "beta")
-	gamma := framework.StartBackend(t, "gamma")
-
+	backends := echoBackends(t, "alpha", "beta", "gamma")
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	roots := ca.Pool()
 	secure := ca.Issue(t, "secure v1", "secure.example.com")
@@ -34,19 +29,17 @@ func TestTLS(t *testing.T) {
 	mismatched := ca.Issue(t, "mismatched", "badsecret.example.com")
 	mismatched.KeyPEM = ca.Issue(t, "unrelated", "badsecret.example.com").KeyPEM
 
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha, beta, gamma))
-	writeManifest(t, dir, "secrets.yaml", tlsSecretYAML("other-cert", other.CertPEM, other.KeyPEM)+
-		tlsSecretYAML("wild-cert", wild.CertPEM, wild.KeyPEM)+
-		tlsSecretYAML("redirect-cert", redirect.CertPEM, redirect.KeyPEM)+
-		tlsSecretYAML("mismatched-cert", mismatched.CertPEM, mismatched.KeyPEM)+
-		tlsSecretYAML("garbage-cert", []byte("not a certificate"), []byte("not a key")))
-	// The Secret that rotates has a file of its own.
-	writeManifest(t, dir, "secure-secret.yaml", tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM))
-	writeManifest(t, dir, "ingresses.yaml", tlsIngressesYAML)
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(backends...)},
+		manifest{"secrets.yaml", tlsSecretYAML("other-cert", other.CertPEM, other.KeyPEM) +
+			tlsSecretYAML("wild-cert", wild.CertPEM, wild.KeyPEM) +
+			tlsSecretYAML("redirect-cert", redirect.CertPEM, redirect.KeyPEM) +
+			tlsSecretYAML("mismatched-cert", mismatched.CertPEM, mismatched.KeyPEM) +
+			tlsSecretYAML("garbage-cert", []byte("not a certificate"), []byte("not a key"))},
+		// The Secret that rotates has a file of its own.
+		manifest{"secure-secret.yaml", tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM)},
+		manifest{"ingresses.yaml", tlsIngressesYAML})
+	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	https := envoy.HTTPSAddress
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds",

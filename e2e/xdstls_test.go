@@ -27,18 +27,12 @@ const xdsCluster = "cluster.ingress_xds."
 // rotated on disk take effect without restarting the control plane, while
 // the Envoy already connected keeps its stream.
 func TestXDSMutualTLS(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	coffee := framework.StartBackend(t, "coffee")
-	tea := framework.StartBackend(t, "tea")
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", servicesYAML(coffee, tea))
-	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
-
+	b := echoBackends(t, "coffee", "tea")
 	certs := framework.CertGen(t)
-	cp := framework.StartSecureControlPlane(t, certs, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	fm := startFileMode(t, certs,
+		manifest{"services.yaml", servicesYAML(b[0], b[1])},
+		manifest{"cafe.yaml", framework.CafeIngressYAML("default", "coffee")})
+	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	framework.Eventually(t, convergeTimeout, "first route served over mutual TLS xDS", func() error {
 		return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
 	})

@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// The setup most local tests share: echo backends, a directory of
+// manifests served by `ingress-xds serve --manifests`, and a real Envoy
+// bootstrapped from that control plane. Each test still says which
+// rejections it checks for when it ends, since that depends on what it
+// serves.
+
+// echoBackends skips the test under -short, fails it early when the tools
+// are missing, and starts one echo backend per name, in order.
+func echoBackends(t *testing.T, names ...string) []*framework.Backend {
+	t.Helper()
+	framework.Heavy(t)
+	framework.FindTools(t)
+	backends := make([]*framework.Backend, len(names))
+	for i, name := range names {
+		backends[i] = framework.StartBackend(t, name)
+	}
+	return backends
+}
+
+// manifest is one file of the served directory.
+type manifest struct{ name, content string }
+
+// fileMode is a running file-mode setup.
+type fileMode struct {
+	dir   string // the served directory: tests edit it with writeManifest
+	cp    *framework.ControlPlane
+	envoy *framework.Envoy
+}
+
+// startFileMode writes files into a new directory, in order, serves it
+// (over mutual TLS with certs when not nil, else in plaintext) and returns
+// once the control plane is ready and an Envoy has its first configuration.
+func startFileMode(t *testing.T, certs *framework.XDSCerts, files ...manifest) *fileMode {
+	t.Helper()
+	m := &fileMode{dir: t.TempDir()}
+	for _, f := range files {
+		writeManifest(t, m.dir, f.name, f.content)
+	}
+	if certs == nil {
+		m.cp = framework.StartControlPlane(t, "--manifests", m.dir)
+	} else {
+		m.cp = framework.StartSecureControlPlane(t, certs, "--manifests", m.dir)
+	}
+	m.cp.WaitReady(t)
+	m.envoy = framework.StartEnvoy(t, m.cp)
+	return m
+}
