@@ -234,26 +234,26 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // What the client will hold is recorded in known itself, the map the
 // stream's subscription holds, rather than in a copy: a copy is 10,000
 // names per Envoy per endpoint change at 1,000 Ingresses (500 Envoys took
-// the publish 0.9 s). go-control-plane's stream touches that map only from
-// its own goroutine, after closing the watch (which takes the cache's
-// lock, held here) or when sending this response, which makes it the
-// subscription's map again.
+// the publish 0.9 s). It is recorded only when the server takes the
+// response to send it (GetReturnedResources), not here: go-control-plane's
+// SotW server drops a response still waiting in its watch's channel when
+// it handles a request of the same type first (it opens the next watch
+// with a new channel), and a map that already said the client holds what
+// was dropped would keep the next watch from sending it. Until then the
+// server touches that map only from its own goroutine, after closing the
+// watch (which takes the cache's lock, held here).
 func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
-	returned := known
-	if returned == nil {
-		returned = make(map[string]string, len(send))
+	held := known
+	if held == nil {
+		held = make(map[string]string, len(send))
 	}
 	resources := make([]*anypb.Any, len(send))
 	sent := make(map[string]string, len(send))
 	for i, j := range send {
 		resources[i] = ts.anys[j]
-		returned[ts.names[j]] = ts.hashes[j]
 		sent[ts.names[j]] = ts.hashes[j]
 	}
-	for _, name := range gone {
-		delete(returned, name)
-	}
-	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: returned, sent: sent}
+	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, gone: gone}
 }
 
 // sotwReturned is what a state-of-the-world wildcard client holds after
@@ -473,8 +473,11 @@ type sotwResponse struct {
 	resources []*anypb.Any
 	returned  map[string]string
 	// sent, for a partial response, holds the version of each resource
-	// in it, for the client registry (see sentVersions).
+	// in it, for the client registry (see sentVersions); gone are the
+	// names it makes the client forget. Both are applied to returned, the
+	// subscription's own map, when the server sends the response.
 	sent map[string]string
+	gone []string
 	// names, for a full response, are its resources' names in order (the
 	// snapshot's own strings), for the client registry (see sentNames).
 	names []string
@@ -511,7 +514,23 @@ func (r *sotwResponse) GetDiscoveryResponse() (*discoveryv3.DiscoveryResponse, e
 func (r *sotwResponse) GetRequest() *discoveryv3.DiscoveryRequest { return r.req }
 func (r *sotwResponse) GetVersion() (string, error)               { return r.version, nil }
 func (r *sotwResponse) GetResponseVersion() string                { return r.version }
-func (r *sotwResponse) GetReturnedResources() map[string]string   { return r.returned }
+
+// GetReturnedResources is what the client holds once sent this
+// response. go-control-plane's server calls it as it sends the response,
+// from the stream's goroutine; for a partial response that is when the
+// subscription's map is brought up to date (see newSotwPartial). It calls
+// it once per response sent, and never for a response it drops.
+func (r *sotwResponse) GetReturnedResources() map[string]string {
+	if r.sent != nil {
+		for name, v := range r.sent {
+			r.returned[name] = v
+		}
+		for _, name := range r.gone {
+			delete(r.returned, name)
+		}
+	}
+	return r.returned
+}
 func (r *sotwResponse) GetContext() context.Context {
 	switch {
 	case r.sent != nil:
