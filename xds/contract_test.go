@@ -179,7 +179,9 @@ func checkStaleNonce(t *testing.T, delta bool) {
 	// The ordering probe: the next watch is for the stale request, or for
 	// this subscription.
 	request(c, resource.ListenerType, nil, response{})
-	w := h.next("watch", func(e contractEvent) bool { return e.kind == evWatch && e.nonce != "" || e.typeURL == resource.ListenerType })
+	w := h.next("watch", func(e contractEvent) bool {
+		return e.kind == evWatch && (e.nonce != "" || e.typeURL == resource.ListenerType)
+	})
 	switch {
 	case !delta && w.typeURL != resource.ListenerType:
 		t.Errorf("the cache was asked for a %s watch for a request with a stale nonce", typeName(w.typeURL))
@@ -543,4 +545,3 @@ func checkFetch(t *testing.T, _ bool) {
 		t.Error("fetching with the current version answered, want the cache's SkipFetchError as an error")
 	}
 }
-
