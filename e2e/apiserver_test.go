@@ -35,9 +35,7 @@ var wantStatus = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}, 
 // serves over ADS, the status it writes, and (given root) real traffic
 // through Envoy to a backend in a network namespace.
 func TestClusterMode(t *testing.T) {
-	framework.Heavy(t)
-	framework.IngressXDS(t) // a build failure should not wait for the API server
-	api := framework.StartAPIServer(t)
+	api := startClusterMode(t)
 	kc := api.Client
 	ctx := t.Context()
 

@@ -20,9 +20,7 @@ import (
 // before the control plane starts and for one created afterwards, and
 // never for an Ingress of another class.
 func TestClusterModeEvents(t *testing.T) {
-	framework.Heavy(t)
-	framework.IngressXDS(t) // a build failure should not wait for the API server
-	api := framework.StartAPIServer(t)
+	api := startClusterMode(t)
 	kc := api.Client
 
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})

@@ -298,9 +298,7 @@ func malformedIngress(i int) string {
 // request, and once the API server is back the control plane converges to
 // the new state by itself.
 func TestFaultAPIServerDown(t *testing.T) {
-	framework.Heavy(t)
-	framework.IngressXDS(t)
-	api := framework.StartAPIServer(t)
+	api := startClusterMode(t)
 	kc := api.Client
 	ctx := t.Context()
 	const ns = "outage"

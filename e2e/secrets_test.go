@@ -30,9 +30,7 @@ import (
 // level, the Events, the Inspector and CSDS through the real grpcurl, and
 // `translate -f` on the same objects. None may hold a trace of a key.
 func TestPrivateKeysNeverShown(t *testing.T) {
-	framework.Heavy(t)
-	framework.IngressXDS(t)
-	api := framework.StartAPIServer(t)
+	api := startClusterMode(t)
 	kc := api.Client
 	ctx := t.Context()
 	const ns = "keys"

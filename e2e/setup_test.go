@@ -6,11 +6,22 @@ import (
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
-// The setup most local tests share: echo backends, a directory of
-// manifests served by `ingress-xds serve --manifests`, and a real Envoy
-// bootstrapped from that control plane. Each test still says which
-// rejections it checks for when it ends, since that depends on what it
-// serves.
+// The setups the local suite's tests share. File mode: echo backends, a
+// directory of manifests served by `ingress-xds serve --manifests`, and a
+// real Envoy bootstrapped from that control plane; each test still says
+// which rejections it checks for when it ends, since that depends on what
+// it serves. Cluster mode: a real API server for the test to fill before
+// it starts the control plane with the flags it is about.
+
+// startClusterMode skips the test under -short, builds ingress-xds first
+// (a build failure should not wait for the API server) and starts a real
+// kube-apiserver and etcd.
+func startClusterMode(t *testing.T) *framework.APIServer {
+	t.Helper()
+	framework.Heavy(t)
+	framework.IngressXDS(t)
+	return framework.StartAPIServer(t)
+}
 
 // echoBackends skips the test under -short, fails it early when the tools
 // are missing, and starts one echo backend per name, in order.
