@@ -30,7 +30,7 @@ unit:
 
 ## golden: regenerate the translator's golden files
 golden:
-	$(GO) test ./translate -run TestGolden -update
+	$(GO) test ./translate/... -run 'TestGolden|TestAnnotationsDoc' -update
 
 ## demo: control plane on examples/, a real Envoy on :8080, two echo backends
 demo: tools build

@@ -76,6 +76,11 @@ func ingress(name, spec string) string {
 	return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: default}\nspec:\n%s\n---\n", name, spec)
 }
 
+// annotated is ingress with annotations (a YAML flow mapping's entries).
+func annotated(name, annotations, spec string) string {
+	return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: default, annotations: {%s}}\nspec:\n%s\n---\n", name, annotations, spec)
+}
+
 func simpleRule(host, path, pathType, svc string, port string) string {
 	return fmt.Sprintf("  rules:\n  - host: %q\n    http:\n      paths:\n      - {path: %q, pathType: %s, backend: {service: {name: %s, port: %s}}}", host, path, pathType, svc, port)
 }
@@ -187,6 +192,12 @@ func badInputCases() []badInputCase {
 			check:     servedOverHTTPOnly("bad.example.com")},
 		{name: "tls-host-conflict", reason: "TLSConflict",
 			manifests: "%CERT:bad-cert:good%" + ingress("bad", "  tls: [{hosts: [good.example.com], secretName: bad-cert}]")},
+		{name: "annotation-value-unparsable", reason: "InvalidAnnotation",
+			manifests: badService + annotated("bad", `ingress-xds.io/force-ssl-redirect: "yes\r\nX-Injected: 1"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeForwards("bad.example.com")},
+		{name: "annotation-unknown", reason: "UnknownAnnotation",
+			manifests: badService + annotated("bad", `ingress-xds.io/no-such-thing: "1", nginx.ingress.kubernetes.io/not-an-nginx-key: "1"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeForwards("bad.example.com")},
 		{name: "external-name-disabled", reason: "ExternalNameRefused",
 			manifests: "apiVersion: v1\nkind: Service\nmetadata: {name: bad, namespace: default}\nspec: {type: ExternalName, externalName: example.org, ports: [{port: 80}]}\n---\n" +
 				ingress("bad", simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}"))},
@@ -224,6 +235,18 @@ func routeAnswers(host string, status uint32) func(*testing.T, *translate.Result
 
 // servedOverHTTPOnly checks that host keeps its HTTP routes and has no
 // HTTPS filter chain (never a broken one).
+// routeForwards checks that the plain-HTTP route of host forwards to its
+// Service, as it would without the bad input.
+func routeForwards(host string) func(*testing.T, *translate.Result) {
+	return func(t *testing.T, res *translate.Result) {
+		t.Helper()
+		vh := vhostNamed(res, frontend.HTTPListenerName, host)
+		if vh == nil || len(vh.GetRoutes()) != 1 || vh.GetRoutes()[0].GetRoute().GetCluster() == "" {
+			t.Errorf("%s is not forwarded to its Service: %v", host, vh)
+		}
+	}
+}
+
 func servedOverHTTPOnly(host string) func(*testing.T, *translate.Result) {
 	return func(t *testing.T, res *translate.Result) {
 		t.Helper()

@@ -12,7 +12,7 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("# Annotations\n\n")
 	b.WriteString("<!-- Generated from translate/ingress/annotations/keys.go by `make golden`; do not edit. -->\n\n")
 	fmt.Fprintf(&b, "ingress-xds reads the annotations below. Each is read under the prefixes shown: `%s/`, "+
-		"ingress-nginx's `%s/` (`serve --annotations-prefix`), and the legacy `%s/`. Where one annotation is set "+
+		"ingress-nginx's `%s/`, and the legacy `%s/`. Where one annotation is set "+
 		"under two prefixes, the first listed wins. A key under one of those prefixes that is not in this table, "+
 		"and a value that does not parse, are reported as a Warning Event on the Ingress and otherwise ignored.\n\n",
 		OwnPrefix, NginxPrefix, LegacyPrefix)
