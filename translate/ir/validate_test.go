@@ -24,9 +24,9 @@ func TestValidate(t *testing.T) {
 	}
 	policy := &ClusterPolicy{LoadBalancer: LeastRequest}
 	for _, tc := range []struct {
-		name   string
+		name    string
 		breakIt func(*IR)
-		want   string
+		want    string
 	}{
 		{"route to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].Cluster = "nope" }, `cluster "nope" is not listed`},
 		{"two actions", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Direct = &DirectResponse{Status: 503} }, "exactly one"},
