@@ -3,8 +3,6 @@ package adsclient
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -23,23 +21,10 @@ import (
 func TestClientFollowsPublishedSnapshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	server := xds.NewServer(slog.New(slog.DiscardHandler))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	serveCtx, stopServing := context.WithCancel(ctx)
-	go func() { served <- server.ServeListener(serveCtx, lis) }()
-	t.Cleanup(func() {
-		stopServing()
-		if err := <-served; err != nil {
-			t.Errorf("serving: %v", err)
-		}
-	})
+	server := serve(t, ctx)
 
-	publish(t, server, manifests("10.0.0.1"))
-	c, err := Dial(ctx, lis.Addr().String(), Options{NodeID: t.Name()})
+	publish(t, server.Server, manifests("10.0.0.1"))
+	c, err := Dial(ctx, server.address, Options{NodeID: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +57,13 @@ func TestClientFollowsPublishedSnapshots(t *testing.T) {
 	}
 
 	// A second version only arrives if the first was ACKed.
-	publish(t, server, manifests("10.0.0.2"))
+	publish(t, server.Server, manifests("10.0.0.2"))
 	if snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return endpointOf(s, cluster) == "10.0.0.2:8080" }); err != nil {
 		t.Fatalf("endpoint update: %v (have %s)", err, describe(snap))
 	}
 
 	// Without the Ingress the cluster goes, and so must its endpoints.
-	publish(t, server, strings.SplitN(manifests("10.0.0.2"), "---", 2)[1])
+	publish(t, server.Server, strings.SplitN(manifests("10.0.0.2"), "---", 2)[1])
 	snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return len(s.Clusters) == 0 && len(s.Endpoints) == 0 })
 	if err != nil {
 		t.Fatalf("removal: %v (have %s)", err, describe(snap))
