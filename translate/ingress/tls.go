@@ -50,7 +50,9 @@ func (f *fragmentBuilder) addTLS() {
 
 // checkCertificate validates a TLS Secret.
 func checkCertificate(name types.NamespacedName, secret *corev1.Secret) certResult {
-	if secret == nil {
+	// The State also holds Secrets of other types that annotations name:
+	// spec.tls takes only TLS Secrets, as the API server's type implies.
+	if secret == nil || secret.Type != corev1.SecretTypeTLS {
 		return certResult{err: fmt.Errorf("secret %s not found (or not of type kubernetes.io/tls)", name)}
 	}
 	cert, err := validateKeyPair(secret)
