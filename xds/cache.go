@@ -28,6 +28,13 @@ import (
 // sees it, and that encoding is shared by every stream and every response;
 // an update is handed the names that changed, so a delta stream that was up
 // to date is answered from those names alone.
+//
+// It relies on how go-control-plane v0.14's SotW and delta servers drive a
+// cache, beyond what the cache.Cache interface promises (it even edits a
+// subscription's map, which the interface forbids). docs/xds-cache.md lists
+// each assumption with the test that checks it on the real server
+// (TestGoControlPlaneContract); the comments here say "(assumption N)"
+// where one is relied on.
 type resourceCache struct {
 	log *slog.Logger
 
@@ -60,7 +67,11 @@ var _ cache.Cache = (*resourceCache)(nil)
 // updateOrder is the order in which an update answers the types: secrets and
 // clusters before the listeners and routes that use them, so that an Envoy
 // has what a new listener or route refers to by the time it gets it, and
-// does not warm or drop traffic waiting for it.
+// does not warm or drop traffic waiting for it. Only the delta server keeps
+// that order: it sends a stream's responses in the order they were put on
+// its one channel (assumption 8). The SotW server gives each type a channel
+// of its own and picks among those ready at random, so a SotW Envoy may get
+// a listener before its clusters and warms it until they come.
 var updateOrder = []string{
 	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType,
 }
@@ -84,6 +95,13 @@ type typeChange struct {
 // update makes the given types' new content current and answers the
 // watches it concerns. Each state says which names it updated and removed
 // relative to the state it replaces.
+//
+// It sends on the watches' channels holding the lock, without a select:
+// each watch is answered at most once and then forgotten, and the server
+// gives every watch room for that one response (assumption 5), so no send
+// blocks. A watch still here is one whose stream has not cancelled it,
+// which the stream does before touching its subscription (assumption 3):
+// the subscriptions read here are not being written.
 func (c *resourceCache) update(changes []typeChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -121,7 +139,12 @@ func (c *resourceCache) update(changes []typeChange) {
 
 // CreateWatch answers a state-of-the-world request at once when the client
 // does not have the current version of what it asks for, and otherwise
-// waits for a change.
+// waits for a change. The server calls it from the stream's goroutine, for
+// each request it takes, after the request callback (assumption 1) and
+// with the very request the callback saw and may have rewritten
+// (assumption 2); it cancels this watch before asking for the next of the
+// type, and at the end of the stream (assumption 3). Requests that answer
+// an older response than the last one sent never get here (assumption 4).
 func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, out chan cache.Response) (func(), error) {
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
@@ -206,9 +229,11 @@ func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sot
 // acknowledges a response of the current version that left the client
 // holding everything it asks for: then there is nothing to compare. The
 // server drops from what a client holds whatever its request no longer
-// names, so the client holds a subset of its subscription, and a subset of
-// the same size is all of it; and a response of the current version left
-// what it held at the current version. Comparing 10,000 names on each of
+// names before it asks for the watch (assumption 13), so the client holds a
+// subset of its subscription, and a subset of the same size is all of it;
+// and a response of the current version left what it held at the current
+// version (the map the server hands back is the one that response
+// returned, assumption 6). Comparing 10,000 names on each of
 // 500 Envoys' acknowledgements of an endpoint change was most of a fan-out.
 func sotwInSync(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) bool {
 	return req.GetResponseNonce() != "" && req.GetErrorDetail() == nil && req.GetVersionInfo() == ts.version &&
@@ -238,10 +263,12 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // response to send it (GetReturnedResources), not here: go-control-plane's
 // SotW server drops a response still waiting in its watch's channel when
 // it handles a request of the same type first (it opens the next watch
-// with a new channel), and a map that already said the client holds what
-// was dropped would keep the next watch from sending it. Until then the
-// server touches that map only from its own goroutine, after closing the
-// watch (which takes the cache's lock, held here).
+// with a new channel; assumption 7), and a map that already said the
+// client holds what was dropped would keep the next watch from sending it.
+// Until then the server touches that map only from its own goroutine,
+// after closing the watch (which takes the cache's lock, held here;
+// assumption 3), and it hands the map back unchanged with the next watch
+// (assumption 6).
 func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
 	held := known
 	if held == nil {
@@ -259,7 +286,7 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 // sotwReturned is what a state-of-the-world wildcard client holds after
 // being sent everything: every resource of the type's version, which one
 // entry says (the server keeps this map per stream and, for a wildcard
-// subscription, never edits it). A map of every name per Envoy was 300 MB
+// subscription, never edits it: assumption 6). A map of every name per Envoy was 300 MB
 // for 500 Envoys holding 10,000 clusters.
 func (ts *typeSnapshot) sotwReturned() map[string]string {
 	return map[string]string{syncedAt: ts.version}
@@ -289,7 +316,13 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 // CreateDeltaWatch answers an incremental request at once with whatever the
 // client lacks or holds in excess, and otherwise waits for a change. The
 // first request of a wildcard subscription is always answered, if only
-// with nothing, because Envoy waits for that answer to finish starting.
+// with nothing, because Envoy waits for that answer to finish starting
+// (the server sends an empty response as it is: assumption 11). A
+// reconnecting Envoy's initial_resource_versions are the subscription's
+// ReturnedResources at its first watch (assumption 12), which is what
+// lets it be sent only what changed. All of a stream's watches share one
+// channel, with room for a response of each type, which the server empties
+// before it takes the next request (assumptions 5 and 7).
 func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, out chan cache.DeltaResponse) (func(), error) {
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
@@ -324,14 +357,18 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 
 // syncedAt is an entry of the client state a response leaves (the map
 // go-control-plane keeps for the stream and hands back with the next
-// request): the type version that state is complete for. Delta responses
+// request, entries it knows nothing of included: assumption 6): the type
+// version that state is complete for. Delta responses
 // add it; a full SotW answer to a wildcard subscription is only it (see
 // sotwReturned). No resource name starts with a NUL.
 const syncedAt = "\x00synced-at"
 
 // inSync says whether a delta request only acknowledges (or rejects) the
 // last response, which left the client with everything of the current
-// version: then there is nothing to compare. At 10,000 Ingresses that
+// version: then there is nothing to compare. The delta server checks no
+// nonce (assumption 4), so a request with a stale one gets here too; that
+// is harmless, since the map read is the one the last response sent
+// returned (assumption 6), whichever response the request names. At 10,000 Ingresses that
 // comparison is 100,000 lookups on every acknowledgement of an endpoint
 // change, under the cache's lock.
 func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) bool {
@@ -416,7 +453,7 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 		return nil
 	}
 	// The server keeps this map as the client's state and edits it when
-	// the client unsubscribes, so each stream gets its own.
+	// the client unsubscribes, so each stream gets its own (assumption 6).
 	returned := maps.Clone(known)
 	if returned == nil {
 		returned = make(map[string]string, len(send))
@@ -436,7 +473,9 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 	}
 }
 
-// Fetch answers a REST (polling) request with the current content.
+// Fetch answers a REST (polling) request with the current content. The
+// server returns its answer, or its error, to the client as they are
+// (assumption 16).
 func (c *resourceCache) Fetch(_ context.Context, req *cache.Request) (cache.Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -466,7 +505,9 @@ func (s fetchSubscription) IsWildcard() bool                         { return le
 
 // sotwResponse is one state-of-the-world answer. Its resources are the
 // shared encodings; each call builds a new envelope because the server
-// writes the stream's nonce into it.
+// writes the stream's nonce into it (assumption 10), and hands the
+// response's context to the response callback (assumption 15). The server
+// finds the watch a response is for by its request's type URL.
 type sotwResponse struct {
 	req       *cache.Request
 	version   string

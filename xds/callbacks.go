@@ -11,7 +11,8 @@ import (
 )
 
 // callbacks connect go-control-plane's stream events to the client registry,
-// the metrics and the logs.
+// the metrics and the logs. What they assume of when and how the server
+// calls them is in docs/xds-cache.md ("assumption N" below).
 type callbacks struct{ s *Server }
 
 var _ serverv3.Callbacks = callbacks{}
@@ -23,6 +24,8 @@ func (c callbacks) OnStreamOpen(_ context.Context, id int64, typeURL string) err
 	return nil
 }
 
+// OnStreamClosed comes once per stream, after its watches are cancelled,
+// with the node of its first request (assumption 9).
 func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 	c.s.clients.close(streamKey{id: id})
 	c.s.metrics.connected.WithLabelValues(protocolSotW).Dec()
@@ -36,7 +39,12 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 // again, in a tight loop for as long as the snapshot stands. Rewriting the
 // request's version to the rejected one makes the cache wait instead, until
 // a snapshot with different content is published. The request is the one
-// go-control-plane then hands to the cache, which is what makes this work.
+// go-control-plane then hands to the cache, which is what makes this work
+// (assumption 2); and the server calls this for each request of a stream in
+// order, before the cache sees it (assumption 1), so what a request answers
+// is recorded before anything is sent because of it. A request with a stale
+// nonce comes here too, even when the server then ignores it (assumption
+// 4): the registry finds no response with that nonce and counts nothing.
 //
 // The first request of a type on a stream (no nonce yet) has its version
 // cleared. An Envoy reconnecting to a restarted control plane names the
@@ -65,6 +73,9 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	return nil
 }
 
+// OnStreamResponse is called just before the response is sent, with the
+// message as sent (its nonce, which the ACK will name) and the context of
+// the cache's response (assumption 15).
 func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
 	// A full response is the whole state of its type, every resource at
 	// the response's version; a partial one (routes, load assignments,
@@ -98,7 +109,10 @@ func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 
 // OnStreamDeltaRequest needs no rewrite on a NACK: the delta server records
 // what it sent per resource, so it has nothing new to send until the
-// snapshot changes.
+// snapshot changes. The delta server fills a request's missing node only
+// after this call, so only the first request carries it here; the registry
+// keeps the first it sees (assumption 9). A reconnecting Envoy's
+// initial_resource_versions are what it runs (assumption 12).
 func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), req.GetInitialResourceVersions(), c.s.now())

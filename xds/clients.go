@@ -21,7 +21,8 @@ type clients struct {
 }
 
 // streamKey identifies a stream: go-control-plane numbers SotW and delta
-// streams with separate counters, so the IDs alone collide.
+// streams with separate counters, each from 1, so the IDs alone collide
+// (assumption 9).
 type streamKey struct {
 	delta bool
 	id    int64
@@ -139,7 +140,8 @@ func (c *clients) sent(key streamKey, typeURL string, r sentResponse) {
 }
 
 // received records a request and says whether it answers a response, and
-// which. The node is remembered from the first request that carries it.
+// which: the one whose nonce it names (the server sets a nonce of its own,
+// new for each response of a stream: assumption 10). The node is remembered from the first request that carries it.
 // initial are the resource versions a delta client already has when it
 // (re)connects: what it runs, though this stream sent none of it.
 func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce string, errorDetail *status.Status, initial map[string]string, now time.Time) (answer, sentResponse) {

@@ -44,7 +44,8 @@ func (s *Server) Serve(ctx context.Context, address string) error {
 func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	grpcServer := s.newGRPCServer()
 	// The xDS streams run until this context ends; stopping it is what ends
-	// them cleanly on shutdown (the server's own goroutines watch it).
+	// them cleanly on shutdown (the server's own goroutines watch it, and
+	// end each stream with status OK: assumption 14 of docs/xds-cache.md).
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
 	s.register(grpcServer, streams)
@@ -114,6 +115,9 @@ func (p smallBufferPool) Put(b *[]byte) {
 	p.BufferPool.Put(b)
 }
 
+// register serves our cache and callbacks through go-control-plane's own
+// server, without WithOrderedADS: the SotW server then sends types in no
+// particular order (docs/xds-cache.md, assumption 8).
 func (s *Server) register(g *grpc.Server, streams context.Context) {
 	xdsServer := serverv3.NewServer(streams, s.cache, callbacks{s}, sotwserver.WithLogger(goControlPlaneLogger(s.log)))
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
