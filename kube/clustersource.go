@@ -27,6 +27,10 @@ type ClusterSource struct {
 	// EndpointsChanged, when set, is called instead of Run's changed for
 	// changes to EndpointSlices alone, so that they can take a faster lane.
 	EndpointsChanged func()
+	// References lists the Secrets and ConfigMaps an owned Ingress refers
+	// to beside spec.tls; State holds those, and of all the Secrets and
+	// ConfigMaps of the cluster only those. Nil: none.
+	References func(*networkingv1.Ingress) []Reference
 
 	synced  atomic.Bool
 	changes changeLog
@@ -48,6 +52,7 @@ type ClusterSource struct {
 	services       cache.Store
 	secrets        corelisters.SecretLister
 	slices         sliceGroups
+	referenced     *referenceWatches
 }
 
 // TakeChanges implements Source.
@@ -169,6 +174,15 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	s.ingressClasses = inf.IngressClasses.Lister()
 	s.services = inf.Services.GetStore()
 	s.secrets = inf.TLSSecrets.Lister()
+	s.referenced = newReferenceWatches(ctx, inf.Referenced, func(r Reference) {
+		part := partReferencedSecrets
+		if r.Kind == KindConfigMap {
+			part = partConfigMaps
+		}
+		s.dirty.Or(part)
+		s.changes.everything()
+		s.notify(changed)
+	}, s.logger())
 
 	start := time.Now()
 	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
@@ -197,8 +211,10 @@ const (
 	partIngresses uint32 = 1 << iota // Ingresses and IngressClasses
 	partServices
 	partSlices
-	partSecrets
-	allParts = partIngresses | partServices | partSlices | partSecrets
+	partSecrets           // TLS Secrets
+	partReferencedSecrets // Secrets Ingresses refer to (see References)
+	partConfigMaps
+	allParts = partIngresses | partServices | partSlices | partSecrets | partReferencedSecrets | partConfigMaps
 )
 
 // State implements Source.
@@ -219,6 +235,14 @@ func (s *ClusterSource) State() *State {
 		ingresses, _ := s.ingresses.List(everything)
 		classes, _ := s.ingressClasses.List(everything)
 		st.Ingresses = ownedIngresses(ingresses, classes, s.Filter)
+		// What the owned Ingresses refer to may have changed with them.
+		secrets, configMaps := s.referenced.update(st.Ingresses, s.References)
+		if secrets {
+			dirty |= partReferencedSecrets
+		}
+		if configMaps {
+			dirty |= partConfigMaps
+		}
 	}
 	if dirty&partServices != 0 {
 		st.Services = servicesByName(kept[*Service](s.services))
@@ -226,9 +250,15 @@ func (s *ClusterSource) State() *State {
 	if dirty&partSlices != 0 {
 		st.EndpointSlices = s.slicesByService(st.EndpointSlices)
 	}
-	if dirty&partSecrets != 0 {
-		secrets, _ := s.secrets.List(everything)
-		st.Secrets = tlsSecretsByName(secrets)
+	if dirty&(partSecrets|partReferencedSecrets) != 0 {
+		tls, _ := s.secrets.List(everything)
+		st.Secrets = tlsSecretsByName(tls)
+		// A referenced Secret is kept whole: it wins over the key pair the
+		// TLS informer keeps of the same Secret.
+		maps.Copy(st.Secrets, s.referenced.secrets())
+	}
+	if dirty&partConfigMaps != 0 {
+		st.ConfigMaps = s.referenced.configMaps()
 	}
 	s.cached = st
 	return st

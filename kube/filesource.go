@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -25,6 +26,9 @@ type FileSource struct {
 	Filter   ClassFilter
 	Interval time.Duration // poll interval; 250ms when zero
 	Logger   *slog.Logger
+	// References lists the Secrets and ConfigMaps an owned Ingress refers
+	// to beside spec.tls, as ClusterSource.References. Nil: none.
+	References func(*networkingv1.Ingress) []Reference
 
 	mu    sync.RWMutex
 	state *State
@@ -90,7 +94,7 @@ func (s *FileSource) load(files []manifestFile) {
 			s.logger().Error("skipping undecodable manifests", "err", err)
 		}
 	}
-	st := objs.State(s.Filter)
+	st := objs.StateWith(s.Filter, s.References)
 	s.mu.Lock()
 	s.state = st
 	s.mu.Unlock()
@@ -105,8 +109,14 @@ type manifestFile struct {
 }
 
 // LoadState reads every manifest below path (a file or a directory) once.
-// It is what `translate -f` and the golden tests use.
+// It is what the golden tests use; it is LoadStateWith without references.
 func LoadState(path string, filter ClassFilter) (*State, error) {
+	return LoadStateWith(path, filter, nil)
+}
+
+// LoadStateWith is LoadState with the objects the owned Ingresses refer to
+// (see Objects.StateWith). It is what `translate -f` uses.
+func LoadStateWith(path string, filter ClassFilter, references func(*networkingv1.Ingress) []Reference) (*State, error) {
 	files, _, err := readTree(path)
 	if err != nil {
 		return nil, err
@@ -118,7 +128,7 @@ func LoadState(path string, filter ClassFilter) (*State, error) {
 			decodeErr = err
 		}
 	}
-	return objs.State(filter), decodeErr
+	return objs.StateWith(filter, references), decodeErr
 }
 
 // readTree returns the manifest files below root in lexical order, and a hash

@@ -29,12 +29,17 @@ type Informers struct {
 	// TLSSecrets holds only Secrets of type kubernetes.io/tls, stripped to
 	// their key pair.
 	TLSSecrets coreinformers.SecretInformer
+	// Referenced lists and watches one referenced Secret or ConfigMap
+	// (see referenceWatches): the source starts and stops those watches
+	// itself, as Ingresses come to refer to objects and stop doing so.
+	Referenced func(Reference) cache.ListerWatcher
 }
 
 // InformerFactories make the Informers, each with the selector and
 // transform that keep what the control plane holds small: at 10,000
 // Ingresses the caches are most of its memory.
 type InformerFactories struct {
+	client     kubernetes.Interface
 	all        informers.SharedInformerFactory
 	tlsSecrets informers.SharedInformerFactory
 }
@@ -42,6 +47,7 @@ type InformerFactories struct {
 // NewInformerFactories returns factories reading through client.
 func NewInformerFactories(client kubernetes.Interface) *InformerFactories {
 	return &InformerFactories{
+		client: client,
 		all: informers.NewSharedInformerFactoryWithOptions(client, 0,
 			informers.WithTransform(dropUnusedFields)),
 		// Only TLS Secrets, filtered by the API server: the others may be
@@ -72,12 +78,24 @@ func (f *InformerFactories) Informers() Informers {
 		Services:       services,
 		EndpointSlices: slices,
 		TLSSecrets:     f.tlsSecrets.Core().V1().Secrets(),
+		Referenced:     f.referenced,
 	}
 	// Asking for the informer is what registers it with its factory.
 	inf.Ingresses.Informer()
 	inf.IngressClasses.Informer()
 	inf.TLSSecrets.Informer()
 	return inf
+}
+
+// referenced selects the one object by name, in its namespace.
+func (f *InformerFactories) referenced(r Reference) cache.ListerWatcher {
+	resource := "secrets"
+	if r.Kind == KindConfigMap {
+		resource = "configmaps"
+	}
+	return cache.NewFilteredListWatchFromClient(f.client.CoreV1().RESTClient(), resource, r.Namespace, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", r.Name).String()
+	})
 }
 
 // Start starts the informers asked for so far; they run until stop closes.

@@ -26,19 +26,58 @@ type Objects struct {
 	IngressClasses []*networkingv1.IngressClass
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
-	Secrets        []*corev1.Secret
+	Secrets        []*corev1.Secret // of every type
+	ConfigMaps     []*corev1.ConfigMap
 }
 
 // State builds the translator's view: the Ingresses the filter owns (sorted
 // by namespace/name so that output never depends on input order), and the
-// objects they may refer to, indexed by name.
+// objects they may refer to, indexed by name. It is StateWith without
+// references: of Secrets only TLS ones, no ConfigMaps.
 func (o *Objects) State(filter ClassFilter) *State {
-	return &State{
+	return o.StateWith(filter, nil)
+}
+
+// StateWith is State with, beside the TLS Secrets, the Secrets and
+// ConfigMaps the owned Ingresses refer to as references says (nil: none),
+// as ClusterSource.References.
+func (o *Objects) StateWith(filter ClassFilter, references func(*networkingv1.Ingress) []Reference) *State {
+	st := &State{
 		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
 		Services:       servicesByName(keepAll(o.Services, NewService)),
 		EndpointSlices: slicesByService(keepAll(lastByName(o.EndpointSlices), NewEndpointSlice)),
 		Secrets:        tlsSecretsByName(o.Secrets),
+		ConfigMaps:     map[types.NamespacedName]*corev1.ConfigMap{},
 	}
+	if references == nil {
+		return st
+	}
+	secrets, configMaps := indexByName(o.Secrets), indexByName(o.ConfigMaps)
+	for _, ing := range st.Ingresses {
+		for _, r := range references(ing) {
+			switch r.Kind {
+			case KindSecret:
+				if s := secrets[r.NamespacedName]; s != nil {
+					st.Secrets[r.NamespacedName] = s
+				}
+			case KindConfigMap:
+				if cm := configMaps[r.NamespacedName]; cm != nil {
+					st.ConfigMaps[r.NamespacedName] = cm
+				}
+			}
+		}
+	}
+	return st
+}
+
+// indexByName indexes objects by namespace and name; of two with the same, the
+// later wins, as with successive applies.
+func indexByName[T metav1.Object](objs []T) map[types.NamespacedName]T {
+	out := make(map[types.NamespacedName]T, len(objs))
+	for _, o := range objs {
+		out[types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}] = o
+	}
+	return out
 }
 
 // The parts of a State, each built on its own so that a source can rebuild
@@ -174,9 +213,10 @@ func (o *Objects) add(obj runtime.Object) bool {
 		o.EndpointSlices = append(o.EndpointSlices, v)
 	case *corev1.Secret:
 		defaultNamespace(&v.Namespace)
-		if v.Type == corev1.SecretTypeTLS {
-			o.Secrets = append(o.Secrets, v)
-		}
+		o.Secrets = append(o.Secrets, v)
+	case *corev1.ConfigMap:
+		defaultNamespace(&v.Namespace)
+		o.ConfigMaps = append(o.ConfigMaps, v)
 	case *corev1.List:
 		// kubectl get -o yaml output: decode each item in turn.
 		dec := decoder()

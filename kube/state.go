@@ -29,8 +29,14 @@ type State struct {
 	// EndpointSlices are grouped by the Service they belong to (the
 	// kubernetes.io/service-name label).
 	EndpointSlices map[types.NamespacedName][]*EndpointSlice
-	// Secrets holds only Secrets of type kubernetes.io/tls.
+	// Secrets holds the Secrets of type kubernetes.io/tls, and the Secrets
+	// of any type that an owned Ingress refers to otherwise (see
+	// Reference): other Secrets are never in it, so a Secret named by
+	// spec.tls must be checked to be of type kubernetes.io/tls.
 	Secrets map[types.NamespacedName]*corev1.Secret
+	// ConfigMaps holds the ConfigMaps an owned Ingress refers to, and no
+	// others.
+	ConfigMaps map[types.NamespacedName]*corev1.ConfigMap
 }
 
 // NewState returns an empty State with its maps allocated.
@@ -39,6 +45,7 @@ func NewState() *State {
 		Services:       map[types.NamespacedName]*Service{},
 		EndpointSlices: map[types.NamespacedName][]*EndpointSlice{},
 		Secrets:        map[types.NamespacedName]*corev1.Secret{},
+		ConfigMaps:     map[types.NamespacedName]*corev1.ConfigMap{},
 	}
 }
 

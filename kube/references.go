@@ -1,0 +1,235 @@
+package kube
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Kinds of object a Reference may name.
+const (
+	KindSecret    = "Secret"
+	KindConfigMap = "ConfigMap"
+)
+
+// Reference names an object an Ingress refers to beside its backends and
+// its spec.tls Secrets, typically through an annotation: a Secret of any
+// type (an htpasswd file, a CA bundle) or a ConfigMap. Which annotations
+// refer to what is the translator's knowledge; kube only learns it through
+// a References function handed in by the caller, so that data still flows
+// one way, kube -> translate.
+type Reference struct {
+	Kind string // KindSecret or KindConfigMap; other kinds are ignored
+	types.NamespacedName
+}
+
+// referenceSyncTimeout bounds how long State waits for the first list of
+// a newly referenced object. A watch that cannot list (the API server is
+// down, RBAC forbids it) must not hold every later rebuild: State goes on
+// without the object, and the watch's events bring it in once it lists.
+const referenceSyncTimeout = 10 * time.Second
+
+// referenceWatches watches each referenced Secret and ConfigMap on its own:
+// a list and watch of that one object, selected by name in its namespace,
+// started when some owned Ingress first refers to it and stopped when none
+// does any more. This is how the kubelet watches the Secrets and
+// ConfigMaps of its pods, and for the same reason: a cluster may hold
+// tens of thousands of Secrets (Helm keeps every release in one, up to
+// 1 MiB each) that no Ingress refers to. Nothing of those is sent to us or
+// kept, not even their metadata, and none of their changes reaches us, so
+// memory and traffic follow what is referenced, at the cost of one watch
+// per referenced object. The alternatives fail on a reference that
+// appears after the object was listed: an informer on all Secrets that
+// drops the data of unreferenced ones (its transform runs when an event
+// arrives) would have nothing to give when an Ingress starts referring to
+// a Secret that has not changed since, and keeping everything is what the
+// TLS Secret informer's field selector exists to avoid.
+type referenceWatches struct {
+	ctx       context.Context // the source's Run: every watch ends with it
+	listWatch func(Reference) cache.ListerWatcher
+	changed   func(Reference)
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	watches map[Reference]*objectWatch
+	// refsOf remembers References by Ingress object: informer objects are
+	// replaced when they change, so the same pointer has the same
+	// references, and a rebuild asks only about the Ingresses that changed.
+	refsOf map[*networkingv1.Ingress][]Reference
+}
+
+type objectWatch struct {
+	store      cache.Store
+	controller cache.Controller
+	cancel     context.CancelFunc
+	// counted is set once State has taken the object's first list (or
+	// gave up waiting for it). Until then events are not passed on: the
+	// State that started the watch already holds what they bring, and a
+	// second rebuild for it would find nothing new.
+	counted atomic.Bool
+}
+
+func newReferenceWatches(ctx context.Context, listWatch func(Reference) cache.ListerWatcher, changed func(Reference), log *slog.Logger) *referenceWatches {
+	return &referenceWatches{ctx: ctx, listWatch: listWatch, changed: changed, log: log, watches: map[Reference]*objectWatch{}}
+}
+
+// update makes the watched objects those the ingresses refer to: it
+// starts the watches of new references and waits for their first list,
+// and stops those of references gone. It reports whether the set of
+// watched Secrets, and of watched ConfigMaps, changed.
+func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references func(*networkingv1.Ingress) []Reference) (secrets, configMaps bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wanted := map[Reference]bool{}
+	refsOf := make(map[*networkingv1.Ingress][]Reference, len(ingresses))
+	if references != nil {
+		for _, ing := range ingresses {
+			refs, ok := w.refsOf[ing]
+			if !ok {
+				refs = references(ing)
+			}
+			refsOf[ing] = refs
+			for _, r := range refs {
+				if r.Kind == KindSecret || r.Kind == KindConfigMap {
+					wanted[r] = true
+				}
+			}
+		}
+	}
+	w.refsOf = refsOf
+	mark := func(r Reference) {
+		if r.Kind == KindSecret {
+			secrets = true
+		} else {
+			configMaps = true
+		}
+	}
+	for r, ow := range w.watches {
+		if !wanted[r] {
+			ow.counted.Store(false) // its last events are of no interest
+			ow.cancel()
+			delete(w.watches, r)
+			mark(r)
+		}
+	}
+	var started []*objectWatch
+	for r := range wanted {
+		if w.watches[r] == nil {
+			ow := w.start(r)
+			w.watches[r] = ow
+			started = append(started, ow)
+			mark(r)
+		}
+	}
+	w.waitForLists(started)
+	return secrets, configMaps
+}
+
+func (w *referenceWatches) start(r Reference) *objectWatch {
+	var objType runtime.Object = &corev1.Secret{}
+	if r.Kind == KindConfigMap {
+		objType = &corev1.ConfigMap{}
+	}
+	ow := &objectWatch{}
+	onEvent := func(any) {
+		if ow.counted.Load() {
+			w.changed(r)
+		}
+	}
+	ow.store, ow.controller = cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: w.listWatch(r),
+		ObjectType:    objType,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    onEvent,
+			UpdateFunc: func(_, obj any) { onEvent(obj) },
+			DeleteFunc: onEvent,
+		},
+		// Referenced objects are kept whole (a CA bundle may sit beside a
+		// key pair), less what nobody reads.
+		Transform: dropUnusedFields,
+	})
+	ctx, cancel := context.WithCancel(w.ctx)
+	ow.cancel = cancel
+	go ow.controller.RunWithContext(ctx)
+	return ow
+}
+
+// waitForLists waits, up to referenceSyncTimeout, for each watch's first
+// list, so that a State never has an Ingress without the objects it
+// refers to (the translator would report them missing, on the Ingress).
+func (w *referenceWatches) waitForLists(watches []*objectWatch) {
+	if len(watches) == 0 {
+		return
+	}
+	// Counted in any case: a watch that lists late brings its object in
+	// through its events.
+	defer func() {
+		for _, ow := range watches {
+			ow.counted.Store(true)
+		}
+	}()
+	deadline := time.NewTimer(referenceSyncTimeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for _, ow := range watches {
+		for !ow.controller.HasSynced() {
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-deadline.C:
+				w.log.Warn("referenced objects not listed in time; going on without them", "timeout", referenceSyncTimeout)
+				return
+			case <-poll.C:
+			}
+		}
+	}
+}
+
+// secrets returns the watched Secrets that exist, by name, in a map of
+// its own.
+func (w *referenceWatches) secrets() map[types.NamespacedName]*corev1.Secret {
+	return watched[*corev1.Secret](w, KindSecret)
+}
+
+// configMaps returns the watched ConfigMaps that exist, by name, in a map
+// of its own.
+func (w *referenceWatches) configMaps() map[types.NamespacedName]*corev1.ConfigMap {
+	return watched[*corev1.ConfigMap](w, KindConfigMap)
+}
+
+func watched[T any](w *referenceWatches, kind string) map[types.NamespacedName]T {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[types.NamespacedName]T{}
+	for r, ow := range w.watches {
+		if r.Kind != kind {
+			continue
+		}
+		for _, obj := range ow.store.List() {
+			if v, ok := obj.(T); ok {
+				out[r.NamespacedName] = v
+			}
+		}
+	}
+	return out
+}
+
+// references lists what is watched.
+func (w *referenceWatches) references() map[Reference]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[Reference]bool, len(w.watches))
+	for r := range w.watches {
+		out[r] = true
+	}
+	return out
+}
