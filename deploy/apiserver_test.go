@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -24,8 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -43,31 +40,18 @@ type auditedAPIServer struct {
 func startAuditedAPIServer(t *testing.T) *auditedAPIServer {
 	t.Helper()
 	framework.Heavy(t)
-	tools := framework.FindTools(t)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	auditLog := filepath.Join(dir, "audit.log")
-	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    tools.KubeAssets,
-		ControlPlaneStartTimeout: 2 * time.Minute,
-	}
-	env.ControlPlane.GetAPIServer().Configure().
-		Set("audit-policy-file", policy).
-		Set("audit-log-path", auditLog).
-		Set("audit-log-mode", "blocking") // every request is in the log before it is answered
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting kube-apiserver: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping kube-apiserver: %v", err)
-		}
-	})
+	api := framework.StartAPIServerWith(t, framework.APIServerOptions{APIServerFlags: map[string]string{
+		"audit-policy-file": policy,
+		"audit-log-path":    auditLog,
+		"audit-log-mode":    "blocking", // every request is in the log before it is answered
+	}})
+	cfg := api.Config
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 1000, 2000
 	return &auditedAPIServer{config: cfg, client: kubernetes.NewForConfigOrDie(cfg), auditLog: auditLog}

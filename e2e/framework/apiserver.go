@@ -32,45 +32,96 @@ type APIServer struct {
 	env *envtest.Environment
 }
 
+// APIServerOptions vary what StartAPIServerWith and LaunchAPIServer start.
+type APIServerOptions struct {
+	// APIServerFlags and EtcdFlags are flags (name without dashes: value)
+	// added to envtest's, or replacing them.
+	APIServerFlags, EtcdFlags map[string]string
+	// CertDir is where kube-apiserver keeps its serving certificate and
+	// client CA; envtest makes a temporary one when empty. A directory of
+	// our own is kept across a stop: started again (StartAgain),
+	// kube-apiserver comes back with the same certificates, so that its
+	// clients keep working.
+	CertDir string
+}
+
 // StartAPIServer starts kube-apiserver and etcd, stopped when the test ends.
 func StartAPIServer(t testing.TB) *APIServer {
 	t.Helper()
+	return StartAPIServerWith(t, APIServerOptions{})
+}
+
+// StartAPIServerWith is StartAPIServer with options; the certificates are
+// kept in a directory of the test's (for StartAgain) unless o names one.
+func StartAPIServerWith(t testing.TB, o APIServerOptions) *APIServer {
+	t.Helper()
 	tools := FindTools(t)
+	if o.CertDir == "" {
+		o.CertDir = t.TempDir()
+	}
+	start := time.Now()
+	a, err := LaunchAPIServer(tools.KubeAssets, t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		start := time.Now()
+		if err := a.Stop(); err != nil {
+			t.Error(err)
+		}
+		t.Logf("stopped kube-apiserver and etcd: took %s", time.Since(start).Round(time.Millisecond))
+	})
+	t.Logf("kube-apiserver ready at %s: took %s", a.Config.Host, time.Since(start).Round(time.Millisecond))
+	return a
+}
+
+// LaunchAPIServer is StartAPIServer without a test, for the load command:
+// it starts kube-apiserver and etcd from the binaries in assets
+// (KUBEBUILDER_ASSETS layout), writes the kubeconfig into dir, and leaves
+// stopping them (Stop) to the caller.
+func LaunchAPIServer(assets, dir string, o APIServerOptions) (*APIServer, error) {
 	// envtest logs through controller-runtime's global logger, and warns
 	// with a stack trace when it was never set; its errors come back to us
 	// as values anyway.
 	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{
-		BinaryAssetsDirectory:    tools.KubeAssets,
+		BinaryAssetsDirectory:    assets,
 		ControlPlaneStartTimeout: 2 * time.Minute, // small, shared machines
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
-	// A directory of our own, which envtest keeps across a stop: started
-	// again (StartAgain), kube-apiserver comes back with the same serving
-	// certificate and client CA, so that its clients keep working.
-	env.ControlPlane.GetAPIServer().CertDir = t.TempDir()
-	start := time.Now()
+	api := env.ControlPlane.GetAPIServer()
+	api.CertDir = o.CertDir
+	for name, value := range o.APIServerFlags {
+		api.Configure().Set(name, value)
+	}
+	if len(o.EtcdFlags) > 0 {
+		env.ControlPlane.Etcd = &envtest.Etcd{}
+		for name, value := range o.EtcdFlags {
+			env.ControlPlane.Etcd.Configure().Set(name, value)
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
-		t.Fatalf("starting kube-apiserver and etcd from %s: %v", tools.KubeAssets, err)
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	t.Cleanup(func() {
-		start := time.Now()
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping kube-apiserver and etcd: %v", err)
-		}
-		t.Logf("stopped kube-apiserver and etcd: took %s", time.Since(start).Round(time.Millisecond))
-	})
-	t.Logf("kube-apiserver ready at %s: took %s", cfg.Host, time.Since(start).Round(time.Millisecond))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
-		t.Fatalf("writing the kubeconfig: %v", err)
+	a := &APIServer{Config: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), env: env}
+	if err := os.WriteFile(a.Kubeconfig, env.KubeConfig, 0o600); err != nil {
+		env.Stop()
+		return nil, fmt.Errorf("writing the kubeconfig: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatalf("creating a client: %v", err)
+	if a.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		env.Stop()
+		return nil, fmt.Errorf("creating a client: %w", err)
 	}
-	return &APIServer{Config: cfg, Kubeconfig: kubeconfig, Client: client, env: env}
+	return a, nil
+}
+
+// Stop stops kube-apiserver and etcd.
+func (a *APIServer) Stop() error {
+	if err := a.env.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver and etcd: %w", err)
+	}
+	return nil
 }
 
 // StopAPIServer kills kube-apiserver with SIGKILL, as a crash or the loss
