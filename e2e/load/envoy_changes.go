@@ -9,7 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +91,7 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 			s.log.Warn("deleting the network namespace", "name", ns.Name, "err", cerr)
 		}
 	}()
-	backend, err := startBackend(ns, "backend-"+run)
+	backend, err := startBackend(ns, "backend-"+run, filepath.Join(cfg.Dir, "backend.log"))
 	if err != nil {
 		return err
 	}
@@ -254,26 +254,30 @@ func bootstrapProtocol(path string) string {
 type backendServer struct {
 	name     string
 	address  string // ip:port in the namespace
-	cmd      *exec.Cmd
+	proc     *framework.Process
 	baseline int64 // requests before the measurement (this side's checks)
 }
 
-func startBackend(ns *framework.Netns, name string) (*backendServer, error) {
+// startBackend starts the backend in ns, its output in logPath, and waits
+// until it answers.
+func startBackend(ns *framework.Netns, name, logPath string) (*backendServer, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("backend: finding this executable: %w", err)
 	}
 	address := net.JoinHostPort(ns.IP, strconv.Itoa(backendPort))
 	b := &backendServer{name: name, address: address}
-	b.cmd = ns.Command(self)
-	b.cmd.Env = append(os.Environ(), backendAddressEnv+"="+address, backendNameEnv+"="+name)
-	b.cmd.Stdout, b.cmd.Stderr = os.Stderr, os.Stderr
-	if err := b.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("backend: %w", err)
+	cmd := ns.Command(self)
+	cmd.Env = append(os.Environ(), backendAddressEnv+"="+address, backendNameEnv+"="+name)
+	if b.proc, err = framework.Spawn("the backend", cmd, logPath); err != nil {
+		return nil, err
 	}
 	// Reached from here, as Envoy will reach it: across the veth pair.
 	client := newHTTPClient()
 	if _, err := framework.Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() error {
+		if err := b.proc.Exited(); err != nil {
+			return framework.Permanent(fmt.Errorf("it exited: %w: %s", err, b.proc.Tail(5)))
+		}
 		code, from, err := get(client, "http://"+address+"/", "direct")
 		if err == nil && (code != http.StatusOK || from != name) {
 			err = fmt.Errorf("status %d from %q", code, from)
@@ -316,10 +320,7 @@ func (b *backendServer) count() (int64, error) {
 }
 
 func (b *backendServer) Close() error {
-	if b.cmd.Process != nil {
-		b.cmd.Process.Kill()
-	}
-	b.cmd.Wait()
+	b.proc.Kill()
 	return nil
 }
 
