@@ -250,15 +250,11 @@ func ingressEventsIn(ctx context.Context, kc kubernetes.Interface, ns, name stri
 // another namespace it gets 503 and no certificate, even though the
 // certificate covers its host and the Service's backend is up.
 func TestNamespaceIsolation(t *testing.T) {
-	framework.Heavy(t)
-	framework.FindTools(t)
-	tea := framework.StartBackend(t, "tea")
+	tea := echoBackends(t, "tea")[0]
 	ca := framework.NewCA(t, "namespaces CA")
 	pair := ca.Issue(t, "both", "home.example.com", "away.example.com")
 
-	dir := t.TempDir()
 	inOther := func(yaml string) string { return strings.ReplaceAll(yaml, "namespace: default", "namespace: other") }
-	writeManifest(t, dir, "other.yaml", inOther(echoServicesYAML(tea)+tlsSecretYAML("cert", pair.CertPEM, pair.KeyPEM)))
 	ingressYAML := func(name, ns, host string) string {
 		return fmt.Sprintf(`---
 apiVersion: networking.k8s.io/v1
@@ -271,10 +267,10 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: tea, port: {number: 80}}}}]}
 `, name, ns, host)
 	}
-	writeManifest(t, dir, "ingresses.yaml", ingressYAML("home", "other", "home.example.com")+ingressYAML("away", "default", "away.example.com"))
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
+	envoy := startFileMode(t, nil,
+		manifest{"other.yaml", inOther(echoServicesYAML(tea) + tlsSecretYAML("cert", pair.CertPEM, pair.KeyPEM))},
+		manifest{"ingresses.yaml", ingressYAML("home", "other", "home.example.com") + ingressYAML("away", "default", "away.example.com")},
+	).envoy
 
 	framework.Eventually(t, convergeTimeout, "the Ingress of the Service's namespace served over HTTPS", func() error {
 		return framework.ExpectTLS(envoy.HTTPSAddress, "home.example.com", ca.Pool(), "home.example.com", "/", http.StatusOK, "tea")
