@@ -19,7 +19,9 @@ import (
 
 // ClusterSource serves State from a live API server through shared informers
 // on Ingress, IngressClass, Service, EndpointSlice and TLS Secrets, which
-// the caller makes and starts (see NewInformerFactories).
+// the caller makes and starts (see NewInformerFactories), and through a
+// watch of its own on each Secret or ConfigMap an owned Ingress refers to
+// (see References).
 type ClusterSource struct {
 	Informers Informers
 	Filter    ClassFilter
