@@ -32,6 +32,7 @@ type Informers struct {
 	// Referenced lists and watches one referenced Secret or ConfigMap
 	// (see referenceWatches): the source starts and stops those watches
 	// itself, as Ingresses come to refer to objects and stop doing so.
+	// Nil: references are not followed.
 	Referenced func(Reference) cache.ListerWatcher
 }
 

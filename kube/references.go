@@ -51,7 +51,10 @@ const referenceSyncTimeout = 10 * time.Second
 // drops the data of unreferenced ones (its transform runs when an event
 // arrives) would have nothing to give when an Ingress starts referring to
 // a Secret that has not changed since, and keeping everything is what the
-// TLS Secret informer's field selector exists to avoid.
+// TLS Secret informer's field selector exists to avoid. A metadata-only
+// informer with a read of each referenced object would work, but keeps an
+// entry for every Secret and ConfigMap of the cluster, and the reads need
+// the get verb, which our RBAC does not grant.
 type referenceWatches struct {
 	ctx       context.Context // the source's Run: every watch ends with it
 	listWatch func(Reference) cache.ListerWatcher
@@ -90,7 +93,7 @@ func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references 
 	defer w.mu.Unlock()
 	wanted := map[Reference]bool{}
 	refsOf := make(map[*networkingv1.Ingress][]Reference, len(ingresses))
-	if references != nil {
+	if references != nil && w.listWatch != nil {
 		for _, ing := range ingresses {
 			refs, ok := w.refsOf[ing]
 			if !ok {
