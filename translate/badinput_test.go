@@ -1,27 +1,19 @@
 package translate_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 	"github.com/ingress-xds/ingress-xds/internal/envoytest"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -393,58 +385,16 @@ func envoyValidate(t *testing.T, envoy string, r *translate.Resources) {
 
 // testCerts are TLS key pairs made for the test run.
 type testCerts struct {
-	good, other, rsa1024 keyPair
+	good, other, rsa1024 framework.KeyPair
 }
-
-type keyPair struct{ cert, key []byte }
 
 func newTestCerts(t *testing.T) *testCerts {
 	t.Helper()
-	ec := func() any {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	weak, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := framework.NewCA(t, "translate bad-input CA")
 	return &testCerts{
-		good:    selfSigned(t, ec(), "good.example.com", "bad.example.com"),
-		other:   selfSigned(t, ec(), "other.example.com"),
-		rsa1024: selfSigned(t, weak, "bad.example.com"),
-	}
-}
-
-func selfSigned(t *testing.T, key any, hosts ...string) keyPair {
-	t.Helper()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		DNSNames:     hosts,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-	}
-	var pub any
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
-		pub = &k.PublicKey
-	case *rsa.PrivateKey:
-		pub = &k.PublicKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keyPair{
-		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		key:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		good:    ca.Issue(t, "good.example.com", "good.example.com", "bad.example.com"),
+		other:   ca.Issue(t, "other.example.com", "other.example.com"),
+		rsa1024: ca.IssueWithKey(t, framework.NewRSAKey(t, 1024), "bad.example.com", "bad.example.com"),
 	}
 }
 
@@ -452,25 +402,25 @@ var certPlaceholder = regexp.MustCompile(`%CERT:([a-z0-9-]+):([a-z0-9-]+)%`)
 
 // expand replaces %GOODSECRET% and %CERT:NAME:KIND% with Secret manifests.
 func (c *testCerts) expand(manifests string) string {
-	manifests = strings.ReplaceAll(manifests, "%GOODSECRET%", tlsSecret("good-cert", "kubernetes.io/tls", c.good.cert, c.good.key))
+	manifests = strings.ReplaceAll(manifests, "%GOODSECRET%", tlsSecret("good-cert", "kubernetes.io/tls", c.good.CertPEM, c.good.KeyPEM))
 	return certPlaceholder.ReplaceAllStringFunc(manifests, func(m string) string {
 		parts := certPlaceholder.FindStringSubmatch(m)
 		name, kind := parts[1], parts[2]
 		switch kind {
 		case "good":
-			return tlsSecret(name, "kubernetes.io/tls", c.good.cert, c.good.key)
+			return tlsSecret(name, "kubernetes.io/tls", c.good.CertPEM, c.good.KeyPEM)
 		case "opaque":
-			return tlsSecret(name, "Opaque", c.good.cert, c.good.key)
+			return tlsSecret(name, "Opaque", c.good.CertPEM, c.good.KeyPEM)
 		case "no-key":
-			return tlsSecret(name, "kubernetes.io/tls", c.good.cert, nil)
+			return tlsSecret(name, "kubernetes.io/tls", c.good.CertPEM, nil)
 		case "no-cert":
-			return tlsSecret(name, "kubernetes.io/tls", nil, c.good.key)
+			return tlsSecret(name, "kubernetes.io/tls", nil, c.good.KeyPEM)
 		case "garbage":
-			return tlsSecret(name, "kubernetes.io/tls", []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), c.good.key)
+			return tlsSecret(name, "kubernetes.io/tls", []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), c.good.KeyPEM)
 		case "mismatch":
-			return tlsSecret(name, "kubernetes.io/tls", c.good.cert, c.other.key)
+			return tlsSecret(name, "kubernetes.io/tls", c.good.CertPEM, c.other.KeyPEM)
 		case "rsa1024":
-			return tlsSecret(name, "kubernetes.io/tls", c.rsa1024.cert, c.rsa1024.key)
+			return tlsSecret(name, "kubernetes.io/tls", c.rsa1024.CertPEM, c.rsa1024.KeyPEM)
 		}
 		panic("unknown certificate kind " + kind)
 	})
