@@ -391,10 +391,11 @@ func (s *snapshotter) prune(r *translate.Resources, live int) {
 
 // info returns a message's hash and validation result, computing them once;
 // typeURL is the xDS type of the list it is published in (the encoding of
-// an encodedResource is of that type). Route configurations are the exception: the translator assembles a new
-// one on every change, so it is not remembered (that would keep every past
-// one alive), only the virtual hosts it is made of; a publish computes it
-// once for validation and once for the snapshot.
+// an encodedResource is of that type). Route configurations are the
+// exception: the translator assembles a new one on every change, so it is
+// not remembered (that would keep every past one alive), only the virtual
+// hosts it is made of; a publish computes it once for validation and once
+// for the snapshot.
 func (s *snapshotter) info(typeURL string, m proto.Message) resourceInfo {
 	if rc, isRoute := m.(*routev3.RouteConfiguration); isRoute {
 		info, ok := s.routes[rc]
