@@ -35,6 +35,9 @@ type Options struct {
 	EnableExternalName bool
 	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
 	ListenAddress string
+	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read
+	// under (its --annotations-prefix); annotations.NginxPrefix when empty.
+	AnnotationsPrefix string
 }
 
 // Builder builds the IR of state after state, redoing only the work whose
@@ -52,7 +55,7 @@ func NewBuilder(opts Options) *Builder {
 	address := cmp.Or(opts.ListenAddress, "0.0.0.0")
 	b := &Builder{
 		opts: opts,
-		memo: newMemo(annotations.New("")),
+		memo: newMemo(annotations.New(opts.AnnotationsPrefix)),
 		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP},
 	}
 	if opts.HTTPSPort != 0 {

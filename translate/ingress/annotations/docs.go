@@ -22,7 +22,41 @@ func (r *Registry) Markdown() []byte {
 		for _, k := range r.fullKeys(d) {
 			keys = append(keys, "`"+k+"`")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", d.name, strings.Join(keys, "<br>"), d.scope, strings.ReplaceAll(d.doc, "|", `\|`))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", d.name, strings.Join(keys, "<br>"), d.scope, cell(d.doc))
 	}
+
+	b.WriteString("\n## ingress-nginx's annotations\n\n")
+	fmt.Fprintf(&b, "Every key of ingress-nginx's annotation registry (`docs/user-guide/nginx-configuration/annotations-risk.md` "+
+		"of its final release), with what ingress-xds does with it under `%s/`. A key that is not honoured yet is "+
+		"reported as a Warning Event (`UnsupportedAnnotation`) and otherwise ignored.\n\n", NginxPrefix)
+	byName := map[string]*definition{}
+	for _, d := range r.defs {
+		if d.under&Nginx != 0 {
+			byName[d.name] = d
+			for _, a := range d.aliases {
+				byName[a] = d
+			}
+		}
+	}
+	counts := map[Verdict]int{}
+	var rows strings.Builder
+	for _, k := range nginxCatalogue() {
+		verdict, note := NotYet, ""
+		if d := byName[k.name]; d != nil {
+			verdict, note = d.verdictOrDefault(), d.note
+		}
+		counts[verdict]++
+		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s | %s |\n", k.name, k.group, k.risk, verdict, cell(note))
+	}
+	var summary []string
+	for _, v := range []Verdict{Honoured, HonouredWithDifference, Ignored, Refused, NotYet} {
+		summary = append(summary, fmt.Sprintf("%s: %d", v, counts[v]))
+	}
+	fmt.Fprintf(&b, "%d keys; %s.\n\n", len(nginxCatalogue()), strings.Join(summary, ", "))
+	b.WriteString("| key | group | risk | verdict | note |\n|---|---|---|---|---|\n")
+	b.WriteString(rows.String())
 	return b.Bytes()
 }
+
+// cell makes text safe in a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -50,6 +50,26 @@ const (
 	ScopeCluster Scope = "cluster"
 )
 
+// Verdict is what ingress-xds does with a key.
+type Verdict string
+
+const (
+	// Honoured: the key does what it does in ingress-nginx, as a client
+	// sees it.
+	Honoured Verdict = "honoured"
+	// HonouredWithDifference: it does, but for the difference its note
+	// states.
+	HonouredWithDifference Verdict = "honoured, with a difference"
+	// Ignored: it has no meaning for Envoy (buffer sizes and the like);
+	// the note says why.
+	Ignored Verdict = "ignored"
+	// Refused: an Ingress carrying it is not served; the note says why.
+	Refused Verdict = "refused"
+	// NotYet: an ingress-nginx key ingress-xds does not honour yet: it is
+	// reported and otherwise ignored.
+	NotYet Verdict = "not honoured yet"
+)
+
 // definition is one row of the table.
 type definition struct {
 	name    string // without prefix
@@ -57,7 +77,16 @@ type definition struct {
 	under   Family
 	scope   Scope
 	doc     string
+	verdict Verdict // Honoured when empty
+	note    string  // the difference, or why it is ignored or refused
 	parse   func(string) (any, error)
+}
+
+func (d *definition) verdictOrDefault() Verdict {
+	if d.verdict == "" {
+		return Honoured
+	}
+	return d.verdict
 }
 
 // Key is a known annotation whose value parses to a T.
@@ -94,6 +123,8 @@ type Issue struct {
 type Registry struct {
 	nginxPrefix string
 	defs        []*definition
+	// catalogue is ingress-nginx's keys, by name.
+	catalogue map[string]nginxKey
 	// byKey maps every full key (prefix/name, for each prefix and alias)
 	// to its definition, with its rank: where one key is set under two
 	// names, the lower rank wins.
@@ -111,7 +142,13 @@ func New(nginxPrefix string) *Registry {
 	if nginxPrefix == "" {
 		nginxPrefix = NginxPrefix
 	}
-	r := &Registry{nginxPrefix: nginxPrefix, defs: table(), byKey: map[string]rankedDef{}}
+	r := &Registry{nginxPrefix: nginxPrefix, defs: table(), byKey: map[string]rankedDef{}, catalogue: map[string]nginxKey{}}
+	for _, k := range nginxCatalogue() {
+		r.catalogue[k.name] = k
+	}
+	// The old names ingress-nginx still reads.
+	r.catalogue["whitelist-source-range"] = r.catalogue["allowlist-source-range"]
+	r.catalogue["limit-whitelist"] = r.catalogue["limit-allowlist"]
 	for _, d := range r.defs {
 		for i, full := range r.fullKeys(d) {
 			if _, dup := r.byKey[full]; dup {
@@ -178,6 +215,11 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 	for _, key := range keys {
 		value := annotations[key]
 		rd, ok := r.byKey[key]
+		if prefix, name, _ := strings.Cut(key, "/"); !ok && prefix == r.nginxPrefix && r.catalogue[name].name != "" {
+			issues = append(issues, Issue{Key: key, Value: value, Reason: "UnsupportedAnnotation",
+				Message: fmt.Sprintf("ingress-nginx's annotation %s is not honoured yet by ingress-xds: ignored (docs/annotations.md)", key)})
+			continue
+		}
 		if !ok {
 			issues = append(issues, Issue{Key: key, Value: value, Reason: "UnknownAnnotation",
 				Message: fmt.Sprintf("annotation %s is not known to ingress-xds: ignored (docs/annotations.md lists those it knows)", key)})

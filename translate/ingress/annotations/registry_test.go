@@ -31,7 +31,8 @@ func TestParseReadsEachPrefixAndReportsWhatItCannotHonour(t *testing.T) {
 		{"false", map[string]string{"ingress-xds.io/force-ssl-redirect": "false"}, false, true, nil},
 		{"a value that does not parse is not set", map[string]string{"ingress-xds.io/force-ssl-redirect": "yes"}, false, false, []string{"InvalidAnnotation"}},
 		{"an unknown key under a known prefix", map[string]string{"ingress-xds.io/no-such-key": "1"}, false, false, []string{"UnknownAnnotation"}},
-		{"an ingress-nginx key we do not read yet", map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}, false, false, []string{"UnknownAnnotation"}},
+		{"an ingress-nginx key we do not read yet", map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}, false, false, []string{"UnsupportedAnnotation"}},
+		{"a typo under the ingress-nginx prefix", map[string]string{"nginx.ingress.kubernetes.io/rewrite-targe": "/"}, false, false, []string{"UnknownAnnotation"}},
 		{"other prefixes are not ours", map[string]string{"example.com/force-ssl-redirect": "true", "kubernetes.io/ingress.class": "x"}, false, false, nil},
 		{"our prefix wins, and the other value is reported", map[string]string{
 			"ingress-xds.io/force-ssl-redirect": "false", "ingress.kubernetes.io/force-ssl-redirect": "true"}, false, true, []string{"AnnotationConflict"}},
@@ -86,4 +87,23 @@ func TestAnnotationsDocIsCurrent(t *testing.T) {
 		t.Fatalf("%v: run `make golden`", err)
 	}
 	golden.Check(t, path, New("").Markdown())
+}
+
+// ingress-nginx's keys that are not honoured yet are told apart from typos.
+func TestNginxKeysNotYetHonouredAreReportedAsSuch(t *testing.T) {
+	r := New("")
+	_, issues := r.Parse(map[string]string{NginxPrefix + "/proxy-buffer-size": "8k", NginxPrefix + "/proxy-bufer-size": "8k"})
+	if got := reasons(issues); !slices.Equal(got, []string{"UnknownAnnotation", "UnsupportedAnnotation"}) && !slices.Equal(got, []string{"UnsupportedAnnotation", "UnknownAnnotation"}) {
+		t.Errorf("issues %v", issues)
+	}
+	if n := len(nginxCatalogue()); n != 136 {
+		t.Errorf("the catalogue has %d of ingress-nginx's 136 keys", n)
+	}
+	seen := map[string]bool{}
+	for _, k := range nginxCatalogue() {
+		if seen[k.name] {
+			t.Errorf("%s is listed twice", k.name)
+		}
+		seen[k.name] = true
+	}
 }
