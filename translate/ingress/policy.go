@@ -1,13 +1,17 @@
 package ingress
 
 import (
+	"reflect"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // readAnnotations parses the Ingress's annotations through the registry,
 // reports what cannot be honoured as problems of the Ingress, and builds
-// the route policy that every route of the Ingress shares.
+// the route policy that every route of the Ingress shares. Each group of
+// annotations has a function of its own, in a file of its own, that reads
+// its keys from values into p.
 func (f *fragmentBuilder) readAnnotations() {
 	values, issues := f.reg.Parse(f.ing.Annotations)
 	for _, is := range issues {
@@ -17,12 +21,15 @@ func (f *fragmentBuilder) readAnnotations() {
 		return
 	}
 	var p ir.RoutePolicy
-	set := false
+	f.redirectAnnotations(values, &p)
+	if !reflect.ValueOf(p).IsZero() {
+		f.policy = &p
+	}
+}
+
+// redirectAnnotations reads the redirect keys.
+func (f *fragmentBuilder) redirectAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
 	if on, _ := annotations.ForceSSLRedirect.Get(values); on {
 		p.HTTPSRedirect = &ir.HTTPSRedirect{Code: 301}
-		set = true
-	}
-	if set {
-		f.policy = &p
 	}
 }
