@@ -272,3 +272,17 @@ func (b *syncBuffer) String() string {
 }
 
 func (b *syncBuffer) count(s string) int { return strings.Count(b.String(), s) }
+
+// The fast path needs a translation to build on: an endpoint change before
+// any falls back to a full rebuild.
+func TestEndpointsOnlyBeforeAnyTranslation(t *testing.T) {
+	tp := newTestPipeline(t, state(false, "198.18.0.1"))
+	tp.source.set(state(false, "198.18.0.1"), kube.Changes{Endpoints: map[types.NamespacedName]bool{web: true}})
+	tp.Rebuild(context.Background())
+	if got := tp.source.states(); got != 1 {
+		t.Errorf("read the state %d times, want 1 (a full rebuild)", got)
+	}
+	if !tp.Ready() || tp.server.Snapshot().Count(resource.ClusterType) != 1 {
+		t.Error("nothing published")
+	}
+}
