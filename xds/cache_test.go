@@ -350,6 +350,45 @@ func TestCacheDeltaSendsOnlyWhatChanged(t *testing.T) {
 	}
 }
 
+// TestCacheSotWResponseDroppedBeforeSending plays what go-control-plane's
+// SotW server does when it takes a request of a type before sending the
+// response waiting for it (docs/xds-cache.md, assumption 7): the response
+// is never sent (nor its GetReturnedResources called), the watch is
+// cancelled, and a new watch is asked for with the client's last version.
+// The change that response carried must be sent then.
+func TestCacheSotWResponseDroppedBeforeSending(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := newCacheClient("eds", false, resource.EndpointType, []string{"a", "b"})
+	c.watch(t, s.cache, nil, nil)
+	c.drain(t, s.cache) // holds a and b, with a watch open
+	f.clusters["a"] = []string{"127.0.0.1:3"}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.sotwOut: // dropped: the server replaces the watch's channel
+	default:
+		t.Fatal("the change to a did not answer the open watch")
+	}
+	c.watch(t, s.cache, nil, nil) // the same version and nonce as before
+	select {
+	case r := <-c.sotwOut:
+		out, err := r.GetDiscoveryResponse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.GetResources()) != 1 || decodedName(t, c.typeURL, out.GetResources()[0]) != "a" {
+			t.Fatalf("the next watch was answered with %d resources, want a", len(out.GetResources()))
+		}
+	default:
+		t.Fatal("the change to a, dropped by the server, was not sent to the next watch")
+	}
+}
+
 func deltaNames(t *testing.T, r cache.DeltaResponse) []string {
 	t.Helper()
 	out, err := r.GetDeltaDiscoveryResponse()
