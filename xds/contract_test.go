@@ -55,6 +55,7 @@ var contractItems = []struct {
 	{"14_server_context_ends_streams_ok", "", checkServerContextEnd},
 	{"15_response_callback_sees_context_and_nonce", "", checkResponseCallback},
 	{"16_fetch", protocolSotW, checkFetch},
+	{"17_a_first_request_naming_nothing_is_wildcard", "", checkLegacyWildcard},
 }
 
 // twoClusters is the configuration most items use: clusters a and b with
@@ -543,5 +544,27 @@ func checkFetch(t *testing.T, _ bool) {
 	}
 	if _, err := cds.FetchClusters(context.Background(), &discoveryv3.DiscoveryRequest{VersionInfo: resp.GetVersionInfo()}); err == nil {
 		t.Error("fetching with the current version answered, want the cache's SkipFetchError as an error")
+	}
+}
+
+// 17. A stream's first request of a type that names nothing subscribes to
+// everything (the legacy wildcard, on unless the server is told
+// otherwise), and so do the requests after it that name nothing: Envoy
+// asks for clusters and listeners that way, and the cache sends them all.
+func checkLegacyWildcard(t *testing.T, delta bool) {
+	h := startContract(t)
+	h.publish(twoClusters())
+	c, _ := h.client("contract", delta)
+	request(c, resource.ClusterType, nil, response{})
+	if w := h.next("watch", is(evWatch, resource.ClusterType)); !w.wildcard {
+		t.Errorf("a first request naming nothing is not wildcard")
+	}
+	r := c.expect(resource.ClusterType)
+	if len(r.resources) != 2 {
+		t.Errorf("the wildcard subscription was sent %v, want both clusters", sortedKeys(r.resources))
+	}
+	c.ack(r)
+	if w := h.next("watch", is(evWatch, resource.ClusterType)); !w.wildcard {
+		t.Errorf("an ACK naming nothing left the subscription not wildcard")
 	}
 }
