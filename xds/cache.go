@@ -399,7 +399,8 @@ func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnaps
 }
 
 // everything is what a client could lack: every resource if it subscribes
-// to all (wildcard), else the ones it names.
+// to all (wildcard), else the ones it names. Whether it is a wildcard is
+// the server's call: a request naming nothing is one (assumption 17).
 func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 	if sub.IsWildcard() {
 		return slices.Values(ts.names)
