@@ -31,10 +31,13 @@ type Reference struct {
 	types.NamespacedName
 }
 
-// referenceSyncTimeout bounds how long State waits for the first list of
-// a newly referenced object. A watch that cannot list (the API server is
-// down, RBAC forbids it) must not hold every later rebuild: State goes on
-// without the object, and the watch's events bring it in once it lists.
+// referenceSyncTimeout bounds how long State waits for the first lists of
+// newly referenced objects while none of them comes in. A watch that cannot
+// list (the API server is down, RBAC forbids it) must not hold every later
+// rebuild: State goes on without the object, and the watch's events bring
+// it in once it lists. The wait is renewed by each list that comes in, so
+// that many references (each a request, under the client's rate limit)
+// are all waited for as long as they keep coming.
 const referenceSyncTimeout = 10 * time.Second
 
 // referenceWatches watches each referenced Secret and ConfigMap on its own:
@@ -60,6 +63,7 @@ type referenceWatches struct {
 	listWatch func(Reference) cache.ListerWatcher
 	changed   func(Reference)
 	log       *slog.Logger
+	timeout   time.Duration // referenceSyncTimeout but in tests
 
 	mu      sync.Mutex
 	watches map[Reference]*objectWatch
@@ -81,7 +85,7 @@ type objectWatch struct {
 }
 
 func newReferenceWatches(ctx context.Context, listWatch func(Reference) cache.ListerWatcher, changed func(Reference), log *slog.Logger) *referenceWatches {
-	return &referenceWatches{ctx: ctx, listWatch: listWatch, changed: changed, log: log, watches: map[Reference]*objectWatch{}}
+	return &referenceWatches{ctx: ctx, listWatch: listWatch, changed: changed, log: log, timeout: referenceSyncTimeout, watches: map[Reference]*objectWatch{}}
 }
 
 // update makes the watched objects those the ingresses refer to: it
@@ -165,13 +169,12 @@ func (w *referenceWatches) start(r Reference) *objectWatch {
 	return ow
 }
 
-// waitForLists waits, up to referenceSyncTimeout, for each watch's first
-// list, so that a State never has an Ingress without the objects it
-// refers to (the translator would report them missing, on the Ingress).
+// waitForLists waits for each watch's first list (see
+// referenceSyncTimeout), so that a State never has an Ingress without the
+// objects it refers to: the translator would report them missing, on the
+// Ingress.
 func (w *referenceWatches) waitForLists(watches []*objectWatch) {
-	if len(watches) == 0 {
-		return
-	}
+	pending := watches
 	// Counted in any case: a watch that lists late brings its object in
 	// through its events.
 	defer func() {
@@ -179,20 +182,31 @@ func (w *referenceWatches) waitForLists(watches []*objectWatch) {
 			ow.counted.Store(true)
 		}
 	}()
-	deadline := time.NewTimer(referenceSyncTimeout)
+	deadline := time.NewTimer(w.timeout)
 	defer deadline.Stop()
 	poll := time.NewTicker(5 * time.Millisecond)
 	defer poll.Stop()
-	for _, ow := range watches {
-		for !ow.controller.HasSynced() {
-			select {
-			case <-w.ctx.Done():
-				return
-			case <-deadline.C:
-				w.log.Warn("referenced objects not listed in time; going on without them", "timeout", referenceSyncTimeout)
-				return
-			case <-poll.C:
+	for {
+		waiting := pending[:0:0]
+		for _, ow := range pending {
+			if !ow.controller.HasSynced() {
+				waiting = append(waiting, ow)
 			}
+		}
+		if len(waiting) == 0 {
+			return
+		}
+		if len(waiting) < len(pending) {
+			deadline.Reset(w.timeout)
+		}
+		pending = waiting
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-deadline.C:
+			w.log.Warn("referenced objects not listed in time; going on without them", "objects", len(pending), "timeout", w.timeout)
+			return
+		case <-poll.C:
 		}
 	}
 }

@@ -1,10 +1,21 @@
 package kube
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 const referencingManifests = `
@@ -73,5 +84,36 @@ func TestManifestStateHoldsReferencedObjects(t *testing.T) {
 	theirs := objs.StateWith(ClassFilter{}, testReferences)
 	if len(theirs.Ingresses) != 0 || len(theirs.Secrets) != 1 || len(theirs.ConfigMaps) != 0 {
 		t.Errorf("with the Ingress not ours: %d ingresses, secrets %v, config maps %v", len(theirs.Ingresses), theirs.Secrets, theirs.ConfigMaps)
+	}
+}
+
+// A referenced object that cannot be listed (here the API refuses every
+// list) does not hold State: it goes on without the object once the lists
+// stop coming in, and the watch goes on trying, its events counted.
+func TestReferenceThatCannotBeListed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	refused := &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return nil, apierrors.NewForbidden(corev1.Resource("secrets"), "htpasswd", errors.New("not allowed"))
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, errors.New("not allowed")
+		},
+	}
+	w := newReferenceWatches(ctx, func(Reference) cache.ListerWatcher { return refused }, func(Reference) {}, slog.New(slog.DiscardHandler))
+	w.timeout = 50 * time.Millisecond
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web",
+		Annotations: map[string]string{testRefsAnnotation: "Secret/htpasswd"}}}
+	secrets, _ := w.update([]*networkingv1.Ingress{ing}, testReferences)
+	if !secrets {
+		t.Error("a new reference did not change the watched Secrets")
+	}
+	if got := w.secrets(); len(got) != 0 {
+		t.Errorf("secrets = %v, want none", got)
+	}
+	ow := w.watches[Reference{Kind: KindSecret, NamespacedName: types.NamespacedName{Namespace: "app", Name: "htpasswd"}}]
+	if ow == nil || !ow.counted.Load() {
+		t.Error("the watch was dropped, or its later events would not count")
 	}
 }
