@@ -14,6 +14,9 @@ type Reply struct {
 	Host    string `json:"host"`
 	Path    string `json:"path"`
 	Query   string `json:"query,omitempty"`
+	// Header is the request's header as the backend received it, for
+	// tests of what the proxy adds or removes.
+	Header http.Header `json:"header,omitempty"`
 }
 
 // Handler answers every request with a Reply naming backend.
@@ -21,6 +24,6 @@ func Handler(backend string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Backend", backend)
-		json.NewEncoder(w).Encode(Reply{Backend: backend, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery})
+		json.NewEncoder(w).Encode(Reply{Backend: backend, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header})
 	})
 }
