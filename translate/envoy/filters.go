@@ -29,6 +29,7 @@ type filterSet uint32
 const (
 	useCORS filterSet = 1 << iota
 	useRBAC
+	useBuffer
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -38,6 +39,9 @@ type httpFilter struct {
 	name   string
 	use    filterSet
 	config func() proto.Message
+	// disabled filters run only on routes with a configuration of their
+	// own: for those whose listener-wide configuration would act.
+	disabled bool
 }
 
 // httpFilterOrder is the HTTP filter chain, in its one fixed order; the
@@ -52,6 +56,10 @@ func httpFilterOrder() []httpFilter {
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
+		// Then the body bound (bodylimit.go): only a request let in is
+		// worth holding in memory, and a 413 comes after a 403, as in
+		// nginx, whose access phase runs before it reads a body.
+		{name: bufferFilter, use: useBuffer, config: func() proto.Message { return bufferListenerConfig() }, disabled: true},
 	}
 }
 
@@ -66,7 +74,7 @@ func httpFilters(uses filterSet) ([]*hcmv3.HttpFilter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("packing the %s filter: %w", f.name, err)
 		}
-		out = append(out, &hcmv3.HttpFilter{Name: f.name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: cfg}})
+		out = append(out, &hcmv3.HttpFilter{Name: f.name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: cfg}, Disabled: f.disabled})
 	}
 	router, err := anypb.New(&routerv3.Router{})
 	if err != nil {

@@ -94,6 +94,10 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[rbacFilter] = rules
 		uses |= useRBAC
 	}
+	if p.RequestBody != nil {
+		per[bufferFilter] = bodyLimit(p.RequestBody)
+		uses |= useBuffer
+	}
 	for name, cfg := range per {
 		packed, err := anypb.New(cfg)
 		if err != nil {

@@ -1,7 +1,6 @@
 package envoy
 
 import (
-	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -9,7 +8,6 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -28,10 +26,7 @@ func applyForwardPolicy(ra *routev3.RouteAction, p *ir.RoutePolicy) {
 		}
 	}
 	if r := p.Retries; r != nil {
-		ra.RetryPolicy = &routev3.RetryPolicy{
-			RetryOn:    strings.Join(r.On, ","),
-			NumRetries: wrapperspb.UInt32(r.Attempts),
-		}
+		ra.RetryPolicy = retryPolicy(r)
 		if r.PerTry > 0 {
 			ra.RetryPolicy.PerTryTimeout = durationpb.New(time.Duration(r.PerTry))
 		}

@@ -114,6 +114,9 @@ type fragmentBuilder struct {
 	frag   *fragment
 	seen   map[routeKey]bool
 	policy *ir.RoutePolicy // shared by every route of the Ingress; nil: none
+	// clusterPolicy is that of every cluster the Ingress's routes send
+	// to; nil: the default.
+	clusterPolicy *ir.ClusterPolicy
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -204,7 +207,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	}
 	var cluster *clusterRef
 	if ref, ok := f.resolveBackend(backend, where); ok {
-		cluster = &clusterRef{name: ref.name, backend: ref}
+		cluster = &clusterRef{name: ir.ClusterName(ref.name, f.clusterPolicy), backend: ref, policy: f.clusterPolicy}
 		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}

@@ -22,6 +22,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	}
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
+	f.proxyAnnotations(values, &p)
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}

@@ -41,6 +41,8 @@ type RoutePolicy struct {
 	Mirrors []Mirror `json:"mirrors,omitempty"`
 	CORS    *CORS    `json:"cors,omitempty"`
 	IPRules *IPRules `json:"ipRules,omitempty"`
+	// RequestBody bounds the request body; nil: no bound.
+	RequestBody *RequestBody `json:"requestBody,omitempty"`
 }
 
 // HTTPSRedirect is a redirect from plain HTTP to HTTPS.
@@ -68,6 +70,20 @@ type Retries struct {
 	On []string `json:"on"`
 	// PerTry bounds each try; zero means the request's bound.
 	PerTry Duration `json:"perTry,omitempty"`
+	// StatusCodes are the response codes retried, when On has
+	// "retriable-status-codes" (and only then).
+	StatusCodes []uint32 `json:"statusCodes,omitempty"`
+	// NotMethods are request methods never retried (nginx does not retry
+	// non-idempotent requests).
+	NotMethods []string `json:"notMethods,omitempty"`
+}
+
+// RequestBody bounds a request's body: a larger one is answered 413. The
+// body is held until it is whole (or over the bound) before it is
+// forwarded.
+type RequestBody struct {
+	// MaxBytes is at least 1 and fits in 32 bits (Envoy's buffer limit).
+	MaxBytes uint32 `json:"maxBytes"`
 }
 
 // Rewrite changes the request before it is forwarded. At most one of

@@ -205,6 +205,22 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 				bad("retry condition %q", on)
 			}
 		}
+		if slices.Contains(r.On, "retriable-status-codes") != (len(r.StatusCodes) > 0) {
+			bad("retry status codes %v need, and only go with, the condition retriable-status-codes", r.StatusCodes)
+		}
+		for _, code := range r.StatusCodes {
+			if code < 100 || code > 599 {
+				bad("retry status code %d", code)
+			}
+		}
+		for _, m := range r.NotMethods {
+			if strings.HasPrefix(m, ":") || validHeaderName(m) != nil { // a method is a token too
+				bad("retry method %q", m)
+			}
+		}
+	}
+	if b := p.RequestBody; b != nil && b.MaxBytes == 0 {
+		bad("request body bound of 0 bytes")
 	}
 	if r := p.Rewrite; r != nil {
 		if r.Prefix != "" && r.Regex != nil {

@@ -17,7 +17,7 @@ var ForceSSLRedirect = Key[bool]{&definition{
 
 // table lists every key, in the order docs/annotations.md shows them.
 func table() []*definition {
-	return []*definition{
+	return append([]*definition{
 		ForceSSLRedirect.def,
-	}
+	}, proxyKeys()...)
 }

@@ -92,7 +92,7 @@ func TestAnnotationsDocIsCurrent(t *testing.T) {
 // ingress-nginx's keys that are not honoured yet are told apart from typos.
 func TestNginxKeysNotYetHonouredAreReportedAsSuch(t *testing.T) {
 	r := New("")
-	_, issues := r.Parse(map[string]string{NginxPrefix + "/proxy-buffer-size": "8k", NginxPrefix + "/proxy-bufer-size": "8k"})
+	_, issues := r.Parse(map[string]string{NginxPrefix + "/fastcgi-index": "index.php", NginxPrefix + "/fastcgi-indx": "index.php"})
 	if got := reasons(issues); !slices.Equal(got, []string{"UnknownAnnotation", "UnsupportedAnnotation"}) && !slices.Equal(got, []string{"UnsupportedAnnotation", "UnknownAnnotation"}) {
 		t.Errorf("issues %v", issues)
 	}

@@ -1,0 +1,108 @@
+package ingress
+
+import (
+	"math"
+	"slices"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// defaultNextUpstreamTries is ingress-nginx's proxy-next-upstream-tries
+// (internal/ingress/controller/config/config.go), for when only
+// proxy-next-upstream is set.
+const defaultNextUpstreamTries = 3
+
+// proxyAnnotations reads ingress-nginx's proxy keys: timeouts, retries and
+// the request body's bound into p, the connect timeout into the Ingress's
+// cluster policy. docs/annotations.md says how each maps and where it
+// differs.
+func (f *fragmentBuilder) proxyAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+	// nginx bounds the pauses between reads (and writes), never the
+	// whole exchange: no total timeout, the pause bound as idle timeout.
+	read, readSet := annotations.ProxyReadTimeout.Get(values)
+	send, sendSet := annotations.ProxySendTimeout.Get(values)
+	if readSet || sendSet {
+		p.Timeouts = &ir.Timeouts{Request: 0, Idle: ir.Duration(max(read, send))}
+	}
+
+	words, wordsSet := annotations.ProxyNextUpstream.Get(values)
+	tries, triesSet := annotations.ProxyNextUpstreamTries.Get(values)
+	if triesSet && tries == 0 {
+		f.problem("UnsupportedAnnotationValue", "annotation %s=\"0\" (no limit) cannot be said to Envoy, which needs a number of retries: %d tries, ingress-nginx's default, are used",
+			annotations.ProxyNextUpstreamTries.Name(), defaultNextUpstreamTries)
+		tries = defaultNextUpstreamTries
+	}
+	if wordsSet || triesSet {
+		if !wordsSet {
+			words = []string{"error", "timeout"} // ingress-nginx's default
+		}
+		if !triesSet {
+			tries = defaultNextUpstreamTries
+		}
+		p.Retries = nextUpstream(words, tries)
+	}
+
+	if size, ok := annotations.ProxyBodySize.Get(values); ok && size > 0 && size <= math.MaxUint32 {
+		// Envoy bounds a body only by buffering it: where nginx streams
+		// (proxy-request-buffering off), so does Envoy, unbounded.
+		if buffering, set := annotations.ProxyRequestBuffering.Get(values); !set || buffering {
+			p.RequestBody = &ir.RequestBody{MaxBytes: uint32(size)}
+		}
+	}
+
+	if v, ok := annotations.ProxyHTTPVersion.Get(values); ok && v == "1.0" {
+		f.problem("UnsupportedAnnotationValue", "annotation %s=\"1.0\": Envoy speaks HTTP/1.1 to backends, never HTTP/1.0: HTTP/1.1 is used",
+			annotations.ProxyHTTPVersion.Name())
+	}
+
+	if d, ok := annotations.ProxyConnectTimeout.Get(values); ok {
+		// connect_timeout is a cluster's, never a route's: the Ingress's
+		// routes send to a cluster with this policy.
+		f.clusterPolicy = &ir.ClusterPolicy{ConnectTimeout: ir.Duration(d)}
+	}
+}
+
+// nextUpstream maps nginx's proxy_next_upstream words and tries to Envoy's
+// retries: nil when nothing is retried.
+func nextUpstream(words []string, tries int) *ir.Retries {
+	if tries <= 1 || slices.Contains(words, "off") {
+		return nil
+	}
+	// nginx never passes these methods to another server once sent,
+	// unless told non_idempotent.
+	r := &ir.Retries{Attempts: uint32(tries - 1), NotMethods: []string{"POST", "LOCK", "PATCH"}}
+	var conn bool
+	for _, w := range words {
+		switch w {
+		case "error", "timeout", "invalid_header":
+			// Failing to connect (or timing out connecting), a reset
+			// or a response Envoy cannot read.
+			conn = true
+		case "non_idempotent":
+			r.NotMethods = nil
+		default: // http_NNN
+			r.StatusCodes = append(r.StatusCodes, statusOf(w))
+		}
+	}
+	if conn {
+		r.On = append(r.On, "connect-failure", "refused-stream", "reset")
+	}
+	if len(r.StatusCodes) > 0 {
+		slices.Sort(r.StatusCodes)
+		r.On = append(r.On, "retriable-status-codes")
+	}
+	if len(r.On) == 0 {
+		return nil // non_idempotent alone retries nothing
+	}
+	return r
+}
+
+// statusOf is the code of an http_NNN word (the parser admits no other).
+func statusOf(word string) uint32 {
+	var code uint32
+	for _, c := range word[len("http_"):] {
+		code = code*10 + uint32(c-'0')
+	}
+	return code
+}
