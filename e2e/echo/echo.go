@@ -19,9 +19,14 @@ type Reply struct {
 	Header http.Header `json:"header,omitempty"`
 }
 
-// Handler answers every request with a Reply naming backend.
+// Handler answers every request with a Reply naming backend, or, when its
+// query asks for one, a slow response (slow.go).
 func Handler(backend string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Backend", backend)
+		if slow(w, r) {
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Backend", backend)
 		json.NewEncoder(w).Encode(Reply{Backend: backend, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header})
