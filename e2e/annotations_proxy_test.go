@@ -1,0 +1,316 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestProxyAnnotations checks ingress-nginx's proxy keys through a real
+// Envoy, by what a client sees: the read timeout bounds the pauses of a
+// response and not its length, the body size is a 413, and retries reach
+// another endpoint when the first fails. ingress-nginx's own tests
+// (test/e2e/annotations/proxy.go) only look for the directives in
+// nginx.conf; each scenario here names the one it mirrors and nginx's
+// documentation of the directive, which says what the client sees.
+func TestProxyAnnotations(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	// A port nothing listens on: connecting to it is refused.
+	refused := closedPort(t)
+	// An endpoint that always answers 503.
+	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unavailable", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(unavailable.Close)
+	_, port503, _ := net.SplitHostPort(unavailable.Listener.Addr().String())
+
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(alpha) +
+			twoEndpointService("refusing", alpha.Port, refused) +
+			twoEndpointService("failing", alpha.Port, mustAtoi(t, port503))},
+		manifest{"ingresses.yaml", proxyIngressesYAML})
+	envoy := fm.envoy
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	for _, host := range []string{"read.example.com", "plain.example.com", "body.example.com", "stream.example.com"} {
+		framework.Eventually(t, convergeTimeout, host+" served", func() error {
+			return envoy.Expect(host, "/", http.StatusOK, "alpha")
+		})
+	}
+	framework.Eventually(t, convergeTimeout, "the retrying hosts served", func() error {
+		for _, host := range []string{"retry.example.com", "retry503.example.com"} {
+			if err := envoy.Expect(host, "/", http.StatusOK, "alpha"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	// The response trickles 9 lines 2 s apart: about 16 s in all, past
+	// Envoy's default 15 s route timeout, never silent for the 4 s of
+	// proxy-read-timeout.
+	const trickle = "/?chunks=9&every=2s"
+	t.Run("timeouts", func(t *testing.T) {
+		// proxy.go "should set valid proxy timeouts"; nginx's
+		// proxy_read_timeout: "set only between two successive read
+		// operations, not for the transmission of the whole response".
+		t.Run("a response longer than 15 s in all, never pausing past the read timeout, is served whole", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "read.example.com", trickle, nil)
+			if r.err != nil || r.status != http.StatusOK || strings.Count(r.body, "\n") != 9 {
+				t.Errorf("GET %s: %s, want all 9 lines", trickle, r)
+			}
+		})
+		// Without the annotation Envoy's default 15 s timeout cuts it:
+		// what the annotation is for.
+		t.Run("without it, the same response is cut", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "plain.example.com", trickle, nil)
+			if r.err == nil && strings.Count(r.body, "\n") == 9 {
+				t.Errorf("GET %s on a route with no read timeout: %s, want it cut short", trickle, r)
+			}
+		})
+		// A pause past the read timeout once the response has begun:
+		// nginx closes the connection, and so does Envoy; the client
+		// has the first line and a truncated body.
+		t.Run("a pause past the read timeout ends the response", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "read.example.com", "/?chunks=2&every=6s", nil)
+			if r.err == nil || r.status != http.StatusOK || r.body != "chunk 1 of 2\n" {
+				t.Errorf("a 6 s pause after the first line: %s, want the first line and then a cut", r)
+			}
+		})
+		// Silence before the headers: nginx answers 504, and so does
+		// Envoy.
+		t.Run("silence past the read timeout before the response is a 504", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "read.example.com", "/?wait=6s", nil)
+			if r.err != nil || r.status != http.StatusGatewayTimeout || r.backend != "" {
+				t.Errorf("6 s before the headers: %s, want 504 from Envoy", r)
+			}
+		})
+	})
+
+	// proxy.go "should set proxy client-max-body-size to 8m" and
+	// ingress-nginx's docs (#custom-max-body-size): over the size, 413.
+	t.Run("body size", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			host    string
+			body    io.Reader
+			status  int
+			backend string
+		}{
+			{"over the size, with a Content-Length", "body.example.com", bytes.NewReader(make([]byte, 2048)), http.StatusRequestEntityTooLarge, ""},
+			{"over the size, chunked", "body.example.com", io.MultiReader(bytes.NewReader(make([]byte, 2048))), http.StatusRequestEntityTooLarge, ""},
+			{"under the size", "body.example.com", bytes.NewReader(make([]byte, 1000)), http.StatusOK, "alpha"},
+			{"exactly the size", "body.example.com", bytes.NewReader(make([]byte, 1024)), http.StatusOK, "alpha"},
+			// proxy.go "should turn off proxy-request-buffering": the
+			// body streams, and Envoy can bound only a body it buffers.
+			{"with request buffering off, the body streams unbounded", "stream.example.com", io.MultiReader(bytes.NewReader(make([]byte, 4096))), http.StatusOK, "alpha"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := send(t, envoy, http.MethodPost, tc.host, "/upload", tc.body)
+				if r.err != nil || r.status != tc.status || r.backend != tc.backend {
+					t.Errorf("POST to %s: %s, want %d from %q", tc.host, r, tc.status, tc.backend)
+				}
+			})
+		}
+	})
+
+	// proxy.go "should build proxy next upstream"; nginx's
+	// proxy_next_upstream: a failed try is passed to the next server.
+	// Each Service has a working endpoint and a failing one; Envoy
+	// round-robins between them, so a route that does not retry fails
+	// about every other request.
+	t.Run("retries", func(t *testing.T) {
+		const n = 8
+		count := func(method, host string) (ok, failed int) {
+			for range n {
+				r := send(t, envoy, method, host, "/", nil)
+				if r.err == nil && r.status == http.StatusOK && r.backend == "alpha" {
+					ok++
+				} else {
+					failed++
+				}
+			}
+			return ok, failed
+		}
+		if ok, failed := count(http.MethodGet, "retry.example.com"); failed != 0 {
+			t.Errorf("error timeout, 2 tries, one endpoint refusing: %d of %d served, want all", ok, n)
+		}
+		if _, failed := count(http.MethodGet, "noretry.example.com"); failed == 0 {
+			t.Errorf("off, one endpoint refusing: every request served, want some refused (the test proves nothing)")
+		}
+		if ok, failed := count(http.MethodGet, "retry503.example.com"); failed != 0 {
+			t.Errorf("http_503, 2 tries, one endpoint answering 503: %d of %d served, want all", ok, n)
+		}
+		// nginx passes no POST to the next server once sent, unless
+		// told non_idempotent.
+		if _, failed := count(http.MethodPost, "retry503.example.com"); failed == 0 {
+			t.Errorf("http_503, POST: every request served, want the 503s passed on (POST is not retried)")
+		}
+	})
+}
+
+const proxyIngressesYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: read
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-read-timeout: "4"}
+spec:
+  rules:
+  - host: read.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: plain, namespace: default}
+spec:
+  rules:
+  - host: plain.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: body
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-body-size: 1k}
+spec:
+  rules:
+  - host: body.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: stream
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-body-size: 1k, nginx.ingress.kubernetes.io/proxy-request-buffering: "off"}
+spec:
+  rules:
+  - host: stream.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: retry
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "error timeout", nginx.ingress.kubernetes.io/proxy-next-upstream-tries: "2"}
+spec:
+  rules:
+  - host: retry.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: refusing, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: noretry
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "off"}
+spec:
+  rules:
+  - host: noretry.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: refusing, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: retry503
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "http_503", nginx.ingress.kubernetes.io/proxy-next-upstream-tries: "2"}
+spec:
+  rules:
+  - host: retry503.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: failing, port: {number: 80}}}}]}
+`
+
+// twoEndpointService is a Service with two endpoints on 127.0.0.1, at the
+// two ports (one EndpointSlice each, as a slice has one port list).
+func twoEndpointService(name string, port1, port2 int) string {
+	s := fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: default}\nspec:\n  ports: [{port: 80}]\n", name)
+	for i, port := range []int{port1, port2} {
+		s += fmt.Sprintf(`---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: %[1]s-%[2]d, namespace: default, labels: {kubernetes.io/service-name: %[1]s}}
+addressType: IPv4
+ports: [{port: %[3]d}]
+endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
+`, name, i, port)
+	}
+	return s
+}
+
+// closedPort returns a port of 127.0.0.1 that was free a moment ago and
+// that nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// sent is what a client saw of one exchange: the status and the body it
+// read, and the error that ended reading, if any (a response cut short).
+type sent struct {
+	status  int
+	backend string
+	body    string
+	err     error
+	took    time.Duration
+}
+
+func (s sent) String() string {
+	return fmt.Sprintf("status %d from %q after %v, body %q, error %v", s.status, s.backend, s.took.Round(time.Millisecond), s.body, s.err)
+}
+
+// send sends one request to Envoy's HTTP listener on a new connection and
+// reads the whole answer. The client's own timeout only guards against a
+// hang.
+func send(t *testing.T, envoy *framework.Envoy, method, host, path string, body io.Reader) sent {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+envoy.HTTPAddress+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return sent{err: err, took: time.Since(start)}
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	s := sent{status: resp.StatusCode, backend: resp.Header.Get("X-Backend"), body: string(got), err: err, took: time.Since(start)}
+	t.Logf("%s %s%s: %s", method, host, path, s)
+	return s
+}
