@@ -84,7 +84,7 @@ func badInputCases() []badInputCase {
 	for i := 0; i < frontend.MaxPathsPerIngress+500; i++ {
 		manyPaths += fmt.Sprintf("      - {path: /p%d, pathType: Prefix, backend: {service: {name: bad, port: {number: 80}}}}\n", i)
 	}
-	return []badInputCase{
+	return append([]badInputCase{
 		{name: "unknown-service", reason: "ServiceNotFound",
 			manifests: ingress("bad", simpleRule("bad.example.com", "/", "Prefix", "nope", "{number: 80}")),
 			check:     routeAnswers("bad.example.com", 503)},
@@ -206,7 +206,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}
+	}, proxyBadInputCases()...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly
