@@ -186,17 +186,18 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		}
 		i := rng.Intn(len(st.Ingresses))
 		ing := st.Ingresses[i].DeepCopy()
-		if ing.Annotations[forceSSLRedirect] == "true" {
-			delete(ing.Annotations, forceSSLRedirect)
+		a := toggledAnnotations[rng.Intn(len(toggledAnnotations))]
+		if _, set := ing.Annotations[a.key]; set {
+			delete(ing.Annotations, a.key)
 		} else {
 			if ing.Annotations == nil {
 				ing.Annotations = map[string]string{}
 			}
-			ing.Annotations[forceSSLRedirect] = "true"
+			ing.Annotations[a.key] = a.value
 		}
 		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
-		return "toggle force-ssl-redirect of ingress " + ing.Name
+		return "toggle " + a.key + " of ingress " + ing.Name
 	default: // rotate or remove a Secret
 		key := randomKey(rng, st.Secrets)
 		if key == nil {
@@ -319,5 +320,16 @@ func sameAsFresh(t *testing.T, got *translate.Result, st *kube.State, opts trans
 	return want
 }
 
-// forceSSLRedirect is the annotation the random changes toggle.
+// forceSSLRedirect is an annotation the random changes toggle.
 const forceSSLRedirect = "ingress-xds.io/force-ssl-redirect"
+
+// toggledAnnotations are the annotations the random changes set and unset,
+// one at a time: every annotation that shapes the IR has a row, so that
+// the caches are held to it (a rewrite or a regex also changes every other
+// route of its host).
+var toggledAnnotations = []struct{ key, value string }{
+	{forceSSLRedirect, "true"},
+	{"nginx.ingress.kubernetes.io/use-regex", "true"},
+	{"nginx.ingress.kubernetes.io/rewrite-target", "/new/$1"},
+	{"nginx.ingress.kubernetes.io/x-forwarded-prefix", "/prefix"},
+}

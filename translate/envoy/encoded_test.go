@@ -65,7 +65,7 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 		{Match: ir.Match{Path: "/api", PathType: ir.PathPrefix}, Action: to("default/api/80")},
 		{Match: ir.Match{Path: "/", PathType: ir.PathPrefix}, Action: to("default/web/80")},
 	}}
-	compact, _, err := renderVirtualHost(vh, false)
+	compact, _, err := renderVirtualHost(vh, listenerSide{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 	}
 	whole := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
 	for _, r := range vh.Routes {
-		route, _, err := renderRoute(vh.Host, r, false)
+		route, _, err := renderRoute(vh.Host, r)
 		if err != nil {
 			t.Fatal(err)
 		}

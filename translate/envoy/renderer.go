@@ -74,12 +74,15 @@ type loadEntry struct {
 }
 
 type vhostKey struct {
-	host string
-	tls  bool
+	host     string
+	listener listenerSide
 }
 
 type vhostEntry struct {
-	routes   []*ir.Route
+	routes []*ir.Route
+	// cert is the host's certificate: whether it has one decides some
+	// redirects to HTTPS.
+	cert     string
 	rendered *renderedHost
 }
 
@@ -119,7 +122,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	for _, l := range m.Listeners {
 		switch l.Protocol {
 		case ir.HTTP:
-			rc, uses, err := c.httpRouteConfiguration(l.Name, m.VirtualHosts)
+			rc, uses, err := c.httpRouteConfiguration(l, m.VirtualHosts)
 			if err != nil {
 				return nil, err
 			}
@@ -190,8 +193,8 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 // listener. That configuration holds every host and a change alters one or
 // two: the previous one gives the renderings of the unchanged virtual hosts,
 // found in place by identity, without a lookup each.
-func (c *Renderer) httpRouteConfiguration(name string, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
-	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts))}
+func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
+	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts))}
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error
@@ -199,7 +202,7 @@ func (c *Renderer) httpRouteConfiguration(name string, vhosts []*ir.VirtualHost)
 		func(i, k int) { rendered[i] = prev.msgs[k] },
 		func(i int) {
 			if err == nil {
-				rendered[i], err = c.virtualHost(vhosts[i], false)
+				rendered[i], err = c.virtualHost(vhosts[i], listenerSide{port: l.Port})
 			}
 		},
 		func(int) {})
@@ -307,15 +310,15 @@ func (c *Renderer) LoadAssignment(be *ir.Backend) LoadAssignment {
 	return e.msg
 }
 
-func (c *Renderer) virtualHost(vh *ir.VirtualHost, tls bool) (*renderedHost, error) {
-	key := vhostKey{host: vh.Host, tls: tls}
+func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHost, error) {
+	key := vhostKey{host: vh.Host, listener: l}
 	e := c.vhosts[key]
-	if e == nil || !slices.Equal(e.routes, vh.Routes) {
-		msg, uses, err := renderVirtualHost(vh, tls)
+	if e == nil || e.cert != vh.Certificate || !slices.Equal(e.routes, vh.Routes) {
+		msg, uses, err := renderVirtualHost(vh, l)
 		if err != nil {
 			return nil, err
 		}
-		e = &vhostEntry{routes: slices.Clone(vh.Routes), rendered: &renderedHost{msg: msg, uses: uses}}
+		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, rendered: &renderedHost{msg: msg, uses: uses}}
 		c.vhosts[key] = e
 	}
 	return e.rendered, nil

@@ -15,14 +15,23 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// renderVirtualHost renders one host's routes; on an HTTPS listener (tls
-// true) redirects to HTTPS are plain routes. It also says which optional
-// HTTP filters the routes use.
-func renderVirtualHost(vh *ir.VirtualHost, tls bool) (*routev3.VirtualHost, filterSet, error) {
+// renderVirtualHost renders one host's routes for a listener; on an HTTPS
+// listener redirects to HTTPS are plain routes. It also says which
+// optional HTTP filters the routes use.
+func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost, filterSet, error) {
 	evh := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
 	var uses filterSet
 	for i, r := range vh.Routes {
-		route, u, err := renderRoute(vh.Host, r, tls)
+		redirects, u, ok, err := redirectRoutes(vh, r, l)
+		if err != nil {
+			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
+		}
+		if ok {
+			evh.Routes = append(evh.Routes, redirects...)
+			uses |= u
+			continue
+		}
+		route, u, err := renderRoute(vh.Host, r)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
@@ -46,24 +55,17 @@ func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
 	return keepEncoded(vh, &routev3.VirtualHost{Routes: vh.Routes}, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
 }
 
-func renderRoute(host string, r *ir.Route, tls bool) (*routev3.Route, filterSet, error) {
+// renderRoute renders a route that does not redirect (redirect.go renders
+// those).
+func renderRoute(host string, r *ir.Route) (*routev3.Route, filterSet, error) {
 	route := &routev3.Route{Match: routeMatch(host, r.Match)}
 	p := r.Policy
 	switch a := r.Action; {
-	case p != nil && p.HTTPSRedirect != nil && !tls:
-		route.Action = &routev3.Route_Redirect{Redirect: &routev3.RedirectAction{
-			SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
-			ResponseCode:           redirectCode(p.HTTPSRedirect.Code),
-		}}
-		// A redirect answers before any other policy would apply.
-		return route, 0, nil
 	case a.Direct != nil:
 		route.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 			Status: a.Direct.Status,
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: a.Direct.Body}},
 		}}
-	case a.Redirect != nil:
-		route.Action = &routev3.Route_Redirect{Redirect: redirect(a.Redirect)}
 	case a.Forward != nil:
 		ra := forward(a.Forward)
 		applyForwardPolicy(ra, p)
@@ -177,34 +179,4 @@ func forward(f *ir.Forward) *routev3.RouteAction {
 		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: c.Cluster, Weight: wrapperspb.UInt32(c.Weight)})
 	}
 	return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}}
-}
-
-func redirect(r *ir.Redirect) *routev3.RedirectAction {
-	out := &routev3.RedirectAction{
-		HostRedirect: r.Host,
-		PortRedirect: r.Port,
-		StripQuery:   r.StripQuery,
-		ResponseCode: redirectCode(r.Code),
-	}
-	if r.Scheme != "" {
-		out.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: r.Scheme}
-	}
-	if r.Path != "" {
-		out.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.Path}
-	}
-	return out
-}
-
-func redirectCode(code uint32) routev3.RedirectAction_RedirectResponseCode {
-	switch code {
-	case 302:
-		return routev3.RedirectAction_FOUND
-	case 303:
-		return routev3.RedirectAction_SEE_OTHER
-	case 307:
-		return routev3.RedirectAction_TEMPORARY_REDIRECT
-	case 308:
-		return routev3.RedirectAction_PERMANENT_REDIRECT
-	}
-	return routev3.RedirectAction_MOVED_PERMANENTLY
 }

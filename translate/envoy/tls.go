@@ -26,7 +26,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if vh.Certificate == "" {
 			continue
 		}
-		rendered, err := c.virtualHost(vh, true)
+		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port})
 		if err != nil {
 			return err
 		}

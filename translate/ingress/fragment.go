@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -37,6 +38,8 @@ type fragment struct {
 	routes   []hostRoute
 	tls      []tlsRequest
 	problems []ir.Problem
+	// wwwRedirects are the from-to-www redirects asked for (redirect.go).
+	wwwRedirects []wwwRedirect
 }
 
 // reads are the objects a fragment looked up, as they were (nil: missing).
@@ -70,6 +73,8 @@ type hostRoute struct {
 	route   *ir.Route
 	cluster *clusterRef // nil when the route answers directly
 	where   string      // the field it comes from, for conflict messages
+	ingress *networkingv1.Ingress
+	nginx   nginxPath // for the host-wide regex mode (regex.go)
 }
 
 // clusterRef is a cluster a route sends to: a resolved Service port with a
@@ -114,6 +119,9 @@ type fragmentBuilder struct {
 	frag   *fragment
 	seen   map[routeKey]bool
 	policy *ir.RoutePolicy // shared by every route of the Ingress; nil: none
+	// redirects are the redirects asked for beyond the policy.
+	redirects redirectIntent
+	rewrite   rewriteIntent
 	// clusterPolicy is that of every cluster the Ingress's routes send
 	// to; nil: the default.
 	clusterPolicy *ir.ClusterPolicy
@@ -166,7 +174,7 @@ func (f *fragmentBuilder) build() {
 	ing := f.ing
 	f.readAnnotations()
 	if def := ing.Spec.DefaultBackend; def != nil {
-		f.addRoute(ir.WildcardHost, ir.PathPrefix, "/", def, "spec.defaultBackend")
+		f.addRoute(ir.WildcardHost, ir.PathPrefix, "/", nil, nginxPath{raw: "/"}, def, "spec.defaultBackend")
 	}
 	paths := 0
 rules:
@@ -182,28 +190,41 @@ rules:
 				f.problem("TooManyPaths", "%s: more than %d paths in one Ingress: this and later paths ignored", where, MaxPathsPerIngress)
 				break rules
 			}
+			backend := p.Backend
+			raw := cmp.Or(p.Path, "/")
+			exact := p.PathType != nil && *p.PathType == networkingv1.PathTypeExact
+			if route, isRegex, ok := f.regexRoute(raw, where); isRegex {
+				if ok {
+					f.addRoute(host, ir.PathRegex, raw, route, nginxPath{raw: raw, exact: exact, regex: true}, &backend, where)
+				}
+				continue
+			}
 			pathType, path, ok := f.normalizePath(p, where)
 			if !ok {
 				continue
 			}
-			backend := p.Backend
-			f.addRoute(host, pathType, path, &backend, where)
+			f.addRoute(host, pathType, path, nil, nginxPath{raw: raw, exact: exact}, &backend, where)
 		}
 	}
+	f.addRedirects()
 	f.addTLS()
 }
 
-func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path string, backend *networkingv1.IngressBackend, where string) {
+// addRoute adds a route for a path; route, when set, is its match and
+// policy already made (a regular expression path), else they are made here.
+func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path string, route *ir.Route, nginx nginxPath, backend *networkingv1.IngressBackend, where string) {
 	key := routeKey{host: host, pathType: pathType, path: path}
 	if f.seen[key] {
 		f.problem("DuplicateRule", "%s: host %q, %s path %q is already defined earlier in this Ingress: ignored", where, host, pathType, path)
 		return
 	}
 	f.seen[key] = true
-	route := &ir.Route{
-		Match:  ir.Match{PathType: pathType, Path: path},
-		Policy: f.policy,
-		Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+	if route == nil {
+		route = &ir.Route{
+			Match:  ir.Match{PathType: pathType, Path: path},
+			Policy: f.policy,
+			Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+		}
 	}
 	var cluster *clusterRef
 	if ref, ok := f.resolveBackend(backend, where); ok {
@@ -212,7 +233,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
 	}
-	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where})
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx})
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.
@@ -298,6 +319,11 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 		return nil, false
 	}
 	port, ok := findServicePort(svc, backend.Service.Port)
+	if !ok && svc.Type == corev1.ServiceTypeExternalName && len(svc.Ports) == 0 && backend.Service.Port.Number > 0 {
+		// An ExternalName Service needs no ports: the name is reached on
+		// the port the Ingress gives, as ingress-nginx does.
+		port, ok = kube.ServicePort{Port: backend.Service.Port.Number, Protocol: corev1.ProtocolTCP}, true
+	}
 	if !ok {
 		want := backend.Service.Port.Name
 		if want == "" {

@@ -47,6 +47,7 @@ func hostsOf(f *fragment) map[string]bool {
 			hosts[h] = true
 		}
 	}
+	wwwHosts(f, hosts)
 	return hosts
 }
 
@@ -66,6 +67,8 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	out := &hostMerge{}
 	seen := map[routeKey]types.NamespacedName{}
 	usedCluster := map[string]bool{}
+	var kept []hostRoute
+	regexMode := false
 	for _, f := range frags {
 		ing := f.ingress
 		ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
@@ -88,8 +91,11 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 				out.vhost = &ir.VirtualHost{Host: host}
 			}
 			out.vhost.Routes = append(out.vhost.Routes, hr.route)
+			kept = append(kept, hr)
+			regexMode = regexMode || hr.nginx.regex
 		}
 	}
+	out.mergeWWWRedirect(host, frags)
 	// The certificate: from the oldest entry naming the host exactly, else
 	// from the oldest wildcard entry covering it (as ingress-nginx does).
 	var certIngress types.NamespacedName
@@ -118,8 +124,19 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			}
 		}
 	}
+	if out.vhost != nil && regexMode {
+		var problems []ir.Problem
+		out.vhost.Routes, problems = regexRoutes(kept)
+		out.problems = append(out.problems, problems...)
+		out.clusters = usedClusters(out.clusters, out.vhost.Routes)
+		if len(out.vhost.Routes) == 0 {
+			out.vhost = nil
+		}
+	}
 	if out.vhost != nil {
-		sortRoutes(out.vhost.Routes)
+		if !regexMode {
+			sortRoutes(out.vhost.Routes)
+		}
 		if out.cert != nil {
 			out.vhost.Certificate = out.cert.Name
 		}
@@ -222,4 +239,23 @@ func (s *sortedSet) settle() {
 		}
 	}
 	clear(s.changed)
+}
+
+// usedClusters keeps the clusters some route forwards to, in order.
+func usedClusters(clusters []*clusterRef, routes []*ir.Route) []*clusterRef {
+	used := map[string]bool{}
+	for _, r := range routes {
+		if f := r.Action.Forward; f != nil {
+			for _, wc := range f.Clusters {
+				used[wc.Cluster] = true
+			}
+		}
+	}
+	out := clusters[:0:0]
+	for _, c := range clusters {
+		if used[c.name] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package ingress
 import (
 	"reflect"
 
-	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -20,17 +19,11 @@ func (f *fragmentBuilder) readAnnotations() {
 	if !values.IsSet() {
 		return
 	}
+	f.readRewrite(values)
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
-	}
-}
-
-// redirectAnnotations reads the redirect keys.
-func (f *fragmentBuilder) redirectAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
-	if on, _ := annotations.ForceSSLRedirect.Get(values); on {
-		p.HTTPSRedirect = &ir.HTTPSRedirect{Code: 301}
 	}
 }

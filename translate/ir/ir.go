@@ -159,6 +159,17 @@ type Redirect struct {
 	Path string `json:"path,omitempty"`
 	// StripQuery drops the query string.
 	StripQuery bool `json:"stripQuery,omitempty"`
+	// StripTrailingSlash drops one trailing "/" from a request's path
+	// when it has no query, as ingress-nginx's redirects do: "/" then
+	// becomes no path at all (http://example.com). Path is then empty.
+	StripTrailingSlash bool `json:"stripTrailingSlash,omitempty"`
+	// ListenerPort writes the port of the listener that took the request
+	// into the URL, always (ingress-nginx's $server_port). Port is then 0.
+	ListenerPort bool `json:"listenerPort,omitempty"`
+	// Location, when set, is the whole Location sent, as it is: an http or
+	// https URL, or an absolute path. Every other field but Code is then
+	// empty.
+	Location string `json:"location,omitempty"`
 	// Code is 301, 302, 303, 307 or 308.
 	Code uint32 `json:"code"`
 }

@@ -45,10 +45,18 @@ type RoutePolicy struct {
 	RequestBody *RequestBody `json:"requestBody,omitempty"`
 }
 
-// HTTPSRedirect is a redirect from plain HTTP to HTTPS.
+// HTTPSRedirect is a redirect from plain HTTP to HTTPS, to the request's
+// host without its port.
 type HTTPSRedirect struct {
 	// Code is 301, 302, 303, 307 or 308.
 	Code uint32 `json:"code"`
+	// Port, when not 0, is written into the URL.
+	Port uint32 `json:"port,omitempty"`
+	// StripTrailingSlash is Redirect's.
+	StripTrailingSlash bool `json:"stripTrailingSlash,omitempty"`
+	// OnlyWithCertificate redirects only when the route's virtual host
+	// has a Certificate; otherwise the route is served on plain HTTP too.
+	OnlyWithCertificate bool `json:"onlyWithCertificate,omitempty"`
 }
 
 // Timeouts bound a request.

@@ -175,6 +175,20 @@ func (rt *Route) validate(clusters map[string]bool) []error {
 		if hasControl(r.Host) || strings.ContainsAny(r.Host, "/?#@ ") {
 			bad("redirect host %q", r.Host)
 		}
+		if r.Port > 65535 || r.ListenerPort && r.Port != 0 {
+			bad("redirect port %d (with listener port %t)", r.Port, r.ListenerPort)
+		}
+		if r.StripTrailingSlash && r.Path != "" {
+			bad("redirect: a path and stripping the trailing slash both set")
+		}
+		if l := r.Location; l != "" {
+			if *r != (Redirect{Location: l, Code: r.Code}) {
+				bad("redirect: a location and other parts both set")
+			}
+			if hasControl(l) || !(strings.HasPrefix(l, "/") || strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")) {
+				bad("redirect location %q is not an http or https URL nor an absolute path", l)
+			}
+		}
 	}
 	if d := a.Direct; d != nil && (d.Status < 200 || d.Status > 599) {
 		bad("direct response status %d out of range", d.Status)
@@ -190,8 +204,8 @@ func (rt *Route) validate(clusters map[string]bool) []error {
 func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if r := p.HTTPSRedirect; r != nil && !validRedirectCode(r.Code) {
-		bad("https redirect code %d", r.Code)
+	if r := p.HTTPSRedirect; r != nil && (!validRedirectCode(r.Code) || r.Port > 65535) {
+		bad("https redirect code %d, port %d", r.Code, r.Port)
 	}
 	if t := p.Timeouts; t != nil && (t.Request < 0 || t.Idle < 0) {
 		bad("negative timeout")

@@ -5,19 +5,11 @@ package annotations
 // use in the front-end (translate/ingress) and, if it needs Envoy
 // configuration the IR cannot yet express, a field in the IR.
 
-// ForceSSLRedirect answers plain-HTTP requests with a redirect to HTTPS,
-// whether or not the host has a certificate.
-var ForceSSLRedirect = Key[bool]{&definition{
-	name:  "force-ssl-redirect",
-	under: Own | Legacy,
-	scope: ScopeRoute,
-	doc:   `"true": plain-HTTP requests get a 301 to the same URL over HTTPS, with or without a certificate for the host.`,
-	parse: parseBool,
-}}
-
 // table lists every key, in the order docs/annotations.md shows them.
 func table() []*definition {
-	return append([]*definition{
-		ForceSSLRedirect.def,
-	}, proxyKeys()...)
+	return append(append(redirectKeys(),
+		UseRegex.def,
+		RewriteTarget.def,
+		XForwardedPrefix.def,
+	), proxyKeys()...)
 }

@@ -31,8 +31,8 @@ func TestParseReadsEachPrefixAndReportsWhatItCannotHonour(t *testing.T) {
 		{"false", map[string]string{"ingress-xds.io/force-ssl-redirect": "false"}, false, true, nil},
 		{"a value that does not parse is not set", map[string]string{"ingress-xds.io/force-ssl-redirect": "yes"}, false, false, []string{"InvalidAnnotation"}},
 		{"an unknown key under a known prefix", map[string]string{"ingress-xds.io/no-such-key": "1"}, false, false, []string{"UnknownAnnotation"}},
-		{"an ingress-nginx key we do not read yet", map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}, false, false, []string{"UnsupportedAnnotation"}},
-		{"a typo under the ingress-nginx prefix", map[string]string{"nginx.ingress.kubernetes.io/rewrite-targe": "/"}, false, false, []string{"UnknownAnnotation"}},
+		{"an ingress-nginx key we do not read yet", map[string]string{"nginx.ingress.kubernetes.io/fastcgi-index": "index.php"}, false, false, []string{"UnsupportedAnnotation"}},
+		{"a typo under the ingress-nginx prefix", map[string]string{"nginx.ingress.kubernetes.io/fastcgi-indx": "index.php"}, false, false, []string{"UnknownAnnotation"}},
 		{"other prefixes are not ours", map[string]string{"example.com/force-ssl-redirect": "true", "kubernetes.io/ingress.class": "x"}, false, false, nil},
 		{"our prefix wins, and the other value is reported", map[string]string{
 			"ingress-xds.io/force-ssl-redirect": "false", "ingress.kubernetes.io/force-ssl-redirect": "true"}, false, true, []string{"AnnotationConflict"}},

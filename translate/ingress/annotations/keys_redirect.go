@@ -1,0 +1,153 @@
+package annotations
+
+// ingress-nginx's redirect keys (its Redirect group, and the redirects of
+// its Rewrite group), with the behaviour its e2e tests check: the status,
+// and the Location exactly as ingress-nginx writes it.
+
+// PermanentRedirect answers every path of the Ingress with a redirect to
+// one URL.
+var PermanentRedirect = Key[string]{&definition{
+	name:  "permanent-redirect",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `A URL ("https://example.com/new"): every path of the Ingress answers with a redirect (permanent-redirect-code, 301 by default) ` +
+		`whose Location is that URL exactly, the request's path and query not appended; the backend is not reached. ` +
+		`An absolute path ("/new") is made absolute with the request's scheme and host, unless relative-redirects is "true".`,
+	verdict: HonouredWithDifference,
+	note: `Validated as ingress-nginx validates it (only letters, digits and -._~/:,?&=, so no userinfo, no CR or LF), and also refused ` +
+		`unless it is an http or https URL with a host, or an absolute path (ingress-nginx would write anything else into the Location as it is).`,
+	parse: parseRedirectURL(true),
+}}
+
+// PermanentRedirectCode is permanent-redirect's status.
+var PermanentRedirectCode = Key[uint32]{&definition{
+	name:    "permanent-redirect-code",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `The status of permanent-redirect: 301, 302, 303, 307 or 308 (301 when not set or not one of those).`,
+	verdict: HonouredWithDifference,
+	note: `ingress-nginx also takes 300, 304, 305 and 306, with which nginx sends the URL as the body and no Location: ` +
+		`those are reported, and 301 is used.`,
+	parse: parseRedirectCode(301, 302, 303, 307, 308),
+}}
+
+// TemporalRedirect is permanent-redirect with 302, and takes precedence
+// over it.
+var TemporalRedirect = Key[string]{&definition{
+	name:  "temporal-redirect",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `An http or https URL: as permanent-redirect, with temporal-redirect-code (302 by default); ` +
+		`it takes precedence over permanent-redirect, as in ingress-nginx.`,
+	verdict: HonouredWithDifference,
+	note:    `Validated as permanent-redirect; ingress-nginx also requires its scheme to be http or https, and so does ingress-xds.`,
+	parse:   parseRedirectURL(false),
+}}
+
+// TemporalRedirectCode is temporal-redirect's status.
+var TemporalRedirectCode = Key[uint32]{&definition{
+	name:    "temporal-redirect-code",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `The status of temporal-redirect: 301, 302, 303 or 307 (302 when not set or not one of those; ingress-nginx does not take 308 here).`,
+	verdict: HonouredWithDifference,
+	note:    `ingress-nginx also takes 300, 304, 305 and 306 (nginx then sends no Location): those are reported, and 302 is used.`,
+	parse:   parseRedirectCode(301, 302, 303, 307),
+}}
+
+// RelativeRedirects sends an absolute-path permanent-redirect as it is.
+var RelativeRedirects = Key[bool]{&definition{
+	name:  "relative-redirects",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"true": a permanent-redirect or temporal-redirect that is an absolute path ("/new") is sent as it is in the Location ` +
+		`(nginx's absolute_redirect off); otherwise it is made absolute with the request's scheme and host.`,
+	note:  `nginx's other own redirects (a directory's trailing slash) have no counterpart in ingress-xds, so this is all it changes.`,
+	parse: parseBool,
+}}
+
+// SSLRedirect sends plain HTTP to HTTPS for hosts with a certificate.
+var SSLRedirect = Key[bool]{&definition{
+	name:  "ssl-redirect",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"true": for a host with a certificate, plain-HTTP requests get a 308 to the same URL over HTTPS, without a trailing "/" ` +
+		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
+	verdict: HonouredWithDifference,
+	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation says "true", until ` +
+		`ingress-nginx's defaults come (issue 14). /.well-known/acme-challenge is not exempted yet.`,
+	parse: parseBool,
+}}
+
+// ForceSSLRedirect answers plain-HTTP requests with a redirect to HTTPS,
+// whether or not the host has a certificate.
+var ForceSSLRedirect = Key[bool]{&definition{
+	name:  "force-ssl-redirect",
+	under: Own | Nginx | Legacy,
+	scope: ScopeRoute,
+	doc: `"true": plain-HTTP requests get a 308 to the same URL over HTTPS, with or without a certificate for the host, ` +
+		`without a trailing "/" (see preserve-trailing-slash). The same under every prefix.`,
+	parse: parseBool,
+}}
+
+// PreserveTrailingSlash keeps the trailing slash in redirects to HTTPS.
+var PreserveTrailingSlash = Key[bool]{&definition{
+	name:  "preserve-trailing-slash",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"true": the redirects of ssl-redirect and force-ssl-redirect keep the request's path as it is; otherwise one trailing "/" ` +
+		`is dropped ("/" becomes no path at all: https://example.com), as ingress-nginx's Lua does.`,
+	verdict: HonouredWithDifference,
+	note: `ingress-nginx drops the last character of the path and query when it is "/": with a query, ingress-xds drops nothing ` +
+		`(/a/?q=/ keeps its query whole; ingress-nginx would send /a/?q=).`,
+	parse: parseBool,
+}}
+
+// UsePortInRedirects writes the HTTPS listener's port into redirects to
+// HTTPS.
+var UsePortInRedirects = Key[bool]{&definition{
+	name:    "use-port-in-redirects",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `"true": the redirects of ssl-redirect and force-ssl-redirect name the HTTPS listener's port (https://example.com:443/a).`,
+	verdict: HonouredWithDifference,
+	note: `As ingress-nginx's Lua does, the port is that of the listener (--https-port), not one a load balancer in front may map to it. ` +
+		`nginx's port_in_redirect also adds the port to an absolute-path permanent-redirect made absolute; ingress-xds does not.`,
+	parse: parseBool,
+}}
+
+// FromToWWWRedirect redirects www.<host> to <host>, or the reverse.
+var FromToWWWRedirect = Key[bool]{&definition{
+	name:  "from-to-www-redirect",
+	under: Nginx,
+	scope: ScopeHost,
+	doc: `"true": requests for www.<host> get a 308 to <host> (to www.<host> when the rule's host is the www one), ` +
+		`with the scheme and the port of the listener that took them and the path and query kept, one trailing "/" dropped ` +
+		`(http://example.com:80/foo). Over HTTPS when spec.tls covers the www name. Skipped, and reported, when an Ingress routes the www name itself.`,
+	verdict: HonouredWithDifference,
+	note: `ingress-nginx serves the redirect over HTTPS when the apex host's certificate covers the other name; ingress-xds when a spec.tls ` +
+		`entry names it (as it chooses every host's certificate). Wildcard hosts get no redirect.`,
+	parse: parseBool,
+}}
+
+// AppRoot redirects requests for / to the application's root.
+var AppRoot = Key[string]{&definition{
+	name:  "app-root",
+	under: Nginx,
+	scope: ScopeHost,
+	doc: `A path ("/app"): a request for exactly / on any host of the Ingress gets a 302 to it, on the same scheme and host, ` +
+		`the query dropped, before any other redirect; other paths are served as usual. An absolute URL is refused, as ingress-nginx refuses it.`,
+	verdict: HonouredWithDifference,
+	note: `ingress-nginx answers / of the host whichever Ingress routes it; ingress-xds adds an Exact / route to the Ingress, which an older ` +
+		`Ingress's Exact / on the host wins over (reported as a conflict).`,
+	parse: parseAppRoot,
+}}
+
+// redirectKeys lists the keys of this file, in the order
+// docs/annotations.md shows them.
+func redirectKeys() []*definition {
+	return []*definition{
+		PermanentRedirect.def, PermanentRedirectCode.def, TemporalRedirect.def, TemporalRedirectCode.def, RelativeRedirects.def,
+		SSLRedirect.def, ForceSSLRedirect.def, PreserveTrailingSlash.def, UsePortInRedirects.def, FromToWWWRedirect.def, AppRoot.def,
+	}
+}
