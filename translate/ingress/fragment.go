@@ -46,8 +46,9 @@ type fragment struct {
 // A fragment stays valid for as long as each is the same object in the
 // State (objects are never modified: a changed one is a new pointer).
 type reads struct {
-	services map[types.NamespacedName]*kube.Service
-	secrets  map[types.NamespacedName]*corev1.Secret
+	services   map[types.NamespacedName]*kube.Service
+	secrets    map[types.NamespacedName]*corev1.Secret
+	configMaps map[types.NamespacedName]*corev1.ConfigMap
 }
 
 // unchanged reports whether every object read is the same in st. Parts of
@@ -55,7 +56,8 @@ type reads struct {
 // nothing in them changed.
 func (r *reads) unchanged(st, prev *kube.State) bool {
 	return (prev != nil && sameMap(st.Services, prev.Services) || sameObjects(r.services, st.Services)) &&
-		(prev != nil && sameMap(st.Secrets, prev.Secrets) || sameObjects(r.secrets, st.Secrets))
+		(prev != nil && sameMap(st.Secrets, prev.Secrets) || sameObjects(r.secrets, st.Secrets)) &&
+		(prev != nil && sameMap(st.ConfigMaps, prev.ConfigMaps) || sameObjects(r.configMaps, st.ConfigMaps))
 }
 
 func sameObjects[V comparable](read, now map[types.NamespacedName]V) bool {
@@ -161,6 +163,27 @@ func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) i
 
 func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 	f.frag.problems = append(f.frag.problems, newProblem(f.ing, reason, format, args...))
+}
+
+// secret looks up a Secret an annotation names and records the dependency.
+func (f *fragmentBuilder) secret(name types.NamespacedName) *corev1.Secret {
+	s := f.state.Secrets[name]
+	if f.frag.reads.secrets == nil {
+		f.frag.reads.secrets = map[types.NamespacedName]*corev1.Secret{}
+	}
+	f.frag.reads.secrets[name] = s
+	return s
+}
+
+// configMap looks up a ConfigMap an annotation names and records the
+// dependency.
+func (f *fragmentBuilder) configMap(name types.NamespacedName) *corev1.ConfigMap {
+	c := f.state.ConfigMaps[name]
+	if f.frag.reads.configMaps == nil {
+		f.frag.reads.configMaps = map[types.NamespacedName]*corev1.ConfigMap{}
+	}
+	f.frag.reads.configMaps[name] = c
+	return c
 }
 
 // service looks a Service up and records the dependency.

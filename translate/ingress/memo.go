@@ -120,9 +120,10 @@ func newMemo(reg *annotations.Registry) *memo {
 func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with
-	// the same Services and Secrets, only the Ingresses that are new
-	// objects need a look.
-	if !sameMap(st.Services, m.prev.Services) || !sameMap(st.Secrets, m.prev.Secrets) || !m.updateChanged(st, opts, dirty) {
+	// the same Services, Secrets and ConfigMaps, only the Ingresses that
+	// are new objects need a look.
+	if !sameMap(st.Services, m.prev.Services) || !sameMap(st.Secrets, m.prev.Secrets) || !sameMap(st.ConfigMaps, m.prev.ConfigMaps) ||
+		!m.updateChanged(st, opts, dirty) {
 		m.updateAll(st, opts, dirty)
 	}
 	m.ingresses = st.Ingresses
@@ -186,7 +187,7 @@ func (m *memo) updateChanged(st *kube.State, opts Options, dirty map[string]bool
 }
 
 // updateAll checks every Ingress's fragment: the first build, and any
-// after Services or Secrets changed, since fragments read them.
+// after Services, Secrets or ConfigMaps changed, since fragments read them.
 func (m *memo) updateAll(st *kube.State, opts Options, dirty map[string]bool) {
 	next := make(map[types.NamespacedName]*fragment, len(st.Ingresses))
 	for _, ing := range st.Ingresses {
@@ -334,7 +335,7 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 		}
 	}
 	m.lastClusters, m.lastBackends, m.refsChanged = slices.Clone(model.Clusters), slices.Clone(model.Backends), false
-	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
+	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
 		inUse := make(map[string]bool, live)
 		for _, ref := range m.clusterRefs {
