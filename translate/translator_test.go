@@ -332,4 +332,9 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/use-regex", "true"},
 	{"nginx.ingress.kubernetes.io/rewrite-target", "/new/$1"},
 	{"nginx.ingress.kubernetes.io/x-forwarded-prefix", "/prefix"},
+	// Proxy keys: a connect timeout moves the Ingress's routes to a
+	// cluster of their own; a body bound adds an HTTP filter.
+	{"nginx.ingress.kubernetes.io/proxy-connect-timeout", "5"},
+	{"nginx.ingress.kubernetes.io/proxy-body-size", "1k"},
+	{"nginx.ingress.kubernetes.io/proxy-read-timeout", "120"},
 }
