@@ -49,12 +49,12 @@ const referenceSyncTimeout = 10 * time.Second
 // 1 MiB each) that no Ingress refers to. Nothing of those is sent to us or
 // kept, not even their metadata, and none of their changes reaches us, so
 // memory and traffic follow what is referenced, at the cost of one watch
-// per referenced object. The alternatives fail on a reference that
-// appears after the object was listed: an informer on all Secrets that
-// drops the data of unreferenced ones (its transform runs when an event
-// arrives) would have nothing to give when an Ingress starts referring to
-// a Secret that has not changed since, and keeping everything is what the
-// TLS Secret informer's field selector exists to avoid. A metadata-only
+// per referenced object. An informer on all Secrets that drops the data of
+// unreferenced ones fails on a reference that appears later: its transform
+// runs when an event arrives, so it would have nothing to give when an
+// Ingress starts referring to a Secret that has not changed since; and
+// keeping everything is what the TLS Secret informer's field selector
+// exists to avoid. A metadata-only
 // informer with a read of each referenced object would work, but keeps an
 // entry for every Secret and ConfigMap of the cluster, and the reads need
 // the get verb, which our RBAC does not grant.
