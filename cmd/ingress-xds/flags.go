@@ -4,7 +4,10 @@ import (
 	"flag"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 )
 
 // translateFlags registers the flags that shape translation, shared by
@@ -13,12 +16,14 @@ type translateFlags struct {
 	httpPort           uint
 	httpsPort          uint
 	enableExternalName bool
+	annotationsPrefix  string
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
+	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 }
 
 func (t *translateFlags) validate() error {
@@ -28,6 +33,9 @@ func (t *translateFlags) validate() error {
 	if t.httpsPort > 65535 || t.httpsPort == t.httpPort {
 		return fmt.Errorf("--https-port %d is not a port distinct from --http-port", t.httpsPort)
 	}
+	if errs := validation.IsDNS1123Subdomain(t.annotationsPrefix); len(errs) > 0 || t.annotationsPrefix == annotations.OwnPrefix {
+		return fmt.Errorf("--annotations-prefix %q is not a DNS name other than %s", t.annotationsPrefix, annotations.OwnPrefix)
+	}
 	return nil
 }
 
@@ -36,5 +44,6 @@ func (t *translateFlags) options() translate.Options {
 		HTTPPort:           uint32(t.httpPort),
 		HTTPSPort:          uint32(t.httpsPort),
 		EnableExternalName: t.enableExternalName,
+		AnnotationsPrefix:  t.annotationsPrefix,
 	}
 }
