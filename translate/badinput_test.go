@@ -221,7 +221,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}, proxyBadInputCases()...)
+	}, append(proxyBadInputCases(), redirectBadInputCases()...)...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly

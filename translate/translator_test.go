@@ -337,4 +337,10 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/proxy-connect-timeout", "5"},
 	{"nginx.ingress.kubernetes.io/proxy-body-size", "1k"},
 	{"nginx.ingress.kubernetes.io/proxy-read-timeout", "120"},
+	// Redirects: from-to-www adds a host another Ingress may own, and
+	// ssl-redirect depends on the host's certificate.
+	{"nginx.ingress.kubernetes.io/from-to-www-redirect", "true"},
+	{"nginx.ingress.kubernetes.io/ssl-redirect", "true"},
+	{"nginx.ingress.kubernetes.io/app-root", "/app"},
+	{"nginx.ingress.kubernetes.io/permanent-redirect", "https://moved.example.com"},
 }
