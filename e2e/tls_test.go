@@ -166,8 +166,8 @@ func TestTLS(t *testing.T) {
 					t.Errorf("GET %s%s: %v", c.hostHeader, c.path, err)
 					continue
 				}
-				if r.Status != http.StatusMovedPermanently || r.Backend != "" || r.Header.Get("Location") != c.location {
-					t.Errorf("GET %s%s: got %s with Location %q, want 301 to %q", c.hostHeader, c.path, r, r.Header.Get("Location"), c.location)
+				if r.Status != http.StatusPermanentRedirect || r.Backend != "" || r.Header.Get("Location") != c.location {
+					t.Errorf("GET %s%s: got %s with Location %q, want 308 to %q", c.hostHeader, c.path, r, r.Header.Get("Location"), c.location)
 				}
 			}
 			// Only the Ingress's routes redirect: other paths are 404.
