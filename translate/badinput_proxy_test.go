@@ -22,6 +22,12 @@ func proxyBadInputCases() []badInputCase {
 		{name: "proxy-retries-unparsable", reason: "InvalidAnnotation",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/proxy-next-upstream: "error bogus", nginx.ingress.kubernetes.io/proxy-next-upstream-tries: "-1"`, rule),
 			check:     plainRoute("bad.example.com")},
+		// The largest values that parse still make configuration Envoy
+		// takes (a bound over 4 GiB is none: Envoy buffers no more).
+		{name: "proxy-values-extreme", reason: "",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/proxy-read-timeout: "1000000000", nginx.ingress.kubernetes.io/proxy-connect-timeout: "1000000000", nginx.ingress.kubernetes.io/proxy-next-upstream-tries: "2147483647", nginx.ingress.kubernetes.io/proxy-body-size: "4294967295"`, rule) +
+				annotated("bad2", `nginx.ingress.kubernetes.io/proxy-body-size: "4g"`, simpleRule("bad2.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check: routeForwards("bad.example.com")},
 		{name: "proxy-tries-unlimited", reason: "UnsupportedAnnotationValue",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/proxy-next-upstream-tries: "0"`, rule),
 			check: func(t *testing.T, res *translate.Result) {

@@ -13,8 +13,9 @@ import (
 // its nginx template read them: a value ingress-nginx would not apply is an
 // error here too, so the key is reported and not applied.
 
-// maxSeconds is the largest number of seconds a time.Duration holds.
-const maxSeconds = math.MaxInt64 / int64(time.Second)
+// maxSeconds bounds a timeout (about 31 years, longer than any exchange):
+// Envoy refuses a duration near the range of time.Duration.
+const maxSeconds = 1_000_000_000
 
 // parseSeconds reads a positive whole number of seconds, unitless, as
 // ingress-nginx's timeouts are written ("60", never "60s": its parser is
@@ -26,7 +27,7 @@ func parseSeconds(s string) (any, error) {
 		return nil, fmt.Errorf("not a whole number of seconds (such as 60)")
 	}
 	if n < 1 || n > maxSeconds {
-		return nil, fmt.Errorf("%d seconds is out of range (at least 1)", n)
+		return nil, fmt.Errorf("%d seconds is out of range (1 to %d)", n, maxSeconds)
 	}
 	return time.Duration(n) * time.Second, nil
 }

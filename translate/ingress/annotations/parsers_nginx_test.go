@@ -17,7 +17,7 @@ func TestProxyValues(t *testing.T) {
 	for _, tc := range []struct {
 		value string
 		want  time.Duration // 0: refused
-	}{{"60", time.Minute}, {"1", time.Second}, {"10x", 0}, {"10s", 0}, {"50k", 0}, {"0", 0}, {"-1", 0}, {" 5", 0}, {"99999999999999", 0}} {
+	}{{"60", time.Minute}, {"1", time.Second}, {"10x", 0}, {"10s", 0}, {"50k", 0}, {"0", 0}, {"-1", 0}, {" 5", 0}, {"99999999999999", 0}, {"1000000000", 1e9 * time.Second}, {"1000000001", 0}} {
 		v, issues := get("proxy-read-timeout", tc.value)
 		got, ok := ProxyReadTimeout.Get(v)
 		if ok != (tc.want != 0) || got != tc.want || (tc.want == 0) != slices.Equal(issues, []string{"InvalidAnnotation"}) {
