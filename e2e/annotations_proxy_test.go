@@ -42,7 +42,7 @@ func TestProxyAnnotations(t *testing.T) {
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
 	})
-	for _, host := range []string{"read.example.com", "plain.example.com", "body.example.com", "stream.example.com"} {
+	for _, host := range []string{"read.example.com", "plain.example.com", "body.example.com", "stream.example.com", "connect.example.com"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			return envoy.Expect(host, "/", http.StatusOK, "alpha")
 		})
@@ -54,6 +54,15 @@ func TestProxyAnnotations(t *testing.T) {
 			}
 		}
 		return nil
+	})
+
+	// proxy.go "should set valid proxy timeouts": the connect timeout is
+	// a cluster's. connect.example.com was served above, so the cluster of
+	// that policy has the Service's endpoints; Envoy holds its timeout.
+	t.Run("connect timeout", func(t *testing.T) {
+		if dump := envoy.ConfigDump(); !strings.Contains(dump, `"connect_timeout": "7s"`) {
+			t.Errorf("no cluster with proxy-connect-timeout's 7 s in Envoy's configuration")
+		}
 	})
 
 	// The response trickles 9 lines 2 s apart: about 16 s in all, past
@@ -181,6 +190,17 @@ metadata: {name: plain, namespace: default}
 spec:
   rules:
   - host: plain.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: connect
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "7"}
+spec:
+  rules:
+  - host: connect.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1
