@@ -50,7 +50,8 @@ var ProxyNextUpstream = Key[[]string]{&definition{
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `When a request is retried on another endpoint, in nginx's words ("error timeout http_502"; "off": never). ` +
-		`Setting it or proxy-next-upstream-tries gives the route a retry policy; ingress-nginx's defaults fill the other ("error timeout", 3 tries).`,
+		`Setting it or proxy-next-upstream-tries gives the route a retry policy; ingress-nginx's defaults fill the other ("error timeout", 3 tries). ` +
+		`Without either, Envoy does not retry, where ingress-nginx applies those defaults to every location.`,
 	verdict: HonouredWithDifference,
 	note: `Each word becomes an Envoy retry condition: error and invalid_header → connect-failure, reset (and refused-stream); ` +
 		`timeout → connect-failure, reset (a connect timeout is retried; Envoy's stream idle timeout, which carries proxy-read-timeout, ` +
