@@ -40,6 +40,9 @@ type fragment struct {
 	problems []ir.Problem
 	// wwwRedirects are the from-to-www redirects asked for (redirect.go).
 	wwwRedirects []wwwRedirect
+	// appRoot is app-root's route for / of each host the Ingress routes
+	// (redirect.go); nil: none.
+	appRoot *ir.Route
 }
 
 // reads are the objects a fragment looked up, as they were (nil: missing).

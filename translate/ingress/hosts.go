@@ -141,6 +141,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			out.vhost.Certificate = out.cert.Name
 		}
 	}
+	out.mergeAppRoot(host, frags)
 	return out
 }
 

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
@@ -86,8 +87,8 @@ func httpsRedirect(values *annotations.Values, opts Options) *ir.HTTPSRedirect {
 }
 
 // addRedirects applies the redirects to the Ingress's routes, once they
-// are all made: every path's redirect, then app-root's route for / of each
-// host, then the from-to-www redirects.
+// are all made: every path's redirect, then app-root's route (put first on
+// each host in the merge), then the from-to-www redirects.
 func (f *fragmentBuilder) addRedirects() {
 	r := f.redirects
 	if r.every != nil {
@@ -106,10 +107,8 @@ func (f *fragmentBuilder) addRedirects() {
 			hosts = append(hosts, hr.host)
 		}
 	}
-	if r.appRoot != "" {
-		for _, host := range hosts {
-			f.addAppRoot(host)
-		}
+	if r.appRoot != "" && len(hosts) > 0 {
+		f.frag.appRoot = f.appRootRoute()
 	}
 	if r.fromToWWW {
 		for _, host := range hosts {
@@ -118,30 +117,47 @@ func (f *fragmentBuilder) addRedirects() {
 	}
 }
 
-// addAppRoot answers exactly / on host with app-root's redirect, in place
-// of the Ingress's own route for it if it has one (nginx's server-level
-// rewrite comes before any location).
-func (f *fragmentBuilder) addAppRoot(host string) {
-	route := &ir.Route{
+// appRootRoute is app-root's route: exactly / redirected to the path.
+func (f *fragmentBuilder) appRootRoute() *ir.Route {
+	return &ir.Route{
 		Match: ir.Match{PathType: ir.PathExact, Path: "/"},
 		// $scheme://$http_host<app-root>: the request's scheme and host;
 		// nginx's $uri = / holds whatever the query.
 		Action: ir.Action{Redirect: &ir.Redirect{Path: f.redirects.appRoot, StripQuery: true, Code: 302}},
 		Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
 	}
-	hr := hostRoute{host: host, route: route, where: "annotation app-root", ingress: f.ing, nginx: nginxPath{raw: "/", exact: true}}
-	key := routeKey{host: host, pathType: ir.PathExact, path: "/"}
-	if f.seen[key] {
-		for i := range f.frag.routes {
-			r := f.frag.routes[i]
-			if m := r.route.Match; r.host == host && m.PathType == ir.PathExact && m.Path == "/" {
-				f.frag.routes[i] = hr
-			}
+}
+
+// mergeAppRoot puts the app-root route of the oldest fragment that routes
+// host and asks for one first among host's routes: in nginx it is a rewrite
+// of the server, before any location (of any Ingress, regular expressions
+// or not) is chosen. Another app-root for the host is reported.
+func (out *hostMerge) mergeAppRoot(host string, frags []*fragment) {
+	var first *fragment
+	for _, f := range frags {
+		if f.appRoot == nil || !slices.ContainsFunc(f.routes, func(hr hostRoute) bool { return hr.host == host }) {
+			continue
 		}
+		if first == nil {
+			first = f
+			continue
+		}
+		if f.appRoot.Action.Redirect.Path != first.appRoot.Action.Redirect.Path {
+			out.problems = append(out.problems, newProblem(f.ingress, "RedirectConflict",
+				"annotation app-root: host %q already has the app-root %q of the older Ingress %s/%s: ignored",
+				host, first.appRoot.Action.Redirect.Path, first.ingress.Namespace, first.ingress.Name))
+		}
+	}
+	if first == nil {
 		return
 	}
-	f.seen[key] = true
-	f.frag.routes = append(f.frag.routes, hr)
+	if out.vhost == nil {
+		out.vhost = &ir.VirtualHost{Host: host}
+		if out.cert != nil {
+			out.vhost.Certificate = out.cert.Name
+		}
+	}
+	out.vhost.Routes = append([]*ir.Route{first.appRoot}, out.vhost.Routes...)
 }
 
 // addWWWRedirect asks for the redirect between host and its www name: from

@@ -136,10 +136,10 @@ var AppRoot = Key[string]{&definition{
 	under: Nginx,
 	scope: ScopeHost,
 	doc: `A path ("/app"): a request for exactly / on any host of the Ingress gets a 302 to it, on the same scheme and host, ` +
-		`the query dropped, before any other redirect; other paths are served as usual. An absolute URL is refused, as ingress-nginx refuses it.`,
+		`the query dropped, before any other redirect or route; other paths are served as usual. An absolute URL is refused, as ingress-nginx refuses it.`,
 	verdict: HonouredWithDifference,
-	note: `ingress-nginx answers / of the host whichever Ingress routes it; ingress-xds adds an Exact / route to the Ingress, which an older ` +
-		`Ingress's Exact / on the host wins over (reported as a conflict).`,
+	note: `As in ingress-nginx, it answers / of the host before any path of any Ingress (regular expressions included). Two Ingresses ` +
+		`of a host asking for different roots: the oldest's is used and the other is reported (ingress-nginx takes whichever its configuration has first).`,
 	parse: parseAppRoot,
 }}
 
