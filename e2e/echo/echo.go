@@ -20,11 +20,12 @@ type Reply struct {
 }
 
 // Handler answers every request with a Reply naming backend, or, when its
-// query asks for one, a slow response (slow.go).
+// query asks for one, a slow response (slow.go), or, to a WebSocket
+// handshake, an upgraded connection that echoes (upgrade.go).
 func Handler(backend string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Backend", backend)
-		if slow(w, r) {
+		if slow(w, r) || upgrade(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

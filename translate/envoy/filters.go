@@ -104,6 +104,9 @@ func httpConnectionManager(statPrefix, routeName string, uses filterSet) (*liste
 		// /a/../b must not slip past a route for /b's neighbours.
 		NormalizePath:    wrapperspb.Bool(true),
 		UseRemoteAddress: wrapperspb.Bool(true),
+		// WebSocket upgrades pass on every route, as through nginx (whose
+		// template sets the Upgrade and Connection headers everywhere).
+		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	}
 	hcmAny, err := anypb.New(hcm)
 	if err != nil {
