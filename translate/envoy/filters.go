@@ -57,8 +57,10 @@ func httpFilterOrder() []httpFilter {
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
 		// Then the body bound (bodylimit.go): only a request let in is
-		// worth holding in memory, and a 413 comes after a 403, as in
-		// nginx, whose access phase runs before it reads a body.
+		// worth holding in memory. nginx, too, reads a body only after
+		// its access phase, but it refuses a Content-Length over the
+		// bound before that phase: such a request from a refused client
+		// gets 413 from nginx, 403 here.
 		{name: bufferFilter, use: useBuffer, config: func() proto.Message { return bufferListenerConfig() }, disabled: true},
 	}
 }
