@@ -51,6 +51,30 @@ type Workload struct {
 	// API server one IP allocation per Service. The control plane reads
 	// EndpointSlices either way.
 	Headless bool
+	// AnnotatedEvery, when above zero, gives every AnnotatedEvery-th
+	// Ingress (4: a quarter of them) one of the sets of ingress-nginx
+	// annotations in annotationMix, in turn: the shapes of config users
+	// bring, at the same counts of routes, clusters and endpoints.
+	AnnotatedEvery int
+}
+
+// annotationMix are the sets of ingress-nginx annotations annotated
+// Ingresses carry, in turn. None changes the number of clusters or load
+// assignments, which convergence counts.
+var annotationMix = []map[string]string{
+	{"nginx.ingress.kubernetes.io/rewrite-target": "/"},
+	{"nginx.ingress.kubernetes.io/use-regex": "true", "nginx.ingress.kubernetes.io/rewrite-target": "/$1", "nginx.ingress.kubernetes.io/x-forwarded-prefix": "/app"},
+	{"nginx.ingress.kubernetes.io/proxy-read-timeout": "120", "nginx.ingress.kubernetes.io/proxy-send-timeout": "120", "nginx.ingress.kubernetes.io/proxy-body-size": "8m"},
+	{"nginx.ingress.kubernetes.io/proxy-next-upstream": "error timeout http_502", "nginx.ingress.kubernetes.io/proxy-next-upstream-tries": "2"},
+}
+
+// Annotations returns the annotations of workload Ingress i: nil unless
+// AnnotatedEvery picks it.
+func (w Workload) Annotations(i int) map[string]string {
+	if w.AnnotatedEvery <= 0 || i%w.AnnotatedEvery != 0 {
+		return nil
+	}
+	return annotationMix[(i/w.AnnotatedEvery)%len(annotationMix)]
 }
 
 // Services is how many Services (and EndpointSlices) the workload has.
@@ -169,7 +193,14 @@ func (w Workload) Ingress(i int) *networkingv1.Ingress {
 	for h := range hosts {
 		hosts[h] = Host(i, h)
 	}
-	return w.ingress(IngressName(i), hosts, i)
+	ing := w.ingress(IngressName(i), hosts, i)
+	if ann := w.Annotations(i); ann != nil {
+		ing.Annotations = make(map[string]string, len(ann))
+		for k, v := range ann {
+			ing.Annotations[k] = v
+		}
+	}
+	return ing
 }
 
 // ChangeIngress returns the Ingress that Ingress-change sample k creates:

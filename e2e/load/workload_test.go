@@ -191,3 +191,39 @@ func TestChangeIngressHasNewHosts(t *testing.T) {
 		}
 	}
 }
+
+// -annotated-every N gives every Nth Ingress a set of annotations the
+// translator honours, in turn, and changes neither the counts nor the
+// other Ingresses: the translation has the same clusters and load
+// assignments, and no problem.
+func TestAnnotatedWorkload(t *testing.T) {
+	plain := Workload{N: 16, Namespace: "ns"}
+	annotated := Workload{N: 16, Namespace: "ns", AnnotatedEvery: 4}
+	for i := range annotated.N {
+		got := annotated.Ingress(i).Annotations
+		if (i%4 == 0) != (len(got) > 0) {
+			t.Errorf("Ingress %d: annotations %v", i, got)
+		}
+		if len(plain.Ingress(i).Annotations) != 0 {
+			t.Errorf("plain Ingress %d has annotations", i)
+		}
+	}
+	pr, err := translate.Translate(plain.State(), translate.Options{HTTPPort: 8080})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar, err := translate.Translate(annotated.State(), translate.Options{HTTPPort: 8080})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ar.Problems) != 0 {
+		t.Errorf("the annotation mix has problems: %v", ar.Problems)
+	}
+	if len(ar.Resources.Clusters) != len(pr.Resources.Clusters) || len(ar.Resources.Endpoints) != len(pr.Resources.Endpoints) {
+		t.Errorf("annotations changed the counts: %d/%d clusters, %d/%d load assignments",
+			len(ar.Resources.Clusters), len(pr.Resources.Clusters), len(ar.Resources.Endpoints), len(pr.Resources.Endpoints))
+	}
+	if proto.Equal(ar.Resources.Routes[0], pr.Resources.Routes[0]) {
+		t.Error("the annotations changed no route")
+	}
+}
