@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -75,7 +77,9 @@ func everyRedirect(values *annotations.Values) *ir.Redirect {
 func httpsRedirect(values *annotations.Values, opts Options) *ir.HTTPSRedirect {
 	force, _ := annotations.ForceSSLRedirect.Get(values)
 	ssl, _ := annotations.SSLRedirect.Get(values)
-	if !force && !ssl {
+	// ssl-redirect is for a host served over HTTPS: with no HTTPS
+	// listener (--https-port 0) there is none.
+	if !force && (!ssl || opts.HTTPSPort == 0) {
 		return nil
 	}
 	preserve, _ := annotations.PreserveTrailingSlash.Get(values)
@@ -169,6 +173,9 @@ func (f *fragmentBuilder) addWWWRedirect(host string) {
 	from, ok := strings.CutPrefix(host, "www.")
 	if !ok {
 		from = "www." + host
+	}
+	if len(validation.IsDNS1123Subdomain(from)) > 0 {
+		return // www. made the name too long
 	}
 	f.frag.wwwRedirects = append(f.frag.wwwRedirects, wwwRedirect{
 		from: from, to: host, where: "annotation from-to-www-redirect",

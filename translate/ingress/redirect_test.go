@@ -2,6 +2,7 @@ package ingress_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
@@ -105,6 +106,44 @@ spec:
 		}
 		if got, _ := json.Marshal(out); string(got) != string(fresh) {
 			t.Errorf("step %d: the incremental build differs from a fresh one:\n%s\n%s", i, got, fresh)
+		}
+	}
+}
+
+// ssl-redirect needs a host served over HTTPS: without an HTTPS listener
+// the host is served over plain HTTP, where force-ssl-redirect still
+// redirects. A www name over 253 bytes gets no redirect.
+func TestSSLRedirectNeedsAnHTTPSListener(t *testing.T) {
+	long := strings.Repeat("a", 61) + "." + strings.Repeat("b", 61) + "." + strings.Repeat("c", 61) + "." + strings.Repeat("d", 61) + ".io" // 250 bytes
+	st := stateOf(t, redirectService+`---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ssl, namespace: default, annotations: {nginx.ingress.kubernetes.io/ssl-redirect: "true", nginx.ingress.kubernetes.io/from-to-www-redirect: "true"}}
+spec:
+  rules:
+  - {host: ssl.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 80}}}}]}}
+  - {host: `+long+`, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 80}}}}]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: force, namespace: default, annotations: {nginx.ingress.kubernetes.io/force-ssl-redirect: "true"}}
+spec:
+  rules: [{host: force.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 80}}}}]}}]
+`)
+	for _, https := range []uint32{0, 8443} {
+		out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, HTTPSPort: https}).Build(st)
+		if err := out.Validate(); err != nil {
+			t.Fatalf("HTTPS port %d: %v", https, err)
+		}
+		ssl := vhostOf(out, "ssl.example.com").Routes[0].Policy
+		if got := ssl != nil && ssl.HTTPSRedirect != nil; got != (https != 0) {
+			t.Errorf("HTTPS port %d: ssl-redirect's policy %+v", https, ssl)
+		}
+		if force := vhostOf(out, "force.example.com").Routes[0].Policy; force == nil || force.HTTPSRedirect == nil {
+			t.Errorf("HTTPS port %d: force-ssl-redirect's policy %+v", https, force)
+		}
+		if vhostOf(out, "www.ssl.example.com") == nil || len(out.VirtualHosts) != 4 {
+			t.Errorf("HTTPS port %d: virtual hosts %d, want ssl, www.ssl, force and the long one only", https, len(out.VirtualHosts))
 		}
 	}
 }
