@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,7 +222,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}, append(proxyBadInputCases(), redirectBadInputCases()...)...)
+	}, slices.Concat(proxyBadInputCases(), redirectBadInputCases(), canaryBadInputCases())...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly

@@ -343,4 +343,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/ssl-redirect", "true"},
 	{"nginx.ingress.kubernetes.io/app-root", "/app"},
 	{"nginx.ingress.kubernetes.io/permanent-redirect", "https://moved.example.com"},
+	// Canaries: "canary" turns an Ingress into alternative backends of
+	// its hosts' mainline routes (header, cookie and weight routes ahead
+	// of them), and off again.
+	{"nginx.ingress.kubernetes.io/canary", "true"},
+	{"nginx.ingress.kubernetes.io/canary-by-header", "X-Canary"},
+	{"nginx.ingress.kubernetes.io/canary-by-cookie", "canary"},
+	{"nginx.ingress.kubernetes.io/canary-weight", "30"},
 }

@@ -115,9 +115,10 @@ func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []
 
 // sortRoutes puts routes in Envoy match order (first match wins): every
 // Exact route before any Prefix (Exact beats Prefix), and longer prefixes
-// before shorter ones (the longest prefix wins).
+// before shorter ones (the longest prefix wins). Routes of one path keep
+// their order: a canary's header matches come before its mainline route.
 func sortRoutes(routes []*ir.Route) {
-	sort.Slice(routes, func(i, j int) bool {
+	sort.SliceStable(routes, func(i, j int) bool {
 		a, b := routes[i].Match, routes[j].Match
 		if a.PathType != b.PathType {
 			return a.PathType == ir.PathExact

@@ -40,6 +40,9 @@ type fragment struct {
 	problems []ir.Problem
 	// wwwRedirects are the from-to-www redirects asked for (redirect.go).
 	wwwRedirects []wwwRedirect
+	// canary is set on a canary Ingress's fragment (canary.go): its routes
+	// only add to mainline routes.
+	canary *canaryIntent
 	// appRoot is app-root's route for / of each host the Ingress routes
 	// (redirect.go); nil: none.
 	appRoot *ir.Route
@@ -231,6 +234,9 @@ rules:
 			}
 			f.addRoute(host, pathType, path, nil, nginxPath{raw: raw, exact: exact}, &backend, where)
 		}
+	}
+	if f.frag.canary != nil {
+		return // a canary adds backends, never hosts, certificates or redirects
 	}
 	f.addRedirects()
 	f.addTLS()

@@ -69,7 +69,12 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	usedCluster := map[string]bool{}
 	var kept []hostRoute
 	regexMode := false
+	var canaries []*fragment
 	for _, f := range frags {
+		if f.canary != nil {
+			canaries = append(canaries, f) // merged into the mainline below
+			continue
+		}
 		ing := f.ingress
 		ingName := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
 		for _, hr := range f.routes {
@@ -93,6 +98,24 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			out.vhost.Routes = append(out.vhost.Routes, hr.route)
 			kept = append(kept, hr)
 			regexMode = regexMode || hr.nginx.regex
+		}
+	}
+	if len(canaries) > 0 {
+		var refs []*clusterRef
+		var problems []ir.Problem
+		kept, refs, problems = canaryMerge(host, kept, canaries)
+		out.problems = append(out.problems, problems...)
+		for _, ref := range refs {
+			if !usedCluster[ref.name] {
+				usedCluster[ref.name] = true
+				out.clusters = append(out.clusters, ref)
+			}
+		}
+		if out.vhost != nil && len(refs) > 0 {
+			out.vhost.Routes = out.vhost.Routes[:0]
+			for _, hr := range kept {
+				out.vhost.Routes = append(out.vhost.Routes, hr.route)
+			}
 		}
 	}
 	out.mergeWWWRedirect(host, frags)

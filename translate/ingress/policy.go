@@ -20,6 +20,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		return
 	}
 	f.readRewrite(values)
+	f.readCanary(values)
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)

@@ -169,7 +169,8 @@ func regexRoutes(kept []hostRoute) ([]*ir.Route, []ir.Problem) {
 			return
 		}
 		r := *hr.route
-		r.Match = ir.Match{PathType: ir.PathRegex, Path: match}
+		// Header and query matches stay (a canary's routes have them).
+		r.Match = ir.Match{PathType: ir.PathRegex, Path: match, Headers: hr.route.Match.Headers, Query: hr.route.Match.Query}
 		locations = append(locations, location{path: path, route: &r})
 	}
 	for _, hr := range kept {

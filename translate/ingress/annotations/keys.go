@@ -11,5 +11,5 @@ func table() []*definition {
 		UseRegex.def,
 		RewriteTarget.def,
 		XForwardedPrefix.def,
-	), proxyKeys()...)
+	), append(proxyKeys(), canaryKeys()...)...)
 }

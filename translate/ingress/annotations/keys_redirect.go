@@ -71,7 +71,7 @@ var SSLRedirect = Key[bool]{&definition{
 	name:  "ssl-redirect",
 	under: Nginx,
 	scope: ScopeRoute,
-	doc: `"true": for a host with a certificate, plain-HTTP requests get a 308 to the same URL over HTTPS, without a trailing "/" ` +
+	doc: `"true": for a host with a certificate (and an HTTPS listener), plain-HTTP requests get a 308 to the same URL over HTTPS, without a trailing "/" ` +
 		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation says "true", until ` +

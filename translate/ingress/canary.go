@@ -1,0 +1,200 @@
+package ingress
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// ingress-nginx's canaries (its controller's mergeAlternativeBackends and
+// balancer.lua's route_to_alternative_balancer), as the merge of a host
+// sees them:
+//   - a canary Ingress creates no host, path, certificate or redirect: each
+//     of its paths adds its Service as the alternative backend of the
+//     mainline (not canary) path of the same host, path and path type; its
+//     spec.defaultBackend, of every path of the default server (here the
+//     wildcard host);
+//   - a canary path with no such mainline is not served;
+//   - a mainline path takes one alternative: the oldest canary's (nginx
+//     uses only the first of its alternative backends);
+//   - per request: the header decides (always, never, or the value or
+//     pattern), then the cookie (always, never), then the weight.
+//
+// In Envoy's terms: routes with header matches ahead of the mainline
+// route, each forwarding to the canary or the mainline as it decides, and
+// the mainline route itself split by weight. Every route keeps the mainline
+// route's policy, as nginx serves a canary's requests from the mainline's
+// location.
+
+// canaryIntent is what a canary Ingress's annotations ask.
+type canaryIntent struct {
+	header        string // request header name; "": none
+	headerValue   string
+	headerPattern string
+	cookie        string
+	weight, total int
+}
+
+// defaultCanaryTotal is the least total balancer.lua divides by.
+const defaultCanaryTotal = 100
+
+// readCanary reads the canary keys. Canary keys on an Ingress that is not
+// a canary make it invalid to ingress-nginx, which then ignores them: the
+// Ingress is served as a mainline.
+func (f *fragmentBuilder) readCanary(values *annotations.Values) {
+	enabled, _ := annotations.Canary.Get(values)
+	c := canaryIntent{}
+	c.weight, _ = annotations.CanaryWeight.Get(values)
+	c.total, _ = annotations.CanaryWeightTotal.Get(values)
+	c.header, _ = annotations.CanaryByHeader.Get(values)
+	c.headerValue, _ = annotations.CanaryByHeaderValue.Get(values)
+	c.headerPattern, _ = annotations.CanaryByHeaderPattern.Get(values)
+	c.cookie, _ = annotations.CanaryByCookie.Get(values)
+	if !enabled {
+		if c.weight > 0 || c.header != "" || c.headerValue != "" || c.headerPattern != "" || c.cookie != "" {
+			f.problem("CanaryNotEnabled", "canary annotations are set but %s is not \"true\": they are ignored and the Ingress is served as a mainline, as ingress-nginx does",
+				annotations.Canary.Name())
+		}
+		return
+	}
+	c.total = max(c.total, defaultCanaryTotal)
+	// nginx's "_" in a header variable stands for "-" (and it ignores
+	// request headers with underscores).
+	c.header = strings.ReplaceAll(c.header, "_", "-")
+	f.frag.canary = &c
+}
+
+// canaryMerge adds a host's canary fragments (oldest first) to its merged
+// mainline routes, kept in order, and returns the new order with the
+// clusters they need and the problems found.
+func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRoute, []*clusterRef, []ir.Problem) {
+	var problems []ir.Problem
+	var clusters []*clusterRef
+	type pathKey struct {
+		raw   string
+		exact bool
+	}
+	// taken records, per mainline route, the canary that won it.
+	taken := make([]types.NamespacedName, len(kept))
+	before := make([][]hostRoute, len(kept))
+	for _, f := range canaries {
+		ing := f.ingress
+		name := types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}
+		for _, hr := range f.routes {
+			if hr.host != host {
+				continue
+			}
+			catchAll := hr.where == "spec.defaultBackend"
+			matched := false
+			for i := range kept {
+				main := kept[i]
+				if catchAll {
+					if main.host != ir.WildcardHost {
+						continue
+					}
+				} else if (pathKey{main.nginx.raw, main.nginx.exact}) != (pathKey{hr.nginx.raw, hr.nginx.exact}) {
+					continue
+				}
+				matched = true
+				if hr.cluster == nil {
+					break // its backend is unavailable, already reported
+				}
+				if main.cluster == nil || main.route.Action.Forward == nil {
+					problems = append(problems, newProblem(ing, "CanaryNotApplied", "%s: host %q, path %q: the mainline route does not forward to a backend (it is unavailable, or the route redirects): canary not applied", hr.where, host, hr.nginx.raw))
+					continue
+				}
+				if main.cluster.backend.name == hr.cluster.backend.name {
+					problems = append(problems, newProblem(ing, "CanaryNotApplied", "%s: host %q, path %q: the canary's backend %s is the mainline's: canary not applied", hr.where, host, hr.nginx.raw, hr.cluster.backend.name))
+					continue
+				}
+				if taken[i] != (types.NamespacedName{}) {
+					problems = append(problems, newProblem(ing, "CanaryConflict", "%s: host %q, path %q already has the canary of the older Ingress %s, and only one is used: ignored", hr.where, host, hr.nginx.raw, taken[i]))
+					continue
+				}
+				taken[i] = name
+				// The canary is reached as the mainline's location
+				// reaches its own backend.
+				ref := &clusterRef{name: ir.ClusterName(hr.cluster.backend.name, main.cluster.policy), backend: hr.cluster.backend, policy: main.cluster.policy}
+				clusters = append(clusters, ref)
+				var routes []*ir.Route
+				routes, kept[i].route = f.canary.routes(main.route, ref.name)
+				for _, r := range routes {
+					c := main
+					c.route = r
+					if r.Action.Forward.Clusters[0].Cluster == ref.name {
+						c.cluster = ref
+					}
+					before[i] = append(before[i], c)
+				}
+				if !catchAll {
+					break
+				}
+			}
+			if !matched {
+				problems = append(problems, newProblem(ing, "CanaryWithoutMainline", "%s: host %q, path %q: no mainline (not canary) Ingress serves this host and path, and a canary adds to one: not served", hr.where, host, hr.nginx.raw))
+			}
+		}
+	}
+	if len(clusters) == 0 {
+		return kept, nil, problems
+	}
+	out := make([]hostRoute, 0, len(kept)+len(clusters)*4)
+	for i, hr := range kept {
+		out = append(out, before[i]...)
+		out = append(out, hr)
+	}
+	return out, clusters, problems
+}
+
+// routes are the routes a canary puts ahead of a mainline route (header
+// and cookie matches, in the order balancer.lua tries them) and the
+// mainline route split by weight. Each is a new value: the mainline's is
+// its fragment's, shared with other merges.
+func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.Route) {
+	mainline := main.Action.Forward
+	toCanary := &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: canary, Weight: 1}}}
+	var out []*ir.Route
+	with := func(name string, value ir.StringMatch, fwd *ir.Forward) {
+		r := *main
+		r.Match.Headers = append(slices.Clone(main.Match.Headers), ir.HeaderMatch{Name: name, Value: value})
+		r.Action = ir.Action{Forward: fwd}
+		out = append(out, &r)
+	}
+	if c.header != "" {
+		switch {
+		case c.headerValue != "":
+			with(c.header, ir.StringMatch{Exact: c.headerValue}, toCanary)
+		case c.headerPattern != "":
+			// ngx.re.match finds the pattern anywhere in the value;
+			// Envoy's regex matches the whole value.
+			with(c.header, ir.StringMatch{Regex: ".*(?:" + c.headerPattern + ").*"}, toCanary)
+		default:
+			with(c.header, ir.StringMatch{Exact: "always"}, toCanary)
+			with(c.header, ir.StringMatch{Exact: "never"}, mainline)
+		}
+	}
+	if c.cookie != "" {
+		with("cookie", ir.StringMatch{Regex: cookieIs(c.cookie, "always")}, toCanary)
+		with("cookie", ir.StringMatch{Regex: cookieIs(c.cookie, "never")}, mainline)
+	}
+	split := *main
+	switch {
+	case c.weight >= c.total:
+		split.Action = ir.Action{Forward: toCanary}
+	case c.weight > 0:
+		clusters := []ir.WeightedCluster{{Cluster: mainline.Clusters[0].Cluster, Weight: uint32(c.total - c.weight)}, {Cluster: canary, Weight: uint32(c.weight)}}
+		split.Action = ir.Action{Forward: &ir.Forward{Clusters: clusters}}
+	}
+	return out, &split
+}
+
+// cookieIs is a regular expression over the Cookie header (cookies joined
+// by ";") for a cookie of that name and value.
+func cookieIs(name, value string) string {
+	return `(?:.*;)?\s*` + regexp.QuoteMeta(name) + `=` + regexp.QuoteMeta(value) + `\s*(?:;.*)?`
+}
