@@ -139,7 +139,8 @@ var AppRoot = Key[string]{&definition{
 		`the query dropped, before any other redirect or route; other paths are served as usual. An absolute URL is refused, as ingress-nginx refuses it.`,
 	verdict: HonouredWithDifference,
 	note: `As in ingress-nginx, it answers / of the host before any path of any Ingress (regular expressions included). Two Ingresses ` +
-		`of a host asking for different roots: the oldest's is used and the other is reported (ingress-nginx takes whichever its configuration has first).`,
+		`of a host asking for different roots: the oldest's is used and the other is reported (ingress-nginx takes whichever its configuration has first). ` +
+		`The Location's host has no port: Envoy drops the Host header's port before routing, where nginx's $http_host keeps it.`,
 	parse: parseAppRoot,
 }}
 
