@@ -96,7 +96,10 @@ type Service struct {
 	Namespace, Name string
 	Type            corev1.ServiceType
 	ExternalName    string
-	Ports           []ServicePort
+	// ClusterIP is the Service's virtual address ("None" when headless,
+	// empty for ExternalName), which service-upstream sends to.
+	ClusterIP string
+	Ports     []ServicePort
 }
 
 // ServicePort is what the translator reads of a Service port: 40 bytes
@@ -115,6 +118,7 @@ func NewService(svc *corev1.Service) *Service {
 		Name:         svc.Name,
 		Type:         svc.Spec.Type,
 		ExternalName: svc.Spec.ExternalName,
+		ClusterIP:    svc.Spec.ClusterIP,
 		Ports:        make([]ServicePort, len(svc.Spec.Ports)),
 	}
 	for i, p := range svc.Spec.Ports {

@@ -222,7 +222,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}, slices.Concat(proxyBadInputCases(), redirectBadInputCases(), canaryBadInputCases())...)
+	}, slices.Concat(proxyBadInputCases(), redirectBadInputCases(), canaryBadInputCases(), upstreamBadInputCases())...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly
@@ -387,7 +387,7 @@ func translateManifests(t *testing.T, manifests string) *translate.Result {
 	t.Helper()
 	var objs kube.Objects
 	_ = kube.DecodeManifests(strings.NewReader(manifests), "test", &objs) // undecodable documents are skipped, as in serve
-	res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), goldenOptions)
+	res, err := translate.Translate(objs.StateWith(kube.ClassFilter{WatchClassless: true}, frontend.References), goldenOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

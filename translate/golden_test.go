@@ -8,6 +8,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
+	frontend "github.com/ingress-xds/ingress-xds/translate/ingress"
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
@@ -34,7 +35,7 @@ func goldenCases(t *testing.T) []string {
 // translateFile runs a case as `ingress-xds translate -f` does.
 func translateFile(t *testing.T, input string) *translate.Result {
 	t.Helper()
-	st, err := kube.LoadState(input, kube.ClassFilter{WatchClassless: true})
+	st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, frontend.References)
 	if err != nil {
 		t.Fatalf("loading %s: %v", input, err)
 	}

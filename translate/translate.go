@@ -16,6 +16,7 @@ import (
 	"sort"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -174,3 +175,8 @@ const Redacted = envoy.Redacted
 // RedactSecrets returns copies of the secrets with private keys replaced, so
 // that they can be printed or served for inspection.
 func RedactSecrets(secrets []*tlsv3.Secret) []*tlsv3.Secret { return envoy.RedactSecrets(secrets) }
+
+// RedactCluster returns a cluster safe to show: the private key of a client
+// certificate written into it replaced. Other clusters are returned as
+// they are.
+func RedactCluster(c proto.Message) proto.Message { return envoy.RedactCluster(c) }

@@ -18,6 +18,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
+	frontend "github.com/ingress-xds/ingress-xds/translate/ingress"
 )
 
 // TestTranslatorMatchesFreshTranslation drives one Translator through a
@@ -80,7 +81,7 @@ func mergedGoldenState(t *testing.T) *kube.State {
 	if err := kube.DecodeManifests(bytes.NewReader(all), "golden cases", &objs); err != nil {
 		t.Fatal(err)
 	}
-	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	st := objs.StateWith(kube.ClassFilter{WatchClassless: true}, frontend.References)
 	for i, ing := range st.Ingresses {
 		ing.Generation = 1 // as the API server sets it
 		ing.UID = types.UID(fmt.Sprintf("uid-%d", i))
@@ -350,4 +351,17 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/canary-by-header", "X-Canary"},
 	{"nginx.ingress.kubernetes.io/canary-by-cookie", "canary"},
 	{"nginx.ingress.kubernetes.io/canary-weight", "30"},
+	// Affinity: a session cookie per route (its own Path), an HTTP filter.
+	{"nginx.ingress.kubernetes.io/affinity", "cookie"},
+	{"nginx.ingress.kubernetes.io/session-cookie-name", "SERVERID"},
+	// Upstream keys: a protocol, TLS with a CA and client certificate
+	// read from a Secret (503 where that Secret is of another namespace),
+	// a Service's cluster IP, ring hashing, the Host sent: clusters of
+	// their own and route policies.
+	{"nginx.ingress.kubernetes.io/backend-protocol", "GRPCS"},
+	{"nginx.ingress.kubernetes.io/proxy-ssl-secret", "shop/upstream-ca"},
+	{"nginx.ingress.kubernetes.io/proxy-ssl-verify", "on"},
+	{"nginx.ingress.kubernetes.io/service-upstream", "true"},
+	{"nginx.ingress.kubernetes.io/upstream-hash-by", "$remote_addr"},
+	{"nginx.ingress.kubernetes.io/upstream-vhost", "internal.example.com"},
 }

@@ -70,6 +70,11 @@ func inspectable(typeURL string, r types.Resource) (*anypb.Any, error) {
 		}
 		r = redactSecret(secret)
 	}
+	if typeURL == resource.ClusterType {
+		// A client certificate's key may be written into a cluster
+		// (proxy-ssl-secret).
+		r = redactCluster(r)
+	}
 	return anypb.New(r)
 }
 

@@ -3,6 +3,7 @@ package xds
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 
 	"github.com/ingress-xds/ingress-xds/translate"
 )
@@ -37,3 +38,7 @@ func redactSecret(s *tlsv3.Secret) *tlsv3.Secret {
 	}
 	return c
 }
+
+// redactCluster returns a cluster safe to show: translate's redaction of a
+// client certificate's key written into it.
+func redactCluster(c types.Resource) types.Resource { return translate.RedactCluster(c) }

@@ -4,11 +4,15 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 )
 
 // ingressReferences lists the Secrets and ConfigMaps an Ingress refers to
-// beside spec.tls (through annotations), for serve's source and for
-// translate -f alike: those, and no other Secret or ConfigMap, are handed
-// to the translator. No annotation we support refers to one yet; the
-// translator's annotations will answer here.
-func ingressReferences(*networkingv1.Ingress) []kube.Reference { return nil }
+// beside spec.tls (through annotations read under the configured prefix),
+// for serve's source and for translate -f alike: those, and no other
+// Secret or ConfigMap, are handed to the translator. Which keys name one
+// is the front-end's knowledge (its annotation table).
+func (t *translateFlags) ingressReferences() func(*networkingv1.Ingress) []kube.Reference {
+	return ingress.ReferencesWith(annotations.New(t.annotationsPrefix))
+}

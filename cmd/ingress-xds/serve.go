@@ -96,7 +96,7 @@ func runServe(ctx context.Context, args []string) error {
 	var factories *kube.InformerFactories // nil in file mode
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
-		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: ingressReferences}
+		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: f.translate.ingressReferences()}
 	} else {
 		cfg, err := restConfig(f.kubeconfig)
 		if err != nil {
@@ -112,7 +112,7 @@ func runServe(ctx context.Context, args []string) error {
 			Filter:           filter,
 			Logger:           logger.With("component", "informers"),
 			EndpointsChanged: endpointBatcher.Notify,
-			References:       ingressReferences,
+			References:       f.translate.ingressReferences(),
 		}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()

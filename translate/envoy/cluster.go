@@ -7,7 +7,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -25,9 +24,12 @@ func renderCluster(c *ir.Cluster, be *ir.Backend, parts *clusterParts) (Cluster,
 		return &EDSCluster{name: c.Name, parts: parts}, nil
 	}
 	var out *clusterv3.Cluster
-	if be.ExternalName != "" {
+	switch {
+	case be.ExternalName != "":
 		out = dnsCluster(c.Name, be)
-	} else {
+	case c.Policy.ServiceAddress != "":
+		out = staticCluster(c.Name, c.Policy.ServiceAddress, uint32(be.Port))
+	default:
 		out = edsCluster(c.Name, parts)
 		out.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: be.Name}
 	}
@@ -73,6 +75,8 @@ func applyClusterPolicy(c *clusterv3.Cluster, p *ir.ClusterPolicy) error {
 		c.LbPolicy = clusterv3.Cluster_LEAST_REQUEST
 	case ir.Random:
 		c.LbPolicy = clusterv3.Cluster_RANDOM
+	case ir.RingHash:
+		c.LbPolicy = clusterv3.Cluster_RING_HASH
 	}
 	if cb := p.CircuitBreakers; cb != nil {
 		c.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
@@ -94,17 +98,32 @@ func applyClusterPolicy(c *clusterv3.Cluster, p *ir.ClusterPolicy) error {
 		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": opts}
 	}
 	if t := p.TLS; t != nil {
-		ctx := &tlsv3.UpstreamTlsContext{Sni: t.SNI}
-		if p.Protocol == ir.UpstreamHTTP2 {
-			ctx.CommonTlsContext = &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2"}}
-		}
-		packed, err := anypb.New(ctx)
+		socket, err := upstreamTLS(t, p.Protocol)
 		if err != nil {
-			return fmt.Errorf("packing upstream tls: %w", err)
+			return err
 		}
-		c.TransportSocket = &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: packed}}
+		c.TransportSocket = socket
 	}
 	return nil
+}
+
+// staticCluster sends to one address (service-upstream: a Service's
+// cluster IP), which kube-proxy balances.
+func staticCluster(name, address string, port uint32) *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(defaultConnectTimeout),
+		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{
+			ClusterName: name,
+			Endpoints: []*endpointv3.LocalityLbEndpoints{{
+				LbEndpoints: []*endpointv3.LbEndpoint{{
+					HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socketAddress(address, port)}},
+				}},
+			}},
+		},
+	}
 }
 
 func optionalUInt32(v uint32) *wrapperspb.UInt32Value {

@@ -23,7 +23,7 @@ func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 	if out["routes"], err = marshalAll(res.Routes); err != nil {
 		return nil, err
 	}
-	if out["clusters"], err = marshalAll(res.Clusters); err != nil {
+	if out["clusters"], err = marshalAll(redactClusters(res.Clusters)); err != nil {
 		return nil, err
 	}
 	if out["endpoints"], err = marshalAll(res.Endpoints); err != nil {

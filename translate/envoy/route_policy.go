@@ -43,6 +43,7 @@ func applyForwardPolicy(ra *routev3.RouteAction, p *ir.RoutePolicy) {
 			ra.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: rw.Host}
 		}
 	}
+	ra.HashPolicy = hashPolicies(p.Hash)
 	for _, m := range p.Mirrors {
 		ra.RequestMirrorPolicies = append(ra.RequestMirrorPolicies, &routev3.RouteAction_RequestMirrorPolicy{
 			Cluster: m.Cluster,

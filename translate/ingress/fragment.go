@@ -133,6 +133,8 @@ type fragmentBuilder struct {
 	// clusterPolicy is that of every cluster the Ingress's routes send
 	// to; nil: the default.
 	clusterPolicy *ir.ClusterPolicy
+	// upstream is what the upstream keys ask per backend (upstream.go).
+	upstream upstreamIntent
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -259,8 +261,9 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 		}
 	}
 	var cluster *clusterRef
-	if ref, ok := f.resolveBackend(backend, where); ok {
-		cluster = &clusterRef{name: ir.ClusterName(ref.name, f.clusterPolicy), backend: ref, policy: f.clusterPolicy}
+	if ref, ok := f.resolveBackend(backend, where); ok && f.upstream.denied == "" {
+		policy := f.backendPolicy(ref)
+		cluster = &clusterRef{name: ir.ClusterName(ref.name, policy), backend: ref, policy: policy}
 		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}

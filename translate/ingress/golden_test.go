@@ -26,7 +26,7 @@ func TestGoldenIR(t *testing.T) {
 	for _, input := range inputs {
 		name := strings.TrimSuffix(filepath.Base(input), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			st, err := kube.LoadState(input, kube.ClassFilter{WatchClassless: true})
+			st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, ingress.References)
 			if err != nil {
 				t.Fatal(err)
 			}

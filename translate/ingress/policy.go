@@ -24,6 +24,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)
+	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}

@@ -83,7 +83,12 @@ func (f *fragmentBuilder) regexRoute(raw, where string) (*ir.Route, bool, bool) 
 		if f.policy != nil {
 			p = *f.policy
 		}
-		p.Rewrite = &ir.Rewrite{Regex: &ir.RegexRewrite{Pattern: pattern, Substitution: substitution(f.rewrite.target)}}
+		rw := ir.Rewrite{}
+		if p.Rewrite != nil {
+			rw = *p.Rewrite // upstream-vhost's Host
+		}
+		rw.Regex = &ir.RegexRewrite{Pattern: pattern, Substitution: substitution(f.rewrite.target)}
+		p.Rewrite = &rw
 		if f.rewrite.forwardedPrefix != "" {
 			headers := ir.HeaderChanges{}
 			if p.RequestHeaders != nil {

@@ -43,6 +43,28 @@ type RoutePolicy struct {
 	IPRules *IPRules `json:"ipRules,omitempty"`
 	// RequestBody bounds the request body; nil: no bound.
 	RequestBody *RequestBody `json:"requestBody,omitempty"`
+	// Hash is what a cluster with the RingHash load balancer hashes of
+	// the request to pick an endpoint: every part present, combined.
+	Hash []HashPart `json:"hash,omitempty"`
+}
+
+// HashKind is a part of a request that can be hashed.
+type HashKind string
+
+// The kinds of HashPart.
+const (
+	HashPath     HashKind = "Path"     // the path with its query
+	HashHost     HashKind = "Host"     // the Host (:authority)
+	HashSourceIP HashKind = "SourceIP" // the client's address
+	HashHeader   HashKind = "Header"   // Name is the header's, lower case
+	HashCookie   HashKind = "Cookie"   // Name is the cookie's
+	HashQuery    HashKind = "Query"    // Name is the query parameter's
+)
+
+// HashPart is one part of the request hashed.
+type HashPart struct {
+	Kind HashKind `json:"kind"`
+	Name string   `json:"name,omitempty"`
 }
 
 // HTTPSRedirect is a redirect from plain HTTP to HTTPS, to the request's
@@ -170,6 +192,9 @@ const (
 	RoundRobin   LoadBalancer = "" // the default
 	LeastRequest LoadBalancer = "LeastRequest"
 	Random       LoadBalancer = "Random"
+	// RingHash picks the endpoint by a consistent hash of the parts of
+	// the request its routes' policies name (RoutePolicy.Hash).
+	RingHash LoadBalancer = "RingHash"
 )
 
 // ClusterPolicy is how a cluster talks to its backend. The zero value is
@@ -182,12 +207,32 @@ type ClusterPolicy struct {
 	// renderer's default.
 	ConnectTimeout  Duration         `json:"connectTimeout,omitempty"`
 	CircuitBreakers *CircuitBreakers `json:"circuitBreakers,omitempty"`
+	// ServiceAddress, when set, is the one address the cluster sends to
+	// (a Service's cluster IP) on its backend's port, instead of the
+	// backend's endpoints.
+	ServiceAddress string `json:"serviceAddress,omitempty"`
 }
 
 // UpstreamTLS makes a cluster speak TLS to its endpoints.
 type UpstreamTLS struct {
 	// SNI is the server name sent; empty sends none.
 	SNI string `json:"sni,omitempty"`
+	// CA, when set, is the PEM bundle the endpoint's certificate must
+	// chain to; without it the certificate is not verified.
+	CA PEM `json:"ca,omitempty"`
+	// VerifyName, with CA, is a DNS name the certificate must carry.
+	VerifyName string `json:"verifyName,omitempty"`
+	// VerifyDepth, with CA, bounds the chain (0: Envoy's default).
+	VerifyDepth uint32 `json:"verifyDepth,omitempty"`
+	// ClientChain and ClientKey, both or neither, are the certificate
+	// presented to the endpoint.
+	ClientChain PEM `json:"clientChain,omitempty"`
+	ClientKey   PEM `json:"clientKey,omitempty"`
+	// MinVersion and MaxVersion are TLSv1.2 or TLSv1.3; empty: Envoy's.
+	MinVersion string `json:"minVersion,omitempty"`
+	MaxVersion string `json:"maxVersion,omitempty"`
+	// Ciphers are TLS 1.2 cipher suite names; none: Envoy's.
+	Ciphers []string `json:"ciphers,omitempty"`
 }
 
 // CircuitBreakers bound what a cluster has in flight, per Envoy; zero
@@ -202,7 +247,7 @@ type CircuitBreakers struct {
 // IsDefault reports whether p changes nothing.
 func (p *ClusterPolicy) IsDefault() bool {
 	return p == nil || (p.Protocol == UpstreamHTTP1 && p.TLS == nil && p.LoadBalancer == RoundRobin &&
-		p.ConnectTimeout == 0 && p.CircuitBreakers == nil)
+		p.ConnectTimeout == 0 && p.CircuitBreakers == nil && p.ServiceAddress == "")
 }
 
 // ClusterName names the cluster that sends to backend with policy: the

@@ -233,6 +233,24 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			}
 		}
 	}
+	for _, h := range p.Hash {
+		switch h.Kind {
+		case HashPath, HashHost, HashSourceIP:
+			if h.Name != "" {
+				bad("hash %s takes no name", h.Kind)
+			}
+		case HashHeader:
+			if err := validHeaderName(h.Name); err != nil || strings.HasPrefix(h.Name, ":") || strings.ToLower(h.Name) != h.Name {
+				bad("hash header %q", h.Name)
+			}
+		case HashCookie, HashQuery:
+			if h.Name == "" || hasControl(h.Name) || strings.ContainsAny(h.Name, ";=, ") {
+				bad("hash %s %q", h.Kind, h.Name)
+			}
+		default:
+			bad("unknown hash kind %q", h.Kind)
+		}
+	}
 	if b := p.RequestBody; b != nil && b.MaxBytes == 0 {
 		bad("request body bound of 0 bytes")
 	}
@@ -324,15 +342,49 @@ func (p *ClusterPolicy) validate() error {
 		return fmt.Errorf("unknown protocol %q", p.Protocol)
 	}
 	switch p.LoadBalancer {
-	case RoundRobin, LeastRequest, Random:
+	case RoundRobin, LeastRequest, Random, RingHash:
 	default:
 		return fmt.Errorf("unknown load balancer %q", p.LoadBalancer)
 	}
 	if p.ConnectTimeout < 0 {
 		return errors.New("negative connect timeout")
 	}
-	if t := p.TLS; t != nil && t.SNI != "" && validHost(t.SNI) != nil {
-		return fmt.Errorf("tls: bad SNI %q", t.SNI)
+	if p.ServiceAddress != "" {
+		if _, err := netip.ParseAddr(p.ServiceAddress); err != nil {
+			return fmt.Errorf("service address: %w", err)
+		}
+	}
+	if t := p.TLS; t != nil {
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *UpstreamTLS) validate() error {
+	if t.SNI != "" && validHost(t.SNI) != nil {
+		return fmt.Errorf("bad SNI %q", t.SNI)
+	}
+	if len(t.CA) == 0 && (t.VerifyName != "" || t.VerifyDepth != 0) {
+		return errors.New("a name or depth to verify without a CA")
+	}
+	if t.VerifyName != "" && validHost(t.VerifyName) != nil {
+		return fmt.Errorf("bad name to verify %q", t.VerifyName)
+	}
+	if (len(t.ClientChain) == 0) != (len(t.ClientKey) == 0) {
+		return errors.New("a client certificate needs both chain and key")
+	}
+	version := map[string]int{"": 0, "TLSv1.2": 2, "TLSv1.3": 3}
+	lo, okLo := version[t.MinVersion]
+	hi, okHi := version[t.MaxVersion]
+	if !okLo || !okHi || lo != 0 && hi != 0 && lo > hi {
+		return fmt.Errorf("versions %q to %q", t.MinVersion, t.MaxVersion)
+	}
+	for _, c := range t.Ciphers {
+		if c == "" || strings.ContainsAny(c, ":!+[]| ") || hasControl(c) {
+			return fmt.Errorf("cipher %q", c)
+		}
 	}
 	return nil
 }

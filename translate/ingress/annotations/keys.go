@@ -1,5 +1,7 @@
 package annotations
 
+import "slices"
+
 // The keys. Each is declared once here and listed in table; a new
 // annotation is a Key, a parser (parsers.go) and a line in table, then its
 // use in the front-end (translate/ingress) and, if it needs Envoy
@@ -11,5 +13,5 @@ func table() []*definition {
 		UseRegex.def,
 		RewriteTarget.def,
 		XForwardedPrefix.def,
-	), append(proxyKeys(), canaryKeys()...)...)
+	), slices.Concat(proxyKeys(), upstreamKeys(), canaryKeys())...)
 }

@@ -80,6 +80,38 @@ type definition struct {
 	verdict Verdict // Honoured when empty
 	note    string  // the difference, or why it is ignored or refused
 	parse   func(string) (any, error)
+	// refers is the kind of object the value names ("namespace/name"):
+	// KindSecret, KindConfigMap, or empty for none. References lists them.
+	refers string
+}
+
+// The kinds of object a key may name.
+const (
+	KindSecret    = "Secret"
+	KindConfigMap = "ConfigMap"
+)
+
+// Referenced is an object an annotation names.
+type Referenced struct {
+	Kind, Namespace, Name string
+}
+
+// References lists the objects an object's annotations name (those that
+// parse, under the key that wins), in key order, so that the caller can
+// keep those objects at hand for the translator.
+func (r *Registry) References(annotations map[string]string) []Referenced {
+	values, _ := r.Parse(annotations)
+	var out []Referenced
+	for _, d := range r.defs {
+		raw, ok := values.parsed[d]
+		if d.refers == "" || !ok {
+			continue
+		}
+		if ns, name, ok := strings.Cut(raw.(string), "/"); ok {
+			out = append(out, Referenced{Kind: d.refers, Namespace: ns, Name: name})
+		}
+	}
+	return out
 }
 
 func (d *definition) verdictOrDefault() Verdict {
@@ -103,12 +135,18 @@ func (k Key[T]) Get(v *Values) (T, bool) {
 	return raw.(T), true
 }
 
+// Invalid reports whether the Ingress set the key with a value that did
+// not parse (and was reported): for keys whose absence would be less safe
+// than refusing, such as the Secret a verification needs.
+func (k Key[T]) Invalid(v *Values) bool { return v.invalid[k.def] }
+
 // Name is the key without its prefix.
 func (k Key[T]) Name() string { return k.def.name }
 
 // Values are an object's annotations, parsed.
 type Values struct {
-	parsed map[*definition]any
+	parsed  map[*definition]any
+	invalid map[*definition]bool
 }
 
 // Issue is an annotation that could not be honoured as written.
@@ -237,6 +275,10 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 		if err != nil {
 			issues = append(issues, Issue{Key: key, Value: value, Reason: "InvalidAnnotation",
 				Message: fmt.Sprintf("annotation %s=%q: %v: ignored", key, value, err)})
+			if v.invalid == nil {
+				v.invalid = map[*definition]bool{}
+			}
+			v.invalid[rd.def] = true
 			continue
 		}
 		if v.parsed == nil {
@@ -247,5 +289,6 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 	return v, issues
 }
 
-// IsSet reports whether any annotation was honoured.
-func (v *Values) IsSet() bool { return len(v.parsed) > 0 }
+// IsSet reports whether any annotation was honoured, or set with a value
+// that did not parse (which some keys refuse to do without: Invalid).
+func (v *Values) IsSet() bool { return len(v.parsed) > 0 || len(v.invalid) > 0 }

@@ -1,0 +1,210 @@
+package ingress
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// upstreamIntent is what the upstream keys ask beyond the Ingress's
+// cluster policy: what depends on each backend's Service, and a refusal.
+type upstreamIntent struct {
+	// serviceUpstream sends to each Service's cluster IP.
+	serviceUpstream bool
+	// denied, when set, is why every route of the Ingress answers 503
+	// instead of reaching its backend: what was asked of the connection
+	// (verification, a client certificate, a protocol) cannot be had, and
+	// connecting without it would be worse than not connecting.
+	denied string
+}
+
+// upstreamAnnotations reads ingress-nginx's upstream keys: the Host sent
+// upstream and the hash that picks an endpoint into p, the protocol, TLS
+// and load balancer into the Ingress's cluster policy. docs/annotations.md
+// says how each maps and where it differs.
+func (f *fragmentBuilder) upstreamAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+	if host, ok := annotations.UpstreamVhost.Get(values); ok {
+		rw := ir.Rewrite{}
+		if p.Rewrite != nil {
+			rw = *p.Rewrite
+		}
+		rw.Host = host
+		p.Rewrite = &rw
+	}
+
+	var cp ir.ClusterPolicy
+	if f.clusterPolicy != nil {
+		cp = *f.clusterPolicy
+	}
+	switch proto, _ := annotations.BackendProtocol.Get(values); proto {
+	case "HTTPS":
+		cp.TLS = &ir.UpstreamTLS{}
+	case "GRPC", "H2C":
+		cp.Protocol = ir.UpstreamHTTP2
+	case "GRPCS":
+		cp.Protocol, cp.TLS = ir.UpstreamHTTP2, &ir.UpstreamTLS{}
+	case "FCGI":
+		f.problem("UnsupportedAnnotationValue", "annotation %s=\"FCGI\": Envoy has no FastCGI client: the Ingress's routes answer 503",
+			annotations.BackendProtocol.Name())
+		f.upstream.denied = "backend protocol FCGI is not supported"
+	}
+	if _, ok := annotations.ProxySSLSecret.Get(values); ok {
+		f.proxySSL(values, &cp)
+	} else if annotations.ProxySSLSecret.Invalid(values) {
+		// Reported by the registry. ingress-nginx denies the location
+		// when the name is not "namespace/name": connecting without the
+		// CA and client certificate asked for would be worse.
+		f.upstream.denied = "proxy-ssl-secret unparsable"
+	}
+
+	if lb, ok := annotations.LoadBalance.Get(values); ok {
+		switch lb {
+		case "ewma":
+			cp.LoadBalancer = ir.LeastRequest
+		case "round_robin":
+			cp.LoadBalancer = ir.RoundRobin
+		default:
+			f.problem("UnsupportedAnnotationValue", "annotation %s=%q: not applied, round robin is used (upstream-hash-by asks for consistent hashing)",
+				annotations.LoadBalance.Name(), lb)
+		}
+	}
+	if parts, ok := annotations.UpstreamHashBy.Get(values); ok {
+		// As in ingress-nginx's balancer, the hash takes precedence over
+		// load-balance.
+		cp.LoadBalancer = ir.RingHash
+		for _, part := range parts {
+			p.Hash = append(p.Hash, ir.HashPart{Kind: hashKinds[part.Kind], Name: part.Name})
+		}
+	}
+	if cp.IsDefault() {
+		f.clusterPolicy = nil
+	} else {
+		f.clusterPolicy = &cp
+	}
+	f.upstream.serviceUpstream, _ = annotations.ServiceUpstream.Get(values)
+}
+
+var hashKinds = map[string]ir.HashKind{
+	annotations.HashPath: ir.HashPath, annotations.HashHost: ir.HashHost, annotations.HashSourceIP: ir.HashSourceIP,
+	annotations.HashHeader: ir.HashHeader, annotations.HashCookie: ir.HashCookie, annotations.HashQuery: ir.HashQuery,
+}
+
+// proxySSL reads the proxy-ssl keys, which apply only with the Secret,
+// as in ingress-nginx. They shape TLS only where backend-protocol asks
+// for it (nginx's proxy_ssl_* apply to https:// and grpcs:// alone).
+func (f *fragmentBuilder) proxySSL(values *annotations.Values, cp *ir.ClusterPolicy) {
+	raw, _ := annotations.ProxySSLSecret.Get(values)
+	ns, name, _ := strings.Cut(raw, "/")
+	key := annotations.ProxySSLSecret.Name()
+	if ns != f.ing.Namespace {
+		// ingress-nginx's allow-cross-namespace-resources is off by
+		// default: it denies the location.
+		f.problem("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: the Ingress's routes answer 503", key, raw)
+		f.upstream.denied = "proxy-ssl-secret of another namespace"
+		return
+	}
+	secret := f.secret(types.NamespacedName{Namespace: ns, Name: name})
+	ca, client, err := upstreamSecret(secret)
+	if err != nil {
+		f.problem("InvalidAnnotation", "annotation %s=%q: %v: the Ingress's routes answer 503", key, raw, err)
+		f.upstream.denied = "proxy-ssl-secret unusable"
+		return
+	}
+	if cp.TLS == nil {
+		return
+	}
+	t := &ir.UpstreamTLS{MinVersion: "TLSv1.2", MaxVersion: "TLSv1.2"} // nginx's proxy-ssl-protocols default
+	sslName, _ := annotations.ProxySSLName.Get(values)
+	if verify, _ := annotations.ProxySSLVerify.Get(values); verify {
+		t.CA, t.VerifyName, t.VerifyDepth = ca, sslName, 1
+		if depth, ok := annotations.ProxySSLVerifyDepth.Get(values); ok {
+			t.VerifyDepth = uint32(depth)
+		}
+	}
+	if sni, _ := annotations.ProxySSLServerName.Get(values); sni {
+		t.SNI = sslName
+	}
+	if client != nil {
+		t.ClientChain, t.ClientKey = client.Chain, client.Key
+	}
+	if versions, ok := annotations.ProxySSLProtocols.Get(values); ok {
+		t.MinVersion, t.MaxVersion = versions[0], versions[len(versions)-1]
+	}
+	t.Ciphers, _ = annotations.ProxySSLCiphers.Get(values)
+	cp.TLS = t
+}
+
+// upstreamSecret reads proxy-ssl-secret's ca.crt, which must hold a
+// certificate, and its client certificate, when it has tls.crt or tls.key.
+func upstreamSecret(s *corev1.Secret) (ir.PEM, *ir.Certificate, error) {
+	if s == nil {
+		return nil, nil, errors.New("secret not found")
+	}
+	ca := s.Data["ca.crt"]
+	if err := checkCABundle(ca); err != nil {
+		return nil, nil, fmt.Errorf("ca.crt: %w", err)
+	}
+	if len(s.Data[corev1.TLSCertKey]) == 0 && len(s.Data[corev1.TLSPrivateKeyKey]) == 0 {
+		return ca, nil, nil
+	}
+	client, err := validateKeyPair(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client certificate: %w", err)
+	}
+	return ca, client, nil
+}
+
+// checkCABundle accepts PEM with at least one certificate, every block a
+// certificate that parses: what Envoy loads as trusted CAs.
+func checkCABundle(b []byte) error {
+	n := 0
+	for rest := b; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			if strings.TrimSpace(string(rest)) != "" {
+				return errors.New("not PEM")
+			}
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("a %s block where certificates belong", block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return fmt.Errorf("a certificate does not parse: %w", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("missing, or no certificate in it")
+	}
+	return nil
+}
+
+// backendPolicy is the cluster policy of the route's cluster for ref: the
+// Ingress's, with service-upstream's address of ref's Service.
+func (f *fragmentBuilder) backendPolicy(ref *backendRef) *ir.ClusterPolicy {
+	if !f.upstream.serviceUpstream || ref.externalName != "" {
+		return f.clusterPolicy
+	}
+	svc := f.service(ref.service)
+	if svc == nil || svc.ClusterIP == "" || svc.ClusterIP == corev1.ClusterIPNone {
+		f.problem("InvalidAnnotation", "annotation %s: service %s has no cluster IP (headless): its endpoints are sent to",
+			annotations.ServiceUpstream.Name(), ref.service)
+		return f.clusterPolicy
+	}
+	var cp ir.ClusterPolicy
+	if f.clusterPolicy != nil {
+		cp = *f.clusterPolicy
+	}
+	cp.ServiceAddress = svc.ClusterIP
+	return &cp
+}
