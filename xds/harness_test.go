@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -97,10 +98,28 @@ func (ts *testServer) counter(t testing.TB, name string, labels ...string) float
 	return 0
 }
 
+// metricsEndpoints stands in for the process's /healthz, /readyz and
+// /metrics, which internal/pipeline serves (it imports this package, so
+// these tests cannot use it; its own tests cover those endpoints): the
+// server's readiness and its metrics registry, in Prometheus' text format.
+func metricsEndpoints(s *Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.Ready() {
+			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(s.Gatherer(), promhttp.HandlerOpts{}))
+	return mux
+}
+
 // scrape returns what /metrics serves.
 func (ts *testServer) scrape(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(ts.HTTPHandler(func() bool { return true }))
+	srv := httptest.NewServer(metricsEndpoints(ts.Server))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

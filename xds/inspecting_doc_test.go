@@ -230,15 +230,15 @@ data:
 	return pair.KeyPEM
 }
 
-// serveHTTPHandler serves the server's /healthz, /readyz and /metrics, as
-// serve does, and returns the address.
+// serveHTTPHandler serves the server's /healthz, /readyz and /metrics (as
+// metricsEndpoints stands them in for serve's) and returns the address.
 func serveHTTPHandler(t *testing.T, ts *testServer) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: ts.HTTPHandler(func() bool { return true }), ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	srv := &http.Server{Handler: metricsEndpoints(ts.Server), ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
 	go srv.Serve(lis)
 	t.Cleanup(func() { srv.Close() })
 	return lis.Addr().String()

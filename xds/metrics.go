@@ -1,13 +1,11 @@
 package xds
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Protocol label values.
@@ -109,10 +107,6 @@ func newMetrics() *metrics {
 		m.publishes.WithLabelValues(r)
 	}
 	return m
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
 }
 
 // published shows a new snapshot: its versions, its size and when.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -107,13 +106,13 @@ func TestPublishCountsChangedUnchangedAndInvalid(t *testing.T) {
 	}
 }
 
-// /readyz needs both the sources synced and a snapshot; gRPC health follows
-// the snapshot and goes NOT_SERVING on shutdown; /metrics is Prometheus text
-// from the server's own registry.
+// The server is ready once a snapshot is published (internal/pipeline adds
+// the sources' sync for /readyz); gRPC health follows the snapshot and goes
+// NOT_SERVING on shutdown; the metrics are Prometheus text from the
+// server's own registry.
 func TestReadinessHealthAndMetrics(t *testing.T) {
 	ts := startServer(t)
-	var synced atomic.Bool
-	srv := httptest.NewServer(ts.HTTPHandler(synced.Load))
+	srv := httptest.NewServer(metricsEndpoints(ts.Server))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(srv.URL + path)
@@ -133,23 +132,16 @@ func TestReadinessHealthAndMetrics(t *testing.T) {
 		return resp.GetStatus()
 	}
 
-	if code, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz = %d", code)
-	}
-	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before anything = %d, want 503", code)
+	if ts.Ready() {
+		t.Error("ready before a snapshot")
 	}
 	if got := grpcHealth(); got != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Errorf("gRPC health before a snapshot = %v", got)
 	}
-	synced.Store(true)
-	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz synced but without a snapshot = %d, want 503", code)
-	}
 	ts.publish(t, testFixture())
 	ts.ObserveBuild(1234)
-	if code, _ := get("/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz with a snapshot = %d, want 200", code)
+	if !ts.Ready() {
+		t.Error("not ready with a snapshot")
 	}
 	if got := grpcHealth(); got != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("gRPC health with a snapshot = %v", got)
