@@ -292,3 +292,14 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 // IsSet reports whether any annotation was honoured, or set with a value
 // that did not parse (which some keys refuse to do without: Invalid).
 func (v *Values) IsSet() bool { return len(v.parsed) > 0 || len(v.invalid) > 0 }
+
+// Keys lists every full key the registry reads (each prefix, each alias),
+// sorted: for tests that try them all, and for tools that list them.
+func (r *Registry) Keys() []string {
+	keys := make([]string, 0, len(r.byKey))
+	for k := range r.byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
