@@ -30,6 +30,7 @@ const (
 	useCORS filterSet = 1 << iota
 	useRBAC
 	useBuffer
+	useStatefulSession
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -62,6 +63,10 @@ func httpFilterOrder() []httpFilter {
 		// bound before that phase: such a request from a refused client
 		// gets 413 from nginx, 403 here.
 		{name: bufferFilter, use: useBuffer, config: func() proto.Message { return bufferListenerConfig() }, disabled: true},
+		// Last, the session cookie (affinity.go): it only tells the
+		// router's load balancer which endpoint to pick, and a request
+		// refused or answered before has no endpoint to stick to.
+		{name: statefulSessionFilter, use: useStatefulSession, config: statefulSessionListenerConfig},
 	}
 }
 

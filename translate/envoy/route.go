@@ -35,6 +35,12 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
+		// The session cookie is Secure on HTTPS listeners.
+		a, err := applyAffinity(route, r.Policy, l)
+		if err != nil {
+			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
+		}
+		u |= a
 		evh.Routes = append(evh.Routes, route)
 		uses |= u
 	}

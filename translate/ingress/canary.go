@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +39,9 @@ type canaryIntent struct {
 	headerPattern string
 	cookie        string
 	weight, total int
+	// legacyAffinity (affinity-canary-behavior "legacy"): the requests
+	// sent to the canary get no session cookie.
+	legacyAffinity bool
 }
 
 // defaultCanaryTotal is the least total balancer.lua divides by.
@@ -55,6 +59,8 @@ func (f *fragmentBuilder) readCanary(values *annotations.Values) {
 	c.headerValue, _ = annotations.CanaryByHeaderValue.Get(values)
 	c.headerPattern, _ = annotations.CanaryByHeaderPattern.Get(values)
 	c.cookie, _ = annotations.CanaryByCookie.Get(values)
+	behavior, _ := annotations.AffinityCanaryBehavior.Get(values)
+	c.legacyAffinity = behavior == "legacy"
 	if !enabled {
 		if c.weight > 0 || c.header != "" || c.headerValue != "" || c.headerPattern != "" || c.cookie != "" {
 			f.problem("CanaryNotEnabled", "canary annotations are set but %s is not \"true\": they are ignored and the Ingress is served as a mainline, as ingress-nginx does",
@@ -158,11 +164,25 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.Route) {
 	mainline := main.Action.Forward
 	toCanary := &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: canary, Weight: 1}}}
+	// The canary's sessions are the mainline's (ingress-nginx copies its
+	// affinity to the canary), unless told "legacy".
+	canaryPolicy := main.Policy
+	if c.legacyAffinity && main.Policy != nil && main.Policy.Affinity != nil {
+		p := *main.Policy
+		p.Affinity = nil
+		canaryPolicy = &p
+		if reflect.ValueOf(p).IsZero() {
+			canaryPolicy = nil
+		}
+	}
 	var out []*ir.Route
 	with := func(name string, value ir.StringMatch, fwd *ir.Forward) {
 		r := *main
 		r.Match.Headers = append(slices.Clone(main.Match.Headers), ir.HeaderMatch{Name: name, Value: value})
 		r.Action = ir.Action{Forward: fwd}
+		if fwd == toCanary {
+			r.Policy = canaryPolicy
+		}
 		out = append(out, &r)
 	}
 	if c.header != "" {
@@ -186,6 +206,7 @@ func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.R
 	switch {
 	case c.weight >= c.total:
 		split.Action = ir.Action{Forward: toCanary}
+		split.Policy = canaryPolicy
 	case c.weight > 0:
 		clusters := []ir.WeightedCluster{{Cluster: mainline.Clusters[0].Cluster, Weight: uint32(c.total - c.weight)}, {Cluster: canary, Weight: uint32(c.weight)}}
 		split.Action = ir.Action{Forward: &ir.Forward{Clusters: clusters}}

@@ -130,6 +130,7 @@ type fragmentBuilder struct {
 	// redirects are the redirects asked for beyond the policy.
 	redirects redirectIntent
 	rewrite   rewriteIntent
+	affinity  *affinityIntent // affinity.go; nil: none
 	// clusterPolicy is that of every cluster the Ingress's routes send
 	// to; nil: the default.
 	clusterPolicy *ir.ClusterPolicy
@@ -237,6 +238,7 @@ rules:
 			f.addRoute(host, pathType, path, nil, nginxPath{raw: raw, exact: exact}, &backend, where)
 		}
 	}
+	f.applyAffinity()
 	if f.frag.canary != nil {
 		return // a canary adds backends, never hosts, certificates or redirects
 	}

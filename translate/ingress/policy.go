@@ -21,6 +21,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	}
 	f.readRewrite(values)
 	f.readCanary(values)
+	f.readAffinity(values)
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)

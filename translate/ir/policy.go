@@ -43,6 +43,8 @@ type RoutePolicy struct {
 	IPRules *IPRules `json:"ipRules,omitempty"`
 	// RequestBody bounds the request body; nil: no bound.
 	RequestBody *RequestBody `json:"requestBody,omitempty"`
+	// Affinity keeps a client on one endpoint by a cookie; nil: none.
+	Affinity *SessionAffinity `json:"affinity,omitempty"`
 	// Hash is what a cluster with the RingHash load balancer hashes of
 	// the request to pick an endpoint: every part present, combined.
 	Hash []HashPart `json:"hash,omitempty"`
@@ -106,6 +108,26 @@ type Retries struct {
 	// NotMethods are request methods never retried (nginx does not retry
 	// non-idempotent requests).
 	NotMethods []string `json:"notMethods,omitempty"`
+}
+
+// SessionAffinity keeps a client on the endpoint a cookie names: a request
+// without the cookie (or naming an endpoint that is no longer ready) is
+// balanced as usual, and its response sets the cookie to the endpoint that
+// answered. The cookie is HttpOnly.
+type SessionAffinity struct {
+	// Cookie is the cookie's name, an HTTP token.
+	Cookie string `json:"cookie"`
+	// Path and Domain are the cookie's; empty: none. Neither holds ";",
+	// spaces or control characters.
+	Path   string `json:"path,omitempty"`
+	Domain string `json:"domain,omitempty"`
+	// SameSite is Strict, Lax, None, or empty (not sent).
+	SameSite string `json:"sameSite,omitempty"`
+	// MaxAge is the cookie's lifetime; zero: a session cookie.
+	MaxAge Duration `json:"maxAge,omitempty"`
+	// Secure makes the cookie Secure over plain HTTP too; over HTTPS it
+	// always is.
+	Secure bool `json:"secure,omitempty"`
 }
 
 // RequestBody bounds a request's body: a larger one is answered 413. The

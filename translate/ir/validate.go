@@ -254,6 +254,25 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 	if b := p.RequestBody; b != nil && b.MaxBytes == 0 {
 		bad("request body bound of 0 bytes")
 	}
+	if a := p.Affinity; a != nil {
+		if a.Cookie == "" || strings.HasPrefix(a.Cookie, ":") || validHeaderName(a.Cookie) != nil {
+			bad("affinity cookie name %q is not a token", a.Cookie)
+		}
+		for _, attr := range []string{a.Path, a.Domain} {
+			if hasControl(attr) || strings.ContainsAny(attr, "; ") {
+				bad("affinity cookie attribute %q", attr)
+			}
+		}
+		if a.Path != "" && !strings.HasPrefix(a.Path, "/") {
+			bad("affinity cookie path %q", a.Path)
+		}
+		if a.SameSite != "" && a.SameSite != "Strict" && a.SameSite != "Lax" && a.SameSite != "None" {
+			bad("affinity cookie SameSite %q", a.SameSite)
+		}
+		if a.MaxAge < 0 {
+			bad("affinity cookie: negative max age")
+		}
+	}
 	if r := p.Rewrite; r != nil {
 		if r.Prefix != "" && r.Regex != nil {
 			bad("rewrite: prefix and regex both set")
