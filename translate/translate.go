@@ -64,10 +64,11 @@ type Translator struct {
 	front  *ingress.Builder
 	render *envoy.Renderer
 
-	// The previous result and the positions of its IR's ExternalName
-	// backends (which have no load assignment), for the endpoint fast
-	// path; the positions are found on the first fast-path change after a
-	// full translation.
+	// The previous result and the positions of its IR's backends that
+	// have no load assignment (ExternalName ones, and those only
+	// service-upstream clusters send to), for the endpoint fast path; the
+	// positions are found on the first fast-path change after a full
+	// translation.
 	last      *Result
 	externals []int
 }
@@ -105,8 +106,9 @@ func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
 	backends := t.last.IR.Backends
 	if t.externals == nil {
 		t.externals = []int{}
+		eds := t.last.IR.EndpointBackends()
 		for i, be := range backends {
-			if be.ExternalName != "" {
+			if be.ExternalName != "" || !eds[be.Name] {
 				t.externals = append(t.externals, i)
 			}
 		}
@@ -116,7 +118,7 @@ func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
 	if i == len(backends) || backends[i].Service != svc {
 		return loadSlot{}, false
 	}
-	// Every backend before it has a load assignment, but ExternalName ones.
+	// Every backend before it has a load assignment, but those listed.
 	return loadSlot{backend: i, resource: i - sort.SearchInts(t.externals, i)}, true
 }
 
@@ -147,8 +149,12 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 			if old.ExternalName != "" {
 				continue
 			}
+			k := sort.SearchInts(t.externals, i)
+			noLoad := k < len(t.externals) && t.externals[k] == i
 			resource := r
-			r++
+			if !noLoad {
+				r++
+			}
 			be := *old
 			be.Endpoints = t.front.RefreshEndpoints(&be, current)
 			if ir.SameEndpoints(be.Endpoints, old.Endpoints) {
@@ -162,7 +168,9 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 				copied = true
 			}
 			model.Backends[i] = &be
-			res.Endpoints[resource] = t.render.LoadAssignment(&be)
+			if !noLoad {
+				res.Endpoints[resource] = t.render.LoadAssignment(&be)
+			}
 		}
 	}
 	t.last = &Result{Resources: &res, Problems: t.last.Problems, IR: &model}

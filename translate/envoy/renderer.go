@@ -179,8 +179,11 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 		}
 		res.Clusters = append(res.Clusters, msg)
 	}
+	// Backends whose only clusters send to one address (service-upstream)
+	// have no load assignment: no cluster would ask for it.
+	eds := m.EndpointBackends()
 	for _, be := range m.Backends {
-		if be.ExternalName == "" {
+		if be.ExternalName == "" && eds[be.Name] {
 			res.Endpoints = append(res.Endpoints, c.LoadAssignment(be))
 		}
 	}
