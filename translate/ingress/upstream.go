@@ -24,6 +24,9 @@ type upstreamIntent struct {
 	// (verification, a client certificate, a protocol) cannot be had, and
 	// connecting without it would be worse than not connecting.
 	denied string
+	// headless are the Services service-upstream could not use, reported
+	// once each.
+	headless map[types.NamespacedName]bool
 }
 
 // upstreamAnnotations reads ingress-nginx's upstream keys: the Host sent
@@ -197,6 +200,13 @@ func (f *fragmentBuilder) backendPolicy(ref *backendRef) *ir.ClusterPolicy {
 	}
 	svc := f.service(ref.service)
 	if svc == nil || svc.ClusterIP == "" || svc.ClusterIP == corev1.ClusterIPNone {
+		if f.upstream.headless[ref.service] {
+			return f.clusterPolicy
+		}
+		if f.upstream.headless == nil {
+			f.upstream.headless = map[types.NamespacedName]bool{}
+		}
+		f.upstream.headless[ref.service] = true
 		f.problem("InvalidAnnotation", "annotation %s: service %s has no cluster IP (headless): its endpoints are sent to",
 			annotations.ServiceUpstream.Name(), ref.service)
 		return f.clusterPolicy
