@@ -47,7 +47,8 @@ var ProxySSLVerify = Key[bool]{&definition{
 	scope:   ScopeCluster,
 	doc:     `"on": the backend's certificate must be signed by the proxy-ssl-secret's ca.crt (and name proxy-ssl-name when it is set), or the connection fails (503); "off" (the default): it is not checked.`,
 	verdict: HonouredWithDifference,
-	note:    `Without proxy-ssl-name nginx checks the certificate against its upstream's name ("upstream_balancer"), which no real certificate carries; Envoy checks the chain only.`,
+	note: `A certificate that does not verify fails the connection: the client gets 503 from Envoy, where nginx answers 502. ` +
+		`Without proxy-ssl-name nginx checks the certificate against its upstream's name ("upstream_balancer"), which no real certificate carries; Envoy checks the chain only.`,
 	parse:   parseOnOff,
 }}
 
