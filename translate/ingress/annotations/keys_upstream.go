@@ -49,7 +49,7 @@ var ProxySSLVerify = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `A certificate that does not verify fails the connection: the client gets 503 from Envoy, where nginx answers 502. ` +
 		`Without proxy-ssl-name nginx checks the certificate against its upstream's name ("upstream_balancer"), which no real certificate carries; Envoy checks the chain only.`,
-	parse:   parseOnOff,
+	parse: parseOnOff,
 }}
 
 // ProxySSLVerifyDepth bounds the backend's certificate chain.
