@@ -66,10 +66,14 @@ var SessionCookieName = Key[string]{&definition{
 
 // SessionCookiePath is the cookie's Path.
 var SessionCookiePath = Key[string]{&definition{
-	name:  "session-cookie-path",
-	under: Nginx,
-	scope: ScopeRoute,
-	doc:   `The cookie's Path (default: the Ingress path the request matched, as written; with use-regex, set it, as ingress-nginx asks).`,
+	name:    "session-cookie-path",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `The cookie's Path (default: the Ingress path the request matched, as written; with use-regex, set it, as ingress-nginx asks).`,
+	verdict: HonouredWithDifference,
+	note: `Envoy keeps sessions only on requests within the cookie's Path, which are those a browser sends it with: a request ` +
+		`outside it (a regular expression path as the default Path, or a session-cookie-path elsewhere) is balanced and gets no cookie, ` +
+		`where nginx would set one the browser never sends back.`,
 	parse: parseCookiePath,
 }}
 
