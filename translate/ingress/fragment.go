@@ -176,30 +176,29 @@ func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 
 // secret looks up a Secret an annotation names and records the dependency.
 func (f *fragmentBuilder) secret(name types.NamespacedName) *corev1.Secret {
-	s := f.state.Secrets[name]
-	if f.frag.reads.secrets == nil {
-		f.frag.reads.secrets = map[types.NamespacedName]*corev1.Secret{}
-	}
-	f.frag.reads.secrets[name] = s
-	return s
+	return read(f.state.Secrets, &f.frag.reads.secrets, name)
 }
 
 // configMap looks up a ConfigMap an annotation names and records the
 // dependency.
 func (f *fragmentBuilder) configMap(name types.NamespacedName) *corev1.ConfigMap {
-	c := f.state.ConfigMaps[name]
-	if f.frag.reads.configMaps == nil {
-		f.frag.reads.configMaps = map[types.NamespacedName]*corev1.ConfigMap{}
-	}
-	f.frag.reads.configMaps[name] = c
-	return c
+	return read(f.state.ConfigMaps, &f.frag.reads.configMaps, name)
 }
 
 // service looks a Service up and records the dependency.
 func (f *fragmentBuilder) service(name types.NamespacedName) *kube.Service {
-	svc := f.state.Services[name]
-	f.frag.reads.services[name] = svc
-	return svc
+	return read(f.state.Services, &f.frag.reads.services, name)
+}
+
+// read looks name up in objs and records in reads what it found there
+// (nil too: a missing object that appears must count as a change).
+func read[V any](objs map[types.NamespacedName]V, reads *map[types.NamespacedName]V, name types.NamespacedName) V {
+	v := objs[name]
+	if *reads == nil {
+		*reads = map[types.NamespacedName]V{}
+	}
+	(*reads)[name] = v
+	return v
 }
 
 func (f *fragmentBuilder) build() {
