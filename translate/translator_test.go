@@ -364,4 +364,7 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/service-upstream", "true"},
 	{"nginx.ingress.kubernetes.io/upstream-hash-by", "$remote_addr"},
 	{"nginx.ingress.kubernetes.io/upstream-vhost", "internal.example.com"},
+	// Fallback: an aggregate of each route's cluster and shop/web's (the
+	// Service is missing in other namespaces, and in shop when deleted).
+	{"nginx.ingress.kubernetes.io/default-backend", "web"},
 }

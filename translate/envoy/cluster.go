@@ -20,6 +20,9 @@ import (
 // backend's load assignment by name (service_name), which it shares with
 // every other cluster of that backend.
 func renderCluster(c *ir.Cluster, be *ir.Backend, parts *clusterParts) (Cluster, error) {
+	if len(c.Aggregate) > 0 {
+		return aggregateCluster(c)
+	}
 	if be.ExternalName == "" && c.Policy == nil {
 		return &EDSCluster{name: c.Name, parts: parts}, nil
 	}

@@ -90,8 +90,11 @@ type hostRoute struct {
 type clusterRef struct {
 	name    string // ir.ClusterName(backend.name, policy)
 	backend *backendRef
-	policy  *ir.ClusterPolicy // nil: the default
+	policy  *ir.ClusterPolicy // nil: the default; an aggregate's: its first cluster's
 	ir      *ir.Cluster       // made by cluster()
+	// aggregate, when set, are the clusters this aggregate cluster sends
+	// to by priority (fallback.go); backend is the first's.
+	aggregate []*clusterRef
 }
 
 // backendRef is a resolved Service port.
@@ -116,7 +119,7 @@ func (r *backendRef) sameAs(o *backendRef) bool {
 
 // sameAs says whether two refs make the same cluster.
 func (r *clusterRef) sameAs(o *clusterRef) bool {
-	return r.name == o.name && r.backend.sameAs(o.backend) && reflect.DeepEqual(r.policy, o.policy)
+	return r.name == o.name && r.backend.sameAs(o.backend) && reflect.DeepEqual(r.policy, o.policy) && sameAggregate(r.aggregate, o.aggregate)
 }
 
 type fragmentBuilder struct {
@@ -136,6 +139,7 @@ type fragmentBuilder struct {
 	clusterPolicy *ir.ClusterPolicy
 	// upstream is what the upstream keys ask per backend (upstream.go).
 	upstream upstreamIntent
+	fallback *fallbackIntent // fallback.go; nil: none
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -262,9 +266,13 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 		}
 	}
 	var cluster *clusterRef
+	problemsBefore := len(f.frag.problems)
 	if ref, ok := f.resolveBackend(backend, where); ok && f.upstream.denied == "" {
 		policy := f.backendPolicy(ref)
-		cluster = &clusterRef{name: ir.ClusterName(ref.name, policy), backend: ref, policy: policy}
+		cluster = f.withFallback(&clusterRef{name: ir.ClusterName(ref.name, policy), backend: ref, policy: policy})
+		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
+	} else if fb, ok := f.insteadOf(backend, route, problemsBefore); ok {
+		cluster = fb
 		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
@@ -424,6 +432,9 @@ func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (k
 
 // cluster is the IR value of the cluster, made once per ref.
 func (r *clusterRef) cluster() *ir.Cluster {
+	if r.ir == nil && len(r.aggregate) > 0 {
+		r.ir = r.aggregateCluster()
+	}
 	if r.ir == nil {
 		r.ir = &ir.Cluster{Name: r.name, Backend: r.backend.name, Policy: r.policy}
 	}

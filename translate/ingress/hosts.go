@@ -88,9 +88,13 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 				continue
 			}
 			seen[key] = ingName
-			if hr.cluster != nil && !usedCluster[hr.cluster.name] {
-				usedCluster[hr.cluster.name] = true
-				out.clusters = append(out.clusters, hr.cluster)
+			if hr.cluster != nil {
+				for _, c := range hr.cluster.withAggregated() {
+					if !usedCluster[c.name] {
+						usedCluster[c.name] = true
+						out.clusters = append(out.clusters, c)
+					}
+				}
 			}
 			if out.vhost == nil {
 				out.vhost = &ir.VirtualHost{Host: host}
@@ -265,13 +269,21 @@ func (s *sortedSet) settle() {
 	clear(s.changed)
 }
 
-// usedClusters keeps the clusters some route forwards to, in order.
+// usedClusters keeps the clusters some route forwards to, and those their
+// aggregates send to, in order.
 func usedClusters(clusters []*clusterRef, routes []*ir.Route) []*clusterRef {
 	used := map[string]bool{}
 	for _, r := range routes {
 		if f := r.Action.Forward; f != nil {
 			for _, wc := range f.Clusters {
 				used[wc.Cluster] = true
+			}
+		}
+	}
+	for _, c := range clusters {
+		if used[c.name] {
+			for _, child := range c.aggregate {
+				used[child.name] = true
 			}
 		}
 	}

@@ -22,6 +22,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.readRewrite(values)
 	f.readCanary(values)
 	f.readAffinity(values)
+	f.readFallback(values)
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)

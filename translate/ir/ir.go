@@ -13,7 +13,8 @@
 //     identity (the renderer does), and may share values between IRs.
 //   - Lists are sorted as each field says, names are unique, and every
 //     reference resolves: a route forwards only to clusters the IR lists,
-//     a cluster sends only to a backend it lists, a virtual host serves
+//     a cluster sends only to a backend it lists (an aggregate cluster
+//     only to clusters it lists), a virtual host serves
 //     only a certificate it lists. Validate checks all of it.
 //   - It round-trips through JSON (golden files at both seams).
 package ir
@@ -29,7 +30,8 @@ type IR struct {
 	// VirtualHosts are sorted by Host. Every virtual host is served on
 	// every HTTP listener, and, with a Certificate, on every HTTPS one.
 	VirtualHosts []*VirtualHost `json:"virtualHosts"`
-	// Clusters are sorted by Name and are exactly those routes forward to.
+	// Clusters are sorted by Name and are exactly those routes forward to
+	// and those aggregate clusters send to.
 	Clusters []*Cluster `json:"clusters"`
 	// Backends are sorted by Name and are exactly those clusters send to.
 	Backends []*Backend `json:"backends"`
@@ -210,6 +212,11 @@ type Cluster struct {
 	Name    string         `json:"name"`
 	Backend string         `json:"backend"`
 	Policy  *ClusterPolicy `json:"policy,omitempty"`
+	// Aggregate, when set, makes this an aggregate cluster (aggregate.go):
+	// it sends to these clusters by priority, the first with a ready
+	// endpoint taking the request. The first sends to Backend; Policy is
+	// nil and Name is AggregateClusterName(Backend, Aggregate).
+	Aggregate []string `json:"aggregate,omitempty"`
 }
 
 // PEM is PEM-encoded data, shown as text in JSON.

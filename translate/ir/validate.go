@@ -62,9 +62,22 @@ func (r *IR) Validate() error {
 	}
 
 	sortedUnique(bad, "cluster", r.Clusters, func(c *Cluster) string { return c.Name })
+	clusterByName := make(map[string]*Cluster, len(r.Clusters))
+	for _, c := range r.Clusters {
+		clusterByName[c.Name] = c
+	}
 	for _, c := range r.Clusters {
 		if !backends[c.Backend] {
 			bad("cluster %s: backend %q is not listed", c.Name, c.Backend)
+		}
+		if len(c.Aggregate) > 0 {
+			if want := AggregateClusterName(c.Backend, c.Aggregate); c.Name != want {
+				bad("cluster %s: name should be %s for its backend and clusters", c.Name, want)
+			}
+			if err := c.validateAggregate(clusterByName); err != nil {
+				bad("cluster %s: %v", c.Name, err)
+			}
+			continue
 		}
 		if want := ClusterName(c.Backend, c.Policy); c.Name != want {
 			bad("cluster %s: name should be %s for its backend and policy", c.Name, want)

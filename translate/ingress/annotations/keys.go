@@ -13,5 +13,5 @@ func table() []*definition {
 		UseRegex.def,
 		RewriteTarget.def,
 		XForwardedPrefix.def,
-	), slices.Concat(proxyKeys(), upstreamKeys(), canaryKeys(), affinityKeys())...)
+	), slices.Concat(proxyKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys())...)
 }
