@@ -3,7 +3,6 @@ package annotations
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 )
 
@@ -133,13 +132,20 @@ func parseCanaryValue(s string) (any, error) {
 	return s, nil
 }
 
+// maxCanaryPattern keeps the route's expression, the pattern with what
+// finds it anywhere in the value, within ir.MaxRegexLength.
+const maxCanaryPattern = 1000
+
 // parseCanaryPattern reads a regular expression that RE2 compiles.
 func parseCanaryPattern(s string) (any, error) {
 	s = strings.TrimSpace(s)
 	if !canaryPattern.MatchString(s) {
 		return nil, fmt.Errorf("not a pattern ingress-nginx accepts (letters, digits, -._~/: and ^$[](){}*+?|&=\\)")
 	}
-	if _, err := syntax.Parse(s, syntax.Perl); err != nil {
+	if len(s) > maxCanaryPattern {
+		return nil, fmt.Errorf("a pattern of %d bytes, over %d", len(s), maxCanaryPattern)
+	}
+	if _, err := regexp.Compile(s); err != nil {
 		return nil, fmt.Errorf("not a regular expression RE2 accepts: %w", err)
 	}
 	return s, nil
