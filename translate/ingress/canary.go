@@ -123,9 +123,8 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 					continue
 				}
 				taken[i] = name
-				// The canary is reached as the mainline's location
-				// reaches its own backend.
-				ref := &clusterRef{name: ir.ClusterName(hr.cluster.backend.name, main.cluster.policy), backend: hr.cluster.backend, policy: main.cluster.policy}
+				policy := canaryClusterPolicy(main.cluster.policy, hr.cluster.policy)
+				ref := &clusterRef{name: ir.ClusterName(hr.cluster.backend.name, policy), backend: hr.cluster.backend, policy: policy}
 				clusters = append(clusters, ref)
 				var routes []*ir.Route
 				routes, kept[i].route = f.canary.routes(main.route, ref.name)
@@ -155,6 +154,25 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 		out = append(out, hr)
 	}
 	return out, clusters, problems
+}
+
+// canaryClusterPolicy is how the canary's backend is reached: as the
+// mainline's location reaches its own (protocol, TLS, connect timeout, load
+// balancer, which goes with the mainline route's hash), but at the canary's
+// own address when service-upstream gave it its Service's cluster IP.
+func canaryClusterPolicy(mainline, own *ir.ClusterPolicy) *ir.ClusterPolicy {
+	var p ir.ClusterPolicy
+	if mainline != nil {
+		p = *mainline
+	}
+	p.ServiceAddress = ""
+	if own != nil {
+		p.ServiceAddress = own.ServiceAddress
+	}
+	if p.IsDefault() {
+		return nil
+	}
+	return &p
 }
 
 // routes are the routes a canary puts ahead of a mainline route (header

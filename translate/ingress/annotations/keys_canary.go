@@ -25,7 +25,8 @@ var Canary = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `The canary applies to the mainline's path it names; ingress-nginx attaches the alternative to the mainline's upstream ` +
 		`(its Service port), so that other paths of the same Service are canaried too. The canary's requests are forwarded with the ` +
-		`mainline route's policy (timeouts, rewrites, connect timeout), as nginx serves them from the mainline's location.`,
+		`mainline route's policy (timeouts, rewrites, protocol, TLS, connect timeout), as nginx serves them from the mainline's location; ` +
+		`the canary's own load-balance and upstream-hash-by give way to the mainline's (its service-upstream is kept).`,
 	parse: parseBool,
 }}
 
