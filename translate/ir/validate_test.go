@@ -48,6 +48,12 @@ func TestValidate(t *testing.T) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{IPRules: &IPRules{Allow: []string{"10.0.0.1/8"}}}
 		}, "canonical CIDR"},
 		{"endpoint that is no address", func(m *IR) { m.Backends[0].Endpoints[0].Address = "host.example" }, "endpoint"},
+		{"affinity cookie name that is no token", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a b"}}
+		}, "not a token"},
+		{"affinity cookie attribute with a ;", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
+		}, "affinity cookie attribute"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := valid()
