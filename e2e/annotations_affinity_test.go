@@ -268,6 +268,38 @@ func TestSessionAffinity(t *testing.T) {
 		sticks(t, 20)
 	})
 
+	// When the endpoint a cookie names goes, the session moves to another
+	// endpoint and the response says which, as nginx picks a new upstream
+	// and sets its cookie (sticky.lua balance).
+	t.Run("a session whose endpoint is gone moves, with a new cookie", func(t *testing.T) {
+		writeManifest(t, fm.dir, "services.yaml", stickyServiceYAML(b[0], b[2])+echoServicesYAML(b[3]))
+		header := http.Header{"Cookie": {"SERVERID=" + cookies["two"].Value}}
+		framework.Eventually(t, convergeTimeout, "endpoint two gone", func() error {
+			status, backend, h, err := getWith(envoy, "sticky.test", "/something", header)
+			if err != nil {
+				return err
+			}
+			if status != http.StatusOK || backend == "two" {
+				return fmt.Errorf("with two's cookie: %d from %q", status, backend)
+			}
+			c, err := findCookie(h, "SERVERID")
+			if err != nil {
+				return err
+			}
+			// The new cookie keeps the client where it went.
+			for range 10 {
+				_, again, _, err := getWith(envoy, "sticky.test", "/something", http.Header{"Cookie": {"SERVERID=" + c.Value}})
+				if err != nil {
+					return err
+				}
+				if again != backend {
+					return fmt.Errorf("the new cookie for %s reached %s", backend, again)
+				}
+			}
+			return nil
+		})
+	})
+
 	// canary.go "canary affinity behavior": the request the header sends
 	// to the canary gets the mainline's session cookie ("sticky", the
 	// default), and none with "legacy" ("routes traffic to either
