@@ -29,7 +29,9 @@ var DefaultBackend = Key[string]{&definition{
 		`the request carries none of them (Envoy cannot add request headers for one cluster of an aggregate). X-Format is never set ` +
 		`(the request's own Accept is there), and X-Request-ID is Envoy's x-request-id. A default backend of type ExternalName, without ` +
 		`a TCP first port, or missing is reported and not used (as ingress-nginx ignores it); one without a ready endpoint either ` +
-		`gives 503, as from nginx.`,
+		`gives 503, as from nginx. A rule's ExternalName Service, or one reached at its cluster IP (service-upstream), always has an ` +
+		`address and never falls back, as in ingress-nginx. custom-http-errors is not honoured yet: an upstream's error responses ` +
+		`pass through, never to the default backend.`,
 	parse: parseServiceName,
 }}
 
