@@ -106,6 +106,8 @@ func TestCanary(t *testing.T) {
 		{"cookie always", "cookie.canary.test", http.Header{"Cookie": {"CanaryByCookie=always"}}, "canary"},
 		{"cookie always among others", "cookie.canary.test", http.Header{"Cookie": {"a=b; CanaryByCookie=always; c=d"}}, "canary"},
 		{"cookie never", "cookie.canary.test", http.Header{"Cookie": {"CanaryByCookie=never"}}, "mainline"},
+		{"the cookie's name in another case", "cookie.canary.test", http.Header{"Cookie": {"canarybycookie=always"}}, "canary"},
+		{"the cookie's value in another case", "cookie.canary.test", http.Header{"Cookie": {"CanaryByCookie=Always"}}, "mainline"},
 		{"cookie other value", "cookie.canary.test", http.Header{"Cookie": {"CanaryByCookie=badcookievalue"}}, "mainline"},
 		{"another cookie's name ending the same", "cookie.canary.test", http.Header{"Cookie": {"xCanaryByCookie=always"}}, "mainline"},
 		// "when canaried by header with value and cookie": a header value

@@ -233,7 +233,9 @@ func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.R
 }
 
 // cookieIs is a regular expression over the Cookie header (cookies joined
-// by ";") for a cookie of that name and value.
+// by ";") for a cookie of that name and value. The name is compared in any
+// case, as nginx's $cookie_ variables compare it; the value exactly, as
+// balancer.lua does.
 func cookieIs(name, value string) string {
-	return `(?:.*;)?\s*` + regexp.QuoteMeta(name) + `=` + regexp.QuoteMeta(value) + `\s*(?:;.*)?`
+	return `(?:.*;)?\s*(?i:` + regexp.QuoteMeta(name) + `)=` + regexp.QuoteMeta(value) + `\s*(?:;.*)?`
 }

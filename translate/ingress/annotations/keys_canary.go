@@ -93,7 +93,7 @@ var CanaryByCookie = Key[string]{&definition{
 	scope:   ScopeRoute,
 	doc:     `A cookie ("canary"): "always" sends the request to the canary, "never" to the mainline, anything else leaves the choice to the weight. canary-by-header decides first.`,
 	verdict: HonouredWithDifference,
-	note:    `Where a request carries the cookie twice, any "always" or "never" counts (nginx reads the first); the name is compared case-sensitively.`,
+	note:    `Where a request carries the cookie twice, "always" in either wins (nginx reads the first).`,
 	parse:   parseCanaryName,
 }}
 
