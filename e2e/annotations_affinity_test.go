@@ -82,6 +82,15 @@ spec:
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
+  name: samesite
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/affinity: cookie, nginx.ingress.kubernetes.io/session-cookie-samesite: None, nginx.ingress.kubernetes.io/session-cookie-conditional-samesite-none: "true"}
+spec:
+  rules: [{host: samesite.test, http: {paths: [{path: /, pathType: Prefix, backend: ` + sticky + `}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
   name: regex
   namespace: default
   annotations: {nginx.ingress.kubernetes.io/affinity: cookie, nginx.ingress.kubernetes.io/use-regex: "true", nginx.ingress.kubernetes.io/session-cookie-path: /foo/bar}
@@ -202,6 +211,29 @@ func TestSessionAffinity(t *testing.T) {
 		}
 		if !c.Secure {
 			t.Errorf("Set-Cookie %q: want Secure", c.Raw)
+		}
+	})
+	// session-cookie-conditional-samesite-none (no e2e test in
+	// ingress-nginx; util/same_site.lua): SameSite=None, but not for the
+	// browsers that refuse it.
+	t.Run("conditional SameSite=None", func(t *testing.T) {
+		for _, tc := range []struct {
+			agent string
+			none  bool // SameSite=None is sent
+		}{
+			{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", true},
+			{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/51.0.2704.103 Safari/537.36", false},
+			{"Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1", false},
+			{"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Safari/605.1.15", false},
+			{"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_14_6) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", true},
+		} {
+			c, err := sessionCookie(envoy, "samesite.test", "/", http.Header{"User-Agent": {tc.agent}}, "INGRESSCOOKIE")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if none := c.SameSite == http.SameSiteNoneMode; none != tc.none || !tc.none && strings.Contains(c.Raw, "SameSite") {
+				t.Errorf("User-Agent %q: Set-Cookie %q, want SameSite=None %v", tc.agent, c.Raw, tc.none)
+			}
 		}
 	})
 	t.Run("should work with use-regex annotation and session-cookie-path", func(t *testing.T) {

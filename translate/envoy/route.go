@@ -35,13 +35,14 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
-		// The session cookie is Secure on HTTPS listeners.
-		a, err := applyAffinity(route, r.Policy, l)
+		// The session cookie is Secure on HTTPS listeners, and may need
+		// routes of its own ahead of this one (affinity.go).
+		ahead, a, err := applyAffinity(route, r.Policy, l)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
 		u |= a
-		evh.Routes = append(evh.Routes, route)
+		evh.Routes = append(append(evh.Routes, ahead...), route)
 		uses |= u
 	}
 	return compactVirtualHost(evh), uses, nil

@@ -33,6 +33,7 @@ func (f *fragmentBuilder) readAffinity(values *annotations.Values) {
 	a.cookie.Path, a.pathSet = annotations.SessionCookiePath.Get(values)
 	a.cookie.Domain, _ = annotations.SessionCookieDomain.Get(values)
 	a.cookie.SameSite, _ = annotations.SessionCookieSameSite.Get(values)
+	a.cookie.ConditionalSameSiteNone, _ = annotations.SessionCookieConditionalSameSiteNone.Get(values)
 	a.cookie.Secure, _ = annotations.SessionCookieSecure.Get(values)
 	// Envoy writes Max-Age only: Expires's seconds give the same lifetime.
 	if d, ok := annotations.SessionCookieMaxAge.Get(values); ok {

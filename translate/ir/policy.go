@@ -45,6 +45,9 @@ type RoutePolicy struct {
 	RequestBody *RequestBody `json:"requestBody,omitempty"`
 	// Affinity keeps a client on one endpoint by a cookie; nil: none.
 	Affinity *SessionAffinity `json:"affinity,omitempty"`
+	// ErrorPages replace responses of some codes (errorpages.go); nil:
+	// none.
+	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
 	// Hash is what a cluster with the RingHash load balancer hashes of
 	// the request to pick an endpoint: every part present, combined.
 	Hash []HashPart `json:"hash,omitempty"`
@@ -123,6 +126,9 @@ type SessionAffinity struct {
 	Domain string `json:"domain,omitempty"`
 	// SameSite is Strict, Lax, None, or empty (not sent).
 	SameSite string `json:"sameSite,omitempty"`
+	// ConditionalSameSiteNone leaves SameSite=None out for the browsers
+	// known to refuse a cookie with it.
+	ConditionalSameSiteNone bool `json:"conditionalSameSiteNone,omitempty"`
 	// MaxAge is the cookie's lifetime; zero: a session cookie.
 	MaxAge Duration `json:"maxAge,omitempty"`
 	// Secure makes the cookie Secure over plain HTTP too; over HTTPS it

@@ -98,13 +98,12 @@ var SessionCookieSameSite = Key[string]{&definition{
 // SessionCookieConditionalSameSiteNone leaves SameSite=None out for the
 // browsers that mishandle it.
 var SessionCookieConditionalSameSiteNone = Key[bool]{&definition{
-	name:    "session-cookie-conditional-samesite-none",
-	under:   Nginx,
-	scope:   ScopeRoute,
-	doc:     `"true": SameSite=None is left out for browsers known to refuse it (old Chrome and Safari).`,
-	verdict: HonouredWithDifference,
-	note:    `Envoy's cookie does not depend on the client: SameSite=None is sent to every browser.`,
-	parse:   parseBool,
+	name:  "session-cookie-conditional-samesite-none",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"true": SameSite=None is left out for the browsers ingress-nginx knows to refuse it (Chrome 40 to 69, iOS 12, Safari on ` +
+		`macOS 10.14), told by their User-Agent: routes of their own, ahead of the route, set the cookie without SameSite.`,
+	parse: parseBool,
 }}
 
 // SessionCookieMaxAge is the cookie's lifetime.
