@@ -6,6 +6,7 @@ package echo
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 )
 
 // Reply is what every request gets back, as JSON.
@@ -19,7 +20,8 @@ type Reply struct {
 	Header http.Header `json:"header,omitempty"`
 }
 
-// Handler answers every request with a Reply naming backend, or, when its
+// Handler answers every request with a Reply naming backend (with the
+// status its query's "status" asks for, from 200 to 599, else 200), or, when its
 // query asks for one, a slow response (slow.go), or, to a WebSocket
 // handshake, an upgraded connection that echoes (upgrade.go).
 func Handler(backend string) http.Handler {
@@ -30,6 +32,20 @@ func Handler(backend string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Backend", backend)
+		if code := answerStatus(r); code != 0 {
+			w.WriteHeader(code)
+		}
 		json.NewEncoder(w).Encode(Reply{Backend: backend, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header})
 	})
+}
+
+// answerStatus is the status a request's query asks for ("status=503"),
+// for tests of what the proxy does with an upstream's error responses; 0:
+// none, or not one from 200 to 599.
+func answerStatus(r *http.Request) int {
+	code, err := strconv.Atoi(r.URL.Query().Get("status"))
+	if err != nil || code < 200 || code > 599 {
+		return 0
+	}
+	return code
 }
