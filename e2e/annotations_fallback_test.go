@@ -99,6 +99,112 @@ func TestFallbackAnnotations(t *testing.T) {
 	})
 }
 
+// TestCustomHTTPErrors checks ingress-nginx's custom-http-errors through a
+// real Envoy. ingress-nginx's test (test/e2e/annotations/customhttperrors.go
+// "configures Nginx correctly") only reads nginx.conf: error_page for each
+// code to a location that sends to the default backend, from the
+// annotation when set; its docs/user-guide/custom-errors.md says what the
+// default backend receives (X-Code, X-Namespace, X-Ingress-Name,
+// X-Service-Name, X-Service-Port, a GET of "/"). The echo backend answers
+// the status its query asks for.
+func TestCustomHTTPErrors(t *testing.T) {
+	backends := echoBackends(t, "alpha", "errors")
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(backends...)},
+		manifest{"ingresses.yaml", customErrorsIngressesYAML})
+	envoy := fm.envoy
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	framework.Eventually(t, convergeTimeout, "pages.example.com served by alpha", func() error {
+		return envoy.Expect("pages.example.com", "/", http.StatusOK, "alpha")
+	})
+
+	// customhttperrors.go "configures Nginx correctly": error_page 404
+	// and 503 send to the default backend from the annotation, whose
+	// answer the client gets, status included. nginx's rewrite to /
+	// keeps the query, so the default backend (an echo too) is asked for
+	// the same status and answers it.
+	for _, code := range []string{"404", "503"} {
+		t.Run("an upstream's "+code+" is the default backend's answer", func(t *testing.T) {
+			r, err := envoy.Get("pages.example.com", "/some/page?status="+code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(r.Status) != code || r.Backend != "errors" {
+				t.Fatalf("GET /some/page?status=%s: %d from %q, want the default backend's answer, %s", code, r.Status, r.Backend, code)
+			}
+			if r.Echo.Path != "/" || r.Echo.Query != "status="+code {
+				t.Errorf("the default backend was asked for %q?%q, want /?status=%s (nginx's rewrite to /, query kept)", r.Echo.Path, r.Echo.Query, code)
+			}
+			for name, want := range map[string]string{
+				"X-Code": code, "X-Ingress-Name": "pages", "X-Service-Name": "alpha", "X-Service-Port": "80", "X-Namespace": "default",
+			} {
+				if got := r.Echo.Header.Get(name); got != want {
+					t.Errorf("the default backend saw %s: %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+
+	// customhttperrors.go: only the codes listed have an error_page.
+	t.Run("a code not listed passes through", func(t *testing.T) {
+		if err := envoy.Expect("pages.example.com", "/?status=500", http.StatusInternalServerError, "alpha"); err != nil {
+			t.Error(err)
+		}
+	})
+
+	// Without default-backend, ingress-nginx uses its global default
+	// backend; ingress-xds has none, and the response passes through (the
+	// stated difference). disable-proxy-intercept-errors keeps the
+	// backend's error responses, as proxy_intercept_errors off.
+	t.Run("without a default backend, or with intercepting off, the response passes through", func(t *testing.T) {
+		for _, path := range []string{"/plain?status=503", "/off?status=503"} {
+			if err := envoy.Expect("pages.example.com", path, http.StatusServiceUnavailable, "alpha"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+const customErrorsIngressesYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: pages
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/default-backend: errors, nginx.ingress.kubernetes.io/custom-http-errors: "404,503"}
+spec:
+  rules:
+  - host: pages.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: no-backend
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/custom-http-errors: "503"}
+spec:
+  rules:
+  - host: pages.example.com
+    http: {paths: [{path: /plain, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: intercept-off
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/default-backend: errors
+    nginx.ingress.kubernetes.io/custom-http-errors: "503"
+    nginx.ingress.kubernetes.io/disable-proxy-intercept-errors: "true"
+spec:
+  rules:
+  - host: pages.example.com
+    http: {paths: [{path: /off, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`
+
 // notReadyServiceYAML is a Service whose one endpoint, at backend, is not
 // ready; readyServiceYAML the same endpoint ready.
 func notReadyServiceYAML(name string, backend *framework.Backend) string {

@@ -367,4 +367,6 @@ var toggledAnnotations = []struct{ key, value string }{
 	// Fallback: an aggregate of each route's cluster and shop/web's (the
 	// Service is missing in other namespaces, and in shop when deleted).
 	{"nginx.ingress.kubernetes.io/default-backend", "web"},
+	// Error pages: an error route first on each host, a filter.
+	{"nginx.ingress.kubernetes.io/custom-http-errors", "404,503"},
 }

@@ -31,6 +31,7 @@ const (
 	useRBAC
 	useBuffer
 	useStatefulSession
+	useCustomResponse
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -50,7 +51,13 @@ type httpFilter struct {
 // filterSet, and its per-route configuration in the feature's file.
 func httpFilterOrder() []httpFilter {
 	return []httpFilter{
-		// CORS first: a preflight is answered before any access check,
+		// The error pages first (errorpages.go): nginx's error_page
+		// replaces a response of its codes whoever made it (the upstream,
+		// or nginx refusing a client or a body), so the filter sees every
+		// response, the other filters' local replies included, and the
+		// request it re-runs passes every filter again.
+		{name: customResponseFilter, use: useCustomResponse, config: customResponseListenerConfig},
+		// Then CORS: a preflight is answered before any access check,
 		// as ingress-nginx answers it (in nginx's rewrite phase, which
 		// runs before the access phase).
 		{name: corsFilter, use: useCORS, config: func() proto.Message { return &corsv3.Cors{} }},

@@ -107,6 +107,14 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[bufferFilter] = bodyLimit(p.RequestBody)
 		uses |= useBuffer
 	}
+	if p.ErrorPages != nil {
+		pages, err := errorPages(p.ErrorPages)
+		if err != nil {
+			return 0, err
+		}
+		per[customResponseFilter] = pages
+		uses |= useCustomResponse
+	}
 	for name, cfg := range per {
 		packed, err := anypb.New(cfg)
 		if err != nil {

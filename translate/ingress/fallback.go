@@ -24,16 +24,29 @@ import (
 
 // fallbackIntent is what default-backend asks.
 type fallbackIntent struct {
-	service  types.NamespacedName
+	service types.NamespacedName
+	// codes are custom-http-errors' (sorted, unique); nil: none.
+	codes    []uint32
 	resolved bool        // cluster has been looked for
 	cluster  *clusterRef // the default backend's; nil: unusable (reported)
 }
 
-// readFallback reads default-backend.
+// readFallback reads default-backend, custom-http-errors and
+// disable-proxy-intercept-errors.
 func (f *fragmentBuilder) readFallback(values *annotations.Values) {
-	if name, ok := annotations.DefaultBackend.Get(values); ok {
-		f.fallback = &fallbackIntent{service: types.NamespacedName{Namespace: f.ing.Namespace, Name: name}}
+	codes, hasCodes := annotations.CustomHTTPErrors.Get(values)
+	if off, _ := annotations.DisableProxyInterceptErrors.Get(values); off {
+		codes, hasCodes = nil, false
 	}
+	name, ok := annotations.DefaultBackend.Get(values)
+	if !ok {
+		if hasCodes && !annotations.DefaultBackend.Invalid(values) {
+			f.problem("UnsupportedAnnotation", "annotation %s without %s: ingress-nginx sends the errors to its global default backend, "+
+				"and ingress-xds has none: the responses pass through", annotations.CustomHTTPErrors.Name(), annotations.DefaultBackend.Name())
+		}
+		return
+	}
+	f.fallback = &fallbackIntent{service: types.NamespacedName{Namespace: f.ing.Namespace, Name: name}, codes: codes}
 }
 
 // fallbackCluster is the default backend's cluster, resolved once per
@@ -161,4 +174,94 @@ func sameAggregate(a, b []*clusterRef) bool {
 // withAggregated lists a cluster and those it aggregates.
 func (r *clusterRef) withAggregated() []*clusterRef {
 	return append([]*clusterRef{r}, r.aggregate...)
+}
+
+// errorPagesPrefix starts the path of each Ingress's error route.
+const errorPagesPrefix = "/.ingress-xds/error-pages/"
+
+// addErrorPages gives a forwarding route custom-http-errors' error pages,
+// when asked with a usable default backend, and makes the Ingress's error
+// route for the host: what nginx's @custom_ location does, a GET of "/"
+// to the default backend. The route's policy becomes its own (its headers
+// name its Service).
+func (f *fragmentBuilder) addErrorPages(host string, route *ir.Route, backend *networkingv1.IngressBackend) {
+	fb := f.fallback
+	if fb == nil || len(fb.codes) == 0 || backend.Service == nil {
+		return
+	}
+	cluster := f.fallbackCluster()
+	if cluster == nil {
+		return
+	}
+	port := backend.Service.Port.Name
+	if port == "" {
+		port = fmt.Sprint(backend.Service.Port.Number)
+	}
+	path := errorPagesPrefix + f.ing.Namespace + "/" + f.ing.Name
+	var p ir.RoutePolicy
+	if route.Policy != nil {
+		p = *route.Policy
+	}
+	p.ErrorPages = &ir.ErrorPages{Codes: fb.codes, Path: path, Headers: []ir.Header{
+		{Name: "X-Namespace", Value: f.ing.Namespace},
+		{Name: "X-Ingress-Name", Value: f.ing.Name},
+		{Name: "X-Service-Name", Value: backend.Service.Name},
+		{Name: "X-Service-Port", Value: port},
+	}}
+	route.Policy = &p
+	for _, er := range f.frag.errorRoutes {
+		if er.host == host {
+			return
+		}
+	}
+	f.frag.errorRoutes = append(f.frag.errorRoutes, hostRoute{
+		host: host,
+		route: &ir.Route{
+			Match:  ir.Match{PathType: ir.PathPrefix, Path: path},
+			Action: ir.Action{Forward: &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}},
+			Policy: &ir.RoutePolicy{Rewrite: &ir.Rewrite{Prefix: "/"}},
+			Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+		},
+		cluster: cluster,
+		where:   "annotation " + annotations.CustomHTTPErrors.Name(),
+		ingress: f.ing,
+	})
+}
+
+// errorRoute is a fragment's error route for host, if it has one.
+func (f *fragment) errorRoute(host string) (hostRoute, bool) {
+	for _, er := range f.errorRoutes {
+		if er.host == host {
+			return er, true
+		}
+	}
+	return hostRoute{}, false
+}
+
+// addErrorRoutes puts the error routes of the host's kept routes first,
+// ahead of every route that could match their paths, with their
+// clusters.
+func (h *hostMerge) addErrorRoutes(routes []hostRoute, used map[string]bool) {
+	if h.vhost == nil || len(routes) == 0 {
+		return
+	}
+	out := make([]*ir.Route, 0, len(routes)+len(h.vhost.Routes))
+	for _, er := range routes {
+		out = append(out, er.route)
+		if !used[er.cluster.name] {
+			used[er.cluster.name] = true
+			h.clusters = append(h.clusters, er.cluster)
+		}
+	}
+	h.vhost.Routes = append(out, h.vhost.Routes...)
+}
+
+// appendErrorRoute adds an Ingress's error route once.
+func appendErrorRoute(routes []hostRoute, er hostRoute) []hostRoute {
+	for _, r := range routes {
+		if r.route == er.route {
+			return routes
+		}
+	}
+	return append(routes, er)
 }

@@ -46,6 +46,9 @@ type fragment struct {
 	// appRoot is app-root's route for / of each host the Ingress routes
 	// (redirect.go); nil: none.
 	appRoot *ir.Route
+	// errorRoutes are custom-http-errors' routes, one per host
+	// (fallback.go).
+	errorRoutes []hostRoute
 }
 
 // reads are the objects a fragment looked up, as they were (nil: missing).
@@ -276,6 +279,9 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
+	}
+	if cluster != nil {
+		f.addErrorPages(host, route, backend)
 	}
 	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx})
 }

@@ -68,6 +68,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	seen := map[routeKey]types.NamespacedName{}
 	usedCluster := map[string]bool{}
 	var kept []hostRoute
+	var errorRoutes []hostRoute // fallback.go
 	regexMode := false
 	var canaries []*fragment
 	for _, f := range frags {
@@ -102,6 +103,9 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			out.vhost.Routes = append(out.vhost.Routes, hr.route)
 			kept = append(kept, hr)
 			regexMode = regexMode || hr.nginx.regex
+			if er, ok := f.errorRoute(host); ok && hr.route.Policy != nil && hr.route.Policy.ErrorPages != nil {
+				errorRoutes = appendErrorRoute(errorRoutes, er)
+			}
 		}
 	}
 	if len(canaries) > 0 {
@@ -168,6 +172,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			out.vhost.Certificate = out.cert.Name
 		}
 	}
+	out.addErrorRoutes(errorRoutes, usedCluster)
 	out.mergeAppRoot(host, frags)
 	return out
 }

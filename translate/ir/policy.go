@@ -45,6 +45,9 @@ type RoutePolicy struct {
 	RequestBody *RequestBody `json:"requestBody,omitempty"`
 	// Affinity keeps a client on one endpoint by a cookie; nil: none.
 	Affinity *SessionAffinity `json:"affinity,omitempty"`
+	// ErrorPages replace responses of some codes (errorpages.go); nil:
+	// none.
+	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
 	// Hash is what a cluster with the RingHash load balancer hashes of
 	// the request to pick an endpoint: every part present, combined.
 	Hash []HashPart `json:"hash,omitempty"`

@@ -264,6 +264,9 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			bad("unknown hash kind %q", h.Kind)
 		}
 	}
+	if e := p.ErrorPages; e != nil {
+		errs = append(errs, e.validate()...)
+	}
 	if b := p.RequestBody; b != nil && b.MaxBytes == 0 {
 		bad("request body bound of 0 bytes")
 	}

@@ -2,6 +2,8 @@ package annotations
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -30,10 +32,62 @@ var DefaultBackend = Key[string]{&definition{
 		`(the request's own Accept is there), and X-Request-ID is Envoy's x-request-id. A default backend of type ExternalName, without ` +
 		`a TCP first port, or missing is reported and not used (as ingress-nginx ignores it); one without a ready endpoint either ` +
 		`gives 503, as from nginx. A rule's ExternalName Service, or one reached at its cluster IP (service-upstream), always has an ` +
-		`address and never falls back, as in ingress-nginx. custom-http-errors is not honoured yet: an upstream's error responses ` +
-		`pass through, never to the default backend.`,
+		`address and never falls back, as in ingress-nginx.`,
 	parse: parseServiceName,
 }}
+
+// CustomHTTPErrors lists the codes whose responses the default backend
+// replaces.
+var CustomHTTPErrors = Key[[]uint32]{&definition{
+	name:  "custom-http-errors",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `Codes from 400 to 599 ("404,503"): a response of one of them, from the backend or from Envoy, is replaced by the ` +
+		`default backend's answer to a GET of "/" carrying X-Code (the code), X-Namespace, X-Ingress-Name, X-Service-Name and ` +
+		`X-Service-Port, as nginx's error_page with proxy_intercept_errors; the default backend's status is the client's.`,
+	verdict: HonouredWithDifference,
+	note: `Envoy's custom response filter re-runs the request as a GET of an error route of the virtual host ` +
+		`(/.ingress-xds/error-pages/<namespace>/<ingress>, which a client may also ask for directly) that sends to the default ` +
+		`backend with the path "/" (the query kept, as nginx's rewrite keeps it). The request keeps its own headers: X-Format is not set (Accept is there), X-Original-URI is not ` +
+		`sent (Envoy cannot keep the original path through the redirect), X-Request-ID is Envoy's x-request-id. Without ` +
+		`default-backend, ingress-nginx sends the errors to its global default backend; ingress-xds has none: the responses pass ` +
+		`through unchanged, which is reported. A request with a body is re-run without it.`,
+	parse: parseErrorCodes,
+}}
+
+// DisableProxyInterceptErrors keeps the backend's error responses.
+var DisableProxyInterceptErrors = Key[bool]{&definition{
+	name:    "disable-proxy-intercept-errors",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `"true": custom-http-errors does not replace the backend's error responses (nginx's proxy_intercept_errors off).`,
+	verdict: HonouredWithDifference,
+	note: `Envoy's filter cannot tell the backend's responses from Envoy's own, so "true" turns the error pages off altogether; ` +
+		`nginx still replaces the errors it makes itself (a 502 or 504 when the backend fails).`,
+	parse: parseBool,
+}}
+
+// parseErrorCodes reads a comma-separated list of codes from 400 to 599,
+// spaces ignored (ingress-nginx's validator removes them), as a sorted
+// list without repeats.
+func parseErrorCodes(s string) (any, error) {
+	var out []uint32
+	for _, f := range strings.Split(strings.ReplaceAll(s, " ", ""), ",") {
+		if f == "" {
+			continue
+		}
+		code, err := strconv.ParseUint(f, 10, 32)
+		if err != nil || code < 400 || code > 599 {
+			return nil, fmt.Errorf("%q is not a status code from 400 to 599", f)
+		}
+		out = append(out, uint32(code))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no status code")
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
 
 // parseServiceName reads a Service's name, which ingress-nginx's
 // ValidateServiceName holds to a DNS label (RFC 1035): a Service of the
@@ -50,5 +104,5 @@ func parseServiceName(s string) (any, error) {
 
 // fallbackKeys lists the keys of this file, for table.
 func fallbackKeys() []*definition {
-	return []*definition{DefaultBackend.def}
+	return []*definition{DefaultBackend.def, CustomHTTPErrors.def, DisableProxyInterceptErrors.def}
 }
