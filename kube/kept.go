@@ -12,7 +12,7 @@ import (
 // the addresses of its ready endpoints. Sources keep this rather than the
 // API object: at 10,000 Ingresses there are 100,000 slices with a million
 // endpoints, and the API objects, even trimmed, were the largest part of
-// the heap (some 2 KB a slice of 10 endpoints, against about 0.4 KB).
+// the heap, several times this (docs/benchmarks.md, "Memory").
 type EndpointSlice struct {
 	Namespace, Name string
 	// Service is the kubernetes.io/service-name label: the Service the

@@ -10,8 +10,8 @@ import (
 // sliceGroups holds the EndpointSlices of each Service, in State order,
 // kept up to date from the informer's events. It takes the place of an
 // informer index: client-go keeps an index as a set of keys per value, a
-// map of its own for each Service (some 200 bytes for the one slice a
-// Service usually has, 20 MB at 10,000 Ingresses), where a short list does.
+// map of its own for each Service, for the one slice a Service usually
+// has, where a short list does.
 //
 // A group is never modified once handed out: a change replaces the list,
 // so State may share it.

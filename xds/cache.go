@@ -257,9 +257,8 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // that one that comes back is sent again.
 //
 // What the client will hold is recorded in known itself, the map the
-// stream's subscription holds, rather than in a copy: a copy is 10,000
-// names per Envoy per endpoint change at 1,000 Ingresses (500 Envoys took
-// the publish 0.9 s). It is recorded only when the server takes the
+// stream's subscription holds, rather than in a copy: a copy is every name
+// per Envoy per endpoint change. It is recorded only when the server takes the
 // response to send it (GetReturnedResources), not here: go-control-plane's
 // SotW server drops a response still waiting in its watch's channel when
 // it handles a request of the same type first (it opens the next watch
@@ -286,8 +285,8 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 // sotwReturned is what a state-of-the-world wildcard client holds after
 // being sent everything: every resource of the type's version, which one
 // entry says (the server keeps this map per stream and, for a wildcard
-// subscription, never edits it: assumption 6). A map of every name per Envoy was 300 MB
-// for 500 Envoys holding 10,000 clusters.
+// subscription, never edits it: assumption 6), rather than a map of every
+// name per Envoy.
 func (ts *typeSnapshot) sotwReturned() map[string]string {
 	return map[string]string{syncedAt: ts.version}
 }

@@ -81,8 +81,8 @@ func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discover
 	// the response's version; a partial one (routes, load assignments,
 	// secrets) adds to what the client holds, each at its own version.
 	// A full response's names come from the snapshot, shared by every
-	// stream (500 Envoys holding 10,000 clusters each made 160 MB of
-	// copies when each was decoded from the response).
+	// stream, not decoded from each response (a copy per Envoy of every
+	// name).
 	r := sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: sentVersions(ctx)}
 	if r.names == nil {
 		r.full, r.fullNames = true, sentNames(ctx)

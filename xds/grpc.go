@@ -94,8 +94,8 @@ func (s *Server) newGRPCServer() *grpc.Server {
 // smallBufferPool pools only the buffers gRPC's default pool sizes (up to
 // 1 MiB) and leaves larger ones to the garbage collector. gRPC keeps any
 // size by default, and a control plane's large buffers are whole responses:
-// at 10,000 Ingresses the 10 MB route configuration and the 100,000
-// clusters, some 64 MB held between changes for the next one.
+// at scale the route configuration and every cluster, held between
+// changes for the next one.
 type smallBufferPool struct{ mem.BufferPool }
 
 const largestPooledBuffer = 1 << 20

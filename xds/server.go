@@ -155,8 +155,8 @@ func (s *Server) Ready() bool {
 
 func goControlPlaneLogger(l *slog.Logger) log.Logger {
 	// go-control-plane's debug messages list every resource name: format
-	// them only when they will be written (at 10,000 Ingresses formatting
-	// alone cost 9% of the CPU).
+	// them only when they will be written (at scale, formatting them was a
+	// large share of the CPU).
 	debug := func(f string, a ...any) {
 		if l.Enabled(context.Background(), slog.LevelDebug) {
 			l.Debug(fmt.Sprintf(f, a...), "component", "go-control-plane")

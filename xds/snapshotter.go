@@ -468,8 +468,8 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration, i
 		return resourceInfo{err: fmt.Errorf("encoding: %w", err)}
 	}
 	// The version hashes the rest and the virtual hosts' versions rather
-	// than the whole encoding (10 MB at 10,000 Ingresses): the same
-	// content either way.
+	// than the whole encoding (megabytes at scale): the same content
+	// either way.
 	versions := make([]byte, 0, 8+len(rest)+17*len(rc.VirtualHosts))
 	versions = binary.BigEndian.AppendUint64(versions, uint64(len(rest)))
 	versions = append(versions, rest...)

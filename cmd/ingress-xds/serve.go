@@ -178,11 +178,10 @@ func runServe(ctx context.Context, args []string) error {
 // defaultGCPercent is serve's garbage collection target. Almost all of the
 // control plane's heap is long-lived (informer caches, translations,
 // encodings kept to be sent), while Go's default (100) lets the heap grow to
-// twice that before collecting: at 10,000 Ingresses, 500 MB of garbage on
-// top of 500 MB live. 50 costs a collection every half as much allocation:
-// little between changes, when the control plane allocates little, more
-// while the initial list fills the heap. At 1,000 Ingresses it took peak
-// memory from 170 to 142 MiB (docs/benchmarks.md has the figures).
+// twice that before collecting, as much garbage again as there is live
+// heap. 50 costs a collection every half as much allocation: little between
+// changes, when the control plane allocates little, more while the initial
+// list fills the heap (docs/benchmarks.md, "Memory", has the figures).
 const defaultGCPercent = 50
 
 // setGCPercent applies --gc-percent unless $GOGC, which the Go runtime has
