@@ -333,6 +333,7 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/use-regex", "true"},
 	{"nginx.ingress.kubernetes.io/rewrite-target", "/new/$1"},
 	{"nginx.ingress.kubernetes.io/x-forwarded-prefix", "/prefix"},
+	{"nginx.ingress.kubernetes.io/server-alias", "alias.example.org, another.alias.example"},
 	// Proxy keys: a connect timeout moves the Ingress's routes to a
 	// cluster of their own; a body bound adds an HTTP filter.
 	{"nginx.ingress.kubernetes.io/proxy-connect-timeout", "5"},

@@ -83,6 +83,7 @@ type vhostEntry struct {
 	// cert is the host's certificate: whether it has one decides some
 	// redirects to HTTPS.
 	cert     string
+	aliases  []string
 	rendered *renderedHost
 }
 
@@ -94,9 +95,10 @@ type renderedHost struct {
 }
 
 type chainEntry struct {
-	cert string
-	uses filterSet
-	msg  *listenerv3.FilterChain
+	cert    string
+	uses    filterSet
+	aliases []string
+	msg     *listenerv3.FilterChain
 }
 
 type secretEntry struct {
@@ -316,12 +318,12 @@ func (c *Renderer) LoadAssignment(be *ir.Backend) LoadAssignment {
 func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHost, error) {
 	key := vhostKey{host: vh.Host, listener: l}
 	e := c.vhosts[key]
-	if e == nil || e.cert != vh.Certificate || !slices.Equal(e.routes, vh.Routes) {
+	if e == nil || e.cert != vh.Certificate || !slices.Equal(e.routes, vh.Routes) || !slices.Equal(e.aliases, vh.Aliases) {
 		msg, uses, err := renderVirtualHost(vh, l)
 		if err != nil {
 			return nil, err
 		}
-		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, rendered: &renderedHost{msg: msg, uses: uses}}
+		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, rendered: &renderedHost{msg: msg, uses: uses}}
 		c.vhosts[key] = e
 	}
 	return e.rendered, nil
@@ -329,12 +331,12 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 
 func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
-	if e == nil || e.cert != vh.Certificate || e.uses != uses {
+	if e == nil || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) {
 		msg, err := sniFilterChain(l, vh, uses)
 		if err != nil {
 			return nil, err
 		}
-		e = &chainEntry{cert: vh.Certificate, uses: uses, msg: msg}
+		e = &chainEntry{cert: vh.Certificate, uses: uses, aliases: vh.Aliases, msg: msg}
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil

@@ -114,7 +114,7 @@ func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listen
 	}
 	return &listenerv3.FilterChain{
 		Name:             vh.Host,
-		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: []string{vh.Host}},
+		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: append([]string{vh.Host}, vh.Aliases...)},
 		Filters:          []*listenerv3.Filter{hcm},
 		TransportSocket:  transport,
 	}, nil

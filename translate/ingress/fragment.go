@@ -34,6 +34,7 @@ const (
 // Services are unchanged.
 type fragment struct {
 	ingress  *networkingv1.Ingress
+	aliases  []string // server-alias (alias.go)
 	reads    reads
 	routes   []hostRoute
 	tls      []tlsRequest

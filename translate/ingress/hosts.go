@@ -31,6 +31,9 @@ type hostMerge struct {
 	// secrets are the Secrets the host's TLS entries asked for, as they were,
 	// so that a rotated or fixed Secret brings a new merge.
 	secrets map[types.NamespacedName]*corev1.Secret
+	// aliases are those the host asks for; the virtual host has those that
+	// stand (alias.go).
+	aliases []string
 }
 
 // hostsOf lists the hosts a fragment mentions, in routes or in spec.tls.
@@ -64,7 +67,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		frags = append(frags, byIngress[ing])
 	}
 
-	out := &hostMerge{}
+	out := &hostMerge{aliases: mergeAliases(host, frags)}
 	seen := map[routeKey]types.NamespacedName{}
 	usedCluster := map[string]bool{}
 	var kept []hostRoute

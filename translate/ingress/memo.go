@@ -40,6 +40,8 @@ type memo struct {
 	hosts     map[string]*hostEntry
 	hostNames *sortedSet      // hosts with a virtual host
 	tlsHosts  map[string]bool // hosts whose merge read Secrets
+	// aliasHosts are the hosts whose merge asks for aliases (alias.go).
+	aliasHosts map[string]bool
 
 	clusterRefs  map[string]*clusterRef // every cluster some host routes to
 	clusterUsers map[string]int         // how many hosts route to it
@@ -103,6 +105,7 @@ func newMemo(reg *annotations.Registry) *memo {
 		fragments:    map[types.NamespacedName]*fragment{},
 		hosts:        map[string]*hostEntry{},
 		tlsHosts:     map[string]bool{},
+		aliasHosts:   map[string]bool{},
 		clusterRefs:  map[string]*clusterRef{},
 		clusterUsers: map[string]int{},
 		hostNames:    newSortedSet(),
@@ -136,6 +139,7 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	for host := range dirty {
 		m.remerge(host, st.Secrets)
 	}
+	m.settleAliases(dirty)
 	if len(m.dropped) > 0 {
 		m.refsChanged = true
 		clear(m.dropped)
@@ -292,6 +296,11 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 		m.tlsHosts[host] = true
 	} else {
 		delete(m.tlsHosts, host)
+	}
+	if after != nil && len(after.aliases) > 0 {
+		m.aliasHosts[host] = true
+	} else {
+		delete(m.aliasHosts, host)
 	}
 }
 

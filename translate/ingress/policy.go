@@ -20,6 +20,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		return
 	}
 	f.readRewrite(values)
+	f.readAliases(values)
 	f.readCanary(values)
 	f.readAffinity(values)
 	f.readFallback(values)

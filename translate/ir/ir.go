@@ -73,6 +73,10 @@ type VirtualHost struct {
 	// Certificate names the Certificate served for this host over HTTPS;
 	// empty when the host is served over plain HTTP only.
 	Certificate string `json:"certificate,omitempty"`
+	// Aliases are other names of the host, served exactly as it is (and
+	// with its certificate); none is a virtual host of its own, nor the
+	// alias of another.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Object names the Kubernetes object a value came from, for problems and

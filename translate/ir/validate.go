@@ -47,9 +47,22 @@ func (r *IR) Validate() error {
 	backends := names(r.Backends, func(b *Backend) string { return b.Name })
 
 	sortedUnique(bad, "virtual host", r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
+	hosts := names(r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
+	aliased := map[string]string{}
 	for _, vh := range r.VirtualHosts {
 		if err := validHost(vh.Host); err != nil {
 			bad("virtual host %q: %v", vh.Host, err)
+		}
+		for _, alias := range vh.Aliases {
+			switch err := validHost(alias); {
+			case err != nil || strings.HasPrefix(alias, "*") || strings.HasPrefix(vh.Host, "*"):
+				bad("virtual host %q: alias %q: only exact names alias exact hosts", vh.Host, alias)
+			case hosts[alias]:
+				bad("virtual host %q: alias %q is a virtual host of its own", vh.Host, alias)
+			case aliased[alias] != "":
+				bad("virtual host %q: alias %q is already an alias of %q", vh.Host, alias, aliased[alias])
+			}
+			aliased[alias] = vh.Host
 		}
 		if vh.Certificate != "" && !certs[vh.Certificate] {
 			bad("virtual host %q: certificate %q is not listed", vh.Host, vh.Certificate)

@@ -13,5 +13,6 @@ func table() []*definition {
 		UseRegex.def,
 		RewriteTarget.def,
 		XForwardedPrefix.def,
+		ServerAlias.def,
 	), slices.Concat(proxyKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys())...)
 }
