@@ -64,8 +64,11 @@ type listenerEntry struct {
 
 type clusterEntry struct {
 	cluster *ir.Cluster
-	backend ir.Backend // without endpoints: what a cluster reads of it
 	msg     Cluster
+	// What a cluster reads of its backend, but for its name (the
+	// cluster's Backend): one entry per cluster, so only that.
+	port         int32
+	externalName string
 }
 
 type loadEntry struct {
@@ -278,15 +281,12 @@ func (c *Renderer) prune(m *ir.IR) {
 
 func (c *Renderer) cluster(cl *ir.Cluster, be *ir.Backend) (Cluster, error) {
 	e := c.clusters[cl.Name]
-	seen := *be
-	seen.Endpoints = nil
-	if e == nil || e.backend.Name != seen.Name || e.backend.Port != seen.Port || e.backend.ExternalName != seen.ExternalName ||
-		(e.cluster != cl && !sameCluster(e.cluster, cl)) {
+	if e == nil || e.port != be.Port || e.externalName != be.ExternalName || (e.cluster != cl && !sameCluster(e.cluster, cl)) {
 		msg, err := renderCluster(cl, be, c.parts)
 		if err != nil {
 			return nil, err
 		}
-		e = &clusterEntry{cluster: cl, backend: seen, msg: msg}
+		e = &clusterEntry{cluster: cl, msg: msg, port: be.Port, externalName: be.ExternalName}
 		c.clusters[cl.Name] = e
 	}
 	return e.msg, nil

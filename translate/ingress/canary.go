@@ -95,7 +95,7 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 			if hr.host != host {
 				continue
 			}
-			catchAll := hr.where == "spec.defaultBackend"
+			catchAll := hr.where.label == defaultBackendField
 			matched := false
 			for i := range kept {
 				main := kept[i]

@@ -220,10 +220,10 @@ func (f *fragmentBuilder) addErrorPages(host string, route *ir.Route, backend *n
 			Match:  ir.Match{PathType: ir.PathPrefix, Path: path},
 			Action: ir.Action{Forward: &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}},
 			Policy: &ir.RoutePolicy{Rewrite: &ir.Rewrite{Prefix: "/"}},
-			Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+			Source: f.source(),
 		},
 		cluster: cluster,
-		where:   "annotation " + annotations.CustomHTTPErrors.Name(),
+		where:   location{label: "annotation " + annotations.CustomHTTPErrors.Name()},
 		ingress: f.ing,
 	})
 }

@@ -84,7 +84,7 @@ type hostRoute struct {
 	host    string
 	route   *ir.Route
 	cluster *clusterRef // nil when the route answers directly
-	where   string      // the field it comes from, for conflict messages
+	where   location    // the field it comes from, for conflict messages
 	ingress *networkingv1.Ingress
 	nginx   nginxPath // for the host-wide regex mode (regex.go)
 }
@@ -138,6 +138,7 @@ type fragmentBuilder struct {
 	redirects redirectIntent
 	rewrite   rewriteIntent
 	affinity  *affinityIntent // affinity.go; nil: none
+	src       *ir.Object      // see source
 	// clusterPolicy is that of every cluster the Ingress's routes send
 	// to; nil: the default.
 	clusterPolicy *ir.ClusterPolicy
@@ -178,6 +179,15 @@ func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) i
 	}
 }
 
+// source is the routes' source: one value per Ingress, which its routes
+// share.
+func (f *fragmentBuilder) source() *ir.Object {
+	if f.src == nil {
+		f.src = &ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name}
+	}
+	return f.src
+}
+
 func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 	f.frag.problems = append(f.frag.problems, newProblem(f.ing, reason, format, args...))
 }
@@ -212,8 +222,19 @@ func read[V any](objs map[types.NamespacedName]V, reads *map[types.NamespacedNam
 func (f *fragmentBuilder) build() {
 	ing := f.ing
 	f.readAnnotations()
+	// Routes are kept for as long as the Ingress is unchanged: sized once.
+	n := 0
+	if ing.Spec.DefaultBackend != nil {
+		n++
+	}
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP != nil {
+			n += len(rule.HTTP.Paths)
+		}
+	}
+	f.frag.routes = make([]hostRoute, 0, min(n, MaxPathsPerIngress+1))
 	if def := ing.Spec.DefaultBackend; def != nil {
-		f.addRoute(ir.WildcardHost, ir.PathPrefix, "/", nil, nginxPath{raw: "/"}, def, "spec.defaultBackend")
+		f.addRoute(ir.WildcardHost, ir.PathPrefix, "/", nil, nginxPath{raw: "/"}, def, location{label: defaultBackendField})
 	}
 	paths := 0
 rules:
@@ -224,7 +245,7 @@ rules:
 			continue
 		}
 		for j, p := range rule.HTTP.Paths {
-			where := fmt.Sprintf("%s.http.paths[%d]", where, j)
+			where := location{rule: int32(i), path: int32(j)}
 			if paths++; paths > MaxPathsPerIngress {
 				f.problem("TooManyPaths", "%s: more than %d paths in one Ingress: this and later paths ignored", where, MaxPathsPerIngress)
 				break rules
@@ -255,7 +276,7 @@ rules:
 
 // addRoute adds a route for a path; route, when set, is its match and
 // policy already made (a regular expression path), else they are made here.
-func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path string, route *ir.Route, nginx nginxPath, backend *networkingv1.IngressBackend, where string) {
+func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path string, route *ir.Route, nginx nginxPath, backend *networkingv1.IngressBackend, where location) {
 	key := routeKey{host: host, pathType: pathType, path: path}
 	if f.seen[key] {
 		f.problem("DuplicateRule", "%s: host %q, %s path %q is already defined earlier in this Ingress: ignored", where, host, pathType, path)
@@ -266,7 +287,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 		route = &ir.Route{
 			Match:  ir.Match{PathType: pathType, Path: path},
 			Policy: f.policy,
-			Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+			Source: f.source(),
 		}
 	}
 	var cluster *clusterRef
@@ -308,7 +329,7 @@ func (f *fragmentBuilder) normalizeHost(host, where string) (string, bool) {
 // normalizePath validates a path and applies the Ingress pathType rules.
 // ImplementationSpecific is treated as Prefix (segment-wise), as Contour does
 // for paths without regex characters.
-func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where string) (ir.PathType, string, bool) {
+func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where location) (ir.PathType, string, bool) {
 	path := p.Path
 	pathType := ir.PathPrefix
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
@@ -350,7 +371,7 @@ func (f *fragmentBuilder) normalizePath(p networkingv1.HTTPIngressPath, where st
 // resolveBackend finds the Service port a backend names and returns a
 // reference to it. It reports false, with a problem, when the route can only
 // answer 503.
-func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, where string) (*backendRef, bool) {
+func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, where location) (*backendRef, bool) {
 	if backend.Resource != nil {
 		f.problem("UnsupportedBackend", "%s: resource backends are not supported: answering 503", where)
 		return nil, false
@@ -394,7 +415,7 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 // may allow: it lets any namespace send traffic to any DNS name, a known hole
 // in peers. Loopback is refused even then, so an Ingress can never reach the
 // proxy's own admin interface.
-func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.ServicePort, name, where string) (*backendRef, bool) {
+func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.ServicePort, name string, where location) (*backendRef, bool) {
 	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	if !f.opts.EnableExternalName {
 		f.problem("ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)

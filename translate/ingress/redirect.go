@@ -128,7 +128,7 @@ func (f *fragmentBuilder) appRootRoute() *ir.Route {
 		// $scheme://$http_host<app-root>: the request's scheme and host;
 		// nginx's $uri = / holds whatever the query.
 		Action: ir.Action{Redirect: &ir.Redirect{Path: f.redirects.appRoot, StripQuery: true, Code: 302}},
-		Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+		Source: f.source(),
 	}
 }
 
@@ -184,7 +184,7 @@ func (f *fragmentBuilder) addWWWRedirect(host string) {
 			// ngx_srv_redirect.lua: $scheme://<to>:$server_port$request_uri,
 			// one trailing slash dropped.
 			Action: ir.Action{Redirect: &ir.Redirect{Host: host, ListenerPort: true, StripTrailingSlash: true, Code: httpRedirectCode}},
-			Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+			Source: f.source(),
 		},
 	})
 }

@@ -54,7 +54,7 @@ func (f *fragmentBuilder) readRewrite(values *annotations.Values) {
 // regexRoute makes the route of a location that uses a regular expression
 // or a rewrite, or reports false when it does not (the route is then a
 // plain one) or when the path cannot be one (with a problem).
-func (f *fragmentBuilder) regexRoute(raw, where string) (*ir.Route, bool, bool) {
+func (f *fragmentBuilder) regexRoute(raw string, where location) (*ir.Route, bool, bool) {
 	rewrites := f.rewrite.target != "" && f.rewrite.target != raw
 	if !f.rewrite.useRegex && !rewrites {
 		return nil, false, true
@@ -71,7 +71,7 @@ func (f *fragmentBuilder) regexRoute(raw, where string) (*ir.Route, bool, bool) 
 	route := &ir.Route{
 		Match:  ir.Match{PathType: ir.PathRegex, Path: match},
 		Policy: f.policy,
-		Source: ir.Object{Kind: "Ingress", Namespace: f.ing.Namespace, Name: f.ing.Name},
+		Source: f.source(),
 	}
 	if rewrites {
 		pattern, err := rewriteRegex(raw)

@@ -92,7 +92,7 @@ type Route struct {
 	Match  Match        `json:"match"`
 	Action Action       `json:"action"`
 	Policy *RoutePolicy `json:"policy,omitempty"`
-	Source Object       `json:"source"`
+	Source *Object      `json:"source"`
 }
 
 // PathType is how a route matches the request path.
