@@ -35,7 +35,7 @@ func FuzzAnnotations(f *testing.F) {
 		if err != nil {
 			t.Fatalf("translate: %v", err)
 		}
-		if err := res.IR.Validate(); err != nil {
+		if err := res.IR().Validate(); err != nil {
 			t.Fatalf("the IR breaks its contract: %v", err)
 		}
 		if err := xds.Validate(res.Resources); err != nil {

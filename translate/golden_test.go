@@ -56,7 +56,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, strings.TrimSuffix(input, ".yaml")+".json", got)
-			if err := res.IR.Validate(); err != nil {
+			if err := res.IR().Validate(); err != nil {
 				t.Errorf("the IR breaks its contract: %v", err)
 			}
 			// Every golden output must be publishable as it is.

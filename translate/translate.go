@@ -13,11 +13,12 @@ package translate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -40,10 +41,31 @@ type (
 type Result struct {
 	Resources *Resources
 	Problems  []Problem
-	// IR is what the resources were rendered from; it must not be
-	// modified.
-	IR *ir.IR
+	// base is the IR of the last full translation, and replaced the
+	// backends of it the endpoint fast path replaced since, by index: the
+	// fast path need not copy a list of every backend per change.
+	base     *ir.IR
+	replaced map[int]*ir.Backend
 }
+
+// IR is what the resources were rendered from, made on demand; it must not
+// be modified.
+func (r *Result) IR() *ir.IR {
+	if len(r.replaced) == 0 {
+		return r.base
+	}
+	m := *r.base
+	m.Backends = slices.Clone(m.Backends)
+	for i, be := range r.replaced {
+		m.Backends[i] = be
+	}
+	return &m
+}
+
+// maxReplaced bounds the backends a Result lists apart from its base IR:
+// past it, the fast path makes the IR they stand in anew, once, so that
+// each change copies a short list.
+const maxReplaced = 256
 
 // Translate runs both steps: Ingress semantics, then Envoy rendering.
 func Translate(st *kube.State, opts Options) (*Result, error) {
@@ -77,7 +99,7 @@ type Translator struct {
 // adjacent: backends are sorted by name, and their names start with
 // namespace/service/.
 type loadSlot struct {
-	backend  int // index in last.IR.Backends
+	backend  int // index in last's IR's Backends
 	resource int // index in last.Resources.Endpoints
 }
 
@@ -94,7 +116,7 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 		t.last, t.externals = nil, nil
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)
 	}
-	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, IR: m}, nil
+	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, base: m}, nil
 	return t.last, nil
 }
 
@@ -103,10 +125,10 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 // sorted (a map of every Service would cost more memory than the rest of
 // the fast path).
 func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
-	backends := t.last.IR.Backends
+	backends := t.last.base.Backends // positions and names; the fast path changes only endpoints
 	if t.externals == nil {
 		t.externals = []int{}
-		eds := t.last.IR.EndpointBackends()
+		eds := t.last.base.EndpointBackends()
 		for i, be := range backends {
 			if be.ExternalName != "" || !eds[be.Name] {
 				t.externals = append(t.externals, i)
@@ -133,7 +155,10 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 		return nil, false
 	}
 	res := *t.last.Resources
-	model := *t.last.IR
+	base, replaced := t.last.base, maps.Clone(t.last.replaced)
+	if replaced == nil {
+		replaced = map[int]*ir.Backend{}
+	}
 	copied := false
 	for svc, current := range slices {
 		first, ok := t.firstLoad(svc)
@@ -141,8 +166,11 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 			continue
 		}
 		r := first.resource
-		for i := first.backend; i < len(model.Backends); i++ {
-			old := model.Backends[i]
+		for i := first.backend; i < len(base.Backends); i++ {
+			old := base.Backends[i]
+			if be, ok := replaced[i]; ok {
+				old = be
+			}
 			if old.Service != svc {
 				break
 			}
@@ -161,19 +189,22 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 				continue
 			}
 			if !copied {
-				// The previous IR and resources are never modified: the
-				// new ones get lists of their own.
+				// The previous resources are never modified: the new ones
+				// get a list of their own.
 				res.Endpoints = append(res.Endpoints[:0:0], res.Endpoints...)
-				model.Backends = append(model.Backends[:0:0], model.Backends...)
 				copied = true
 			}
-			model.Backends[i] = &be
+			replaced[i] = &be
 			if !noLoad {
 				res.Endpoints[resource] = t.render.LoadAssignment(&be)
 			}
 		}
 	}
-	t.last = &Result{Resources: &res, Problems: t.last.Problems, IR: &model}
+	next := &Result{Resources: &res, Problems: t.last.Problems, base: base, replaced: replaced}
+	if len(replaced) > maxReplaced {
+		next.base, next.replaced = next.IR(), nil
+	}
+	t.last = next
 	return t.last, true
 }
 

@@ -310,11 +310,11 @@ func sameAsFresh(t *testing.T, got *translate.Result, st *kube.State, opts trans
 	}
 	// The incremental IR, the one cached values make up, keeps the
 	// contract too, and is the fresh one.
-	if err := got.IR.Validate(); err != nil {
+	if err := got.IR().Validate(); err != nil {
 		t.Fatalf("%s: the incremental IR breaks its contract: %v", at, err)
 	}
-	gotIR, _ := json.Marshal(got.IR)
-	wantIR, _ := json.Marshal(want.IR)
+	gotIR, _ := json.Marshal(got.IR())
+	wantIR, _ := json.Marshal(want.IR())
 	if !bytes.Equal(gotIR, wantIR) {
 		t.Fatalf("%s: incremental IR differs from a fresh one:\n%s", at, golden.Diff(string(wantIR), string(gotIR)))
 	}

@@ -29,7 +29,7 @@ type Renderer struct {
 	chains    map[string]*chainEntry
 	secrets   map[string]*secretEntry
 
-	// The previous render's clusters and backends (copies) and the
+	// The previous render's clusters and backends and the
 	// resources made of them: when they are the same values in the same
 	// order, so are those lists, and an Ingress change at scale need not
 	// look up every cluster and backend to find that out.
@@ -171,6 +171,9 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 	// A backend's clusters are adjacent, and in backend order (ir.Validate
 	// holds the IR to it): one walk pairs each cluster with its backend.
 	b := 0
+	// Backends whose only clusters send to one address (service-upstream)
+	// have no load assignment: no cluster would ask for it.
+	eds := make([]bool, len(m.Backends))
 	for _, cl := range m.Clusters {
 		for b < len(m.Backends) && m.Backends[b].Name != cl.Backend {
 			b++
@@ -183,16 +186,15 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 			return err
 		}
 		res.Clusters = append(res.Clusters, msg)
+		eds[b] = eds[b] || cl.UsesEndpoints()
 	}
-	// Backends whose only clusters send to one address (service-upstream)
-	// have no load assignment: no cluster would ask for it.
-	eds := m.EndpointBackends()
-	for _, be := range m.Backends {
-		if be.ExternalName == "" && eds[be.Name] {
+	for i, be := range m.Backends {
+		if be.ExternalName == "" && eds[i] {
 			res.Endpoints = append(res.Endpoints, c.LoadAssignment(be))
 		}
 	}
-	c.lastBackends, c.lastClusterValues = slices.Clone(m.Backends), slices.Clone(m.Clusters)
+	// IR lists are never modified: keeping them is keeping a copy.
+	c.lastBackends, c.lastClusterValues = m.Backends, m.Clusters
 	c.lastClusters, c.lastEndpoints = res.Clusters, res.Endpoints
 	return nil
 }

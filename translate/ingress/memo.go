@@ -325,16 +325,25 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 	}
 	sort.Slice(model.Certificates, func(i, j int) bool { return model.Certificates[i].Name < model.Certificates[j].Name })
 
-	if m.lastBackends != nil && !m.refsChanged && sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices) {
-		// Each cluster and backend depends only on its ref and on these
-		// maps.
-		model.Clusters, model.Backends = slices.Clone(m.lastClusters), slices.Clone(m.lastBackends)
-	} else {
-		model.Clusters = make([]*ir.Cluster, 0, len(m.clusterNames.sorted))
+	// IR lists are never modified, so a build hands out the previous
+	// build's lists again for what did not change: clusters depend only on
+	// their refs; backends on their refs, Services and EndpointSlices.
+	switch {
+	case m.lastBackends != nil && !m.refsChanged && sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices):
+		model.Clusters, model.Backends = m.lastClusters, m.lastBackends
+	default:
+		reuseClusters := m.lastClusters != nil && !m.refsChanged
+		if reuseClusters {
+			model.Clusters = m.lastClusters
+		} else {
+			model.Clusters = make([]*ir.Cluster, 0, len(m.clusterNames.sorted))
+		}
 		model.Backends = make([]*ir.Backend, 0, len(m.clusterNames.sorted))
 		for _, name := range m.clusterNames.sorted {
 			ref := m.clusterRefs[name]
-			model.Clusters = append(model.Clusters, ref.cluster())
+			if !reuseClusters {
+				model.Clusters = append(model.Clusters, ref.cluster())
+			}
 			// A backend's clusters are adjacent in name order (their names
 			// are its name, or its name, "/" and a hash), and backends
 			// come in name order too.
@@ -343,7 +352,7 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 			}
 		}
 	}
-	m.lastClusters, m.lastBackends, m.refsChanged = slices.Clone(model.Clusters), slices.Clone(model.Backends), false
+	m.lastClusters, m.lastBackends, m.refsChanged = model.Clusters, model.Backends, false
 	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
 		inUse := make(map[string]bool, live)
