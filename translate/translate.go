@@ -127,13 +127,7 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
 	backends := t.last.base.Backends // positions and names; the fast path changes only endpoints
 	if t.externals == nil {
-		t.externals = []int{}
-		eds := t.last.base.EndpointBackends()
-		for i, be := range backends {
-			if be.ExternalName != "" || !eds[be.Name] {
-				t.externals = append(t.externals, i)
-			}
-		}
+		t.externals = noLoadAssignment(t.last.base)
 	}
 	prefix := svc.Namespace + "/" + svc.Name + "/"
 	i := sort.Search(len(backends), func(i int) bool { return backends[i].Name >= prefix })
@@ -142,6 +136,25 @@ func (t *Translator) firstLoad(svc types.NamespacedName) (loadSlot, bool) {
 	}
 	// Every backend before it has a load assignment, but those listed.
 	return loadSlot{backend: i, resource: i - sort.SearchInts(t.externals, i)}, true
+}
+
+// noLoadAssignment lists, in order, the positions of the backends without
+// a load assignment: ExternalName ones, and those no cluster sends to the
+// endpoints of (service-upstream). A backend's clusters are adjacent and in
+// backend order (the IR's contract), so one walk of both lists finds them.
+func noLoadAssignment(m *ir.IR) []int {
+	out := []int{}
+	c := 0
+	for i, be := range m.Backends {
+		eds := false
+		for ; c < len(m.Clusters) && m.Clusters[c].Backend == be.Name; c++ {
+			eds = eds || m.Clusters[c].UsesEndpoints()
+		}
+		if be.ExternalName != "" || !eds {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // UpdateEndpoints is the endpoint fast path. When only the EndpointSlices of

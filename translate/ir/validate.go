@@ -75,6 +75,17 @@ func (r *IR) Validate() error {
 	}
 
 	sortedUnique(bad, "cluster", r.Clusters, func(c *Cluster) string { return c.Name })
+	// A backend's clusters are adjacent, and come in backend order: the
+	// renderer and the endpoint fast path pair the two lists in one walk.
+	backendAt := make(map[string]int, len(r.Backends))
+	for i, b := range r.Backends {
+		backendAt[b.Name] = i
+	}
+	for i := 1; i < len(r.Clusters); i++ {
+		if a, b := backendAt[r.Clusters[i-1].Backend], backendAt[r.Clusters[i].Backend]; a > b {
+			bad("cluster %s: its backend %q comes before the previous cluster's", r.Clusters[i].Name, r.Clusters[i].Backend)
+		}
+	}
 	clusterByName := make(map[string]*Cluster, len(r.Clusters))
 	for _, c := range r.Clusters {
 		clusterByName[c.Name] = c
