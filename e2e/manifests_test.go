@@ -19,20 +19,7 @@ import (
 func echoServicesYAML(backends ...*framework.Backend) string {
 	var b strings.Builder
 	for _, be := range backends {
-		fmt.Fprintf(&b, `---
-apiVersion: v1
-kind: Service
-metadata: {name: %[1]s, namespace: default}
-spec:
-  ports: [{port: 80, targetPort: %[3]d}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: %[1]s-1, namespace: default, labels: {kubernetes.io/service-name: %[1]s}}
-addressType: IPv4
-ports: [{port: %[3]d}]
-endpoints: [{addresses: [%[2]q], conditions: {ready: true}}]
-`, be.Name, be.Host, be.Port)
+		b.WriteString(readyServiceYAML(be.Name, be))
 	}
 	return b.String()
 }
