@@ -28,9 +28,11 @@ test: tools build
 unit:
 	$(GO) test -count=1 -short ./...
 
-## golden: regenerate the translator's golden files
+## golden: regenerate the golden files (YAML to IR first: the renderer's
+## cases read those) and docs/annotations.md
 golden:
-	$(GO) test ./translate/... -run 'TestGolden|TestAnnotationsDoc' -update
+	$(GO) test -short ./translate/ingress/... -run 'TestGolden|TestAnnotationsDoc' -update
+	$(GO) test -short ./translate ./translate/envoy -run 'TestGolden' -update
 
 ## demo: control plane on examples/, a real Envoy on :8080, two echo backends
 demo: tools build

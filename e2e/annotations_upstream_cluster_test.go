@@ -19,7 +19,10 @@ import (
 // lists) is followed by kube's watch of referenced objects, which the
 // front-end's References asks for: its CA reaches the cluster sent to
 // Envoy, a rotated CA replaces it, and the client certificate's key is
-// never shown by the Inspector.
+// never shown by the Inspector. It mirrors ingress-nginx's
+// test/e2e/annotations/proxyssl.go ("should set valid proxy-ssl-secret":
+// the Secret of the Ingress's namespace is read) in a cluster, where the
+// Secret arrives through the API server.
 func TestUpstreamSecretInClusterMode(t *testing.T) {
 	api := startClusterMode(t)
 	kc := api.Client
