@@ -15,6 +15,10 @@ type Summary struct {
 	P99   float64 `json:"p99_ms"`
 	Max   float64 `json:"max_ms"`
 	Mean  float64 `json:"mean_ms"`
+	// Samples are the samples in the order they were taken, so that a
+	// slow tail can be told apart from a slow stretch (a GC cycle, a
+	// resync) when two runs are compared.
+	Samples []float64 `json:"samples_ms,omitempty"`
 }
 
 // Summarize computes the summary of samples; the zero Summary for none.
@@ -25,17 +29,20 @@ func Summarize(samples []time.Duration) Summary {
 	sorted := slices.Clone(samples)
 	slices.Sort(sorted)
 	var total time.Duration
-	for _, d := range sorted {
+	inOrder := make([]float64, len(samples))
+	for i, d := range samples {
 		total += d
+		inOrder[i] = ms(d)
 	}
 	return Summary{
-		Count: len(sorted),
-		Min:   ms(sorted[0]),
-		P50:   ms(Percentile(sorted, 50)),
-		P90:   ms(Percentile(sorted, 90)),
-		P99:   ms(Percentile(sorted, 99)),
-		Max:   ms(sorted[len(sorted)-1]),
-		Mean:  ms(total / time.Duration(len(sorted))),
+		Count:   len(sorted),
+		Min:     ms(sorted[0]),
+		P50:     ms(Percentile(sorted, 50)),
+		P90:     ms(Percentile(sorted, 90)),
+		P99:     ms(Percentile(sorted, 99)),
+		Max:     ms(sorted[len(sorted)-1]),
+		Mean:    ms(total / time.Duration(len(sorted))),
+		Samples: inOrder,
 	}
 }
 

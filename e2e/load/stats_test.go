@@ -1,6 +1,7 @@
 package load
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -45,14 +46,14 @@ func TestSummarizeSortsAndAverages(t *testing.T) {
 	ms := time.Millisecond
 	samples := []time.Duration{30 * ms, 10 * ms, 50 * ms, 20 * ms, 40 * ms}
 	got := Summarize(samples)
-	want := Summary{Count: 5, Min: 10, P50: 30, P90: 50, P99: 50, Max: 50, Mean: 30}
-	if got != want {
+	want := Summary{Count: 5, Min: 10, P50: 30, P90: 50, P99: 50, Max: 50, Mean: 30, Samples: []float64{30, 10, 50, 20, 40}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Summarize = %+v, want %+v", got, want)
 	}
 	if samples[0] != 30*ms {
 		t.Error("Summarize sorted its caller's slice")
 	}
-	if (Summarize(nil) != Summary{}) {
+	if !reflect.DeepEqual(Summarize(nil), Summary{}) {
 		t.Error("Summarize(nil) is not the zero Summary")
 	}
 }
