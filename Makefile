@@ -15,7 +15,7 @@ build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/ingress-xds ./cmd/ingress-xds
 	$(GO) build -o bin/echo ./e2e/cmd/echo
 
-## tools: Envoy, grpcurl, kube-apiserver and etcd (cached in ~/.cache)
+## tools: Envoy, grpcurl, helm, kube-apiserver and etcd (cached in ~/.cache)
 tools:
 	bash hack/install-tools.sh
 
@@ -34,8 +34,10 @@ golden:
 	$(GO) test -short ./translate/ingress/... -run 'TestGolden|TestAnnotationsDoc' -update
 	$(GO) test -short ./translate ./translate/envoy -run 'TestGolden' -update
 
-## demo: control plane on examples/, a real Envoy on :8080, two echo backends
-demo: tools build
+## demo: control plane on examples/, a real Envoy on :8080, two echo backends.
+## It installs Envoy only: no kube-apiserver, etcd, grpcurl or helm.
+demo: build
+	bash hack/install-tools.sh envoy
 	bash hack/demo.sh
 
 ## bench: translation and xDS benchmarks, then the load command at each of

@@ -53,6 +53,9 @@ expect '"backend":"coffee"' curl -sS -H 'Host: cafe.example.com' http://127.0.0.
 expect '"backend":"tea"' curl -sS -H 'Host: cafe.example.com' http://127.0.0.1:8080/tea/green
 expect '"backend":"tea"' curl -sS -H 'Host: tea.example.com' http://127.0.0.1:8080/
 expect '404' curl -sS -o /dev/null -w '%{http_code}\n' -H 'Host: nobody.example.com' http://127.0.0.1:8080/
+# examples/rewrite.yaml: nginx.ingress.kubernetes.io/rewrite-target at work,
+# /menu/espresso reaching the coffee backend as /espresso.
+expect '"backend":"coffee","host":"rewrite.example.com","path":"/espresso"' curl -sS -H 'Host: rewrite.example.com' http://127.0.0.1:8080/menu/espresso
 
 if [[ $fail != 0 ]]; then
   echo "demo FAILED; logs in $state/" >&2
@@ -68,5 +71,15 @@ cat <<MSG
 The demo is running: Envoy on 127.0.0.1:8080, admin on 127.0.0.1:9901,
 xDS on 127.0.0.1:18000. Edit examples/cafe.yaml and the routes change live.
 Logs are in .demo/. Press Ctrl-C to stop.
+
+Where to look next:
+  - What Envoy is given for these manifests, and the problems found:
+      bin/ingress-xds translate -f examples
+  - The live snapshot and what each Envoy runs, over gRPC: the README's
+    section "Inspecting with grpcurl" (make tools installs grpcurl), e.g.
+      .tools/bin/grpcurl -plaintext localhost:18000 list
+  - Which of ingress-nginx's annotations are honoured, and how:
+    docs/annotations.md (examples/rewrite.yaml shows rewrite-target).
+  - In a cluster: docs/install.md (kustomize: deploy/, Helm: deploy/helm/ingress-xds).
 MSG
 wait

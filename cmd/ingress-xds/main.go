@@ -3,6 +3,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -49,6 +51,11 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		// -h or --help: the flag package has printed the command's
+		// usage, which is what was asked for.
+		return
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ingress-xds %s: %v\n", os.Args[1], err)
