@@ -370,4 +370,7 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/default-backend", "web"},
 	// Error pages: an error route first on each host, a filter.
 	{"nginx.ingress.kubernetes.io/custom-http-errors", "404,503"},
+	// Refusal: the Ingress's paths answer 503 and nothing else of it
+	// stays (a canary's alternatives, its certificates and redirects).
+	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},
 }

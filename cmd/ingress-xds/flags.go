@@ -17,12 +17,16 @@ type translateFlags struct {
 	httpsPort          uint
 	enableExternalName bool
 	annotationsPrefix  string
+	// unsupportedAnnotations is what becomes of an Ingress carrying an
+	// access control that cannot be applied: refuse or ignore.
+	unsupportedAnnotations string
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
+	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 }
 
@@ -36,6 +40,9 @@ func (t *translateFlags) validate() error {
 	if errs := validation.IsDNS1123Subdomain(t.annotationsPrefix); len(errs) > 0 || t.annotationsPrefix == annotations.OwnPrefix {
 		return fmt.Errorf("--annotations-prefix %q is not a DNS name other than %s", t.annotationsPrefix, annotations.OwnPrefix)
 	}
+	if t.unsupportedAnnotations != "refuse" && t.unsupportedAnnotations != "ignore" {
+		return fmt.Errorf("--unsupported-annotations %q is neither refuse nor ignore", t.unsupportedAnnotations)
+	}
 	return nil
 }
 
@@ -45,5 +52,6 @@ func (t *translateFlags) options() translate.Options {
 		HTTPSPort:          uint32(t.httpsPort),
 		EnableExternalName: t.enableExternalName,
 		AnnotationsPrefix:  t.annotationsPrefix,
+		IgnoreRefusals:     t.unsupportedAnnotations == "ignore",
 	}
 }

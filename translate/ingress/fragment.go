@@ -145,6 +145,8 @@ type fragmentBuilder struct {
 	// upstream is what the upstream keys ask per backend (upstream.go).
 	upstream upstreamIntent
 	fallback *fallbackIntent // fallback.go; nil: none
+	// refused is set when an access control cannot be applied (refuse.go).
+	refused bool
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -267,6 +269,10 @@ rules:
 		}
 	}
 	f.applyAffinity()
+	if f.refused {
+		f.applyRefusal() // refuse.go: its paths answer 503, nothing else
+		return
+	}
 	if f.frag.canary != nil {
 		return // a canary adds backends, never hosts, certificates or redirects
 	}

@@ -14,6 +14,10 @@ import (
 func (f *fragmentBuilder) readAnnotations() {
 	values, issues := f.reg.Parse(f.ing.Annotations)
 	for _, is := range issues {
+		if is.Refusal != "" {
+			f.refuseIssue(is) // refuse.go: an access control not applied
+			continue
+		}
 		f.problem(is.Reason, "%s", is.Message)
 	}
 	if !values.IsSet() {

@@ -28,7 +28,10 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("\n## ingress-nginx's annotations\n\n")
 	fmt.Fprintf(&b, "Every key of ingress-nginx's annotation registry (`docs/user-guide/nginx-configuration/annotations-risk.md` "+
 		"of its final release), with what ingress-xds does with it under `%s/`. A key that is not honoured yet is "+
-		"reported as a Warning Event (`UnsupportedAnnotation`) and otherwise ignored.\n\n", NginxPrefix)
+		"reported as a Warning Event (`UnsupportedAnnotation`) and otherwise ignored, unless it guards access: a key that is refused, "+
+		"or that guards access and is not honoured yet, or that guards access and whose value does not parse, keeps the Ingress from "+
+		"being served (each of its paths answers 503), with a Warning Event (`AnnotationRefused`) naming the key and why; "+
+		"`serve --unsupported-annotations=ignore` serves it without the key instead (`AnnotationIgnored`).\n\n", NginxPrefix)
 	byName := map[string]*definition{}
 	for _, d := range r.defs {
 		if d.under&Nginx != 0 {
@@ -44,6 +47,8 @@ func (r *Registry) Markdown() []byte {
 		verdict, note := NotYet, ""
 		if d := byName[k.name]; d != nil {
 			verdict, note = d.verdictOrDefault(), d.note
+		} else if why := r.access[k.name]; why != "" {
+			verdict, note = Refused, "Not honoured yet, and "+why+": an Ingress carrying it is not served (see [security.md](security.md))."
 		}
 		counts[verdict]++
 		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s | %s |\n", k.name, k.group, k.risk, verdict, cell(note))

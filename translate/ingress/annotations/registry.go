@@ -155,6 +155,10 @@ type Issue struct {
 	// Reason is CamelCase, as in a Kubernetes Event.
 	Reason  string
 	Message string
+	// Refusal, when set, says why the issue refuses the Ingress (an
+	// access control not applied: refusal.go); Message then says what is
+	// wrong, and the front-end what becomes of the Ingress.
+	Refusal string
 }
 
 // Registry reads annotations through the table.
@@ -167,6 +171,8 @@ type Registry struct {
 	// to its definition, with its rank: where one key is set under two
 	// names, the lower rank wins.
 	byKey map[string]rankedDef
+	// access are the keys that guard access, and why (refusal.go).
+	access map[string]string
 }
 
 type rankedDef struct {
@@ -180,7 +186,7 @@ func New(nginxPrefix string) *Registry {
 	if nginxPrefix == "" {
 		nginxPrefix = NginxPrefix
 	}
-	r := &Registry{nginxPrefix: nginxPrefix, defs: table(), byKey: map[string]rankedDef{}, catalogue: map[string]nginxKey{}}
+	r := &Registry{nginxPrefix: nginxPrefix, defs: table(), byKey: map[string]rankedDef{}, catalogue: map[string]nginxKey{}, access: accessControls()}
 	for _, k := range nginxCatalogue() {
 		r.catalogue[k.name] = k
 	}
@@ -253,7 +259,13 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 	for _, key := range keys {
 		value := annotations[key]
 		rd, ok := r.byKey[key]
-		if prefix, name, _ := strings.Cut(key, "/"); !ok && prefix == r.nginxPrefix && r.catalogue[name].name != "" {
+		prefix, name, _ := strings.Cut(key, "/")
+		if why := r.refusal(name, rd.def, prefix == r.nginxPrefix); why != "" {
+			issues = append(issues, Issue{Key: key, Value: value, Reason: "RefusedAnnotation", Refusal: why,
+				Message: "not applied by ingress-xds"})
+			continue
+		}
+		if !ok && prefix == r.nginxPrefix && r.catalogue[name].name != "" {
 			issues = append(issues, Issue{Key: key, Value: value, Reason: "UnsupportedAnnotation",
 				Message: fmt.Sprintf("ingress-nginx's annotation %s is not honoured yet by ingress-xds: ignored (docs/annotations.md)", key)})
 			continue
@@ -273,8 +285,13 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 		winner[rd.def] = key
 		parsed, err := rd.def.parse(value)
 		if err != nil {
-			issues = append(issues, Issue{Key: key, Value: value, Reason: "InvalidAnnotation",
-				Message: fmt.Sprintf("annotation %s=%q: %v: ignored", key, value, err)})
+			if why := r.invalidRefuses(rd.def); why != "" {
+				issues = append(issues, Issue{Key: key, Value: value, Reason: "InvalidAnnotation", Refusal: why,
+					Message: fmt.Sprintf("value %q: %v", value, err)})
+			} else {
+				issues = append(issues, Issue{Key: key, Value: value, Reason: "InvalidAnnotation",
+					Message: fmt.Sprintf("annotation %s=%q: %v: ignored", key, value, err)})
+			}
 			if v.invalid == nil {
 				v.invalid = map[*definition]bool{}
 			}

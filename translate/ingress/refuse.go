@@ -1,0 +1,76 @@
+package ingress
+
+import (
+	"fmt"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// A refused Ingress is one that asks for an access control ingress-xds does
+// not apply (annotations/refusal.go says which keys guard access), or asks
+// for one in a way that cannot be applied (a value that does not parse, a
+// Secret that cannot be used: whatever its group's code finds). Serving it
+// without would open what its author closed, so it is not served:
+//
+//   - each of its paths still claims its place in the merge (the oldest
+//     Ingress wins a path, as always) and answers 503 there. Leaving the
+//     paths out instead would let a request for a refused /admin fall
+//     through to another Ingress's / on the same host: the one outcome that
+//     must never happen. ingress-nginx answers 503 in the same way for a
+//     location whose annotations it denies (its template's "Location
+//     denied"), so clients see what they would see there;
+//   - nothing else of it is programmed: no backend, no policy, no
+//     certificate, redirect, alias, canary, error page or app-root. A
+//     refused canary adds nothing, and its mainline is served as it is;
+//   - the other Ingresses, those sharing its hosts included, are served as
+//     they would be without it (their paths keep working beside its 503s);
+//   - a Warning (AnnotationRefused) names the key and why, and the
+//     Ingress's status gets no address (kube.StatusWriter.Refused), so that
+//     tools which read it (external-dns, Argo CD's health) see that it is
+//     not served.
+//
+// An operator who has audited the Ingresses that carry such keys serves
+// them without those keys (serve --unsupported-annotations=ignore,
+// Options.IgnoreRefusals), with a Warning (AnnotationIgnored) per key.
+
+// refusedBody is the body of a refused path's 503: it names no key, which
+// only the Ingress's owner should read (in its Events).
+const refusedBody = "not served: this path's Ingress is refused by the ingress controller\n"
+
+// refuse refuses the Ingress: key (the annotation as written) guards
+// access and cannot be applied, for the reason given. Each group calls it,
+// while the fragment is being built, instead of ignoring such a key (a
+// value it cannot use, a Secret it cannot read), and then leaves the key's
+// effect out: with --unsupported-annotations=ignore the Ingress is served
+// without it.
+func (f *fragmentBuilder) refuse(key, format string, args ...any) {
+	why := fmt.Sprintf(format, args...)
+	if f.opts.IgnoreRefusals {
+		f.problem("AnnotationIgnored", "%s: %s: ignored, as --unsupported-annotations=ignore asks: the Ingress is served without it", key, why)
+		return
+	}
+	f.refused = true
+	f.problem("AnnotationRefused", "%s: %s: the Ingress is not served (each of its paths answers 503; --unsupported-annotations=ignore would serve it without the annotation)", key, why)
+}
+
+// refuseIssue refuses the Ingress for an issue the registry found.
+func (f *fragmentBuilder) refuseIssue(is annotations.Issue) {
+	f.refuse(is.Key, "%s, and %s", is.Message, is.Refusal)
+}
+
+// applyRefusal makes the fragment of a refused Ingress what the comment
+// above says: its paths answering 503, and nothing else.
+func (f *fragmentBuilder) applyRefusal() {
+	fr := f.frag
+	if fr.canary != nil {
+		fr.canary, fr.routes = nil, nil
+	}
+	for i := range fr.routes {
+		hr := &fr.routes[i]
+		hr.route.Policy = nil
+		hr.route.Action = ir.Action{Direct: &ir.DirectResponse{Status: 503, Body: refusedBody}}
+		hr.cluster = nil
+	}
+	fr.aliases, fr.tls, fr.wwwRedirects, fr.appRoot, fr.errorRoutes = nil, nil, nil, nil, nil
+}

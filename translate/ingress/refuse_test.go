@@ -1,0 +1,68 @@
+package ingress_test
+
+import (
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+const snippetIngress = `
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: snippet
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: "deny all;"
+    nginx.ingress.kubernetes.io/proxy-read-timeout: "5"
+spec:
+  rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
+`
+
+func onlyRoute(t *testing.T, out *ir.IR) *ir.Route {
+	t.Helper()
+	if len(out.VirtualHosts) != 1 || len(out.VirtualHosts[0].Routes) != 1 {
+		t.Fatalf("virtual hosts %v, want one with one route", out.VirtualHosts)
+	}
+	return out.VirtualHosts[0].Routes[0]
+}
+
+func problemReasons(out *ir.IR) []string {
+	var reasons []string
+	for _, p := range out.Problems {
+		reasons = append(reasons, p.Reason)
+	}
+	return reasons
+}
+
+// By default an Ingress with a snippet is refused: its path answers 503,
+// with no policy and no cluster.
+func TestRefusedIngressAnswers503(t *testing.T) {
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080}).Build(stateOf(t, snippetIngress))
+	r := onlyRoute(t, out)
+	if r.Action.Direct == nil || r.Action.Direct.Status != 503 || r.Policy != nil || len(out.Clusters) != 0 {
+		t.Errorf("route %+v (policy %v), clusters %v: want a direct 503 and nothing else", r.Action, r.Policy, out.Clusters)
+	}
+	if got := problemReasons(out); len(got) != 1 || got[0] != "AnnotationRefused" {
+		t.Errorf("problems %v, want one AnnotationRefused", out.Problems)
+	}
+}
+
+// --unsupported-annotations=ignore serves it without the snippet, and says
+// so; the rest of its annotations apply.
+func TestIgnoreRefusalsServesWithoutTheKey(t *testing.T) {
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, IgnoreRefusals: true}).Build(stateOf(t, snippetIngress))
+	r := onlyRoute(t, out)
+	if r.Action.Forward == nil || r.Policy == nil || r.Policy.Timeouts == nil {
+		t.Errorf("route %+v (policy %+v): want it forwarded with its read timeout", r.Action, r.Policy)
+	}
+	if got := problemReasons(out); len(got) != 1 || got[0] != "AnnotationIgnored" {
+		t.Errorf("problems %v, want one AnnotationIgnored", out.Problems)
+	}
+}
