@@ -14,13 +14,24 @@ const (
 	defaultClassAnnotation = "ingressclass.kubernetes.io/is-default-class"
 )
 
-// ClassFilter decides which Ingresses belong to this controller, following
-// the rules of networking.k8s.io/v1 and the conventions of peers:
-//   - spec.ingressClassName names our class, or an IngressClass whose
-//     spec.controller is ours;
-//   - otherwise the legacy kubernetes.io/ingress.class annotation does;
-//   - a class-less Ingress is ours when one of our IngressClasses is marked as
-//     the cluster default, or when WatchClassless is set.
+// ClassFilter decides which Ingresses belong to this controller, as
+// ingress-nginx decides with its flags of the same names (--ingress-class,
+// --controller-class, --watch-ingress-without-class):
+//   - spec.ingressClassName names an IngressClass whose spec.controller is
+//     ours (ControllerName). A name no IngressClass has is ours when it is
+//     ClassName (files, and clusters where the class was never created);
+//     an IngressClass of that name with another controller is not ours:
+//     the IngressClass says whose its Ingresses are, which is what lets two
+//     controllers run side by side, and one adopt the other's class by
+//     taking its controller value;
+//   - otherwise the legacy kubernetes.io/ingress.class annotation, when it
+//     is ClassName (as in ingress-nginx) or names an IngressClass of ours;
+//   - a class-less Ingress is ours when WatchClassless is set (ingress-nginx's
+//     --watch-ingress-without-class), and also when one of our
+//     IngressClasses is marked as the cluster default
+//     (ingressclass.kubernetes.io/is-default-class), which ingress-nginx
+//     leaves to the API server: it gives the default class to Ingresses
+//     created without one, and this takes in those created before.
 type ClassFilter struct {
 	ClassName      string
 	ControllerName string
@@ -47,10 +58,10 @@ func (f ClassFilter) ourClasses(classes []*networkingv1.IngressClass) (map[strin
 	defaultIsOurs := false
 	for _, c := range classes {
 		mine := c.Spec.Controller == f.controllerName()
-		if mine {
-			ours[c.Name] = true
-		}
-		if (mine || c.Name == f.className()) && c.Annotations[defaultClassAnnotation] == "true" {
+		// Set either way: an IngressClass named ClassName whose
+		// controller is another's takes the name away from us.
+		ours[c.Name] = mine
+		if mine && c.Annotations[defaultClassAnnotation] == "true" {
 			defaultIsOurs = true
 		}
 	}
@@ -62,7 +73,7 @@ func (f ClassFilter) owns(ing *networkingv1.Ingress, ours map[string]bool, defau
 		return ours[*ing.Spec.IngressClassName]
 	}
 	if legacy, ok := ing.Annotations[legacyClassAnnotation]; ok && legacy != "" {
-		return ours[legacy]
+		return legacy == f.className() || ours[legacy]
 	}
 	return f.WatchClassless || defaultIsOurs
 }

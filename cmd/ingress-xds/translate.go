@@ -13,7 +13,8 @@ import (
 func runTranslate(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	path := fs.String("f", "", "manifest file or directory (required)")
-	class := fs.String("ingress-class", kube.DefaultClassName, "IngressClass name to serve")
+	class := fs.String("ingress-class", kube.DefaultClassName, "IngressClass name to serve, as serve's flag")
+	controller := fs.String("controller-class", kube.DefaultControllerName, "serve the IngressClasses (in the manifests) whose spec.controller is this, as serve's flag")
 	var tf translateFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -26,7 +27,7 @@ func runTranslate(args []string, stdout io.Writer) error {
 		return fmt.Errorf("-f PATH is required")
 	}
 	// As in serve --manifests: class-less Ingresses in files are ours.
-	st, err := kube.LoadStateWith(*path, kube.ClassFilter{ClassName: *class, WatchClassless: true}, tf.ingressReferences())
+	st, err := kube.LoadStateWith(*path, kube.ClassFilter{ClassName: *class, ControllerName: *controller, WatchClassless: true}, tf.ingressReferences())
 	if err != nil {
 		// Undecodable documents are skipped, as serve does; say so.
 		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
