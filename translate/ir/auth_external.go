@@ -1,0 +1,73 @@
+package ir
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ExternalAuth asks an HTTP auth service before each request, with nginx's
+// auth_request semantics (ingress-nginx's auth-url): the authorisation
+// service beside Envoy makes the subrequest. Text fields may hold nginx
+// variables ($host, $request_uri, ...), which the service expands per
+// request; the front-end admits only those it knows.
+type ExternalAuth struct {
+	// URL is the subrequest's target, http or https.
+	URL string `json:"url"`
+	// Method is the subrequest's; empty: GET (and, as nginx, no
+	// X-Original-URI nor X-Scheme).
+	Method string `json:"method,omitempty"`
+	// Signin, when set, is where a 401 is redirected, with the original
+	// URL in the SigninParam parameter ("rd" when empty).
+	Signin      string `json:"signin,omitempty"`
+	SigninParam string `json:"signinParam,omitempty"`
+	// ResponseHeaders are copied from a 2xx answer onto the upstream
+	// request, and removed from it when the answer lacks them.
+	ResponseHeaders []string `json:"responseHeaders,omitempty"`
+	// RequestRedirect is the X-Auth-Request-Redirect header; empty: the
+	// request URI.
+	RequestRedirect string `json:"requestRedirect,omitempty"`
+	// AlwaysSetCookie passes the answer's cookies on error answers too.
+	AlwaysSetCookie bool `json:"alwaysSetCookie,omitempty"`
+	// CacheKey, when set, caches answers under it for CacheDuration
+	// (nginx's proxy_cache_valid groups; empty: ingress-nginx's default).
+	CacheKey      string `json:"cacheKey,omitempty"`
+	CacheDuration string `json:"cacheDuration,omitempty"`
+	// ProxySetHeaders are set on the subrequest, sorted by name.
+	ProxySetHeaders []Header `json:"proxySetHeaders,omitempty"`
+}
+
+func (e *ExternalAuth) validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("external auth: "+format, args...)) }
+	u, err := url.Parse(strings.ReplaceAll(e.URL, "$", "_"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		bad("url %q is not an http or https URL with a host and without userinfo", e.URL)
+	}
+	for what, s := range map[string]string{"url": e.URL, "method": e.Method, "signin": e.Signin, "signin parameter": e.SigninParam,
+		"request redirect": e.RequestRedirect, "cache key": e.CacheKey, "cache duration": e.CacheDuration} {
+		if hasControl(s) {
+			bad("%s %q holds a control character", what, s)
+		}
+	}
+	if strings.ContainsAny(e.SigninParam, "&=?# ") {
+		bad("signin parameter %q is not a parameter name", e.SigninParam)
+	}
+	if e.CacheDuration != "" && e.CacheKey == "" {
+		bad("a cache duration without a cache key")
+	}
+	for _, h := range e.ResponseHeaders {
+		if err := validHeaderName(h); err != nil || strings.HasPrefix(h, ":") {
+			bad("response header %q is not a header name", h)
+		}
+	}
+	for i, h := range e.ProxySetHeaders {
+		if validHeaderName(h.Name) != nil || strings.HasPrefix(h.Name, ":") || hasControl(h.Value) || strings.Contains(h.Value, "\n") {
+			bad("proxy-set header %q: %q cannot be sent", h.Name, h.Value)
+		}
+		if i > 0 && e.ProxySetHeaders[i-1].Name >= h.Name {
+			bad("proxy-set headers not sorted, or %q twice", h.Name)
+		}
+	}
+	return errs
+}
