@@ -54,7 +54,7 @@ func (s *authServer) requests() []*http.Request {
 }
 
 // checkRequest is what Envoy sends for a client's GET of path on host.
-func checkRequest(method, host, path string, headers map[string]string) *authv3.CheckRequest {
+func extCheckRequest(method, host, path string, headers map[string]string) *authv3.CheckRequest {
 	h := map[string]string{":authority": host, ":path": path, ":method": method, "content-length": "5"}
 	for k, v := range headers {
 		h[k] = v
@@ -103,7 +103,7 @@ func headerOf(opts []*corev3.HeaderValueOption, name string) []string {
 func TestExternalSubrequestIsNginxs(t *testing.T) {
 	s := newAuthServer(t, http.StatusOK, nil)
 	c := testChecker(t)
-	req := checkRequest("POST", "app.example:8080", "/a/b?x=1", map[string]string{
+	req := extCheckRequest("POST", "app.example:8080", "/a/b?x=1", map[string]string{
 		"authorization": "Basic dXNlcjpwYXNz", "x-forwarded-proto": "https", "cookie": "s=1",
 	})
 	resp := mustCheck(t, c, req, map[string]string{authzapi.ExternalURL: s.URL + "/check?v=1"})
@@ -148,7 +148,7 @@ func TestExternalSubrequestIsNginxs(t *testing.T) {
 func TestExternalMethodAddsOriginalURI(t *testing.T) {
 	s := newAuthServer(t, http.StatusNoContent, nil)
 	c := testChecker(t)
-	mustCheck(t, c, checkRequest("GET", "app", "/p?q", nil), map[string]string{
+	mustCheck(t, c, extCheckRequest("GET", "app", "/p?q", nil), map[string]string{
 		authzapi.ExternalURL: s.URL, authzapi.ExternalMethod: "POST", authzapi.ExternalRequestRedirect: "https://$host/back",
 	})
 	r := s.requests()[0]
@@ -166,7 +166,7 @@ func TestExternalStatusMapping(t *testing.T) {
 		{302, 500}, {404, 500}, {500, 500}, {503, 500}, {400, 500},
 	} {
 		s := newAuthServer(t, tc.auth, http.Header{"Www-Authenticate": {`Basic realm="x"`}})
-		resp := mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: s.URL})
+		resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: s.URL})
 		if got := deniedStatus(t, resp); got != tc.want {
 			t.Errorf("auth service %d: client gets %d, want %d (0: allowed)", tc.auth, got, tc.want)
 		}
@@ -181,7 +181,7 @@ func TestExternalUnreachableIs500(t *testing.T) {
 	s := newAuthServer(t, 200, nil)
 	url := s.URL
 	s.Close()
-	resp := mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: url})
+	resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: url})
 	if got := deniedStatus(t, resp); got != 500 {
 		t.Errorf("auth service down: %d, want 500", got)
 	}
@@ -195,7 +195,7 @@ func TestExternalSignin(t *testing.T) {
 		{"https://login/start?x=1", "", "https://login/start?x=1&rd=http://app%2F%3Fa%3Db%26c%3Dd"},
 		{"https://login/start?rd=$escaped_request_uri", "", "https://login/start?rd=%2F%3Fa%3Db%26c%3Dd"},
 	} {
-		resp := mustCheck(t, testChecker(t), checkRequest("GET", "app", "/?a=b&c=d", nil), map[string]string{
+		resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "app", "/?a=b&c=d", nil), map[string]string{
 			authzapi.ExternalURL: s.URL, authzapi.ExternalSignin: tc.signin, authzapi.ExternalSigninParam: tc.param,
 		})
 		if got := deniedStatus(t, resp); got != 302 {
@@ -213,7 +213,7 @@ func TestExternalSignin(t *testing.T) {
 
 func TestExternalResponseHeaders(t *testing.T) {
 	s := newAuthServer(t, 200, http.Header{"X-User": {"alice"}, "Set-Cookie": {"a=1", "b=2"}})
-	resp := mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", map[string]string{"x-user": "mallory", "foo": "bar"}),
+	resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", map[string]string{"x-user": "mallory", "foo": "bar"}),
 		map[string]string{authzapi.ExternalURL: s.URL, authzapi.ExternalResponseHeaders: "X-User, Foo"})
 	ok := resp.GetOkResponse()
 	if got := headerOf(ok.GetHeaders(), "X-User"); len(got) != 1 || got[0] != "alice" {
@@ -230,12 +230,12 @@ func TestExternalResponseHeaders(t *testing.T) {
 func TestExternalAlwaysSetCookie(t *testing.T) {
 	s := newAuthServer(t, 403, http.Header{"Set-Cookie": {"a=1"}})
 	ext := map[string]string{authzapi.ExternalURL: s.URL}
-	resp := mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", nil), ext)
+	resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil), ext)
 	if got := headerOf(resp.GetDeniedResponse().GetHeaders(), "Set-Cookie"); len(got) != 0 {
 		t.Errorf("403 without auth-always-set-cookie carried %q", got)
 	}
 	ext[authzapi.ExternalAlwaysSetCookie] = "true"
-	resp = mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", nil), ext)
+	resp = mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil), ext)
 	if got := headerOf(resp.GetDeniedResponse().GetHeaders(), "Set-Cookie"); len(got) != 1 {
 		t.Errorf("403 with auth-always-set-cookie carried %q, want the cookie", got)
 	}
@@ -243,7 +243,7 @@ func TestExternalAlwaysSetCookie(t *testing.T) {
 
 func TestExternalProxySetHeaders(t *testing.T) {
 	s := newAuthServer(t, 200, nil)
-	mustCheck(t, testChecker(t), checkRequest("GET", "h", "/", map[string]string{"x-drop": "1"}), map[string]string{
+	mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", map[string]string{"x-drop": "1"}), map[string]string{
 		authzapi.ExternalURL:             s.URL,
 		authzapi.ExternalProxySetHeaders: "My-Custom-Header: 42\nX-Drop: \nX-Host: $host",
 	})
@@ -264,30 +264,30 @@ func TestExternalCache(t *testing.T) {
 		}
 	}
 	alice := map[string]string{"authorization": "Basic YWxpY2U6cA=="}
-	mustCheck(t, c, checkRequest("GET", "h", "/", alice), ext("h/foo"))
+	mustCheck(t, c, extCheckRequest("GET", "h", "/", alice), ext("h/foo"))
 	s.mu.Lock()
 	s.status = 500
 	s.mu.Unlock()
-	resp := mustCheck(t, c, checkRequest("GET", "h", "/", alice), ext("h/foo"))
+	resp := mustCheck(t, c, extCheckRequest("GET", "h", "/", alice), ext("h/foo"))
 	if deniedStatus(t, resp) != 0 || headerOf(resp.GetOkResponse().GetHeaders(), "X-User")[0] != "alice" {
 		t.Errorf("cached 200 not served: %v", resp)
 	}
 	if n := len(s.requests()); n != 1 {
 		t.Errorf("auth service asked %d times, want once (cached)", n)
 	}
-	if got := deniedStatus(t, mustCheck(t, c, checkRequest("GET", "h", "/", alice), ext("h/bar"))); got != 500 {
+	if got := deniedStatus(t, mustCheck(t, c, extCheckRequest("GET", "h", "/", alice), ext("h/bar"))); got != 500 {
 		t.Errorf("another location's cache served: %d, want 500", got)
 	}
-	if got := deniedStatus(t, mustCheck(t, c, checkRequest("GET", "h", "/", map[string]string{"authorization": "Basic Ym9iOnA="}), ext("h/foo"))); got != 500 {
+	if got := deniedStatus(t, mustCheck(t, c, extCheckRequest("GET", "h", "/", map[string]string{"authorization": "Basic Ym9iOnA="}), ext("h/foo"))); got != 500 {
 		t.Errorf("another user's key served from cache: %d, want 500", got)
 	}
 	now = now.Add(31 * time.Minute)
-	if got := deniedStatus(t, mustCheck(t, c, checkRequest("GET", "h", "/", alice), ext("h/foo"))); got != 500 {
+	if got := deniedStatus(t, mustCheck(t, c, extCheckRequest("GET", "h", "/", alice), ext("h/foo"))); got != 500 {
 		t.Errorf("expired entry served: %d, want 500", got)
 	}
 	// 500 is not in the rule: never cached; the cache stays within bounds.
 	for i := range 5 {
-		mustCheck(t, c, checkRequest("GET", "h", "/", alice), ext(strings.Repeat("x", i)))
+		mustCheck(t, c, extCheckRequest("GET", "h", "/", alice), ext(strings.Repeat("x", i)))
 	}
 	if n := c.cache.len(); n > 2 {
 		t.Errorf("cache holds %d entries, bound 2", n)
@@ -327,7 +327,7 @@ func TestAddressGuard(t *testing.T) {
 	// The production guard refuses a real service on loopback: 500, and
 	// the service is never asked.
 	s := newAuthServer(t, 200, nil)
-	resp := mustCheck(t, newExternalChecker(externalOptions{}), checkRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: s.URL})
+	resp := mustCheck(t, newExternalChecker(externalOptions{}), extCheckRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: s.URL})
 	if got := deniedStatus(t, resp); got != 500 || len(s.requests()) != 0 {
 		t.Errorf("auth-url on loopback: %d after %d requests, want 500 after none", got, len(s.requests()))
 	}
