@@ -1,0 +1,27 @@
+{{/*
+Labels every object of the release carries beside its own: which chart and
+release made it. The objects' own labels and selectors are those of the
+kustomize base, so that both install the same objects.
+*/}}
+{{- define "ingress-xds.releaseLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* image renders an image reference from a map with repository and tag. */}}
+{{- define "ingress-xds.image" -}}
+{{ .repository }}:{{ .tag }}
+{{- end }}
+
+{{/* ingressClass is the value of --ingress-class. */}}
+{{- define "ingress-xds.ingressClass" -}}
+{{ .Values.controller.ingressClass | default .Values.controller.ingressClassResource.name }}
+{{- end }}
+
+{{/* The kinds the chart knows for controller.kind. */}}
+{{- define "ingress-xds.checkKind" -}}
+{{- if not (has .Values.controller.kind (list "DaemonSet" "Deployment")) }}
+{{- fail (printf "controller.kind must be DaemonSet or Deployment, not %q" .Values.controller.kind) }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,355 @@
+package deploy
+
+// The Helm chart (deploy/helm/ingress-xds): linted, rendered, compared with
+// the kustomize base, its args checked against the binary's flags, and
+// applied to a real API server. helm comes from the Go module proxy through
+// hack/install-tools.sh, as make tools installs it.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+const chartDir = "helm/ingress-xds"
+
+// releaseLabels are the labels the chart adds to every object, and only
+// the chart: which chart and release made it.
+var releaseLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance"}
+
+// helmBinary installs helm with the project's script (nothing when it is
+// there already) and returns its path.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	framework.Heavy(t)
+	root := framework.RepoRoot(t)
+	cmd := exec.Command("bash", filepath.Join(root, "hack", "install-tools.sh"), "helm")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/install-tools.sh helm: %v\n%s", err, out)
+	}
+	return filepath.Join(root, ".tools", "bin", "helm")
+}
+
+func runHelm(t *testing.T, helm string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(helm, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// helmTemplate renders the chart as release ingress-xds in namespace with
+// the values given as --set-json pairs (name=JSON).
+func helmTemplate(t *testing.T, helm, namespace string, values ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", "ingress-xds", chartDir, "--namespace", namespace}
+	for _, v := range values {
+		args = append(args, "--set-json", v)
+	}
+	return decodeDocuments(t, runHelm(t, helm, args...))
+}
+
+func decodeDocuments(t *testing.T, manifest []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			t.Fatalf("%v in:\n%s", err, doc)
+		}
+		if string(js) == "null" {
+			continue // a document of comments only
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			t.Fatalf("%v in:\n%s", err, doc)
+		}
+		out = append(out, u)
+	}
+}
+
+func objectKey(u *unstructured.Unstructured) string {
+	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+}
+
+func find[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
+	t.Helper()
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name {
+			var typed T
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &typed, true); err != nil {
+				t.Fatalf("%s does not decode strictly: %v", objectKey(u), err)
+			}
+			return &typed
+		}
+	}
+	return nil
+}
+
+// TestHelmChart: helm lint passes; with its defaults the chart renders the
+// kustomize base's objects, field for field (less the Namespace, which helm
+// leaves to --create-namespace, and the chart's release labels); the values
+// an ingress-nginx chart user knows do what they say there; the
+// control plane's arguments are flags the binary has; and every rendering
+// is accepted by a real API server's server-side apply.
+func TestHelmChart(t *testing.T) {
+	helm := helmBinary(t)
+	runHelm(t, helm, "lint", "--strict", chartDir)
+	runHelm(t, helm, "lint", "--strict", chartDir, "--set", "controller.kind=Deployment")
+
+	base, err := Render(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := base[0].GetName()
+	if base[0].GetKind() != "Namespace" {
+		t.Fatalf("the kustomize base renders %s first, not its Namespace", objectKey(base[0]))
+	}
+	chart := helmTemplate(t, helm, ns)
+	t.Run("defaults render the kustomize base", func(t *testing.T) {
+		want := map[string]*unstructured.Unstructured{}
+		for _, u := range base[1:] {
+			want[objectKey(u)] = u
+		}
+		got := map[string]*unstructured.Unstructured{}
+		for _, u := range chart {
+			u = u.DeepCopy()
+			labels := u.GetLabels()
+			for _, l := range releaseLabels {
+				if labels[l] == "" {
+					t.Errorf("%s lacks the label %s", objectKey(u), l)
+				}
+				delete(labels, l)
+			}
+			if len(labels) == 0 {
+				labels = nil
+			}
+			u.SetLabels(labels)
+			got[objectKey(u)] = u
+		}
+		if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+			t.Fatalf("the chart renders\n  %s\nthe kustomize base\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
+		}
+		for key, w := range want {
+			if g := got[key]; !reflect.DeepEqual(g.Object, w.Object) {
+				gy, _ := yaml.Marshal(g.Object)
+				wy, _ := yaml.Marshal(w.Object)
+				t.Errorf("%s differs from the kustomize base's:\n%s", key, lineDiff(string(wy), string(gy)))
+			}
+		}
+	})
+
+	// What an ingress-nginx chart user would set: Envoy as a Deployment
+	// behind a LoadBalancer Service, the controller ConfigMap, scheduling
+	// and resources, the class flags.
+	variant := helmTemplate(t, helm, "web",
+		`controller.kind="Deployment"`,
+		`controller.replicaCount=3`,
+		`controller.service={"annotations":{"lb.example.com/internal":"true"},"externalTrafficPolicy":"Local"}`,
+		`controller.config={"proxy-body-size":"8m","ssl-redirect":false,"hsts-max-age":600}`,
+		`controller.nodeSelector={"role":"edge"}`,
+		`controller.tolerations=[{"key":"edge","operator":"Exists","effect":"NoSchedule"}]`,
+		`controller.resources={"requests":{"cpu":"2","memory":"1Gi"}}`,
+		`controller.watchIngressWithoutClass=true`,
+		`controller.ingressClassResource.default=true`,
+		`controller.extraArgs={"holdoff":"200ms"}`,
+		`controlPlane.nodeSelector={"role":"control"}`,
+		`controlPlane.replicaCount=3`,
+	)
+	t.Run("values of ingress-nginx's chart", func(t *testing.T) {
+		envoy := find[appsv1.Deployment](t, variant, "Deployment", "envoy")
+		if envoy == nil || find[appsv1.DaemonSet](t, variant, "DaemonSet", "envoy") != nil {
+			t.Fatal("controller.kind=Deployment: want an Envoy Deployment and no DaemonSet")
+		}
+		pod := envoy.Spec.Template.Spec
+		if *envoy.Spec.Replicas != 3 || pod.NodeSelector["role"] != "edge" || len(pod.Tolerations) != 1 || pod.Tolerations[0].Key != "edge" {
+			t.Errorf("Envoy Deployment: replicas %d, nodeSelector %v, tolerations %v", *envoy.Spec.Replicas, pod.NodeSelector, pod.Tolerations)
+		}
+		proxy := container(t, pod, "envoy", false)
+		if proxy.Resources.Requests.Cpu().String() != "2" || proxy.Resources.Requests.Memory().String() != "1Gi" {
+			t.Errorf("Envoy resources %+v", proxy.Resources)
+		}
+		for _, p := range proxy.Ports {
+			if p.HostPort != 0 {
+				t.Errorf("Envoy Deployment binds host port %d", p.HostPort)
+			}
+		}
+		boot := container(t, pod, "bootstrap", true)
+		if v, _ := flagValue(boot.Args, "xds-address"); v != "ingress-xds.web.svc:18000" {
+			t.Errorf("bootstrap --xds-address=%s, want the Service of the release's namespace", v)
+		}
+		svc := find[corev1.Service](t, variant, "Service", "envoy")
+		if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
+			svc.Annotations["lb.example.com/internal"] != "true" || svc.Spec.Selector["app.kubernetes.io/name"] != envoy.Spec.Template.Labels["app.kubernetes.io/name"] {
+			t.Fatalf("Envoy's Service: %+v", svc)
+		}
+		var targets []string
+		for _, p := range svc.Spec.Ports {
+			targets = append(targets, fmt.Sprintf("%d>%s", p.Port, p.TargetPort.String()))
+		}
+		if strings.Join(targets, ",") != "80>http,443>https" {
+			t.Errorf("Envoy's Service ports %v, want 80 to http and 443 to https", targets)
+		}
+
+		cp := find[appsv1.Deployment](t, variant, "Deployment", "ingress-xds")
+		if *cp.Spec.Replicas != 3 || cp.Spec.Template.Spec.NodeSelector["role"] != "control" {
+			t.Errorf("control plane: replicas %d, nodeSelector %v", *cp.Spec.Replicas, cp.Spec.Template.Spec.NodeSelector)
+		}
+		args := container(t, cp.Spec.Template.Spec, "ingress-xds", false).Args
+		if v, _ := flagValue(args, "envoy-service"); v != "web/envoy" {
+			t.Errorf("--envoy-service=%q, want web/envoy: status from the Service in front of the Envoys", v)
+		}
+		if _, ok := flagValue(args, "envoy-selector"); ok {
+			t.Errorf("--envoy-selector with Envoy behind a Service: %q", args)
+		}
+		if !slices.Contains(args, "--watch-ingress-without-class") || !slices.Contains(args, "--holdoff=200ms") {
+			t.Errorf("args %q lack --watch-ingress-without-class or the extra --holdoff=200ms", args)
+		}
+
+		config := find[corev1.ConfigMap](t, variant, "ConfigMap", "ingress-xds-config")
+		if config == nil || !maps.Equal(config.Data, map[string]string{"proxy-body-size": "8m", "ssl-redirect": "false", "hsts-max-age": "600"}) {
+			t.Errorf("controller.config as the ConfigMap: %+v", config)
+		}
+		if find[corev1.ConfigMap](t, chart, "ConfigMap", "ingress-xds-config") != nil {
+			t.Error("an empty controller.config renders a ConfigMap")
+		}
+		class := find[networkingv1.IngressClass](t, variant, "IngressClass", "ingress-xds")
+		if class == nil || class.Annotations["ingressclass.kubernetes.io/is-default-class"] != "true" {
+			t.Errorf("ingressClassResource.default: %+v", class)
+		}
+	})
+
+	// Taking over ingress-nginx's class: it exists (ingress-nginx's
+	// release made it), so the chart makes none, and serves it.
+	adopt := helmTemplate(t, helm, ns,
+		`controller.ingressClassResource={"enabled":false,"name":"nginx","controllerValue":"k8s.io/ingress-nginx"}`)
+	t.Run("adopting ingress-nginx's class", func(t *testing.T) {
+		for _, u := range adopt {
+			if u.GetKind() == "IngressClass" {
+				t.Errorf("ingressClassResource.enabled=false renders %s", objectKey(u))
+			}
+		}
+		args := container(t, find[appsv1.Deployment](t, adopt, "Deployment", "ingress-xds").Spec.Template.Spec, "ingress-xds", false).Args
+		class, _ := flagValue(args, "ingress-class")
+		controller, _ := flagValue(args, "controller-class")
+		if class != "nginx" || controller != "k8s.io/ingress-nginx" {
+			t.Errorf("--ingress-class=%s --controller-class=%s, want nginx and k8s.io/ingress-nginx", class, controller)
+		}
+	})
+
+	// The class the chart makes is the class the control plane serves.
+	for name, objs := range map[string][]*unstructured.Unstructured{"defaults": chart, "variant": variant} {
+		class := find[networkingv1.IngressClass](t, objs, "IngressClass", "ingress-xds")
+		args := container(t, find[appsv1.Deployment](t, objs, "Deployment", "ingress-xds").Spec.Template.Spec, "ingress-xds", false).Args
+		if v, _ := flagValue(args, "controller-class"); class == nil || v != class.Spec.Controller {
+			t.Errorf("%s: --controller-class=%s, the IngressClass's controller %+v", name, v, class)
+		}
+	}
+
+	t.Run("args are the binary's flags", func(t *testing.T) {
+		bin := framework.IngressXDS(t)
+		for name, objs := range map[string][]*unstructured.Unstructured{"defaults": chart, "variant": variant, "adopt": adopt} {
+			spec := find[appsv1.Deployment](t, objs, "Deployment", "ingress-xds").Spec.Template.Spec
+			// Flags are parsed in order, values included, up to --help:
+			// exit 0 means each one is a flag of serve with a valid value.
+			args := append(slices.Clone(container(t, spec, "ingress-xds", false).Args), "--help")
+			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+				t.Errorf("%s: ingress-xds %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			}
+			var envoy corev1.PodSpec
+			if ds := find[appsv1.DaemonSet](t, objs, "DaemonSet", "envoy"); ds != nil {
+				envoy = ds.Spec.Template.Spec
+			} else {
+				envoy = find[appsv1.Deployment](t, objs, "Deployment", "envoy").Spec.Template.Spec
+			}
+			boot := append(slices.Clone(container(t, envoy, "bootstrap", true).Args), "--help")
+			if out, err := exec.Command(bin, boot...).CombinedOutput(); err != nil {
+				t.Errorf("%s: ingress-xds %s: %v\n%s", name, strings.Join(boot, " "), err, out)
+			}
+		}
+	})
+
+	t.Run("server-side apply", func(t *testing.T) {
+		api := framework.StartAPIServer(t)
+		ctx := context.Background()
+		for _, namespace := range []string{ns, "web"} {
+			if _, err := api.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, r := range []struct {
+			name string
+			objs []*unstructured.Unstructured
+		}{{"defaults", chart}, {"variant", variant}, {"adopt", adopt}} {
+			for _, dryRun := range []bool{true, false} {
+				if err := Apply(ctx, api.Config, r.objs, "helm-test", dryRun); err != nil {
+					t.Errorf("%s (dry run %v): %v", r.name, dryRun, err)
+				}
+			}
+		}
+		svc, err := api.Client.CoreV1().Services("web").Get(ctx, "envoy", metav1.GetOptions{})
+		if err != nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			t.Errorf("Envoy's Service after the apply: %v %v", svc, err)
+		}
+		if _, err := api.Client.AppsV1().DaemonSets(ns).Get(ctx, "envoy", metav1.GetOptions{}); err != nil {
+			t.Errorf("Envoy's DaemonSet after the apply: %v", err)
+		}
+		if _, err := api.Client.CoreV1().ConfigMaps("web").Get(ctx, "ingress-xds-config", metav1.GetOptions{}); err != nil {
+			t.Errorf("the controller ConfigMap after the apply: %v", err)
+		}
+	})
+}
+
+// lineDiff lists the lines of want missing from got (-) and of got missing
+// from want (+), enough to see what differs between two YAML renderings.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for _, l := range wl {
+		if !slices.Contains(gl, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range gl {
+		if !slices.Contains(wl, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	if len(out) == 0 {
+		return "(the same lines, in another order)"
+	}
+	return strings.Join(out, "\n")
+}
