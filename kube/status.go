@@ -43,6 +43,10 @@ type StatusWriter struct {
 	Limiter Limiter
 	// Workers is how many writes may be in flight at once; 1 when zero.
 	Workers int
+	// Refused, when set, says whether an Ingress we own is refused by its
+	// annotations (it is not served: translate/ingress/refuse.go), which
+	// then carries none of our addresses, as if not ours.
+	Refused func(*networkingv1.Ingress) bool
 	Logger  *slog.Logger
 
 	synced chan struct{} // closed once the caches and addresses are known
@@ -78,7 +82,7 @@ func (w *StatusWriter) Run(ctx context.Context) error {
 	// process's lifetime and must see Ingresses we do not own, to take our
 	// address off those that used to be ours.
 	factory := informers.NewSharedInformerFactoryWithOptions(w.Client, 0,
-		informers.WithTransform(trimForStatus))
+		informers.WithTransform(w.trim))
 	ingInformer := factory.Networking().V1().Ingresses().Informer()
 	classInformer := factory.Networking().V1().IngressClasses().Informer()
 	w.ingresses = factory.Networking().V1().Ingresses().Lister()
@@ -255,6 +259,9 @@ func (w *StatusWriter) sync(ctx context.Context, key cache.ObjectName) error {
 		return err
 	}
 	owned := len(w.Filter.Owned([]*networkingv1.Ingress{ing}, classes)) == 1
+	if owned && w.Refused != nil && w.Refused(ing) {
+		owned = false // not served: no address says it is
+	}
 	current := ing.Status.LoadBalancer.Ingress
 	want := desiredStatus(current, w.Addresses.Addresses(), owned)
 	if sameAddresses(current, want) {

@@ -46,6 +46,16 @@ func patchStatus(ctx context.Context, client kubernetes.Interface, ing *networki
 	return nil
 }
 
+// trim is trimForStatus, keeping the annotations of an Ingress that Refused
+// refuses (few, by nature), so that sync still sees why.
+func (w *StatusWriter) trim(obj any) (any, error) {
+	out, err := trimForStatus(obj)
+	if ing, ok := obj.(*networkingv1.Ingress); ok && err == nil && w.Refused != nil && w.Refused(ing) {
+		out.(*networkingv1.Ingress).Annotations = ing.Annotations
+	}
+	return out, err
+}
+
 // trimForStatus keeps, of Ingresses and IngressClasses, only what the status
 // writer reads: ownership (class name, class annotations, controller) and
 // the current status. At 10,000 Ingresses the rules, TLS sections and managed

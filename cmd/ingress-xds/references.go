@@ -16,3 +16,10 @@ import (
 func (t *translateFlags) ingressReferences() func(*networkingv1.Ingress) []kube.Reference {
 	return ingress.ReferencesWith(annotations.New(t.annotationsPrefix))
 }
+
+// ingressRefused says whether an Ingress is refused by its annotations (an
+// access control ingress-xds cannot apply), for the status writer: such an
+// Ingress gets no address. Nil with --unsupported-annotations=ignore.
+func (t *translateFlags) ingressRefused() func(*networkingv1.Ingress) bool {
+	return ingress.RefusedWith(annotations.New(t.annotationsPrefix), t.options())
+}

@@ -3,6 +3,8 @@ package ingress
 import (
 	"fmt"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -73,4 +75,25 @@ func (f *fragmentBuilder) applyRefusal() {
 		hr.cluster = nil
 	}
 	fr.aliases, fr.tls, fr.wwwRedirects, fr.appRoot, fr.errorRoutes = nil, nil, nil, nil, nil
+}
+
+// RefusedWith says, for the status writer, whether an Ingress is refused by
+// its annotations alone (nil when opts serve such Ingresses). An Ingress a
+// group refuses for what it found elsewhere (a Secret missing or unusable)
+// keeps its status, as one whose Service is missing does: that refusal
+// lasts only until the object is fixed, and a status that comes and goes
+// would churn what reads it (DNS records).
+func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress) bool {
+	if opts.IgnoreRefusals {
+		return nil
+	}
+	return func(ing *networkingv1.Ingress) bool {
+		_, issues := reg.Parse(ing.Annotations)
+		for _, is := range issues {
+			if is.Refusal != "" {
+				return true
+			}
+		}
+		return false
+	}
 }
