@@ -28,6 +28,7 @@ type serveFlags struct {
 	kubeconfig      string
 	manifests       string
 	ingressClass    string
+	controllerClass string
 	watchClassless  bool
 	translate       translateFlags
 	xdsAddress      string
@@ -47,8 +48,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster config)")
 	fs.StringVar(&f.manifests, "manifests", "", "serve from this directory of manifests instead of a cluster")
-	fs.StringVar(&f.ingressClass, "ingress-class", kube.DefaultClassName, "IngressClass name to serve")
-	fs.BoolVar(&f.watchClassless, "watch-classless", false, "also serve Ingresses that name no class")
+	f.registerClass(fs)
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
 	f.xdsTLS.register(fs)
@@ -89,7 +89,7 @@ func runServe(ctx context.Context, args []string) error {
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 	endpointBatcher := xds.NewBatcher(f.endpointHoldoff, 10*f.endpointHoldoff)
 
-	filter := kube.ClassFilter{ClassName: f.ingressClass, WatchClassless: f.watchClassless}
+	filter := kube.ClassFilter{ClassName: f.ingressClass, ControllerName: f.controllerClass, WatchClassless: f.watchClassless}
 	var source kube.Source
 	var status *statusRunner
 	var events *kube.EventReporter
