@@ -339,6 +339,10 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/proxy-connect-timeout", "5"},
 	{"nginx.ingress.kubernetes.io/proxy-body-size", "1k"},
 	{"nginx.ingress.kubernetes.io/proxy-read-timeout", "120"},
+	// Response rewrites: the Lua filter, on the Ingress's routes only.
+	{"nginx.ingress.kubernetes.io/proxy-redirect-from", "http://internal/"},
+	{"nginx.ingress.kubernetes.io/proxy-redirect-to", "https://example.com/"},
+	{"nginx.ingress.kubernetes.io/proxy-cookie-path", "/one/ /"},
 	// Redirects: from-to-www adds a host another Ingress may own, and
 	// ssl-redirect depends on the host's certificate.
 	{"nginx.ingress.kubernetes.io/from-to-www-redirect", "true"},

@@ -32,6 +32,7 @@ const (
 	useBuffer
 	useStatefulSession
 	useCustomResponse
+	useLua
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -74,6 +75,12 @@ func httpFilterOrder() []httpFilter {
 		// router's load balancer which endpoint to pick, and a request
 		// refused or answered before has no endpoint to stick to.
 		{name: statefulSessionFilter, use: useStatefulSession, config: statefulSessionListenerConfig},
+		// After it, nearest the router, the response rewrite
+		// (responserewrite.go): it must see the upstream's headers as
+		// they came, before the session cookie is added to them, as
+		// nginx's proxy_redirect and proxy_cookie_* see only the
+		// upstream's.
+		{name: luaFilter, use: useLua, config: func() proto.Message { return luaListenerConfig() }, disabled: true},
 	}
 }
 
@@ -118,6 +125,11 @@ func httpConnectionManager(statPrefix, routeName string, uses filterSet) (*liste
 		// /a/../b must not slip past a route for /b's neighbours.
 		NormalizePath:    wrapperspb.Bool(true),
 		UseRemoteAddress: wrapperspb.Bool(true),
+		// A client's X-Request-ID reaches the upstream as sent, and a
+		// request without one gets a new one, as ingress-nginx's $req_id
+		// (generate-request-id, on by default); Envoy would otherwise
+		// replace an edge client's.
+		PreserveExternalRequestId: true,
 		// WebSocket upgrades pass on every route, as through nginx (whose
 		// template sets the Upgrade and Connection headers everywhere).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},

@@ -103,6 +103,14 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[rbacFilter] = rules
 		uses |= useRBAC
 	}
+	if p.ResponseRewrite != nil {
+		cfg, err := responseRewrite(p.ResponseRewrite)
+		if err != nil {
+			return 0, fmt.Errorf("response rewrite: %w", err)
+		}
+		per[luaFilter] = cfg
+		uses |= useLua
+	}
 	if p.RequestBody != nil {
 		per[bufferFilter] = bodyLimit(p.RequestBody)
 		uses |= useBuffer

@@ -31,6 +31,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)
+	f.responseRewriteAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p

@@ -48,6 +48,9 @@ type RoutePolicy struct {
 	// ErrorPages replace responses of some codes (errorpages.go); nil:
 	// none.
 	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
+	// ResponseRewrite rewrites the URLs a response names of its upstream
+	// (responserewrite.go); nil: none.
+	ResponseRewrite *ResponseRewrite `json:"responseRewrite,omitempty"`
 	// Hash is what a cluster with the RingHash load balancer hashes of
 	// the request to pick an endpoint: every part present, combined.
 	Hash []HashPart `json:"hash,omitempty"`

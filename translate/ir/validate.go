@@ -350,6 +350,9 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			}
 		}
 	}
+	if p.ResponseRewrite != nil {
+		errs = append(errs, p.ResponseRewrite.validate()...)
+	}
 	for _, m := range p.Mirrors {
 		if !clusters[m.Cluster] {
 			bad("mirror cluster %q is not listed", m.Cluster)

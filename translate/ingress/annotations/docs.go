@@ -16,6 +16,10 @@ func (r *Registry) Markdown() []byte {
 		"under two prefixes, the first listed wins. A key under one of those prefixes that is not in this table, "+
 		"and a value that does not parse, are reported as a Warning Event on the Ingress and otherwise ignored.\n\n",
 		OwnPrefix, NginxPrefix, LegacyPrefix)
+	// What every route does as ingress-nginx does, without an annotation.
+	b.WriteString("Every route, annotated or not, passes a client's `X-Request-ID` to the backend as sent and gives a request " +
+		"without one a new one, as ingress-nginx's `$req_id` does (`generate-request-id`, on by default); Envoy's is a UUID " +
+		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx.\n\n")
 	b.WriteString("| annotation | keys | scope | what it does |\n|---|---|---|---|\n")
 	for _, d := range r.defs {
 		var keys []string
