@@ -3,10 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/translate/envoy"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 )
 
@@ -17,6 +19,7 @@ type translateFlags struct {
 	httpsPort          uint
 	enableExternalName bool
 	annotationsPrefix  string
+	authzAddress       string
 	// unsupportedAnnotations is what becomes of an Ingress carrying an
 	// access control that cannot be applied: refuse or ignore.
 	unsupportedAnnotations string
@@ -28,6 +31,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
+	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 }
 
 func (t *translateFlags) validate() error {
@@ -39,6 +43,9 @@ func (t *translateFlags) validate() error {
 	}
 	if errs := validation.IsDNS1123Subdomain(t.annotationsPrefix); len(errs) > 0 || t.annotationsPrefix == annotations.OwnPrefix {
 		return fmt.Errorf("--annotations-prefix %q is not a DNS name other than %s", t.annotationsPrefix, annotations.OwnPrefix)
+	}
+	if ap, err := netip.ParseAddrPort(t.authzAddress); err != nil || ap.Port() == 0 {
+		return fmt.Errorf("--authz-address %q is not an ip:port", t.authzAddress)
 	}
 	if t.unsupportedAnnotations != "refuse" && t.unsupportedAnnotations != "ignore" {
 		return fmt.Errorf("--unsupported-annotations %q is neither refuse nor ignore", t.unsupportedAnnotations)
@@ -52,6 +59,7 @@ func (t *translateFlags) options() translate.Options {
 		HTTPSPort:          uint32(t.httpsPort),
 		EnableExternalName: t.enableExternalName,
 		AnnotationsPrefix:  t.annotationsPrefix,
+		AuthzAddress:       t.authzAddress,
 		IgnoreRefusals:     t.unsupportedAnnotations == "ignore",
 	}
 }

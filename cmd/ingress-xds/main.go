@@ -21,6 +21,7 @@ Usage:
   ingress-xds bootstrap  [flags]   write an Envoy bootstrap that connects to serve
   ingress-xds translate -f PATH    print the Envoy resources serve would publish
   ingress-xds certgen    [flags]   write a CA and certificates for xDS over mutual TLS
+  ingress-xds authz      [flags]   serve the authorisation service Envoy calls beside it (ext_authz)
   ingress-xds version              print the version
 
 Run 'ingress-xds COMMAND -h' for a command's flags.
@@ -44,6 +45,8 @@ func main() {
 		err = runTranslate(args, os.Stdout)
 	case "certgen":
 		err = runCertgen(ctx, args, os.Stdout)
+	case "authz":
+		err = runAuthz(ctx, args)
 	case "version", "--version", "-version":
 		fmt.Println(version)
 	case "help", "-h", "--help":

@@ -17,6 +17,12 @@ type ControlPlane struct {
 	MetricsAddress string // 127.0.0.1:port of /healthz and /readyz
 	HTTPPort       int    // the port Envoy's HTTP listener is told to bind
 	HTTPSPort      int    // the port Envoy's HTTPS listener is told to bind
+	// AuthzAddress is where the Envoys of this control plane call the
+	// authorisation service, and Authz that service: one for them all,
+	// as in a pod it is one per Envoy (every Envoy is told the same
+	// address, and two could not listen on it here).
+	AuthzAddress string
+	Authz        *Process
 	// TLS holds the certificates when xDS is served over mutual TLS: the
 	// server half is what serve was given, the client half what Envoys and
 	// test clients connect with. Nil for plaintext (--insecure).
@@ -48,6 +54,7 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		MetricsAddress: LocalAddress(FreePort(t)),
 		HTTPPort:       FreePort(t),
 		HTTPSPort:      FreePort(t),
+		AuthzAddress:   LocalAddress(FreePort(t)),
 		TLS:            certs,
 	}
 	cp.argv = []string{"serve",
@@ -57,6 +64,7 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		// Never the default 8443: parallel runs would fight over it.
 		"--https-port", strconv.Itoa(cp.HTTPSPort),
 		"--log-level", "debug",
+		"--authz-address", cp.AuthzAddress,
 	}
 	if certs == nil {
 		cp.argv = append(cp.argv, "--insecure")
@@ -65,6 +73,7 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		cp.argv = append(cp.argv, "--xds-tls-cert", s.Cert, "--xds-tls-key", s.Key, "--xds-tls-ca", s.CA)
 	}
 	cp.argv = append(cp.argv, args...)
+	cp.Authz = StartAuthz(t, cp.AuthzAddress)
 	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), cp.argv...))
 	return cp
 }

@@ -32,6 +32,7 @@ const (
 	useBuffer
 	useStatefulSession
 	useCustomResponse
+	useExtAuthz
 	useLua
 )
 
@@ -65,6 +66,11 @@ func httpFilterOrder() []httpFilter {
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
+		// Then who the client is (authz.go): nginx's auth_basic and
+		// auth_request come after allow and deny in its access phase, and
+		// only a client let in by address is worth a password check or a
+		// call to an external service.
+		{name: extAuthzFilter, use: useExtAuthz, config: func() proto.Message { return extAuthzListenerConfig() }, disabled: true},
 		// Then the body bound (bodylimit.go): only a request let in is
 		// worth holding in memory. nginx, too, reads a body only after
 		// its access phase, but it refuses a Content-Length over the

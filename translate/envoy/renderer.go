@@ -41,6 +41,17 @@ type Renderer struct {
 	parts             *clusterParts
 
 	next generation
+
+	opts  Options
+	authz authzClusters
+}
+
+// Options are the renderer's settings that are not in the IR: where Envoy
+// finds what runs beside it.
+type Options struct {
+	// AuthzAddress is the ip:port of the authorisation service beside
+	// each Envoy (authz.go); DefaultAuthzAddress when empty.
+	AuthzAddress string
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -109,9 +120,16 @@ type secretEntry struct {
 	msg  *tlsv3.Secret
 }
 
-// NewRenderer returns a Renderer with nothing remembered yet.
+// NewRenderer returns a Renderer with nothing remembered yet and the
+// default Options.
 func NewRenderer() *Renderer {
+	return NewRendererWith(Options{})
+}
+
+// NewRendererWith returns a Renderer with nothing remembered yet.
+func NewRendererWith(o Options) *Renderer {
 	return &Renderer{
+		opts:      o,
 		listeners: map[ir.Listener]*listenerEntry{},
 		clusters:  map[string]*clusterEntry{},
 		loads:     map[string]*loadEntry{},
@@ -124,6 +142,7 @@ func NewRenderer() *Renderer {
 func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	c.next = generation{chains: map[string]*chainEntry{}, secrets: map[string]*secretEntry{}}
 	res := &Resources{}
+	var used filterSet // by any listener
 	for _, l := range m.Listeners {
 		switch l.Protocol {
 		case ir.HTTP:
@@ -131,6 +150,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if err != nil {
 				return nil, err
 			}
+			used |= uses
 			lis, err := c.listener(l, uses)
 			if err != nil {
 				return nil, err
@@ -153,6 +173,14 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	if err := c.clustersAndLoads(res, m); err != nil {
 		return nil, err
 	}
+	for _, ch := range c.next.chains {
+		used |= ch.uses
+	}
+	clusters, err := c.withAuthzCluster(res.Clusters, used)
+	if err != nil {
+		return nil, err
+	}
+	res.Clusters = clusters
 	c.chains, c.secrets = c.next.chains, c.next.secrets
 	c.next = generation{}
 	c.prune(m)

@@ -111,6 +111,10 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[luaFilter] = cfg
 		uses |= useLua
 	}
+	if p.Auth != nil {
+		per[extAuthzFilter] = authzPerRoute(p.Auth)
+		uses |= useExtAuthz
+	}
 	if p.RequestBody != nil {
 		per[bufferFilter] = bodyLimit(p.RequestBody)
 		uses |= useBuffer

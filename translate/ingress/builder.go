@@ -38,6 +38,10 @@ type Options struct {
 	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read
 	// under (its --annotations-prefix); annotations.NginxPrefix when empty.
 	AnnotationsPrefix string
+	// AuthzAddress is where Envoy calls the authorisation service beside
+	// it (an ip:port; envoy.DefaultAuthzAddress when empty). The renderer
+	// uses it, not the front-end.
+	AuthzAddress string
 	// IgnoreRefusals serves an Ingress that carries an access control
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).

@@ -381,6 +381,9 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			bad("cors: negative max age")
 		}
 	}
+	if p.Auth != nil {
+		errs = append(errs, p.Auth.validate()...)
+	}
 	if r := p.IPRules; r != nil {
 		if len(r.Allow) == 0 && len(r.Deny) == 0 {
 			bad("ip rules: empty")

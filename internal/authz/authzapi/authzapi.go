@@ -1,0 +1,46 @@
+// Package authzapi is the whole contract between the control plane, which
+// renders a route's ext_authz configuration, and the authorisation service
+// (`ingress-xds authz`, package authz), which reads it back from each
+// CheckRequest: the names of the context extensions
+// (ExtAuthzPerRoute.check_settings.context_extensions) and their values.
+// Nothing else crosses between them, so the package imports nothing.
+package authzapi
+
+// KeyKind names what the service checks for a route: one kind, or several
+// separated by commas, checked in that order, all of which must allow the
+// request (nginx's default "satisfy all" when a location has both basic and
+// external authentication).
+const KeyKind = "ingress-xds.io/kind"
+
+// The kinds.
+const (
+	KindBasic    = "basic"
+	KindExternal = "external"
+)
+
+// Basic authentication's keys.
+const (
+	// BasicRealm is the realm of the WWW-Authenticate challenge.
+	BasicRealm = "ingress-xds.io/basic.realm"
+	// BasicUsers is the user file in htpasswd form: one "user:hash" a
+	// line. The hashes are those of the Secret, which Envoy holds already.
+	BasicUsers = "ingress-xds.io/basic.users"
+)
+
+// The password hash schemes the service verifies, by their prefix in an
+// htpasswd line: those nginx's auth_basic verifies (its own $apr1$, {PLAIN},
+// {SHA} and {SSHA}, and what the C library's crypt() of ingress-nginx's
+// image verifies: MD5-crypt, SHA-256-crypt, SHA-512-crypt and bcrypt).
+var hashPrefixes = [...]string{"$apr1$", "$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "{PLAIN}", "{SHA}", "{SSHA}"}
+
+// SupportedHash says whether the service can verify a password against
+// the hash, so that the control plane reports a line no password could
+// match (a hash of another scheme, or no hash) on its Ingress.
+func SupportedHash(hash string) bool {
+	for _, p := range hashPrefixes {
+		if len(hash) > len(p) && hash[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}

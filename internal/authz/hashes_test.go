@@ -1,0 +1,90 @@
+package authz
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// The hashes were made by real tools (openssl passwd -1, -apr1, -5, -6;
+// the C library's crypt() through perl; Python's hashlib for {SSHA}), not by
+// the code under test.
+var hashVectors = []struct {
+	tool, password, hash string
+}{
+	{"openssl passwd -1", "pass word", "$1$saltsalt$1K7dkhtbTNVUwUicA5kOT1"},
+	{"openssl passwd -1", "p", "$1$x$hiN0EG1U2OVhvWQBid7j81"},
+	{"openssl passwd -apr1", "pass word", "$apr1$saltsalt$qYpLAVWkBvXFyDme7.oc1/"},
+	{"openssl passwd -5", "pass word", "$5$saltsalt$9Wp9Qw4Ze8Jxq5F1Z3UnS47KFhc8AqhCRyxFDa8e660"},
+	{"openssl passwd -6", "pass word", "$6$saltsalt$cc1KsgmlKYtCcnNH8.sv7Fe8mca8fAso5fHlNrb1VZa5WYQ.L3ChTcx06ID.LoaXZAf9CZNraK43XCp7LxKHl1"},
+	{"openssl passwd -6 (a salt cut at 16, a password longer than the digest)",
+		"a much longer password than sixty-four bytes, to make the loop over B run twice or more!!",
+		"$6$saltsaltsaltsalt$Ruh9s.Vqd.hHawS4GclNdNeRnUT6A2LmHHwJVuKALX8eumym1Pfze0cmKSMpOqHEeotXRgrVMkPAPGRmzwGAm."},
+	{"crypt() $5$ rounds", "Hello world!", "$5$rounds=10000$saltstringsaltst$3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA"},
+	{"crypt() $5$ rounds, short salt", "we have a short salt string but not a short password", "$5$rounds=77777$short$JiO1O3ZpDAxGJeaDIuqCoEFysAe1mZNJRs3pw0KQRd/"},
+	{"crypt() $6$ rounds", "Hello world!", "$6$rounds=1400$anotherlongsalts$5FGyu8c4BZDX4wJgs0Un26YOw2XibT5eTkHF1I1aP3QqStoJI9BHD2YPJYsAjEePVGUyBjdZxcNqMWlrrbIOC."},
+	{"crypt() $2b$", "pass", "$2b$05$abcdefghijklmnopqrstuuZFBUbfXoM8LFiPx8LYlO/sXZB/Cwk3K"},
+	{"htpasswd -s ({SHA}: openssl dgst -sha1 | base64)", "secret", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="},
+	{"{PLAIN}", "plain text", "{PLAIN}plain text"},
+	{"{SSHA} (hashlib.sha1 of password and salt, then the salt)", "salted", "{SSHA}TTHJCQxvDArxbE718yQusN+sPxpOYUNsMTIzNA=="},
+}
+
+func TestVerifyPasswordVectors(t *testing.T) {
+	for _, v := range hashVectors {
+		if !verifyPassword(v.hash, v.password) {
+			t.Errorf("%s: %q does not verify against %s", v.tool, v.password, v.hash)
+		}
+		if verifyPassword(v.hash, v.password+"x") || verifyPassword(v.hash, "") {
+			t.Errorf("%s: a wrong password verifies against %s", v.tool, v.hash)
+		}
+	}
+}
+
+// The salted computations are checked against the vectors above; their
+// output must also be exactly the stored hash, so that the comparison is
+// the whole string's.
+func TestCryptOutputs(t *testing.T) {
+	for _, v := range hashVectors {
+		var got string
+		switch {
+		case strings.HasPrefix(v.hash, "$1$"):
+			got = md5Crypt(v.password, v.hash, "$1$")
+		case strings.HasPrefix(v.hash, "$apr1$"):
+			got = md5Crypt(v.password, v.hash, "$apr1$")
+		case strings.HasPrefix(v.hash, "$5$"):
+			got = shaCrypt(v.password, v.hash, sha256Variant)
+		case strings.HasPrefix(v.hash, "$6$"):
+			got = shaCrypt(v.password, v.hash, sha512Variant)
+		default:
+			continue
+		}
+		if got != v.hash {
+			t.Errorf("%s: got %s, want %s", v.tool, got, v.hash)
+		}
+	}
+}
+
+func TestBcryptVariants(t *testing.T) {
+	h, err := bcrypt.GenerateFromPassword([]byte("bar"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// htpasswd -B writes $2y$, other tools $2a$ or $2b$: the same hash.
+	for _, prefix := range []string{"$2a$", "$2b$", "$2y$"} {
+		hash := prefix + string(h[4:])
+		if !verifyPassword(hash, "bar") || verifyPassword(hash, "baz") {
+			t.Errorf("%s: bar verifies %v, baz %v", hash, verifyPassword(hash, "bar"), verifyPassword(hash, "baz"))
+		}
+	}
+}
+
+func TestUnknownSchemesMatchNothing(t *testing.T) {
+	for _, hash := range []string{"", "bar", "abccBcrPOxnLU", "$3$whatever", "{SHA}", "{SSHA}!!!", "$5$rounds=x$salt$abc"} {
+		for _, pw := range []string{"", "bar", "pass", hash} {
+			if verifyPassword(hash, pw) {
+				t.Errorf("%q verifies against %q", pw, hash)
+			}
+		}
+	}
+}

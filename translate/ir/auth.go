@@ -1,0 +1,48 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Auth is a route's authentication, done by the authorisation service
+// beside Envoy (internal/authz), which Envoy asks before forwarding. Every
+// part present must let the request in.
+type Auth struct {
+	// Basic is nginx's auth_basic; nil: none.
+	Basic *BasicAuth `json:"basic,omitempty"`
+	// External is nginx's auth_request to an HTTP auth service
+	// (auth_external.go); nil: none.
+	External *ExternalAuth `json:"external,omitempty"`
+}
+
+// BasicAuth asks the client for a user and password of a user file.
+type BasicAuth struct {
+	// Realm is the realm of the challenge (WWW-Authenticate: Basic
+	// realm="..."), which may be empty.
+	Realm string `json:"realm"`
+	// Users is the user file: "user:hash" lines, as htpasswd writes them.
+	// It is the Secret's content, which Envoy holds in its route
+	// configuration; inspection output shows it redacted.
+	Users string `json:"users"`
+}
+
+func (a *Auth) validate() []error {
+	var errs []error
+	if a.Basic == nil && a.External == nil {
+		errs = append(errs, fmt.Errorf("auth: no kind of authentication"))
+	}
+	if e := a.External; e != nil {
+		errs = append(errs, e.validate()...)
+	}
+	if b := a.Basic; b != nil {
+		// The realm is written into a header between quotes.
+		if hasControl(b.Realm) || strings.ContainsAny(b.Realm, `"\`) {
+			errs = append(errs, fmt.Errorf("basic auth: realm %q is not a quoted-string's content", b.Realm))
+		}
+		if strings.ContainsRune(b.Users, 0) {
+			errs = append(errs, fmt.Errorf("basic auth: the user file holds a NUL"))
+		}
+	}
+	return errs
+}
