@@ -23,11 +23,15 @@ type translateFlags struct {
 	// unsupportedAnnotations is what becomes of an Ingress carrying an
 	// access control that cannot be applied: refuse or ignore.
 	unsupportedAnnotations string
+	// enableSSLPassthrough honours ssl-passthrough, as ingress-nginx's
+	// --enable-ssl-passthrough.
+	enableSSLPassthrough bool
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
+	fs.BoolVar(&t.enableSSLPassthrough, "enable-ssl-passthrough", false, "honour ssl-passthrough: a host's TLS connections go, by SNI, to its backend as they are (as ingress-nginx's flag); without it the annotation is reported and ignored")
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
@@ -61,5 +65,7 @@ func (t *translateFlags) options() translate.Options {
 		AnnotationsPrefix:  t.annotationsPrefix,
 		AuthzAddress:       t.authzAddress,
 		IgnoreRefusals:     t.unsupportedAnnotations == "ignore",
+
+		EnableSSLPassthrough: t.enableSSLPassthrough,
 	}
 }

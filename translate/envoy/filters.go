@@ -34,6 +34,7 @@ const (
 	useCustomResponse
 	useExtAuthz
 	useLua
+	useClientCertSubject
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -59,6 +60,11 @@ func httpFilterOrder() []httpFilter {
 		// response, the other filters' local replies included, and the
 		// request it re-runs passes every filter again.
 		{name: customResponseFilter, use: useCustomResponse, config: customResponseListenerConfig},
+		// Then the client certificate's subject (clientcert.go,
+		// auth-tls-match-cn): nginx checks it in its server's rewrite
+		// phase, before any location's CORS, address or authentication
+		// check.
+		{name: clientCertFilter, use: useClientCertSubject, config: clientCertFilterConfig, disabled: true},
 		// Then CORS: a preflight is answered before any access check,
 		// as ingress-nginx answers it (in nginx's rewrite phase, which
 		// runs before the access phase).

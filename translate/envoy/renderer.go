@@ -98,6 +98,7 @@ type vhostEntry struct {
 	// redirects to HTTPS.
 	cert     string
 	aliases  []string
+	client   *ir.ClientCert // clientcert.go
 	rendered *renderedHost
 }
 
@@ -112,6 +113,7 @@ type chainEntry struct {
 	cert    string
 	uses    filterSet
 	aliases []string
+	client  *ir.ClientCert // clientcert.go
 	msg     *listenerv3.FilterChain
 }
 
@@ -348,12 +350,12 @@ func (c *Renderer) LoadAssignment(be *ir.Backend) LoadAssignment {
 func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHost, error) {
 	key := vhostKey{host: vh.Host, listener: l}
 	e := c.vhosts[key]
-	if e == nil || e.cert != vh.Certificate || !slices.Equal(e.routes, vh.Routes) || !slices.Equal(e.aliases, vh.Aliases) {
+	if e == nil || e.cert != vh.Certificate || !slices.Equal(e.routes, vh.Routes) || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
 		msg, uses, err := renderVirtualHost(vh, l)
 		if err != nil {
 			return nil, err
 		}
-		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, rendered: &renderedHost{msg: msg, uses: uses}}
+		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, client: vh.ClientCert, rendered: &renderedHost{msg: msg, uses: uses}}
 		c.vhosts[key] = e
 	}
 	return e.rendered, nil
@@ -361,12 +363,12 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 
 func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
-	if e == nil || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) {
+	if e == nil || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
 		msg, err := sniFilterChain(l, vh, uses)
 		if err != nil {
 			return nil, err
 		}
-		e = &chainEntry{cert: vh.Certificate, uses: uses, aliases: vh.Aliases, msg: msg}
+		e = &chainEntry{cert: vh.Certificate, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil

@@ -45,7 +45,13 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 		evh.Routes = append(append(evh.Routes, ahead...), route)
 		uses |= u
 	}
-	return compactVirtualHost(evh), uses, nil
+	// The host's client certificate policy (clientcert.go) adds routes
+	// ahead of its others and changes theirs.
+	u, err := applyClientCert(evh, vh.ClientCert, l)
+	if err != nil {
+		return nil, 0, fmt.Errorf("virtual host %s: %w", vh.Host, err)
+	}
+	return compactVirtualHost(evh), uses | u, nil
 }
 
 // compactVirtualHost keeps a virtual host's routes as their encoding, as

@@ -23,6 +23,15 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	var chains []*listenerv3.FilterChain
 	covered := coveredHosts(m.VirtualHosts)
 	for _, vh := range m.VirtualHosts {
+		if vh.Passthrough != nil {
+			// passthrough.go: TCP to the backend, whose TLS it is.
+			chain, err := passthroughChain(l, vh)
+			if err != nil {
+				return err
+			}
+			chains = append(chains, chain)
+			continue
+		}
 		if vh.Certificate == "" {
 			continue
 		}
@@ -108,7 +117,7 @@ func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listen
 	if err != nil {
 		return nil, err
 	}
-	transport, err := downstreamTLS(vh.Certificate)
+	transport, err := hostTLS(vh) // clientcert.go: with the CA clients are checked against
 	if err != nil {
 		return nil, err
 	}

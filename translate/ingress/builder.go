@@ -38,6 +38,9 @@ type Options struct {
 	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read
 	// under (its --annotations-prefix); annotations.NginxPrefix when empty.
 	AnnotationsPrefix string
+	// EnableSSLPassthrough honours ssl-passthrough (serve
+	// --enable-ssl-passthrough, as ingress-nginx's flag).
+	EnableSSLPassthrough bool
 	// AuthzAddress is where Envoy calls the authorisation service beside
 	// it (an ip:port; envoy.DefaultAuthzAddress when empty). The renderer
 	// uses it, not the front-end.
@@ -77,7 +80,7 @@ func (b *Builder) Build(st *kube.State) *ir.IR {
 	out := b.memo.buildModel(st, b.opts)
 	out.Listeners = []*ir.Listener{b.http}
 	// The HTTPS listener is there when some host has a certificate.
-	if b.tls != nil && len(out.Certificates) > 0 {
+	if b.tls != nil && (len(out.Certificates) > 0 || b.opts.EnableSSLPassthrough && anyPassthrough(out.VirtualHosts)) {
 		out.Listeners = append(out.Listeners, b.tls)
 		slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
 	}

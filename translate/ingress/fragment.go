@@ -50,6 +50,11 @@ type fragment struct {
 	// errorRoutes are custom-http-errors' routes, one per host
 	// (fallback.go).
 	errorRoutes []hostRoute
+	// clientCert is what the auth-tls keys ask of the hosts' clients
+	// (clientcert.go); nil: nothing.
+	clientCert *clientCertIntent
+	// passthrough: ssl-passthrough, with the serve flag (passthrough.go).
+	passthrough bool
 }
 
 // reads are the objects a fragment looked up, as they were (nil: missing).

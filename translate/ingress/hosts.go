@@ -177,6 +177,8 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	}
 	out.addErrorRoutes(errorRoutes, usedCluster)
 	out.mergeAppRoot(host, frags)
+	out.mergeClientCert(host, frags)        // clientcert.go
+	out.mergePassthrough(host, frags, kept) // passthrough.go
 	return out
 }
 

@@ -33,6 +33,8 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.proxyAnnotations(values, &p)
 	f.responseRewriteAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
+	f.readPassthrough(values)         // after upstream: it adds TLS to the cluster policy
+	f.readClientCert(values)
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}

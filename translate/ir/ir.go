@@ -77,6 +77,12 @@ type VirtualHost struct {
 	// with its certificate); none is a virtual host of its own, nor the
 	// alias of another.
 	Aliases []string `json:"aliases,omitempty"`
+	// ClientCert is how the host's clients are asked for certificates
+	// (clientcert.go); nil: they are not.
+	ClientCert *ClientCert `json:"clientCert,omitempty"`
+	// Passthrough, when set, sends the host's TLS connections to a backend
+	// that terminates TLS itself; its routes still serve plain HTTP.
+	Passthrough *Passthrough `json:"passthrough,omitempty"`
 }
 
 // Object names the Kubernetes object a value came from, for problems and

@@ -67,6 +67,16 @@ func (r *IR) Validate() error {
 		if vh.Certificate != "" && !certs[vh.Certificate] {
 			bad("virtual host %q: certificate %q is not listed", vh.Host, vh.Certificate)
 		}
+		if vh.ClientCert != nil {
+			if err := vh.ClientCert.validate(); err != nil {
+				bad("virtual host %q: client certificates: %v", vh.Host, err)
+			}
+		}
+		if vh.Passthrough != nil {
+			if err := vh.Passthrough.validate(vh, clusters); err != nil {
+				bad("virtual host %q: passthrough: %v", vh.Host, err)
+			}
+		}
 		for i, rt := range vh.Routes {
 			for _, err := range rt.validate(clusters) {
 				bad("virtual host %q route %d: %v", vh.Host, i, err)

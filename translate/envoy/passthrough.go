@@ -1,0 +1,32 @@
+package envoy
+
+import (
+	"fmt"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// passthroughChain hands a host's TLS connections, chosen by the SNI the
+// listener's TLS inspector read, to its backend as they are (ssl-passthrough):
+// no TLS here, no HTTP, the backend's own certificate reaches the client.
+func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterChain, error) {
+	proxy, err := anypb.New(&tcpproxyv3.TcpProxy{
+		StatPrefix:       l.Name + "_passthrough",
+		ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: vh.Passthrough.Cluster},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("packing tcp proxy: %w", err)
+	}
+	return &listenerv3.FilterChain{
+		Name:             vh.Host,
+		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: append([]string{vh.Host}, vh.Aliases...)},
+		Filters: []*listenerv3.Filter{{
+			Name:       "envoy.filters.network.tcp_proxy",
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: proxy},
+		}},
+	}, nil
+}

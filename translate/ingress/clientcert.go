@@ -1,0 +1,151 @@
+package ingress
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// Client certificates (the auth-tls keys). ingress-nginx applies them per
+// server: the first Ingress of a host (oldest first here) whose auth-tls
+// settings hold sets them for the whole host, and one whose Secret cannot
+// be used makes its server answer 403 to everything. So an Ingress's
+// fragment works out its policy (reading the Secret, which makes the
+// fragment depend on it), and the host's merge takes the oldest.
+
+// clientCertIntent is what an Ingress asks of its hosts' clients.
+type clientCertIntent struct {
+	// policy is the host's, or a denying one when the Secret is unusable.
+	policy *ir.ClientCert
+}
+
+// readClientCert reads the auth-tls keys. Without auth-tls-secret the
+// others do nothing, as in ingress-nginx.
+func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
+	raw, ok := annotations.AuthTLSSecret.Get(values)
+	key := annotations.AuthTLSSecret.Name()
+	if !ok {
+		if annotations.AuthTLSSecret.Invalid(values) {
+			// Reported by the registry; without the CA the check cannot
+			// be made, and the host must not be served without it.
+			f.denyClientCert("auth-tls-secret is not a Secret's namespace/name")
+		} else if others := setAuthTLSKeys(values); len(others) > 0 {
+			f.problem("InvalidAnnotation", "annotations %s do nothing without %s: ignored", strings.Join(others, ", "), key)
+		}
+		return
+	}
+	ns, name, _ := strings.Cut(raw, "/")
+	if ns != f.ing.Namespace {
+		// ingress-nginx's allow-cross-namespace-resources is off by
+		// default: it denies, and its server answers 403.
+		f.problem("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: every request to its hosts is answered 403", key, raw)
+		f.denyClientCert("auth-tls-secret of another namespace")
+		return
+	}
+	ca, err := clientCA(f, types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		f.problem("InvalidAnnotation", "annotation %s=%q: %v: every request to its hosts is answered 403", key, raw, err)
+		f.denyClientCert("auth-tls-secret unusable")
+		return
+	}
+	p := &ir.ClientCert{CA: ca, Verify: ir.VerifyOn, Depth: 1}
+	if v, ok := annotations.AuthTLSVerifyClient.Get(values); ok {
+		p.Verify = ir.ClientVerify(v)
+	}
+	if d, ok := annotations.AuthTLSVerifyDepth.Get(values); ok {
+		p.Depth = uint32(d)
+	}
+	p.ErrorPage, _ = annotations.AuthTLSErrorPage.Get(values)
+	p.PassCertificate, _ = annotations.AuthTLSPassCertificate.Get(values)
+	p.MatchSubject, _ = annotations.AuthTLSMatchCN.Get(values)
+	if annotations.AuthTLSMatchCN.Invalid(values) {
+		// Reported (and refusing) by the registry: a subject check that
+		// cannot be made must not let every subject in.
+		f.denyClientCert("auth-tls-match-cn is not an expression ingress-xds can apply")
+		return
+	}
+	f.frag.clientCert = &clientCertIntent{policy: p}
+}
+
+func (f *fragmentBuilder) denyClientCert(why string) {
+	f.frag.clientCert = &clientCertIntent{policy: &ir.ClientCert{Deny: why}}
+}
+
+// clientCA reads a Secret's ca.crt.
+func clientCA(f *fragmentBuilder, name types.NamespacedName) (ir.PEM, error) {
+	s := f.secret(name)
+	if s == nil {
+		return nil, errors.New("secret not found")
+	}
+	ca := s.Data["ca.crt"]
+	if err := checkCABundle(ca); err != nil {
+		return nil, fmt.Errorf("ca.crt: %w", err)
+	}
+	return ca, nil
+}
+
+// setAuthTLSKeys lists the auth-tls keys besides the Secret that are set.
+func setAuthTLSKeys(values *annotations.Values) []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	_, v := annotations.AuthTLSVerifyClient.Get(values)
+	add(v, annotations.AuthTLSVerifyClient.Name())
+	_, d := annotations.AuthTLSVerifyDepth.Get(values)
+	add(d, annotations.AuthTLSVerifyDepth.Name())
+	_, e := annotations.AuthTLSErrorPage.Get(values)
+	add(e, annotations.AuthTLSErrorPage.Name())
+	_, p := annotations.AuthTLSPassCertificate.Get(values)
+	add(p, annotations.AuthTLSPassCertificate.Name())
+	_, m := annotations.AuthTLSMatchCN.Get(values)
+	add(m, annotations.AuthTLSMatchCN.Name())
+	return out
+}
+
+// mergeClientCert sets the host's client certificate policy: the oldest
+// Ingress routing the host that asks for one sets it; a younger one
+// asking otherwise is reported. It returns the virtual host to use (a new
+// one when the policy is set: virtual hosts are never modified).
+func (h *hostMerge) mergeClientCert(host string, frags []*fragment) {
+	if h.vhost == nil {
+		return
+	}
+	var set *fragment
+	for _, f := range frags {
+		if f.clientCert == nil || f.canary != nil || !routesHost(f, host) {
+			continue
+		}
+		if set == nil {
+			set = f
+			h.vhost.ClientCert = f.clientCert.policy
+			continue
+		}
+		if !sameClientCert(set.clientCert.policy, f.clientCert.policy) {
+			h.problems = append(h.problems, newProblem(f.ingress, "AuthTLSConflict",
+				"host %q already has the client certificate settings of the older Ingress %s/%s: this Ingress's are ignored for it (ingress-nginx sets them per host)",
+				host, set.ingress.Namespace, set.ingress.Name))
+		}
+	}
+}
+
+func routesHost(f *fragment, host string) bool {
+	for _, hr := range f.routes {
+		if hr.host == host {
+			return true
+		}
+	}
+	return false
+}
+
+func sameClientCert(a, b *ir.ClientCert) bool {
+	return a.Deny == b.Deny && string(a.CA) == string(b.CA) && a.Verify == b.Verify && a.Depth == b.Depth &&
+		a.ErrorPage == b.ErrorPage && a.MatchSubject == b.MatchSubject && a.PassCertificate == b.PassCertificate
+}

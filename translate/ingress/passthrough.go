@@ -1,0 +1,87 @@
+package ingress
+
+import (
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// ssl-passthrough, as ingress-nginx applies it with --enable-ssl-passthrough:
+// a host is passed through when any Ingress of it asks, to the backend of
+// the host's "/" path (without one, nothing is passed through). Its plain
+// HTTP side stays routed, to the backends over TLS: ingress-nginx marks
+// the passed-through backend's upstream as HTTPS for every location.
+
+// readPassthrough reads ssl-passthrough; it only counts with the serve
+// flag, as in ingress-nginx, where the annotation is otherwise ignored.
+func (f *fragmentBuilder) readPassthrough(values *annotations.Values) {
+	on, _ := annotations.SSLPassthrough.Get(values)
+	if !on {
+		return
+	}
+	if !f.opts.EnableSSLPassthrough {
+		f.problem("PassthroughDisabled", "annotation %s: TLS passthrough is off (serve --enable-ssl-passthrough): ignored, the hosts terminate TLS as usual",
+			annotations.SSLPassthrough.Name())
+		return
+	}
+	f.frag.passthrough = true
+	// The backend speaks TLS: plain HTTP reaches it over TLS too.
+	var cp ir.ClusterPolicy
+	if f.clusterPolicy != nil {
+		cp = *f.clusterPolicy
+	}
+	if cp.TLS == nil {
+		cp.TLS = &ir.UpstreamTLS{}
+	}
+	f.clusterPolicy = &cp
+}
+
+// mergePassthrough passes the host through when one of its Ingresses asks:
+// to the backend of its "/" path, over a cluster of no policy (TCP).
+func (h *hostMerge) mergePassthrough(host string, frags []*fragment, kept []hostRoute) {
+	if h.vhost == nil || host == ir.WildcardHost {
+		return
+	}
+	var asked *fragment
+	for _, f := range frags {
+		if f.passthrough && f.canary == nil && routesHost(f, host) {
+			asked = f
+			break
+		}
+	}
+	if asked == nil {
+		return
+	}
+	for _, hr := range kept {
+		if hr.nginx.raw != "/" || hr.cluster == nil || hr.route.Action.Forward == nil {
+			continue
+		}
+		backend := hr.cluster.backend
+		tcp := &clusterRef{name: ir.ClusterName(backend.name, nil), backend: backend}
+		found := false
+		for _, c := range h.clusters {
+			if c.name == tcp.name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			h.clusters = append(h.clusters, tcp)
+		}
+		h.vhost.Passthrough = &ir.Passthrough{Cluster: tcp.name}
+		return
+	}
+	h.problems = append(h.problems, newProblem(asked.ingress, "PassthroughIgnored",
+		"annotation %s: host %q has no \"/\" path with a backend to pass its TLS connections to: ignored, the host terminates TLS as usual",
+		annotations.SSLPassthrough.Name(), host))
+}
+
+// anyPassthrough says whether some host is passed through, which needs the
+// HTTPS listener even without a certificate.
+func anyPassthrough(vhosts []*ir.VirtualHost) bool {
+	for _, vh := range vhosts {
+		if vh.Passthrough != nil {
+			return true
+		}
+	}
+	return false
+}

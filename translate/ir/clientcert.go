@@ -1,0 +1,143 @@
+package ir
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ClientVerify is how a host's HTTPS filter chain treats the client's
+// certificate (nginx's ssl_verify_client).
+type ClientVerify string
+
+const (
+	// VerifyOn: a request without a certificate that verifies against the
+	// CA is answered 400 (or sent to the error page).
+	VerifyOn ClientVerify = "on"
+	// VerifyOptional: a certificate is asked for; one that is presented
+	// must verify, or the request is answered as with VerifyOn.
+	VerifyOptional ClientVerify = "optional"
+	// VerifyOptionalNoCA: a certificate is asked for and never required
+	// to verify; the upstream is told whether it did.
+	VerifyOptionalNoCA ClientVerify = "optional_no_ca"
+	// VerifyOff: no certificate is asked for.
+	VerifyOff ClientVerify = "off"
+)
+
+// ClientCert is a host's client-certificate policy: ingress-nginx scopes
+// it by server (host), so it is the virtual host's, applied to every route
+// of the host, and to the TLS handshake of its filter chain.
+type ClientCert struct {
+	// Deny, when set, says why every request to the host is answered 403
+	// (the CA asked for cannot be had: ingress-nginx's server "return
+	// 403"); every other field is then empty.
+	Deny string `json:"deny,omitempty"`
+	// CA is the PEM bundle of the certificate authorities a client's
+	// certificate must chain to.
+	CA     PEM          `json:"ca,omitempty"`
+	Verify ClientVerify `json:"verify,omitempty"`
+	// Depth bounds the chain: the CA certificates allowed above the leaf
+	// (1: signed by a CA of the bundle itself).
+	Depth uint32 `json:"depth,omitempty"`
+	// ErrorPage, when set, is the Location a request refused for its
+	// certificate is redirected to (302) instead of a 400.
+	ErrorPage string `json:"errorPage,omitempty"`
+	// MatchSubject, when set, is an RE2 expression searched for in the
+	// subject of the client's certificate (RFC 2253, as nginx's
+	// $ssl_client_s_dn): a request whose subject has no match, or without
+	// a certificate, is answered 403.
+	MatchSubject string `json:"matchSubject,omitempty"`
+	// PassCertificate sends the client's certificate, URL-escaped PEM, in
+	// the ssl-client-cert request header.
+	PassCertificate bool `json:"passCertificate,omitempty"`
+}
+
+// Requested says whether the TLS handshake asks the client for a
+// certificate.
+func (c *ClientCert) Requested() bool {
+	return c != nil && c.Deny == "" && c.Verify != VerifyOff
+}
+
+func (c *ClientCert) validate() error {
+	if c.Deny != "" {
+		if hasControl(c.Deny) {
+			return errors.New("deny reason holds control characters")
+		}
+		if len(c.CA) > 0 || c.Verify != "" || c.Depth != 0 || c.ErrorPage != "" || c.MatchSubject != "" || c.PassCertificate {
+			return errors.New("a denied host has no other client certificate setting")
+		}
+		return nil
+	}
+	switch c.Verify {
+	case VerifyOn, VerifyOptional, VerifyOptionalNoCA, VerifyOff:
+	default:
+		return fmt.Errorf("unknown verify mode %q", c.Verify)
+	}
+	if err := validCABundle(c.CA); err != nil {
+		return fmt.Errorf("CA: %w", err)
+	}
+	if c.Depth < 1 || c.Depth > 100 {
+		return fmt.Errorf("depth %d out of range (1 to 100)", c.Depth)
+	}
+	if c.ErrorPage != "" {
+		if hasControl(c.ErrorPage) || strings.ContainsAny(c.ErrorPage, " \"<>\\") {
+			return fmt.Errorf("error page %q holds characters a Location may not", c.ErrorPage)
+		}
+		if _, err := url.Parse(c.ErrorPage); err != nil {
+			return fmt.Errorf("error page: %w", err)
+		}
+	}
+	if c.MatchSubject != "" {
+		if err := validRegex(c.MatchSubject); err != nil {
+			return fmt.Errorf("subject match: %w", err)
+		}
+	}
+	return nil
+}
+
+// validCABundle accepts PEM holding only certificates that parse, at least
+// one.
+func validCABundle(b []byte) error {
+	n := 0
+	for rest := b; ; n++ {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			if strings.TrimSpace(string(rest)) != "" {
+				return errors.New("not PEM")
+			}
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("a %s block", block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return errors.New("no certificate")
+	}
+	return nil
+}
+
+// Passthrough hands a host's TLS connections, chosen by SNI on the HTTPS
+// listeners, to a cluster as they are: the backend terminates TLS itself.
+type Passthrough struct {
+	// Cluster is where the connections go, with no HTTP policy of its
+	// own (TCP).
+	Cluster string `json:"cluster"`
+}
+
+func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]bool) error {
+	if vh.Host == WildcardHost {
+		return errors.New("passthrough needs a host name to route by SNI")
+	}
+	if !clusters[p.Cluster] {
+		return fmt.Errorf("cluster %q is not listed", p.Cluster)
+	}
+	return nil
+}
