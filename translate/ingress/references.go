@@ -22,6 +22,9 @@ func ReferencesWith(reg *annotations.Registry) func(*networkingv1.Ingress) []kub
 	return func(ing *networkingv1.Ingress) []kube.Reference {
 		var out []kube.Reference
 		for _, r := range reg.References(ing.Annotations) {
+			if r.Namespace == "" {
+				r.Namespace = ing.Namespace
+			}
 			if r.Namespace != ing.Namespace {
 				continue
 			}

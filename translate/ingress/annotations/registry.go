@@ -91,7 +91,8 @@ const (
 	KindConfigMap = "ConfigMap"
 )
 
-// Referenced is an object an annotation names.
+// Referenced is an object an annotation names; an empty Namespace is the
+// annotated object's.
 type Referenced struct {
 	Kind, Namespace, Name string
 }
@@ -107,9 +108,13 @@ func (r *Registry) References(annotations map[string]string) []Referenced {
 		if d.refers == "" || !ok {
 			continue
 		}
-		if ns, name, ok := strings.Cut(raw.(string), "/"); ok {
-			out = append(out, Referenced{Kind: d.refers, Namespace: ns, Name: name})
+		ns, name, ok := strings.Cut(raw.(string), "/")
+		if !ok {
+			// A name alone (auth-secret's) is of the object's own
+			// namespace, which the caller knows.
+			ns, name = "", raw.(string)
 		}
+		out = append(out, Referenced{Kind: d.refers, Namespace: ns, Name: name})
 	}
 	return out
 }

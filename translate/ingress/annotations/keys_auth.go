@@ -1,0 +1,97 @@
+package annotations
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ingress-nginx's basic authentication (its BasicDigestAuth group): nginx's
+// auth_basic against the user file of a Secret. Envoy asks the
+// authorisation service beside it (ingress-xds authz, internal/authz),
+// which verifies every kind of hash nginx does but DES crypt; Envoy's own
+// basic_auth filter verifies SHA-1 alone.
+
+// AuthType turns basic authentication on.
+var AuthType = Key[string]{&definition{
+	name:  "auth-type",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"basic": every path of the Ingress asks for a user and password of auth-secret's user file: without them, or with wrong ones, ` +
+		`the answer is 401 with WWW-Authenticate: Basic realm="<auth-realm>" and nginx's page; with them the request reaches the backend ` +
+		`without its Authorization header, as ingress-nginx clears it. "digest" refuses the Ingress (not served).`,
+	verdict: HonouredWithDifference,
+	note: `The authorisation service beside each Envoy verifies the passwords, against bcrypt ($2y$, $2a$, $2b$), Apache MD5 ($apr1$), ` +
+		`MD5-crypt ($1$), SHA-256-crypt and SHA-512-crypt ($5$, $6$), {SHA}, {SSHA} and {PLAIN} hashes; a user whose hash is DES crypt's ` +
+		`(13 characters, no prefix), which nginx's crypt() also verifies, cannot log in, and is reported. Digest authentication cannot be done ` +
+		`by Envoy or the service as nginx does it: an Ingress asking for it is refused. Without auth-type, auth-secret does nothing, as in ` +
+		`ingress-nginx (reported).`,
+	parse: parseOneOf("basic", "digest"),
+}}
+
+// AuthSecret names the Secret of the user file.
+var AuthSecret = Key[string]{&definition{
+	name:   "auth-secret",
+	under:  Nginx,
+	scope:  ScopeRoute,
+	refers: KindSecret,
+	doc: `The Secret of the users: "name", or "namespace/name" of the Ingress's own namespace. A Secret of another namespace, one that ` +
+		`does not exist, or one without the key auth-secret-type asks for makes every path of the Ingress answer 503, as ingress-nginx ` +
+		`denies the location.`,
+	verdict: HonouredWithDifference,
+	note: `The user file travels, as the Secret holds it (hashes, never passwords), in each route's configuration to Envoy and to the ` +
+		`service, which reads it from each check; the control plane is not on the request path. A changed Secret takes effect with the ` +
+		`next configuration, within a second.`,
+	parse: parseSecretName,
+}}
+
+// AuthSecretType says how the Secret holds the users.
+var AuthSecretType = Key[string]{&definition{
+	name:  "auth-secret-type",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"auth-file" (the default): the Secret's key auth is an htpasswd file ("user:hash" lines). "auth-map": each key of the Secret ` +
+		`is a user, its value the hash.`,
+	parse: parseOneOf("auth-file", "auth-map"),
+}}
+
+// AuthRealm is the realm of the challenge.
+var AuthRealm = Key[string]{&definition{
+	name:  "auth-realm",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc:   `The realm of the WWW-Authenticate challenge (empty when unset), of the characters ingress-nginx admits: letters, digits, spaces and -._~/:.`,
+	parse: parseRealm,
+}}
+
+// realmChars are the characters ingress-nginx's validator admits in a
+// realm (its CharsWithSpace).
+var realmChars = regexp.MustCompile(`^[/\-._~a-zA-Z0-9: ]*$`)
+
+func parseRealm(s string) (any, error) {
+	if !realmChars.MatchString(s) {
+		return nil, fmt.Errorf("a realm holds only letters, digits, spaces and -._~/:")
+	}
+	return s, nil
+}
+
+// parseSecretName reads "name" or "namespace/name": ingress-nginx looks a
+// name alone up in the Ingress's namespace.
+func parseSecretName(s string) (any, error) {
+	s = strings.TrimSpace(s)
+	ns, name, found := strings.Cut(s, "/")
+	if !found {
+		ns, name = "", s
+	}
+	if (found && len(validation.IsDNS1123Label(ns)) > 0) || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, fmt.Errorf(`not a Secret's "name" or "namespace/name"`)
+	}
+	return s, nil
+}
+
+// basicAuthKeys lists the keys of this file, for table.
+func basicAuthKeys() []*definition {
+	return []*definition{AuthType.def, AuthSecret.def, AuthSecretType.def, AuthRealm.def}
+}

@@ -1,0 +1,140 @@
+package ingress
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// readBasicAuth reads ingress-nginx's basic authentication (auth-type,
+// auth-secret, auth-secret-type, auth-realm) into p.Auth.Basic, as
+// ingress-nginx's auth annotation parser does: what it denies (a Secret
+// that cannot be read or used) makes every path answer 503 here too; what
+// it ignores (auth-secret without auth-type) is ignored, and reported.
+func (f *fragmentBuilder) readBasicAuth(values *annotations.Values, p *ir.RoutePolicy) {
+	authType, ok := annotations.AuthType.Get(values)
+	if !ok {
+		// A value that does not parse refused the Ingress already (the
+		// registry: auth-type guards access).
+		if _, secret := annotations.AuthSecret.Get(values); secret && !annotations.AuthType.Invalid(values) {
+			f.problem("InvalidAnnotation", "annotation %s is set without %s: the paths are served without authentication, as ingress-nginx serves them",
+				annotations.AuthSecret.Name(), annotations.AuthType.Name())
+		}
+		return
+	}
+	if authType == "digest" {
+		f.refuse(annotations.AuthType.Name(), "digest authentication is not supported (neither Envoy nor the authorisation service beside it does nginx's auth_digest)")
+		return
+	}
+	users, ok := f.basicAuthUsers(values)
+	if !ok {
+		return
+	}
+	realm, _ := annotations.AuthRealm.Get(values)
+	if p.Auth == nil {
+		p.Auth = &ir.Auth{}
+	}
+	p.Auth.Basic = &ir.BasicAuth{Realm: realm, Users: users}
+}
+
+// basicAuthUsers reads the user file of auth-secret; false (the paths
+// denied, the reason reported) when there is none to use.
+func (f *fragmentBuilder) basicAuthUsers(values *annotations.Values) (string, bool) {
+	key := annotations.AuthSecret.Name()
+	deny := func(format string, args ...any) (string, bool) {
+		f.problem("InvalidAnnotation", "annotation %s: "+format+": the Ingress's paths answer 503, as ingress-nginx denies them", append([]any{key}, args...)...)
+		f.upstream.denied = "basic authentication without users"
+		return "", false
+	}
+	raw, ok := annotations.AuthSecret.Get(values)
+	if !ok {
+		if annotations.AuthSecret.Invalid(values) {
+			// Reported by the registry, which refused the Ingress.
+			f.upstream.denied = "auth-secret unparsable"
+			return "", false
+		}
+		return deny("%s=basic names no Secret", annotations.AuthType.Name())
+	}
+	ns, name, found := strings.Cut(raw, "/")
+	if !found {
+		ns, name = f.ing.Namespace, raw
+	}
+	if ns != f.ing.Namespace {
+		// ingress-nginx's allow-cross-namespace-resources is off by
+		// default: it denies the location.
+		return deny("%q is a Secret of another namespace than the Ingress's", raw)
+	}
+	secret := f.secret(types.NamespacedName{Namespace: ns, Name: name})
+	if secret == nil {
+		return deny("Secret %s/%s not found", ns, name)
+	}
+	secretType, _ := annotations.AuthSecretType.Get(values)
+	users, err := userFile(secret, secretType)
+	if err != nil {
+		return deny("Secret %s/%s: %v", ns, name, err)
+	}
+	if locked := unverifiable(users); len(locked) > 0 {
+		f.problem("InvalidAnnotation", "annotation %s: Secret %s/%s: no password can log in as %s: %s", key, ns, name,
+			strings.Join(locked, ", "), "their hashes are of a scheme the authorisation service does not verify (DES crypt, or none)")
+	}
+	return users, true
+}
+
+// userFile is the Secret's users as an htpasswd file: its key auth
+// (auth-file, the default), or one line per key (auth-map), in key order.
+func userFile(secret *corev1.Secret, secretType string) (string, error) {
+	if secretType != "auth-map" {
+		file, ok := secret.Data["auth"]
+		if !ok {
+			return "", fmt.Errorf("no key auth")
+		}
+		if strings.ContainsRune(string(file), 0) {
+			return "", fmt.Errorf("key auth holds a NUL")
+		}
+		return string(file), nil
+	}
+	var b strings.Builder
+	for _, user := range slices.Sorted(func(yield func(string) bool) {
+		for k := range secret.Data {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		hash := strings.TrimRight(string(secret.Data[user]), "\r\n")
+		if strings.ContainsAny(hash, "\r\n\x00") {
+			// Another line would be another user of the file.
+			return "", fmt.Errorf("the value of user %q spans several lines", user)
+		}
+		b.WriteString(user + ":" + hash + "\n")
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("no users")
+	}
+	return b.String(), nil
+}
+
+// unverifiable lists the users of a file whose hashes no password can
+// match here, each once.
+func unverifiable(file string) []string {
+	var out []string
+	for line := range strings.Lines(file) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		user, rest, _ := strings.Cut(line, ":")
+		hash, _, _ := strings.Cut(rest, ":")
+		if q := fmt.Sprintf("%q", user); !authzapi.SupportedHash(hash) && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
