@@ -279,6 +279,25 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 
+	// Values the chart cannot honour fail the render, rather than be
+	// ignored.
+	t.Run("values it cannot honour", func(t *testing.T) {
+		for _, set := range [][]string{
+			{"controller.kind=StatefulSet"},
+			{"controller.hostPort.enabled=false"},
+			{"controller.kind=Deployment", "controller.hostPort.enabled=true"},
+		} {
+			args := []string{"template", "ingress-xds", chartDir}
+			for _, s := range set {
+				args = append(args, "--set", s)
+			}
+			out, err := exec.Command(helm, args...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "controller.") {
+				t.Errorf("helm template --set %s: %v, want an error naming the value:\n%.300s", strings.Join(set, " --set "), err, out)
+			}
+		}
+	})
+
 	t.Run("args are the binary's flags", func(t *testing.T) {
 		bin := framework.IngressXDS(t)
 		for name, objs := range map[string][]*unstructured.Unstructured{"defaults": chart, "variant": variant, "adopt": adopt} {

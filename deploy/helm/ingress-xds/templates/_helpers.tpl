@@ -24,4 +24,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (has .Values.controller.kind (list "DaemonSet" "Deployment")) }}
 {{- fail (printf "controller.kind must be DaemonSet or Deployment, not %q" .Values.controller.kind) }}
 {{- end }}
+{{- if and (hasKey .Values.controller.hostPort "enabled") (ne (toString .Values.controller.hostPort.enabled) (toString (eq .Values.controller.kind "DaemonSet"))) }}
+{{- fail "controller.hostPort.enabled follows controller.kind here: host ports with DaemonSet, a Service with Deployment" }}
+{{- end }}
 {{- end }}
