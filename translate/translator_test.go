@@ -374,6 +374,15 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/default-backend", "web"},
 	// Error pages: an error route first on each host, a filter.
 	{"nginx.ingress.kubernetes.io/custom-http-errors", "404,503"},
+	// Source ranges and rate limits: RBAC and the local rate limit on
+	// the Ingress's routes, the shadow RBAC for the exempt; a range that
+	// does not parse refuses the Ingress.
+	{"nginx.ingress.kubernetes.io/allowlist-source-range", "10.0.0.0/8, 2001:db8::/32"},
+	{"nginx.ingress.kubernetes.io/denylist-source-range", "10.1.0.0/16"},
+	{"nginx.ingress.kubernetes.io/whitelist-source-range", "10.0.0.0/33"},
+	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
+	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
+	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
 	// Refusal: the Ingress's paths answer 503 and nothing else of it
 	// stays (a canary's alternatives, its certificates and redirects).
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},

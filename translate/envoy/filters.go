@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // The HTTP filters' names, which are also the keys of their per-route
@@ -35,6 +37,8 @@ const (
 	useExtAuthz
 	useLua
 	useClientCertSubject
+	useRateLimit
+	useRateLimitExempt
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -69,6 +73,13 @@ func httpFilterOrder() []httpFilter {
 		// as ingress-nginx answers it (in nginx's rewrite phase, which
 		// runs before the access phase).
 		{name: corsFilter, use: useCORS, config: func() proto.Message { return &corsv3.Cors{} }},
+		// Then how fast a client may ask (ratelimit.go), as nginx's
+		// limit_req runs in its preaccess phase, before allow and deny: a
+		// refused client over its rate gets 503, as from nginx. First the
+		// shadow RBAC that tags exempt clients (limit-allowlist), then the
+		// limit that reads the tag.
+		{name: rateLimitExemptFilter, use: useRateLimitExempt, config: rateLimitExemptListenerConfig, disabled: true},
+		{name: rateLimitFilter, use: useRateLimit, config: rateLimitListenerConfig, disabled: true},
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
@@ -116,15 +127,15 @@ func httpFilters(uses filterSet) ([]*hcmv3.HttpFilter, error) {
 	return append(out, &hcmv3.HttpFilter{Name: routerFilter, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router}}), nil
 }
 
-// httpConnectionManager is the network filter that routes HTTP by the named
-// route configuration, fetched over ADS.
-func httpConnectionManager(statPrefix, routeName string, uses filterSet) (*listenerv3.Filter, error) {
+// httpConnectionManager is the network filter of listener l that routes
+// HTTP by the named route configuration, fetched over ADS.
+func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*listenerv3.Filter, error) {
 	filters, err := httpFilters(uses)
 	if err != nil {
 		return nil, err
 	}
 	hcm := &hcmv3.HttpConnectionManager{
-		StatPrefix: statPrefix,
+		StatPrefix: l.Name,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: routeName,
@@ -137,6 +148,12 @@ func httpConnectionManager(statPrefix, routeName string, uses filterSet) (*liste
 		// /a/../b must not slip past a route for /b's neighbours.
 		NormalizePath:    wrapperspb.Bool(true),
 		UseRemoteAddress: wrapperspb.Bool(true),
+		// The client's address (RBAC's remote_ip, the rate limit's
+		// remote_address, X-Forwarded-For's last entry, X-Envoy-External-
+		// Address) is the peer's, or, past proxies the operator trusts,
+		// the address X-Forwarded-For names that many hops from its
+		// right; with 0 the header cannot change it.
+		XffNumTrustedHops: l.TrustedHops,
 		// A client's X-Request-ID reaches the upstream as sent, and a
 		// request without one gets a new one, as ingress-nginx's $req_id
 		// (generate-request-id, on by default); Envoy would otherwise

@@ -25,7 +25,7 @@ func socketAddress(address string, port uint32) *corev3.Address {
 // httpListener renders a plain-HTTP listener: every virtual host, through
 // the route configuration named as the listener is.
 func httpListener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
-	hcm, err := httpConnectionManager(l.Name, l.Name, uses)
+	hcm, err := httpConnectionManager(l, l.Name, uses)
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,18 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[rbacFilter] = rules
 		uses |= useRBAC
 	}
+	if p.RateLimit != nil {
+		limit, exempt, err := rateLimit(p.RateLimit)
+		if err != nil {
+			return 0, err
+		}
+		per[rateLimitFilter] = limit
+		uses |= useRateLimit
+		if exempt != nil {
+			per[rateLimitExemptFilter] = exempt
+			uses |= useRateLimitExempt
+		}
+	}
 	if p.ResponseRewrite != nil {
 		cfg, err := responseRewrite(p.ResponseRewrite)
 		if err != nil {

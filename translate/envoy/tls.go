@@ -113,7 +113,7 @@ func misdirected(host string) *routev3.VirtualHost {
 
 // sniFilterChain serves one host: its certificate, and its own routes only.
 func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
-	hcm, err := httpConnectionManager(l.Name, HTTPSRoutePrefix+vh.Host, uses)
+	hcm, err := httpConnectionManager(l, HTTPSRoutePrefix+vh.Host, uses)
 	if err != nil {
 		return nil, err
 	}

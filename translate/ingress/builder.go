@@ -49,6 +49,11 @@ type Options struct {
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).
 	IgnoreRefusals bool
+	// TrustedForwardedHops is how many proxies in front of Envoy append
+	// the client's address to X-Forwarded-For and are trusted to (serve
+	// --trusted-forwarded-hops): the client address IP rules and rate
+	// limits see. 0, the default: the connection's peer.
+	TrustedForwardedHops uint32
 }
 
 // Builder builds the IR of state after state, redoing only the work whose
@@ -67,10 +72,10 @@ func NewBuilder(opts Options) *Builder {
 	b := &Builder{
 		opts: opts,
 		memo: newMemo(annotations.New(opts.AnnotationsPrefix)),
-		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP},
+		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP, TrustedHops: opts.TrustedForwardedHops},
 	}
 	if opts.HTTPSPort != 0 {
-		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS}
+		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops}
 	}
 	return b
 }

@@ -31,6 +31,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)
+	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
 	f.responseRewriteAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy

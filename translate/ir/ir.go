@@ -58,6 +58,11 @@ type Listener struct {
 	Address  string   `json:"address"`
 	Port     uint32   `json:"port"`
 	Protocol Protocol `json:"protocol"`
+	// TrustedHops is how many proxies in front of Envoy the operator
+	// trusts to append the client's address to X-Forwarded-For: the
+	// client is the address that many hops from the header's right, and
+	// with 0 the connection's peer, whatever the header says.
+	TrustedHops uint32 `json:"trustedHops,omitempty"`
 }
 
 // WildcardHost is the virtual host of requests no other host matches.

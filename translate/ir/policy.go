@@ -41,6 +41,8 @@ type RoutePolicy struct {
 	Mirrors []Mirror `json:"mirrors,omitempty"`
 	CORS    *CORS    `json:"cors,omitempty"`
 	IPRules *IPRules `json:"ipRules,omitempty"`
+	// RateLimit bounds each client's requests (ratelimit.go); nil: none.
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	// Auth asks the client who it is (auth.go); nil: nobody is asked.
 	Auth *Auth `json:"auth,omitempty"`
 	// RequestBody bounds the request body; nil: no bound.

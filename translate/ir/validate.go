@@ -404,6 +404,11 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			}
 		}
 	}
+	if r := p.RateLimit; r != nil {
+		if err := r.validate(); err != nil {
+			bad("rate limit: %v", err)
+		}
+	}
 	return errs
 }
 

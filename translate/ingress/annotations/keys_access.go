@@ -1,0 +1,47 @@
+package annotations
+
+// ingress-nginx's source-range keys (its Allowlist and Denylist groups):
+// which client addresses may reach the Ingress's paths. The client's
+// address is the peer's, or, with serve --trusted-forwarded-hops, the one
+// X-Forwarded-For gives past the trusted proxies. translate/ingress/access.go
+// applies them, translate/envoy/iprules.go renders them as RBAC. A value
+// that does not parse refuses the Ingress (refusal.go): a broken allow-list
+// must not become no allow-list.
+
+// clientAddressNote says which address the keys match, for their notes.
+const clientAddressNote = `The client's address is the connection's peer, or with serve --trusted-forwarded-hops N the address ` +
+	`X-Forwarded-For names N hops from its right (Envoy's xff_num_trusted_hops); ingress-nginx with use-forwarded-headers takes the ` +
+	`leftmost address a trusted proxy passed on (real_ip_recursive), which the client itself may have written.`
+
+// AllowlistSourceRange admits only the clients in its ranges.
+var AllowlistSourceRange = Key[[]string]{&definition{
+	name:    "allowlist-source-range",
+	aliases: []string{"whitelist-source-range"},
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc: `Client addresses allowed on the Ingress's paths: CIDRs and single addresses, IPv4 or IPv6, comma separated ` +
+		`("10.0.0.0/8, 2001:db8::/32, 192.168.1.1"). Any other client gets 403. With denylist-source-range, a client in the deny-list ` +
+		`is refused even when the allow-list covers it (nginx's deny rules come first).`,
+	verdict: HonouredWithDifference,
+	note: `Envoy's RBAC filter answers 403 on each of the Ingress's routes, as nginx's allow and deny rules do for its locations; ` +
+		`another Ingress's paths on the same host are untouched. A value that does not parse (or an empty one) refuses the Ingress: ` +
+		`its paths answer 503, as ingress-nginx denies the location. ` + clientAddressNote,
+	parse: parseCIDRs,
+}}
+
+// DenylistSourceRange refuses the clients in its ranges.
+var DenylistSourceRange = Key[[]string]{&definition{
+	name:  "denylist-source-range",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `Client addresses refused on the Ingress's paths (403): CIDRs and single addresses, IPv4 or IPv6, comma separated. ` +
+		`It is checked before allowlist-source-range.`,
+	verdict: HonouredWithDifference,
+	note:    `As allowlist-source-range: RBAC on the Ingress's routes, 503 on its paths for a value that does not parse. ` + clientAddressNote,
+	parse:   parseCIDRs,
+}}
+
+// accessKeys lists the keys of this file, for table.
+func accessKeys() []*definition {
+	return []*definition{AllowlistSourceRange.def, DenylistSourceRange.def}
+}

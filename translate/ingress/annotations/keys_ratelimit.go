@@ -1,0 +1,115 @@
+package annotations
+
+// ingress-nginx's rate-limit keys (its RateLimit group): how many requests
+// each client address may send, per Envoy as ingress-nginx's are per
+// replica. translate/ingress/access.go applies them, translate/envoy/
+// ratelimit.go renders them as Envoy's local rate limit with a token bucket
+// per client address. The keys Envoy cannot apply as nginx does are
+// refused: an Ingress carrying them is not served (refusal.go).
+
+// DefaultBurstMultiplier is limit-burst-multiplier's default, ingress-nginx's
+// (internal/ingress/annotations/ratelimit: defBurst).
+const DefaultBurstMultiplier = 5
+
+// rateNote is what limit-rps and limit-rpm share.
+const rateNote = `Each client address has a token bucket per route, as nginx's limit_req with burst and nodelay has a leaky bucket ` +
+	`per address: the bucket holds the rate times limit-burst-multiplier, plus one, requests, and refills continuously at the rate; ` +
+	`a request finding it empty gets 503 (ingress-nginx's limit-req-status-code). Differences: nginx's zone is the Ingress's, ` +
+	`shared by all its paths, where Envoy keeps a bucket per route (each path of the Ingress on each host), so a client may ` +
+	`reach the rate on each path; and Envoy remembers the last 10,000 clients of each route (nginx's 5 MB zone, about 80,000 ` +
+	`per Ingress), forgetting the one seen least recently, as nginx does when its zone is full; and the buckets start full ` +
+	`again whenever Envoy's route configuration changes (an Ingress added, removed or changed in a way that changes routes; ` +
+	`endpoint changes do not), where nginx keeps its zones across reloads. ` + clientAddressNote
+
+// LimitRPS bounds each client's requests per second.
+var LimitRPS = Key[int]{&definition{
+	name:    "limit-rps",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Requests per second each client address may send to each of the Ingress's paths, with a burst of limit-burst-multiplier times as many; beyond, 503. "0": no limit.`,
+	verdict: HonouredWithDifference,
+	note:    rateNote,
+	parse:   parseNonNegative,
+}}
+
+// LimitRPM bounds each client's requests per minute.
+var LimitRPM = Key[int]{&definition{
+	name:    "limit-rpm",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Requests per minute each client address may send, with a burst of limit-burst-multiplier times as many; beyond, 503. "0": no limit. With limit-rps, both apply.`,
+	verdict: HonouredWithDifference,
+	note: rateNote + ` With both keys, a request must find a token in both buckets; one refused by the per-second bucket may ` +
+		`still have spent its token of the per-minute one, where nginx spends none.`,
+	parse: parseNonNegative,
+}}
+
+// LimitBurstMultiplier sizes the burst of limit-rps and limit-rpm.
+var LimitBurstMultiplier = Key[int]{&definition{
+	name:  "limit-burst-multiplier",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc:   `The burst of limit-rps and limit-rpm, as a multiple of the rate ("5", the default): requests a client may send at once beyond the rate.`,
+	parse: parseNonNegative,
+}}
+
+// LimitAllowlist exempts client ranges from the rate limits.
+var LimitAllowlist = Key[[]string]{&definition{
+	name:    "limit-allowlist",
+	aliases: []string{"limit-whitelist"},
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Client addresses never rate limited by limit-rps and limit-rpm: CIDRs and single addresses, IPv4 or IPv6, comma separated.`,
+	verdict: HonouredWithDifference,
+	note: `A shadow RBAC filter ahead of the rate limit tags the request when its client is in the ranges, and a tagged request ` +
+		`takes no token. A value that does not parse is reported and ignored: every client is limited (ingress-nginx drops the ` +
+		`rate limits instead). ` + clientAddressNote,
+	parse: parseCIDRs,
+}}
+
+// LimitConnections would bound each client's requests in flight.
+var LimitConnections = Key[int]{&definition{
+	name:    "limit-connections",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Requests each client address may have in flight at once (nginx's limit_conn); beyond, 503.`,
+	verdict: Refused,
+	note: `Envoy has no count of requests in flight per client address: its circuit breakers count a cluster's requests from all ` +
+		`clients, and its connection limits count connections, not requests. The limit cannot be applied, and the paths are not served without it.`,
+	parse: parseNonNegative,
+}}
+
+// limitRateNote says why limit-rate and limit-rate-after are refused.
+const limitRateNote = `nginx slows each response to the rate after its first limit-rate-after kilobytes. Envoy's bandwidth_limit ` +
+	`filter shares one token bucket between all the requests of a route and cannot start after an amount: the bound cannot be ` +
+	`applied per response, and the paths are not served without it.`
+
+// LimitRate would slow each response.
+var LimitRate = Key[int]{&definition{
+	name:    "limit-rate",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Kilobytes per second each response is sent at, at most (nginx's limit_rate).`,
+	verdict: Refused,
+	note:    limitRateNote,
+	parse:   parseNonNegative,
+}}
+
+// LimitRateAfter would let a response's first kilobytes go unslowed.
+var LimitRateAfter = Key[int]{&definition{
+	name:    "limit-rate-after",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `Kilobytes of each response sent before limit-rate applies (nginx's limit_rate_after).`,
+	verdict: Refused,
+	note:    limitRateNote,
+	parse:   parseNonNegative,
+}}
+
+// rateLimitKeys lists the keys of this file, for table.
+func rateLimitKeys() []*definition {
+	return []*definition{
+		LimitRPS.def, LimitRPM.def, LimitBurstMultiplier.def, LimitAllowlist.def,
+		LimitConnections.def, LimitRate.def, LimitRateAfter.def,
+	}
+}
