@@ -386,4 +386,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	// Refusal: the Ingress's paths answer 503 and nothing else of it
 	// stays (a canary's alternatives, its certificates and redirects).
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},
+	// Client certificates (per host: the oldest Ingress asking sets them;
+	// refused outside shop, whose Secret has the CA) and passthrough (a
+	// filter chain of its own, plain HTTP over TLS).
+	{"nginx.ingress.kubernetes.io/auth-tls-secret", "shop/upstream-ca"},
+	{"nginx.ingress.kubernetes.io/auth-tls-verify-client", "optional_no_ca"},
+	{"nginx.ingress.kubernetes.io/auth-tls-match-cn", "CN=client"},
+	{"nginx.ingress.kubernetes.io/ssl-passthrough", "true"},
 }

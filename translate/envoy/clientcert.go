@@ -90,10 +90,9 @@ func applyClientCert(evh *routev3.VirtualHost, c *ir.ClientCert, l listenerSide)
 	if c == nil {
 		return 0, nil
 	}
-	if c.Deny != "" || !l.tls && c.MatchSubject != "" {
-		// ingress-nginx's server answers 403 to everything: a CA it could
-		// not read, or a subject check, which a plain connection (no
-		// certificate) never passes.
+	if !l.tls && c.MatchSubject != "" {
+		// ingress-nginx's server answers 403 to everything: a plain
+		// connection has no certificate, so no subject to match.
 		evh.Routes = []*routev3.Route{directRoute(http.StatusForbidden, "403 Forbidden\n")}
 		return 0, nil
 	}

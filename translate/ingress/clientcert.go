@@ -12,16 +12,17 @@ import (
 )
 
 // Client certificates (the auth-tls keys). ingress-nginx applies them per
-// server: the first Ingress of a host (oldest first here) whose auth-tls
-// settings hold sets them for the whole host, and one whose Secret cannot
-// be used makes its server answer 403 to everything. So an Ingress's
-// fragment works out its policy (reading the Secret, which makes the
-// fragment depend on it), and the host's merge takes the oldest.
+// server: the first Ingress of a host (oldest first here) with auth-tls
+// settings sets them for the whole host. So an Ingress's fragment works out
+// its policy (reading the Secret, which makes the fragment depend on it),
+// and the host's merge takes the oldest. An Ingress whose Secret cannot be
+// used is refused (refuse.go: its paths answer 503, never served without
+// the check), where ingress-nginx makes the whole server answer 403: the
+// other Ingresses of the host are served as they would be without it.
 
 // clientCertIntent is what an Ingress asks of its hosts' clients.
 type clientCertIntent struct {
-	// policy is the host's, or a denying one when the Secret is unusable.
-	policy *ir.ClientCert
+	policy *ir.ClientCert // the host's, when the Ingress is its oldest
 }
 
 // readClientCert reads the auth-tls keys. Without auth-tls-secret the
@@ -30,11 +31,9 @@ func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
 	raw, ok := annotations.AuthTLSSecret.Get(values)
 	key := annotations.AuthTLSSecret.Name()
 	if !ok {
-		if annotations.AuthTLSSecret.Invalid(values) {
-			// Reported by the registry; without the CA the check cannot
-			// be made, and the host must not be served without it.
-			f.denyClientCert("auth-tls-secret is not a Secret's namespace/name")
-		} else if others := setAuthTLSKeys(values); len(others) > 0 {
+		// A value that does not parse is reported, and refuses the
+		// Ingress, by the registry (an access control).
+		if others := setAuthTLSKeys(values); len(others) > 0 && !annotations.AuthTLSSecret.Invalid(values) {
 			f.problem("InvalidAnnotation", "annotations %s do nothing without %s: ignored", strings.Join(others, ", "), key)
 		}
 		return
@@ -43,14 +42,12 @@ func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
 	if ns != f.ing.Namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies, and its server answers 403.
-		f.problem("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: every request to its hosts is answered 403", key, raw)
-		f.denyClientCert("auth-tls-secret of another namespace")
+		f.refuse(key, "%q is a Secret of another namespace than the Ingress's", raw)
 		return
 	}
 	ca, err := clientCA(f, types.NamespacedName{Namespace: ns, Name: name})
 	if err != nil {
-		f.problem("InvalidAnnotation", "annotation %s=%q: %v: every request to its hosts is answered 403", key, raw, err)
-		f.denyClientCert("auth-tls-secret unusable")
+		f.refuse(key, "%q: %v", raw, err)
 		return
 	}
 	p := &ir.ClientCert{CA: ca, Verify: ir.VerifyOn, Depth: 1}
@@ -62,18 +59,9 @@ func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
 	}
 	p.ErrorPage, _ = annotations.AuthTLSErrorPage.Get(values)
 	p.PassCertificate, _ = annotations.AuthTLSPassCertificate.Get(values)
+	// One that does not parse has refused the Ingress (the registry).
 	p.MatchSubject, _ = annotations.AuthTLSMatchCN.Get(values)
-	if annotations.AuthTLSMatchCN.Invalid(values) {
-		// Reported (and refusing) by the registry: a subject check that
-		// cannot be made must not let every subject in.
-		f.denyClientCert("auth-tls-match-cn is not an expression ingress-xds can apply")
-		return
-	}
 	f.frag.clientCert = &clientCertIntent{policy: p}
-}
-
-func (f *fragmentBuilder) denyClientCert(why string) {
-	f.frag.clientCert = &clientCertIntent{policy: &ir.ClientCert{Deny: why}}
 }
 
 // clientCA reads a Secret's ca.crt.
@@ -112,8 +100,7 @@ func setAuthTLSKeys(values *annotations.Values) []string {
 
 // mergeClientCert sets the host's client certificate policy: the oldest
 // Ingress routing the host that asks for one sets it; a younger one
-// asking otherwise is reported. It returns the virtual host to use (a new
-// one when the policy is set: virtual hosts are never modified).
+// asking otherwise is reported.
 func (h *hostMerge) mergeClientCert(host string, frags []*fragment) {
 	if h.vhost == nil {
 		return
@@ -146,6 +133,6 @@ func routesHost(f *fragment, host string) bool {
 }
 
 func sameClientCert(a, b *ir.ClientCert) bool {
-	return a.Deny == b.Deny && string(a.CA) == string(b.CA) && a.Verify == b.Verify && a.Depth == b.Depth &&
+	return string(a.CA) == string(b.CA) && a.Verify == b.Verify && a.Depth == b.Depth &&
 		a.ErrorPage == b.ErrorPage && a.MatchSubject == b.MatchSubject && a.PassCertificate == b.PassCertificate
 }

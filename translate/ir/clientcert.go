@@ -31,17 +31,13 @@ const (
 // it by server (host), so it is the virtual host's, applied to every route
 // of the host, and to the TLS handshake of its filter chain.
 type ClientCert struct {
-	// Deny, when set, says why every request to the host is answered 403
-	// (the CA asked for cannot be had: ingress-nginx's server "return
-	// 403"); every other field is then empty.
-	Deny string `json:"deny,omitempty"`
 	// CA is the PEM bundle of the certificate authorities a client's
 	// certificate must chain to.
-	CA     PEM          `json:"ca,omitempty"`
-	Verify ClientVerify `json:"verify,omitempty"`
+	CA     PEM          `json:"ca"`
+	Verify ClientVerify `json:"verify"`
 	// Depth bounds the chain: the CA certificates allowed above the leaf
 	// (1: signed by a CA of the bundle itself).
-	Depth uint32 `json:"depth,omitempty"`
+	Depth uint32 `json:"depth"`
 	// ErrorPage, when set, is the Location a request refused for its
 	// certificate is redirected to (302) instead of a 400.
 	ErrorPage string `json:"errorPage,omitempty"`
@@ -58,19 +54,10 @@ type ClientCert struct {
 // Requested says whether the TLS handshake asks the client for a
 // certificate.
 func (c *ClientCert) Requested() bool {
-	return c != nil && c.Deny == "" && c.Verify != VerifyOff
+	return c != nil && c.Verify != VerifyOff
 }
 
 func (c *ClientCert) validate() error {
-	if c.Deny != "" {
-		if hasControl(c.Deny) {
-			return errors.New("deny reason holds control characters")
-		}
-		if len(c.CA) > 0 || c.Verify != "" || c.Depth != 0 || c.ErrorPage != "" || c.MatchSubject != "" || c.PassCertificate {
-			return errors.New("a denied host has no other client certificate setting")
-		}
-		return nil
-	}
 	switch c.Verify {
 	case VerifyOn, VerifyOptional, VerifyOptionalNoCA, VerifyOff:
 	default:

@@ -22,13 +22,14 @@ var AuthTLSSecret = Key[string]{&definition{
 	doc: `A Secret "namespace/name" of the Ingress's own namespace with ca.crt, the CA bundle the clients' certificates must ` +
 		`chain to. It turns client certificate verification on for the host's HTTPS filter chain (and the other auth-tls keys). ` +
 		`The oldest Ingress of a host naming one sets the host's settings; a younger one that differs is reported. A Secret of ` +
-		`another namespace, missing, or without a valid ca.crt is reported and every request to the host is answered 403, as ` +
-		`ingress-nginx answers its server.`,
+		`another namespace, missing, or without a valid ca.crt refuses the Ingress: its paths answer 503, never served without ` +
+		`the check.`,
 	verdict: HonouredWithDifference,
-	note: `Stricter than ingress-nginx where it would serve without the check: a Secret without ca.crt (nginx then drops the ` +
-		`verification) makes the host answer 403; over plain HTTP a request to a host with auth-tls-verify-client "on" that is ` +
-		`not redirected to HTTPS is answered 400 (nginx serves it unverified). TLS session resumption is off on such a host's ` +
-		`filter chain, so that every connection's certificate is verified.`,
+	note: `Where ingress-nginx answers 403 to the whole host for an unusable Secret, the refused Ingress's paths answer 503 and ` +
+		`the host's other Ingresses are served as they would be without it. Stricter than ingress-nginx where it would serve ` +
+		`without the check: a Secret without ca.crt (nginx then drops the verification) refuses the Ingress; over plain HTTP a ` +
+		`request to a host with auth-tls-verify-client "on" that is not redirected to HTTPS is answered 400 (nginx serves it ` +
+		`unverified). TLS session resumption is off on such a host's filter chain, so that every connection's certificate is verified.`,
 	parse: parseNamespacedName,
 }}
 
@@ -96,7 +97,7 @@ var SSLPassthrough = Key[bool]{&definition{
 	scope: ScopeHost,
 	doc: `"true", with serve --enable-ssl-passthrough: TLS connections to the host (by SNI) on the HTTPS port go, as they are, to ` +
 		`the backend of the host's "/" path, which terminates TLS itself; every other annotation is then moot over HTTPS. Plain ` +
-		`HTTP to the host is still routed, to the backends over TLS (redirected to HTTPS when the host has a certificate), as ` +
+		`HTTP to the host is still routed, to the backends over TLS (or redirected to HTTPS, as ssl-redirect says), as ` +
 		`ingress-nginx does. Without the flag, or without a "/" path, it is reported and the host terminates TLS as usual.`,
 	verdict: HonouredWithDifference,
 	note:    `Plain HTTP goes to the backends over TLS for the paths of the Ingresses that set it, where ingress-nginx switches every backend of the host's "/" path.`,
