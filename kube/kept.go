@@ -24,6 +24,10 @@ type EndpointSlice struct {
 	// condition that is true or unset; terminating endpoints report
 	// false), every address of each, in the slice's order.
 	Ready []string
+	// AnyPort marks the addresses of an ExternalName Service, resolved by
+	// the control plane (ResolvingSource): each serves every port of the
+	// Service, at that port; Ports is empty.
+	AnyPort bool
 }
 
 // EndpointPort is one port of an EndpointSlice.
@@ -100,6 +104,10 @@ type Service struct {
 	// empty for ExternalName), which service-upstream sends to.
 	ClusterIP string
 	Ports     []ServicePort
+	// Resolved is, for an ExternalName Service, the control plane's
+	// verdict on its name (ResolvingSource); nil when nothing resolves
+	// names for the translator.
+	Resolved *Resolution
 }
 
 // ServicePort is what the translator reads of a Service port: 40 bytes

@@ -29,6 +29,9 @@ type translateFlags struct {
 	// trustedForwardedHops is how many proxies in front of Envoy are
 	// trusted to append the client's address to X-Forwarded-For.
 	trustedForwardedHops uint
+	// externalName is how ExternalName Services are resolved
+	// (externalname.go).
+	externalName externalNameFlags
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -36,6 +39,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
 	fs.BoolVar(&t.enableSSLPassthrough, "enable-ssl-passthrough", false, "honour ssl-passthrough: a host's TLS connections go, by SNI, to its backend as they are (as ingress-nginx's flag); without it the annotation is reported and ignored")
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
+	t.externalName.register(fs)
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.UintVar(&t.trustedForwardedHops, "trusted-forwarded-hops", 0, "how many proxies in front of Envoy (load balancers) append the client's address to X-Forwarded-For and are trusted to: the client address that source ranges and rate limits see is the one that many hops from the header's right. 0: the connection's peer, whatever the header says (as ingress-nginx's use-forwarded-headers: false). Set it only when every client comes through those proxies, or clients can choose their address")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
@@ -54,6 +58,9 @@ func (t *translateFlags) validate() error {
 	}
 	if ap, err := netip.ParseAddrPort(t.authzAddress); err != nil || ap.Port() == 0 {
 		return fmt.Errorf("--authz-address %q is not an ip:port", t.authzAddress)
+	}
+	if err := t.externalName.validate(); err != nil {
+		return err
 	}
 	if t.unsupportedAnnotations != "refuse" && t.unsupportedAnnotations != "ignore" {
 		return fmt.Errorf("--unsupported-annotations %q is neither refuse nor ignore", t.unsupportedAnnotations)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ func runTranslate(args []string, stdout io.Writer) error {
 	if st == nil {
 		return fmt.Errorf("no manifests read from %s", *path)
 	}
+	st = tf.resolveOnce(context.Background(), st)
 	res, err := translate.Translate(st, tf.options())
 	if err != nil {
 		return err

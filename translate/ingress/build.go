@@ -75,6 +75,9 @@ func readyEndpoints(epSlices []*kube.EndpointSlice, svcPort kube.ServicePort) []
 		}
 		var port int32
 		found := false
+		if slice.AnyPort { // an ExternalName's addresses serve every port
+			port, found = svcPort.Port, true
+		}
 		for _, p := range slice.Ports {
 			if p.Name != svcPort.Name || p.Port == 0 {
 				continue

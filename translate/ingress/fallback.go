@@ -94,7 +94,7 @@ func (fb *fallbackIntent) clusterOrNil() *clusterRef {
 // falls back, as in ingress-nginx, whose upstream then has an endpoint.
 func (f *fragmentBuilder) withFallback(primary *clusterRef) *clusterRef {
 	fb := f.fallbackCluster()
-	if fb == nil || primary.backend.externalName != "" || primary.policy != nil && primary.policy.ServiceAddress != "" || fb.name == primary.name {
+	if fb == nil || primary.backend.external() || primary.policy != nil && primary.policy.ServiceAddress != "" || fb.name == primary.name {
 		return primary
 	}
 	children := []*clusterRef{primary, fb}

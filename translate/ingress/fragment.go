@@ -111,7 +111,8 @@ type backendRef struct {
 	name         string
 	service      types.NamespacedName
 	port         kube.ServicePort
-	externalName string
+	externalName string // Envoy resolves it (no resolver: externalname.go)
+	via          string // the ExternalName whose checked addresses are the endpoints
 }
 
 // tlsRequest is one spec.tls entry that passed the local checks.
@@ -123,7 +124,7 @@ type tlsRequest struct {
 
 // sameAs says whether two refs resolve a backend the same way.
 func (r *backendRef) sameAs(o *backendRef) bool {
-	return r.name == o.name && r.service == o.service && r.externalName == o.externalName && reflect.DeepEqual(r.port, o.port)
+	return r.name == o.name && r.service == o.service && r.externalName == o.externalName && r.via == o.via && reflect.DeepEqual(r.port, o.port)
 }
 
 // sameAs says whether two refs make the same cluster.
@@ -420,41 +421,6 @@ func (f *fragmentBuilder) resolveBackend(backend *networkingv1.IngressBackend, w
 		return f.externalNameBackend(svc, port, name, where)
 	}
 	return &backendRef{name: name, service: svcName, port: port}, true
-}
-
-// externalNameBackend serves an ExternalName Service, which only an operator
-// may allow: it lets any namespace send traffic to any DNS name, a known hole
-// in peers. Loopback is refused even then, so an Ingress can never reach the
-// proxy's own admin interface.
-func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.ServicePort, name string, where location) (*backendRef, bool) {
-	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	if !f.opts.EnableExternalName {
-		f.problem("ExternalNameRefused", "%s: service %s is of type ExternalName, which is disabled (--enable-external-name): answering 503", where, svcName)
-		return nil, false
-	}
-	target := strings.ToLower(strings.TrimSuffix(svc.ExternalName, "."))
-	if isLocalName(target) {
-		f.problem("ExternalNameRefused", "%s: service %s points at %q, a local address: answering 503", where, svcName, svc.ExternalName)
-		return nil, false
-	}
-	if _, err := netip.ParseAddr(target); err != nil && len(validation.IsDNS1123Subdomain(target)) > 0 {
-		f.problem("ExternalNameRefused", "%s: service %s has an invalid externalName %q: answering 503", where, svcName, svc.ExternalName)
-		return nil, false
-	}
-	if port.Port < 1 || port.Port > 65535 {
-		f.problem("ServicePortNotFound", "%s: service %s port %d is not a valid port: answering 503", where, svcName, port.Port)
-		return nil, false
-	}
-	return &backendRef{name: name, service: svcName, port: port, externalName: target}, true
-}
-
-// isLocalName reports whether a name or address refers to this machine.
-func isLocalName(name string) bool {
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(name)
-	return err == nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
 }
 
 func findServicePort(svc *kube.Service, want networkingv1.ServiceBackendPort) (kube.ServicePort, bool) {

@@ -195,7 +195,7 @@ func checkCABundle(b []byte) error {
 // backendPolicy is the cluster policy of the route's cluster for ref: the
 // Ingress's, with service-upstream's address of ref's Service.
 func (f *fragmentBuilder) backendPolicy(ref *backendRef) *ir.ClusterPolicy {
-	if !f.upstream.serviceUpstream || ref.externalName != "" {
+	if !f.upstream.serviceUpstream || ref.external() {
 		return f.clusterPolicy
 	}
 	svc := f.service(ref.service)
