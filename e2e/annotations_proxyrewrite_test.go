@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -140,3 +145,69 @@ spec:
   - host: default.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: internal, port: {number: 80}}}}]}
 `
+
+// BenchmarkProxyRewrite measures what the response rewrite (Envoy's Lua
+// filter) costs a request: the same backend and response through a route
+// with the four keys and through one without, one after the other on one
+// Envoy, one keep-alive connection, requests one at a time. The
+// difference of the two is the filter's; docs/benchmarks.md has figures.
+func BenchmarkProxyRewrite(b *testing.B) {
+	framework.Heavy(b)
+	framework.FindTools(b)
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Location", "http://internal/foo/bar?x=1")
+		h.Add("Set-Cookie", "a=1; Domain=localhost; Path=/one/two")
+		h.Add("Set-Cookie", "b=2; path=/one/; domain=.LOCALHOST; HttpOnly")
+		w.WriteHeader(http.StatusFound)
+	}))
+	b.Cleanup(internal.Close)
+	_, port, _ := net.SplitHostPort(internal.Listener.Addr().String())
+	n, _ := strconv.Atoi(port)
+	dir := b.TempDir()
+	for name, content := range map[string]string{
+		"services.yaml":  readyServiceYAML("internal", &framework.Backend{Name: "internal", Host: "127.0.0.1", Port: n}),
+		"ingresses.yaml": proxyRewriteIngressesYAML,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cp := framework.StartControlPlane(b, "--manifests", dir)
+	cp.WaitReady(b)
+	envoy := framework.StartEnvoy(b, cp)
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(host string) error {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/one/page", nil)
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound {
+			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
+		}
+		return nil
+	}
+	framework.Eventually(b, convergeTimeout, "both hosts served", func() error {
+		if err := get("plain.example.com"); err != nil {
+			return err
+		}
+		return get("rewrite.example.com")
+	})
+	// Rounds of both, taking turns, so that a machine whose speed drifts
+	// slows both alike.
+	for range 5 {
+		for _, host := range []string{"plain.example.com", "rewrite.example.com"} {
+			b.Run(strings.TrimSuffix(host, ".example.com"), func(b *testing.B) {
+				for b.Loop() {
+					if err := get(host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -343,6 +343,10 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/proxy-redirect-from", "http://internal/"},
 	{"nginx.ingress.kubernetes.io/proxy-redirect-to", "https://example.com/"},
 	{"nginx.ingress.kubernetes.io/proxy-cookie-path", "/one/ /"},
+	// A mirror target: reported without --enable-external-name (these
+	// options); ingress's TestMirrorIncremental holds the caches to
+	// applied ones.
+	{"nginx.ingress.kubernetes.io/mirror-target", "https://test.example.com$request_uri"},
 	// Redirects: from-to-www adds a host another Ingress may own, and
 	// ssl-redirect depends on the host's certificate.
 	{"nginx.ingress.kubernetes.io/from-to-www-redirect", "true"},

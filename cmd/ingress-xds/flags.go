@@ -38,7 +38,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
 	fs.BoolVar(&t.enableSSLPassthrough, "enable-ssl-passthrough", false, "honour ssl-passthrough: a host's TLS connections go, by SNI, to its backend as they are (as ingress-nginx's flag); without it the annotation is reported and ignored")
-	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends (any namespace can then reach any DNS name)")
+	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends, and mirror-target (any namespace can then reach any DNS name)")
 	t.externalName.register(fs)
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.UintVar(&t.trustedForwardedHops, "trusted-forwarded-hops", 0, "how many proxies in front of Envoy (load balancers) append the client's address to X-Forwarded-For and are trusted to: the client address that source ranges and rate limits see is the one that many hops from the header's right. 0: the connection's peer, whatever the header says (as ingress-nginx's use-forwarded-headers: false). Set it only when every client comes through those proxies, or clients can choose their address")

@@ -100,6 +100,11 @@ func applyClusterPolicy(c *clusterv3.Cluster, p *ir.ClusterPolicy) error {
 		}
 		c.TypedExtensionProtocolOptions = map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": opts}
 	}
+	if p.Mirror {
+		if err := mirrorUpstream(c); err != nil { // mirror.go
+			return err
+		}
+	}
 	if t := p.TLS; t != nil {
 		socket, err := upstreamTLS(t, p.Protocol)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
-	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -45,12 +44,7 @@ func applyForwardPolicy(ra *routev3.RouteAction, p *ir.RoutePolicy) {
 	}
 	ra.HashPolicy = hashPolicies(p.Hash)
 	for _, m := range p.Mirrors {
-		ra.RequestMirrorPolicies = append(ra.RequestMirrorPolicies, &routev3.RouteAction_RequestMirrorPolicy{
-			Cluster: m.Cluster,
-			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{
-				Numerator: m.Percent, Denominator: typev3.FractionalPercent_HUNDRED,
-			}},
-		})
+		ra.RequestMirrorPolicies = append(ra.RequestMirrorPolicies, mirrorPolicy(m)) // mirror.go
 	}
 }
 

@@ -92,6 +92,9 @@ type hostRoute struct {
 	where   location    // the field it comes from, for conflict messages
 	ingress *networkingv1.Ingress
 	nginx   nginxPath // for the host-wide regex mode (regex.go)
+	// mirror is the cluster the route's policy mirrors to (mirror.go);
+	// nil: none.
+	mirror *clusterRef
 }
 
 // clusterRef is a cluster a route sends to: a resolved Service port with a
@@ -151,6 +154,7 @@ type fragmentBuilder struct {
 	// upstream is what the upstream keys ask per backend (upstream.go).
 	upstream upstreamIntent
 	fallback *fallbackIntent // fallback.go; nil: none
+	mirror   *clusterRef     // mirror.go; nil: none
 	// refused is set when an access control cannot be applied (refuse.go).
 	refused bool
 }
@@ -317,7 +321,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	if cluster != nil {
 		f.addErrorPages(host, route, backend)
 	}
-	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx})
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror})
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.

@@ -100,6 +100,10 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 					}
 				}
 			}
+			if hr.mirror != nil && !usedCluster[hr.mirror.name] && mirrorsTo(hr.route, hr.mirror.name) {
+				usedCluster[hr.mirror.name] = true
+				out.clusters = append(out.clusters, hr.mirror)
+			}
 			if out.vhost == nil {
 				out.vhost = &ir.VirtualHost{Host: host}
 			}
@@ -287,6 +291,11 @@ func usedClusters(clusters []*clusterRef, routes []*ir.Route) []*clusterRef {
 		if f := r.Action.Forward; f != nil {
 			for _, wc := range f.Clusters {
 				used[wc.Cluster] = true
+			}
+		}
+		if r.Policy != nil {
+			for _, m := range r.Policy.Mirrors {
+				used[m.Cluster] = true
 			}
 		}
 	}

@@ -34,6 +34,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
 	f.responseRewriteAnnotations(values, &p)
+	f.mirrorAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
 	f.readPassthrough(values)         // after upstream: it adds TLS to the cluster policy
 	f.readClientCert(values)

@@ -188,6 +188,15 @@ type Mirror struct {
 	Cluster string `json:"cluster"`
 	// Percent of requests mirrored, 0 to 100.
 	Percent uint32 `json:"percent"`
+	// Host, when set, is the Host header of the copies; otherwise Envoy's
+	// (the request's, "-shadow" appended).
+	Host string `json:"host,omitempty"`
+	// Path, when set, is the path of the copies (mirror.go); otherwise
+	// the request's. Path and NoBody need a cluster whose policy has
+	// Mirror.
+	Path *MirrorPath `json:"path,omitempty"`
+	// NoBody sends the copies without the request's body.
+	NoBody bool `json:"noBody,omitempty"`
 }
 
 // CORS answers preflight requests and adds the CORS response headers.
@@ -246,6 +255,9 @@ type ClusterPolicy struct {
 	// (a Service's cluster IP) on its backend's port, instead of the
 	// backend's endpoints.
 	ServiceAddress string `json:"serviceAddress,omitempty"`
+	// Mirror makes the cluster one that takes copies of requests
+	// (Mirror's Path and NoBody): only mirror policies send to it.
+	Mirror bool `json:"mirror,omitempty"`
 }
 
 // UpstreamTLS makes a cluster speak TLS to its endpoints.
@@ -282,7 +294,7 @@ type CircuitBreakers struct {
 // IsDefault reports whether p changes nothing.
 func (p *ClusterPolicy) IsDefault() bool {
 	return p == nil || (p.Protocol == UpstreamHTTP1 && p.TLS == nil && p.LoadBalancer == RoundRobin &&
-		p.ConnectTimeout == 0 && p.CircuitBreakers == nil && p.ServiceAddress == "")
+		p.ConnectTimeout == 0 && p.CircuitBreakers == nil && p.ServiceAddress == "" && !p.Mirror)
 }
 
 // ClusterName names the cluster that sends to backend with policy: the

@@ -370,6 +370,7 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 		if m.Percent > 100 {
 			bad("mirror percent %d", m.Percent)
 		}
+		errs = append(errs, m.validate()...)
 	}
 	if c := p.CORS; c != nil {
 		if len(c.AllowOrigins) == 0 {

@@ -1,0 +1,76 @@
+package ingress
+
+import (
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// mirrorAnnotations reads mirror-target, mirror-host and
+// mirror-request-body into a mirror of every route of the Ingress, as
+// ingress-nginx's mirror directive and its mirror location do, and makes
+// the cluster of the target (f.mirror): one per scheme, host and port,
+// resolved by Envoy as an ExternalName Service's name is, so gated as those
+// are (--enable-external-name).
+func (f *fragmentBuilder) mirrorAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+	t, ok := annotations.MirrorTargetKey.Get(values)
+	if !ok {
+		return
+	}
+	if !f.opts.EnableExternalName {
+		f.problem("MirrorRefused", "annotation %s: a mirror target makes Envoy connect to a name the Ingress chooses, as an ExternalName Service does, which is disabled (--enable-external-name): not applied",
+			annotations.MirrorTargetKey.Name())
+		return
+	}
+	// nginx's mirror location sets Host to mirror-host, else the target's
+	// host without its port.
+	m := ir.Mirror{Percent: 100, Host: t.Host}
+	if h, ok := annotations.MirrorHostKey.Get(values); ok {
+		m.Host = h
+	}
+	switch {
+	case t.RequestURI:
+		m.Path = &ir.MirrorPath{Prefix: t.Path, Then: ir.MirrorRequestURI}
+	case t.Path != "":
+		m.Path = &ir.MirrorPath{Prefix: t.Path, Then: ir.MirrorQuery}
+	default:
+		// proxy_pass without a URI passes the subrequest's own: the
+		// mirror location's name.
+		m.Path = &ir.MirrorPath{Prefix: "/_mirror-" + string(f.ing.UID), Then: ir.MirrorQuery}
+	}
+	if body, ok := annotations.MirrorRequestBodyKey.Get(values); ok && !body {
+		m.NoBody = true
+	}
+	policy := &ir.ClusterPolicy{Mirror: true}
+	if t.Scheme == "https" {
+		// As nginx's proxy_ssl_verify off: the certificate is not checked.
+		policy.TLS = &ir.UpstreamTLS{}
+		if _, err := netip.ParseAddr(t.Host); err != nil {
+			policy.TLS.SNI = t.Host
+		}
+	}
+	// Never a Service's backend name (namespace/name/port): four parts.
+	name := fmt.Sprintf("mirror/%s/%s/%d", t.Scheme, t.Host, t.Port)
+	backend := &backendRef{name: name, port: kube.ServicePort{Port: int32(t.Port), Protocol: corev1.ProtocolTCP}, externalName: t.Host}
+	f.mirror = &clusterRef{name: ir.ClusterName(name, policy), backend: backend, policy: policy}
+	m.Cluster = f.mirror.name
+	p.Mirrors = append(p.Mirrors, m)
+}
+
+// mirrorsTo says whether route's policy mirrors to cluster.
+func mirrorsTo(route *ir.Route, cluster string) bool {
+	if route.Policy == nil {
+		return false
+	}
+	for _, m := range route.Policy.Mirrors {
+		if m.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
