@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -10,7 +11,42 @@ import (
 // refusalBadInputCases are the rows of docs/bad-input.md for access
 // controls ingress-xds cannot apply (translate/ingress/refuse.go).
 func refusalBadInputCases() []badInputCase {
+	huge := strings.Repeat("A", 200<<10)
 	return []badInputCase{
+		// The largest value the API server takes (annotations: 256 KiB in
+		// all): reported with a bounded message, the rest served.
+		{name: "annotation-value-huge", reason: "InvalidAnnotation",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/proxy-read-timeout: "`+huge+`"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				routeForwards("bad.example.com")(t, res)
+				problemsBounded(t, res)
+			}},
+		{name: "snippet-huge", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/server-snippet: "`+huge+`"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				routeAnswers("bad.example.com", 503)(t, res)
+				problemsBounded(t, res)
+			}},
+		// A refused canary adds nothing: its mainline sends to its own
+		// Service alone.
+		{name: "refused-canary", reason: "AnnotationRefused",
+			manifests: badService + "apiVersion: v1\nkind: Service\nmetadata: {name: canary, namespace: default}\nspec: {ports: [{name: http, port: 80}]}\n---\n" +
+				"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: main, namespace: default}\nspec:\n" + simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}") + "\n---\n" +
+				annotated("bad", `nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "100", nginx.ingress.kubernetes.io/auth-snippet: "return 200;"`, simpleRule("bad.example.com", "/", "Prefix", "canary", "{number: 80}")),
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				vh := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com")
+				if len(vh.GetRoutes()) != 1 || vh.GetRoutes()[0].GetRoute().GetCluster() != "default/bad/80" {
+					t.Errorf("routes %v: want the mainline's alone, to default/bad/80", vh.GetRoutes())
+				}
+			}},
+		// Its default backend is one of its paths: the catch-all answers
+		// 503 rather than another Ingress's default backend serving it.
+		{name: "refused-default-backend", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/enable-modsecurity: "true"`, "  defaultBackend: {service: {name: bad, port: {number: 80}}}"),
+			check:     routeAnswers("*", 503)},
 		{name: "snippet-refused", reason: "AnnotationRefused",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/configuration-snippet: "allow 10.0.0.0/8;\r\ndeny all;\u0000"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
 			check:     routeAnswers("bad.example.com", 503)},
@@ -31,5 +67,15 @@ func refusalBadInputCases() []badInputCase {
 					t.Errorf("routes %v: want /admin answering 503 ahead of / forwarded", routes)
 				}
 			}},
+	}
+}
+
+// problemsBounded checks that no problem quotes a huge value whole.
+func problemsBounded(t *testing.T, res *translate.Result) {
+	t.Helper()
+	for _, p := range res.Problems {
+		if len(p.Message) > 2048 {
+			t.Errorf("a problem of %d bytes: %.100s...", len(p.Message), p.Message)
+		}
 	}
 }
