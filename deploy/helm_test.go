@@ -298,25 +298,38 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
+	// Every container of the ingress-xds image (serve, bootstrap, authz,
+	// and whatever comes next) is given arguments the binary takes.
 	t.Run("args are the binary's flags", func(t *testing.T) {
 		bin := framework.IngressXDS(t)
 		for name, objs := range map[string][]*unstructured.Unstructured{"defaults": chart, "variant": variant, "adopt": adopt} {
-			spec := find[appsv1.Deployment](t, objs, "Deployment", "ingress-xds").Spec.Template.Spec
-			// Flags are parsed in order, values included, up to --help:
-			// exit 0 means each one is a flag of serve with a valid value.
-			args := append(slices.Clone(container(t, spec, "ingress-xds", false).Args), "--help")
-			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-				t.Errorf("%s: ingress-xds %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			image := find[appsv1.Deployment](t, objs, "Deployment", "ingress-xds").Spec.Template.Spec.Containers[0].Image
+			commands := 0
+			for _, u := range objs {
+				spec, ok, _ := unstructured.NestedMap(u.Object, "spec", "template", "spec")
+				if !ok {
+					continue
+				}
+				var pod corev1.PodSpec
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(spec, &pod); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range append(pod.InitContainers, pod.Containers...) {
+					if c.Image != image {
+						continue
+					}
+					commands++
+					// Flags are parsed in order, values included, up to
+					// --help: exit 0 means each is a flag of the command
+					// with a valid value.
+					args := append(slices.Clone(c.Args), "--help")
+					if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+						t.Errorf("%s: %s's container %s: ingress-xds %s: %v\n%s", name, objectKey(u), c.Name, strings.Join(args, " "), err, out)
+					}
+				}
 			}
-			var envoy corev1.PodSpec
-			if ds := find[appsv1.DaemonSet](t, objs, "DaemonSet", "envoy"); ds != nil {
-				envoy = ds.Spec.Template.Spec
-			} else {
-				envoy = find[appsv1.Deployment](t, objs, "Deployment", "envoy").Spec.Template.Spec
-			}
-			boot := append(slices.Clone(container(t, envoy, "bootstrap", true).Args), "--help")
-			if out, err := exec.Command(bin, boot...).CombinedOutput(); err != nil {
-				t.Errorf("%s: ingress-xds %s: %v\n%s", name, strings.Join(boot, " "), err, out)
+			if commands < 2 {
+				t.Errorf("%s: %d containers of the image %s, want serve and bootstrap at least", name, commands, image)
 			}
 		}
 	})
