@@ -185,7 +185,7 @@ func TestHelmChart(t *testing.T) {
 		`controller.resources={"requests":{"cpu":"2","memory":"1Gi"}}`,
 		`controller.watchIngressWithoutClass=true`,
 		`controller.ingressClassResource.default=true`,
-		`controller.extraArgs={"holdoff":"200ms"}`,
+		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1}`,
 		`controlPlane.nodeSelector={"role":"control"}`,
 		`controlPlane.replicaCount=3`,
 	)
@@ -235,8 +235,10 @@ func TestHelmChart(t *testing.T) {
 		if _, ok := flagValue(args, "envoy-selector"); ok {
 			t.Errorf("--envoy-selector with Envoy behind a Service: %q", args)
 		}
-		if !slices.Contains(args, "--watch-ingress-without-class") || !slices.Contains(args, "--holdoff=200ms") {
-			t.Errorf("args %q lack --watch-ingress-without-class or the extra --holdoff=200ms", args)
+		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1"} {
+			if !slices.Contains(args, want) {
+				t.Errorf("args %q lack %s (watchIngressWithoutClass, extraArgs)", args, want)
+			}
 		}
 
 		config := find[corev1.ConfigMap](t, variant, "ConfigMap", "ingress-xds-config")
