@@ -82,6 +82,9 @@ func TestSourceRanges(t *testing.T) {
 		{"an allowed client is served", "ipallowlist.go", a, "allow.example.com", "/admin", 200, "alpha"},
 		{"a client not in the allow-list gets 403", "ipallowlist.go", b, "allow.example.com", "/admin", 403, ""},
 		{"its neighbour on the same host is open", "ipallowlist.go", b, "allow.example.com", "/", 200, "alpha"},
+		// nginx merges slashes before it picks the location: //admin is
+		// /admin, never the neighbour /.
+		{"a doubled slash does not slip past the allow-list", "ipallowlist.go", b, "allow.example.com", "//admin/x", 403, ""},
 		{"a denied client gets 403", "ipdenylist.go", b, "deny.example.com", "/", 403, ""},
 		{"any other client is served", "ipdenylist.go", c, "deny.example.com", "/", 200, "alpha"},
 		{"deny wins over a broader allow", "ipdenylist.go (with whitelist)", b, "both.example.com", "/", 403, ""},

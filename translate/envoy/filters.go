@@ -154,6 +154,11 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*l
 		// the address X-Forwarded-For names that many hops from its
 		// right; with 0 the header cannot change it.
 		XffNumTrustedHops: l.TrustedHops,
+		// //admin is /admin, as nginx's merge_slashes (on by default)
+		// makes it before choosing a location: otherwise a request for
+		// //admin would miss the /admin route, and the source ranges or
+		// authentication on it, and reach another Ingress's /.
+		MergeSlashes: true,
 		// A client's X-Request-ID reaches the upstream as sent, and a
 		// request without one gets a new one, as ingress-nginx's $req_id
 		// (generate-request-id, on by default); Envoy would otherwise
