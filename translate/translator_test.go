@@ -387,6 +387,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
 	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
 	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
+	// External auth: the ext_authz filter and the authorisation
+	// service's cluster, per route; a cache scope per route; $host in
+	// the URL is refused where a rule has no exact host.
+	{"nginx.ingress.kubernetes.io/auth-url", "http://$host/verify"},
+	{"nginx.ingress.kubernetes.io/auth-cache-key", "$remote_user"},
 	// Refusal: the Ingress's paths answer 503 and nothing else of it
 	// stays (a canary's alternatives, its certificates and redirects).
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},

@@ -72,6 +72,10 @@ func authzPerRoute(a *ir.Auth) *extauthzv3.ExtAuthzPerRoute {
 		ext[authzapi.BasicRealm] = b.Realm
 		ext[authzapi.BasicUsers] = b.Users
 	}
+	if e := a.External; e != nil {
+		kinds = append(kinds, authzapi.KindExternal)
+		externalAuthz(ext, e) // authz_external.go
+	}
 	ext[authzapi.KeyKind] = strings.Join(kinds, ",")
 	return &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
 		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: ext},

@@ -130,7 +130,9 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		uses |= useLua
 	}
 	if p.Auth != nil {
-		per[extAuthzFilter] = authzPerRoute(p.Auth)
+		cfg := authzPerRoute(p.Auth)
+		withCacheScope(cfg, p.Auth, route) // authz_external.go
+		per[extAuthzFilter] = cfg
 		uses |= useExtAuthz
 	}
 	if p.RequestBody != nil {

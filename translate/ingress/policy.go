@@ -33,6 +33,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.proxyAnnotations(values, &p)
 	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
+	f.readExternalAuth(values, &p)
 	f.responseRewriteAnnotations(values, &p)
 	f.mirrorAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy

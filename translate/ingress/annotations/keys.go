@@ -14,5 +14,5 @@ func table() []*definition {
 		RewriteTarget.def,
 		XForwardedPrefix.def,
 		ServerAlias.def,
-	), slices.Concat(proxyKeys(), proxyRewriteKeys(), mirrorKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys(), accessKeys(), rateLimitKeys(), basicAuthKeys(), authTLSKeys())...)
+	), slices.Concat(proxyKeys(), proxyRewriteKeys(), mirrorKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys(), accessKeys(), rateLimitKeys(), basicAuthKeys(), authTLSKeys(), externalAuthKeys())...)
 }
