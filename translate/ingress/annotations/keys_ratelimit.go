@@ -15,8 +15,8 @@ const DefaultBurstMultiplier = 5
 const rateNote = `Each client address has a token bucket per route, as nginx's limit_req with burst and nodelay has a leaky bucket ` +
 	`per address: the bucket holds the rate times limit-burst-multiplier, plus one, requests, and refills continuously at the rate; ` +
 	`a request finding it empty gets 503 (ingress-nginx's limit-req-status-code). Differences: nginx's zone is the Ingress's, ` +
-	`shared by all its paths, where Envoy keeps a bucket per route (each path of the Ingress on each host), so a client may ` +
-	`reach the rate on each path; and Envoy remembers the last 10,000 clients of each route (nginx's 5 MB zone, about 80,000 ` +
+	`shared by all its paths, where Envoy keeps a bucket per route (each path of the Ingress on each host, over HTTP and ` +
+	`over HTTPS apart), so a client may reach the rate on each; and Envoy remembers the last 10,000 clients of each route (nginx's 5 MB zone, about 80,000 ` +
 	`per Ingress), forgetting the one seen least recently, as nginx does when its zone is full; and the buckets start full ` +
 	`again whenever Envoy's route configuration changes (an Ingress added, removed or changed in a way that changes routes; ` +
 	`endpoint changes do not), where nginx keeps its zones across reloads. ` + clientAddressNote
