@@ -34,7 +34,10 @@ type ResolvingSource struct {
 	// MinInterval and MaxInterval bound how often a name is looked up
 	// again; 1 s and 30 s when zero.
 	MinInterval, MaxInterval time.Duration
-	Logger                   *slog.Logger
+	// Nodes, when set, adds the cluster's Nodes' addresses to the
+	// policy's own ones (cluster mode); Run runs it.
+	Nodes  *NodeAddresses
+	Logger *slog.Logger
 
 	mu    sync.Mutex
 	names map[string]*resolvedName
@@ -69,6 +72,17 @@ var notResolvedYet = &Resolution{Err: "not resolved yet"}
 
 func (s *ResolvingSource) logger() *slog.Logger { return loggerOr(s.Logger) }
 
+// policy is Policy, with the Nodes' addresses among the own ones.
+func (s *ResolvingSource) policy() AddressPolicy {
+	p := s.Policy
+	if s.Nodes == nil {
+		return p
+	}
+	own := p.own
+	p.Own = func() []netip.Addr { return append(own(), s.Nodes.Addresses()...) }
+	return p
+}
+
 func (s *ResolvingSource) intervals() (time.Duration, time.Duration) {
 	lo, hi := s.MinInterval, s.MaxInterval
 	if lo <= 0 {
@@ -88,6 +102,13 @@ func (s *ResolvingSource) Run(ctx context.Context, changed func()) error {
 	s.mu.Unlock()
 	started := make(chan struct{})
 	var once sync.Once
+	if s.Nodes != nil {
+		go func() {
+			if err := s.Nodes.Run(ctx); err != nil && ctx.Err() == nil {
+				s.logger().Error("watching node addresses", "err", err)
+			}
+		}()
+	}
 	go s.loop(ctx, started, changed)
 	return s.Source.Run(ctx, func() {
 		once.Do(func() { close(started) })
@@ -227,7 +248,7 @@ func (s *ResolvingSource) record(name string, addrs []netip.Addr, err error, nex
 	case len(addrs) == 0:
 		verdict = &Resolution{Err: "the name has no address"}
 	default:
-		if why := s.Policy.check(addrs); why != "" {
+		if why := s.policy().check(addrs); why != "" {
 			verdict, addrs = &Resolution{Refused: why}, nil
 		}
 	}

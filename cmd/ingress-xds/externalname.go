@@ -8,6 +8,8 @@ import (
 	"net"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/ingress-xds/ingress-xds/kube"
 )
 
@@ -46,14 +48,19 @@ func (e *externalNameFlags) resolver() kube.Resolver {
 }
 
 // resolving wraps source so that the control plane resolves ExternalName
-// Services, when they are enabled.
-func (t *translateFlags) resolving(source kube.Source, logger *slog.Logger) kube.Source {
+// Services, when they are enabled. With a client (cluster mode), the
+// Nodes' addresses are refused too, unless local addresses are allowed.
+func (t *translateFlags) resolving(source kube.Source, client kubernetes.Interface, logger *slog.Logger) kube.Source {
 	if !t.enableExternalName {
 		return source
 	}
 	e := &t.externalName
-	return &kube.ResolvingSource{Source: source, Resolver: e.resolver(), Policy: kube.AddressPolicy{AllowLocal: e.allowLocal},
+	s := &kube.ResolvingSource{Source: source, Resolver: e.resolver(), Policy: kube.AddressPolicy{AllowLocal: e.allowLocal},
 		MaxInterval: e.refresh, Logger: logger.With("component", "external-names")}
+	if client != nil && !e.allowLocal {
+		s.Nodes = &kube.NodeAddresses{Client: client}
+	}
+	return s
 }
 
 // resolveOnce is resolving for translate -f: each name looked up once.

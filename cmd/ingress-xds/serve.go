@@ -122,7 +122,7 @@ func runServe(ctx context.Context, args []string) error {
 		status.writer.Refused = f.translate.ingressRefused()
 	}
 	// ExternalName Services are resolved here, never by Envoy.
-	source = f.translate.resolving(source, logger)
+	source = f.translate.resolving(source, factories.Client(), logger)
 
 	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS})
 	opts := pipeline.Options{
