@@ -378,6 +378,13 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/default-backend", "web"},
 	// Error pages: an error route first on each host, a filter.
 	{"nginx.ingress.kubernetes.io/custom-http-errors", "404,503"},
+	// Basic auth: the ext_authz filter and the authorisation service's
+	// cluster, per route, with the user file of shop/staff (basicauth.yaml;
+	// 503 in the namespaces without it, and when it is deleted or loses
+	// its key); auth-secret alone does nothing.
+	{"nginx.ingress.kubernetes.io/auth-type", "basic"},
+	{"nginx.ingress.kubernetes.io/auth-secret", "staff"},
+	{"nginx.ingress.kubernetes.io/auth-realm", "random realm"},
 	// Source ranges and rate limits: RBAC and the local rate limit on
 	// the Ingress's routes, the shadow RBAC for the exempt; a range that
 	// does not parse refuses the Ingress.
