@@ -14,6 +14,8 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,7 +261,7 @@ type clientCA struct {
 	certPEM []byte
 }
 
-func newClientCA(t *testing.T, name string) *clientCA {
+func newClientCA(t testing.TB, name string) *clientCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -281,7 +283,7 @@ func newClientCA(t *testing.T, name string) *clientCA {
 	return &clientCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-func (ca *clientCA) issue(t *testing.T, commonName string) tls.Certificate {
+func (ca *clientCA) issue(t testing.TB, commonName string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -349,4 +351,83 @@ func mtlsGet(address string, roots *x509.CertPool, host string, cert *tls.Certif
 		out.err = json.Unmarshal(body, &out.Echo)
 	}
 	return out
+}
+
+// BenchmarkClientCert is the cost of client certificate verification at
+// the data plane (docs/benchmarks.md): GET / through a host with
+// auth-tls-secret ("on", auth-tls-match-cn, the certificate passed
+// upstream) and through a host without, the same client certificate
+// presented to both (only the first asks for it), on one kept-alive
+// connection (requests) and on a new connection each time (handshakes),
+// rounds taking turns on one Envoy.
+func BenchmarkClientCert(b *testing.B) {
+	framework.Heavy(b)
+	framework.FindTools(b)
+	backend := framework.StartBackend(b, "alpha")
+	serverCA := framework.NewCA(b, "bench server CA")
+	clientCA := newClientCA(b, "bench client CA")
+	client := clientCA.issue(b, "authtls")
+	var secrets strings.Builder
+	for _, host := range authTLSHosts {
+		pair := serverCA.Issue(b, host, host)
+		secrets.WriteString(tlsSecretYAML("authtls-"+strings.Split(host, ".")[0]+"-cert", pair.CertPEM, pair.KeyPEM))
+	}
+	secrets.WriteString(clientCASecretYAML("client-ca", clientCA.certPEM))
+	dir := b.TempDir()
+	for name, content := range map[string]string{
+		"services.yaml": echoServicesYAML(backend),
+		"secrets.yaml":  secrets.String(),
+		// on.authtls.test with a subject check too: every check at once.
+		"ingresses.yaml": strings.Replace(authTLSIngressesYAML("CN=authtls"), "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn: \"CN=authtls\", nginx.ingress.kubernetes.io/auth-tls-pass-certificate-to-upstream", 1),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cp := framework.StartControlPlane(b, "--manifests", dir)
+	cp.WaitReady(b)
+	envoy := framework.StartEnvoy(b, cp)
+	clients := map[bool]map[string]*http.Client{}
+	for _, keepAlive := range []bool{true, false} {
+		clients[keepAlive] = map[string]*http.Client{}
+		for _, host := range []string{"on.authtls.test", "plain.authtls.test"} {
+			cfg := &tls.Config{ServerName: host, RootCAs: serverCA.Pool(), Certificates: []tls.Certificate{client}, MinVersion: tls.VersionTLS12}
+			clients[keepAlive][host] = &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg, DisableKeepAlives: !keepAlive}}
+		}
+	}
+	get := func(c *http.Client, host string) error {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+envoy.HTTPSAddress+"/", nil)
+		req.Host = host
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backend") != "alpha" {
+			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
+		}
+		return nil
+	}
+	framework.Eventually(b, convergeTimeout, "both hosts served", func() error {
+		if err := get(clients[true]["on.authtls.test"], "on.authtls.test"); err != nil {
+			return err
+		}
+		return get(clients[true]["plain.authtls.test"], "plain.authtls.test")
+	})
+	for range 5 {
+		for _, keepAlive := range []bool{true, false} {
+			kind := map[bool]string{true: "request", false: "handshake"}[keepAlive]
+			for _, host := range []string{"plain.authtls.test", "on.authtls.test"} {
+				c := clients[keepAlive][host]
+				b.Run(kind+"/"+strings.Split(host, ".")[0], func(b *testing.B) {
+					for b.Loop() {
+						if err := get(c, host); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
 }

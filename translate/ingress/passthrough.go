@@ -6,10 +6,13 @@ import (
 )
 
 // ssl-passthrough, as ingress-nginx applies it with --enable-ssl-passthrough:
-// a host is passed through when any Ingress of it asks, to the backend of
-// the host's "/" path (without one, nothing is passed through). Its plain
-// HTTP side stays routed, to the backends over TLS: ingress-nginx marks
-// the passed-through backend's upstream as HTTPS for every location.
+// to the backend of the host's "/" path (without one, nothing is passed
+// through). Its plain HTTP side stays routed, to the backends over TLS:
+// ingress-nginx marks the passed-through backend's upstream as HTTPS for
+// every location. ingress-nginx passes a host through when any of its
+// Ingresses asks; here only the host's oldest Ingress decides, and only
+// for a "/" path of its own: otherwise a younger Ingress would take the
+// TLS of every path of a host another team serves.
 
 // readPassthrough reads ssl-passthrough; it only counts with the serve
 // flag, as in ingress-nginx, where the annotation is otherwise ignored.
@@ -41,18 +44,29 @@ func (h *hostMerge) mergePassthrough(host string, frags []*fragment, kept []host
 	if h.vhost == nil || host == ir.WildcardHost {
 		return
 	}
-	var asked *fragment
+	var oldest, asked *fragment
 	for _, f := range frags {
-		if f.passthrough && f.canary == nil && routesHost(f, host) {
+		if f.canary != nil || !routesHost(f, host) {
+			continue
+		}
+		if oldest == nil {
+			oldest = f
+		}
+		if f.passthrough && asked == nil {
 			asked = f
-			break
 		}
 	}
 	if asked == nil {
 		return
 	}
+	if asked != oldest {
+		h.problems = append(h.problems, newProblem(asked.ingress, "PassthroughIgnored",
+			"annotation %s: host %q is decided by its oldest Ingress %s/%s, which does not ask for it: ignored",
+			annotations.SSLPassthrough.Name(), host, oldest.ingress.Namespace, oldest.ingress.Name))
+		return
+	}
 	for _, hr := range kept {
-		if hr.nginx.raw != "/" || hr.cluster == nil || hr.route.Action.Forward == nil {
+		if hr.nginx.raw != "/" || hr.cluster == nil || hr.route.Action.Forward == nil || hr.ingress != asked.ingress {
 			continue
 		}
 		backend := hr.cluster.backend
@@ -71,7 +85,7 @@ func (h *hostMerge) mergePassthrough(host string, frags []*fragment, kept []host
 		return
 	}
 	h.problems = append(h.problems, newProblem(asked.ingress, "PassthroughIgnored",
-		"annotation %s: host %q has no \"/\" path with a backend to pass its TLS connections to: ignored, the host terminates TLS as usual",
+		"annotation %s: host %q has no \"/\" path of this Ingress with a backend to pass its TLS connections to: ignored, the host terminates TLS as usual",
 		annotations.SSLPassthrough.Name(), host))
 }
 

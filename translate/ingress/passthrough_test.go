@@ -99,3 +99,44 @@ func TestPassthroughFlag(t *testing.T) {
 		t.Errorf("plain HTTP is sent to the passthrough's TCP cluster %s, not over TLS", c)
 	}
 }
+
+// A younger Ingress cannot pass through a host another Ingress is the
+// oldest of: it would take the TLS of that Ingress's paths.
+func TestPassthroughOldestDecides(t *testing.T) {
+	manifests := `
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{port: 443}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: owner, namespace: default, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  rules:
+  - host: shared.example.com
+    http: {paths: [{path: /app, pathType: Prefix, backend: {service: {name: svc, port: {number: 443}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: intruder, namespace: default, creationTimestamp: "2021-01-01T00:00:00Z", annotations: {nginx.ingress.kubernetes.io/ssl-passthrough: "true"}}
+spec:
+  rules:
+  - host: shared.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 443}}}}]}
+`
+	var objs kube.Objects
+	if err := kube.DecodeManifests(strings.NewReader(manifests), "test", &objs); err != nil {
+		t.Fatal(err)
+	}
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true}).
+		Build(objs.StateWith(kube.ClassFilter{WatchClassless: true}, ingress.References))
+	for _, vh := range out.VirtualHosts {
+		if vh.Passthrough != nil {
+			t.Errorf("%s is passed through by its younger Ingress", vh.Host)
+		}
+	}
+	if got := passthroughProblems(out, "intruder"); len(got) != 1 || got[0] != "PassthroughIgnored" {
+		t.Errorf("intruder: problems %v, want PassthroughIgnored", got)
+	}
+}

@@ -100,8 +100,11 @@ var SSLPassthrough = Key[bool]{&definition{
 		`HTTP to the host is still routed, to the backends over TLS (or redirected to HTTPS, as ssl-redirect says), as ` +
 		`ingress-nginx does. Without the flag, or without a "/" path, it is reported and the host terminates TLS as usual.`,
 	verdict: HonouredWithDifference,
-	note:    `Plain HTTP goes to the backends over TLS for the paths of the Ingresses that set it, where ingress-nginx switches every backend of the host's "/" path.`,
-	parse:   parseBool,
+	note: `Only the host's oldest Ingress decides, for a "/" path of its own (ingress-nginx takes any Ingress of the host, to its "/" ` +
+		`path whoever serves it: a younger Ingress would take the TLS of a host another team serves); a younger one asking is ` +
+		`reported. Plain HTTP goes to the backends over TLS for the paths of the Ingress that sets it, where ingress-nginx switches ` +
+		`every backend of the host's "/" path.`,
+	parse: parseBool,
 }}
 
 func authTLSKeys() []*definition {
