@@ -13,6 +13,11 @@ const clientAddressNote = `The client's address is the connection's peer, or wit
 	`X-Forwarded-For names N hops from its right (Envoy's xff_num_trusted_hops); ingress-nginx with use-forwarded-headers takes the ` +
 	`leftmost address a trusted proxy passed on (real_ip_recursive), which the client itself may have written.`
 
+// encodedSlashNote is where Envoy's routes and nginx's locations part.
+const encodedSlashNote = `Paths are matched as nginx matches locations after /a/../b and // are resolved, but an encoded slash ` +
+	`is not decoded: /admin%2Fx is not a path under /admin to Envoy (it goes to the route of another path, such as /, which ` +
+	`receives it as written), where nginx decodes it and applies /admin's ranges.`
+
 // AllowlistSourceRange admits only the clients in its ranges.
 var AllowlistSourceRange = Key[[]string]{&definition{
 	name:    "allowlist-source-range",
@@ -25,7 +30,7 @@ var AllowlistSourceRange = Key[[]string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `Envoy's RBAC filter answers 403 on each of the Ingress's routes, as nginx's allow and deny rules do for its locations; ` +
 		`another Ingress's paths on the same host are untouched. A value that does not parse (or an empty one) refuses the Ingress: ` +
-		`its paths answer 503, as ingress-nginx denies the location. ` + clientAddressNote,
+		`its paths answer 503, as ingress-nginx denies the location. ` + clientAddressNote + ` ` + encodedSlashNote,
 	parse: parseCIDRs,
 }}
 
@@ -37,7 +42,7 @@ var DenylistSourceRange = Key[[]string]{&definition{
 	doc: `Client addresses refused on the Ingress's paths (403): CIDRs and single addresses, IPv4 or IPv6, comma separated. ` +
 		`It is checked before allowlist-source-range.`,
 	verdict: HonouredWithDifference,
-	note:    `As allowlist-source-range: RBAC on the Ingress's routes, 503 on its paths for a value that does not parse. ` + clientAddressNote,
+	note:    `As allowlist-source-range: RBAC on the Ingress's routes, 503 on its paths for a value that does not parse. ` + clientAddressNote + ` ` + encodedSlashNote,
 	parse:   parseCIDRs,
 }}
 
