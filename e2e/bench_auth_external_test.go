@@ -17,9 +17,10 @@ import (
 // costs per request through a real Envoy, in one run: the same backend
 // without it, with it (Envoy asks the authorisation service, which asks
 // the auth service, the echo backend's /auth/ in a network namespace), and
-// with auth-cache-key (the service answers from its cache). Each reports
-// requests per second from 16 clients on keep-alive connections
-// (docs/benchmarks.md, "Issue 15: the cost of each access filter").
+// with auth-cache-key (the service answers from its cache). "serial" is
+// one client, one request at a time (ns/op is the latency); "parallel" is
+// 16 clients on keep-alive connections (req/s) (docs/benchmarks.md,
+// "Issue 15: the cost of each access filter").
 func BenchmarkExternalAuth(b *testing.B) {
 	framework.Heavy(b)
 	framework.FindTools(b)
@@ -47,22 +48,32 @@ func BenchmarkExternalAuth(b *testing.B) {
 			return envoy.Expect(host+".bench.example", "/", http.StatusOK, "alpha")
 		})
 	}
-	for _, host := range []string{"open", "auth", "cached"} {
-		b.Run(host, func(b *testing.B) {
-			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
-			defer client.CloseIdleConnections()
-			b.SetParallelism(8)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := benchGet(client, envoy.HTTPAddress, host+".bench.example"); err != nil {
-						b.Error(err)
-						return
+	for _, mode := range []string{"serial", "parallel"} {
+		for _, host := range []string{"open", "auth", "cached"} {
+			b.Run(mode+"/"+host, func(b *testing.B) {
+				client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+				defer client.CloseIdleConnections()
+				b.ResetTimer()
+				if mode == "serial" {
+					for range b.N {
+						if err := benchGet(client, envoy.HTTPAddress, host+".bench.example"); err != nil {
+							b.Fatal(err)
+						}
 					}
+				} else {
+					b.SetParallelism(8)
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if err := benchGet(client, envoy.HTTPAddress, host+".bench.example"); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
 				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-		})
+		}
 	}
 }
 
