@@ -331,6 +331,19 @@ func TestAddressGuard(t *testing.T) {
 	if got := deniedStatus(t, resp); got != 500 || len(s.requests()) != 0 {
 		t.Errorf("auth-url on loopback: %d after %d requests, want 500 after none", got, len(s.requests()))
 	}
+	// A name that resolves to loopback is refused after DNS, not by its
+	// spelling: the address dialled is checked.
+	byName := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
+	resp = mustCheck(t, newExternalChecker(externalOptions{}), extCheckRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: byName})
+	if got := deniedStatus(t, resp); got != 500 || len(s.requests()) != 0 {
+		t.Errorf("auth-url %s: %d after %d requests, want 500 after none", byName, got, len(s.requests()))
+	}
+	// And the same server is reached where the guard allows it: the
+	// refusal above is the guard's, not a broken server.
+	resp = mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil), map[string]string{authzapi.ExternalURL: byName})
+	if got := deniedStatus(t, resp); got != 0 || len(s.requests()) != 1 {
+		t.Errorf("auth-url %s without the guard: %d after %d requests, want allowed after one", byName, got, len(s.requests()))
+	}
 }
 
 func TestVariables(t *testing.T) {
