@@ -27,13 +27,15 @@ type mirrored struct {
 // https://test.env.com/$request_uri", "should disable
 // mirror-request-body") looks only for the directives in nginx.conf;
 // what the target receives is what nginx's mirror and proxy_pass
-// documentation says. The target listens on the host's end of a network
-// namespace's link (198.18.0.0/15): loopback targets are refused.
+// documentation says. The target listens in a network namespace
+// (198.18.0.0/15), neither local nor an address of this host, which the
+// control plane refuses, by name and by the addresses it resolves a name
+// to (a DNS server of the test's).
 func TestMirrorAnnotations(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
 	netns := framework.NewNetns(t)
 	copies := make(chan mirrored, 64)
-	l, err := net.Listen("tcp", net.JoinHostPort(netns.HostIP, "0"))
+	l, err := netns.Listen("tcp", net.JoinHostPort(netns.IP, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +54,19 @@ func TestMirrorAnnotations(t *testing.T) {
 	go target.Serve(l)
 	t.Cleanup(func() { target.Close() })
 	addr := l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	// Names of the target, resolved by the control plane: one to the
+	// target, one to this host's loopback, where Envoy's admin interface
+	// and the control plane listen.
+	dns := framework.StartDNS(t, 1)
+	dns.Set("copies.mirror.test", netns.IP)
+	dns.Set("evil.mirror.test", "127.0.0.1")
 
 	dir := t.TempDir()
 	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
-	writeManifest(t, dir, "ingresses.yaml", strings.ReplaceAll(mirrorIngressesYAML, "TARGET", addr))
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--enable-external-name")
+	writeManifest(t, dir, "ingresses.yaml", strings.NewReplacer("TARGET", addr, "NAMED", "copies.mirror.test:"+port, "EVIL", "evil.mirror.test:"+port).Replace(mirrorIngressesYAML))
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--enable-external-name",
+		"--external-name-dns-server", dns.Address, "--external-name-refresh", "2s")
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() {
@@ -102,16 +112,33 @@ func TestMirrorAnnotations(t *testing.T) {
 			}
 		}
 	}
-	framework.Eventually(t, convergeTimeout, "the mirrored hosts served", func() error {
-		for _, host := range []string{"uri.example.com", "literal.example.com", "rewrite.example.com"} {
-			if err := envoy.Expect(host, "/", http.StatusOK, "alpha"); err != nil {
+	// A target is copied to once the control plane has resolved and
+	// checked its address: until a probe's copy arrives.
+	probe := 0
+	for _, host := range []string{"uri.example.com", "literal.example.com", "rewrite.example.com", "named.example.com"} {
+		framework.Eventually(t, convergeTimeout, host+" mirrored", func() error {
+			probe++
+			id := fmt.Sprintf("probe-%d", probe)
+			req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)
+			req.Host = host
+			req.Header.Set("X-Test-Id", id)
+			resp, err := (&http.Transport{Proxy: nil, DisableKeepAlives: true}).RoundTrip(req)
+			if err != nil {
 				return err
 			}
-		}
-		return nil
-	})
-	for len(copies) > 0 { // the copies of those probes
-		<-copies
+			resp.Body.Close()
+			wait := time.After(time.Second)
+			for {
+				select {
+				case c := <-copies:
+					if c.id == id {
+						return nil
+					}
+				case <-wait:
+					return fmt.Errorf("%s: no copy of %s yet", host, id)
+				}
+			}
+		})
 	}
 
 	// mirror.go "... to https://test.env.com/$request_uri" and the docs'
@@ -135,6 +162,24 @@ func TestMirrorAnnotations(t *testing.T) {
 		}
 		if c := exchange(t, http.MethodGet, "literal.example.com", "/noquery", "", nil); c.path != "/mirror" {
 			t.Errorf("without a query the copy asked for %q, want /mirror", c.path)
+		}
+	})
+	// A name, resolved by the control plane: the copy goes to its
+	// checked address, with the name as Host.
+	t.Run("a name the control plane resolves", func(t *testing.T) {
+		c := exchange(t, http.MethodPut, "named.example.com", "/n?x=1", "named", nil)
+		if c.method != http.MethodPut || c.path != "/n?x=1" || c.host != "copies.mirror.test" || c.body != "named" {
+			t.Errorf("the copy: %+v, want PUT /n?x=1, Host copies.mirror.test, body named", c)
+		}
+	})
+	// A name that resolves to loopback is refused: no cluster, no copy;
+	// the Ingress is served.
+	t.Run("a name that resolves to loopback is refused", func(t *testing.T) {
+		if err := envoy.Expect("evil.example.com", "/", http.StatusOK, "alpha"); err != nil {
+			t.Error(err)
+		}
+		if dump := envoy.ConfigDump(); strings.Contains(dump, "evil.mirror.test") || !strings.Contains(dump, "copies.mirror.test") {
+			t.Errorf("Envoy's configuration names evil.mirror.test, or not copies.mirror.test: the check by address did not hold")
 		}
 	})
 	// $request_uri is the request as the client sent it, before
@@ -187,4 +232,28 @@ spec:
   rules:
   - host: rewrite.example.com
     http: {paths: [{path: "/app(/|$)(.*)", pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}, {path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: named
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/mirror-target: http://NAMED$request_uri
+spec:
+  rules:
+  - host: named.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: evil
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/mirror-target: http://EVIL/quitquitquit
+spec:
+  rules:
+  - host: evil.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `

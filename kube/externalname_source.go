@@ -38,6 +38,11 @@ type ResolvingSource struct {
 	// policy's own ones (cluster mode); Run runs it.
 	Nodes  *NodeAddresses
 	Logger *slog.Logger
+	// ExtraNames, when set, lists names beside the ExternalName Services'
+	// that the translator needs resolved (mirror targets): each is handed
+	// out as an ExternalName Service of no namespace named after it
+	// (NameService), with its verdict and addresses as any other's.
+	ExtraNames func(*State) []string
 
 	mu    sync.Mutex
 	names map[string]*resolvedName
@@ -45,6 +50,8 @@ type ResolvingSource struct {
 	services map[types.NamespacedName]string
 	changes  changeLog
 	rescan   chan struct{}
+	// named are the Services of ExtraNames, made once per name.
+	named map[string]*Service
 	// The last State handed out, the parts it was made from, and the
 	// versions of the verdicts and addresses then.
 	out                   *State
@@ -159,6 +166,12 @@ func (s *ResolvingSource) scan() {
 			found[name] = normalName(svc.ExternalName)
 		}
 	}
+	if s.ExtraNames != nil {
+		for _, n := range s.ExtraNames(st) {
+			n = normalName(n)
+			found[NameService(n)] = n
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if maps.Equal(found, s.services) {
@@ -178,6 +191,7 @@ func (s *ResolvingSource) scan() {
 	for n := range s.names {
 		if !live[n] {
 			delete(s.names, n)
+			delete(s.named, n)
 		}
 	}
 	// Services came or went: their copies and slices are made again.
@@ -346,6 +360,9 @@ func (s *ResolvingSource) services2(in map[types.NamespacedName]*Service) map[ty
 	copies := make(map[types.NamespacedName]serviceCopy, len(s.services))
 	for svc, name := range s.services {
 		orig := in[svc]
+		if orig == nil && svc.Namespace == "" {
+			orig = s.namedService(svc.Name)
+		}
 		if orig == nil {
 			continue
 		}
@@ -364,6 +381,24 @@ func (s *ResolvingSource) services2(in map[types.NamespacedName]*Service) map[ty
 	}
 	s.copies = copies
 	return out
+}
+
+// NameService names the Service that stands for a name of ExtraNames: no
+// namespace, which no real Service lacks.
+func NameService(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
+
+// namedService is the Service standing for an extra name, the same one
+// for as long as the name is listed.
+func (s *ResolvingSource) namedService(name string) *Service {
+	if s.named == nil {
+		s.named = map[string]*Service{}
+	}
+	svc := s.named[name]
+	if svc == nil {
+		svc = &Service{Name: name, Type: "ExternalName", ExternalName: name}
+		s.named[name] = svc
+	}
+	return svc
 }
 
 // slicesOf is an ExternalName Service's endpoints: its name's checked
@@ -455,7 +490,13 @@ func (f fixedSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlice {
 // ResolveExternalNames is st with its ExternalName Services resolved once,
 // as a ResolvingSource would have them (for translate -f).
 func ResolveExternalNames(ctx context.Context, st *State, r Resolver, p AddressPolicy) *State {
-	s := &ResolvingSource{Source: fixedSource{st}, Resolver: r, Policy: p}
+	return ResolveNames(ctx, st, r, p, nil)
+}
+
+// ResolveNames is ResolveExternalNames with the extra names extra lists
+// (ResolvingSource.ExtraNames).
+func ResolveNames(ctx context.Context, st *State, r Resolver, p AddressPolicy, extra func(*State) []string) *State {
+	s := &ResolvingSource{Source: fixedSource{st}, Resolver: r, Policy: p, ExtraNames: extra}
 	s.scan()
 	s.resolveDue(ctx)
 	return s.State()

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
 )
 
 // externalNameFlags are how the control plane resolves ExternalName
@@ -56,7 +57,9 @@ func (t *translateFlags) resolving(source kube.Source, client kubernetes.Interfa
 	}
 	e := &t.externalName
 	s := &kube.ResolvingSource{Source: source, Resolver: e.resolver(), Policy: kube.AddressPolicy{AllowLocal: e.allowLocal},
-		MaxInterval: e.refresh, Logger: logger.With("component", "external-names")}
+		MaxInterval: e.refresh, Logger: logger.With("component", "external-names"),
+		// Mirror targets' names too: Envoy gets their checked addresses.
+		ExtraNames: ingress.MirrorNames(t.annotationsPrefix)}
 	if client != nil && !e.allowLocal {
 		s.Nodes = &kube.NodeAddresses{Client: client}
 	}
@@ -69,5 +72,5 @@ func (t *translateFlags) resolveOnce(ctx context.Context, st *kube.State) *kube.
 		return st
 	}
 	e := &t.externalName
-	return kube.ResolveExternalNames(ctx, st, e.resolver(), kube.AddressPolicy{AllowLocal: e.allowLocal})
+	return kube.ResolveNames(ctx, st, e.resolver(), kube.AddressPolicy{AllowLocal: e.allowLocal}, ingress.MirrorNames(t.annotationsPrefix))
 }

@@ -76,6 +76,7 @@ func (t *translateFlags) options() translate.Options {
 		HTTPPort:           uint32(t.httpPort),
 		HTTPSPort:          uint32(t.httpsPort),
 		EnableExternalName: t.enableExternalName,
+		ResolveNames:       t.enableExternalName, // resolving, resolveOnce
 		AnnotationsPrefix:  t.annotationsPrefix,
 		AuthzAddress:       t.authzAddress,
 		IgnoreRefusals:     t.unsupportedAnnotations == "ignore",

@@ -33,6 +33,11 @@ type Options struct {
 	HTTPSPort uint32
 	// EnableExternalName allows ExternalName Services as backends.
 	EnableExternalName bool
+	// ResolveNames says that the control plane resolves names and checks
+	// their addresses (kube.ResolvingSource, with MirrorNames): a mirror
+	// target is then sent to at its checked addresses only, and not before
+	// they are known (mirror.go).
+	ResolveNames bool
 	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
 	ListenAddress string
 	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read

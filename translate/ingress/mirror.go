@@ -56,10 +56,47 @@ func (f *fragmentBuilder) mirrorAnnotations(values *annotations.Values, p *ir.Ro
 	}
 	// Never a Service's backend name (namespace/name/port): four parts.
 	name := fmt.Sprintf("mirror/%s/%s/%d", t.Scheme, t.Host, t.Port)
-	backend := &backendRef{name: name, port: kube.ServicePort{Port: int32(t.Port), Protocol: corev1.ProtocolTCP}, externalName: t.Host}
+	port := kube.ServicePort{Port: int32(t.Port), Protocol: corev1.ProtocolTCP}
+	backend := &backendRef{name: name, port: port, externalName: t.Host}
+	if f.opts.ResolveNames {
+		// The control plane resolved the name (kube.ResolvingSource's
+		// ExtraNames, from MirrorNames) and checked its addresses, as an
+		// ExternalName Service's: Envoy is handed those, never the name.
+		svcName := kube.NameService(t.Host)
+		svc := f.service(svcName)
+		switch {
+		case svc == nil || svc.Resolved == nil:
+			f.problem("MirrorUnresolved", "annotation %s: %q is not resolved yet: not applied until it is", annotations.MirrorTargetKey.Name(), t.Host)
+			return
+		case svc.Resolved.Refused != "":
+			f.problem("MirrorRefused", "annotation %s: %q %s: not applied (serve --external-name-allow-local would allow it)", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Refused)
+			return
+		case svc.Resolved.Err != "":
+			f.problem("MirrorUnresolved", "annotation %s: the control plane could not resolve %q (%s): not applied", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Err)
+			return
+		}
+		backend = &backendRef{name: name, service: svcName, port: port, via: t.Host}
+	}
 	f.mirror = &clusterRef{name: ir.ClusterName(name, policy), backend: backend, policy: policy}
 	m.Cluster = f.mirror.name
 	p.Mirrors = append(p.Mirrors, m)
+}
+
+// MirrorNames lists the hosts of the mirror targets of st's Ingresses, for
+// the control plane to resolve and check by address before the translator
+// reads them (kube.ResolvingSource.ExtraNames), as it does ExternalName
+// Services' names.
+func MirrorNames(nginxPrefix string) func(*kube.State) []string {
+	reg := annotations.New(nginxPrefix)
+	return func(st *kube.State) []string {
+		var out []string
+		for _, ing := range st.Ingresses {
+			if host, ok := annotations.MirrorTargetHost(reg, ing.Annotations); ok {
+				out = append(out, host)
+			}
+		}
+		return out
+	}
 }
 
 // mirrorsTo says whether route's policy mirrors to cluster.

@@ -45,8 +45,11 @@ var MirrorTargetKey = Key[MirrorTarget]{&definition{
 		`traffic to any name.`,
 	verdict: HonouredWithDifference,
 	note: `Needs --enable-external-name (reported as MirrorRefused and not applied without it): a mirror target, like an ` +
-		`ExternalName Service, makes Envoy connect to a name of the Ingress author's choosing. A loopback, link-local, multicast ` +
-		`or unspecified address, or localhost, is refused even then. Of nginx's variables only $request_uri, at the end, is ` +
+		`ExternalName Service, makes Envoy connect to a name of the Ingress author's choosing, and is checked as one: a loopback, ` +
+		`link-local, multicast or unspecified address, or localhost, is refused as written; the control plane resolves a name and ` +
+		`refuses it when it resolves to such an address or one of the node's own (MirrorRefused; --external-name-allow-local aside), ` +
+		`and hands Envoy the checked addresses, never the name; a name not resolved yet is not copied to (MirrorUnresolved). ` +
+		`Of nginx's variables only $request_uri, at the end, is ` +
 		`taken; a query in the URL is not. The copy carries the headers Envoy adds to every upstream request (X-Forwarded-For, ` +
 		`X-Request-ID, X-Envoy-Internal), and its $request_uri is the path as Envoy normalised it; over https the target's ` +
 		`name is sent as SNI (nginx's proxy_ssl_server_name is off) and, as from nginx, its certificate is not verified. ` +
@@ -183,4 +186,20 @@ func splitHostPort(s string) (string, string, error) {
 // mirrorKeys lists the keys of this file, for table.
 func mirrorKeys() []*definition {
 	return []*definition{MirrorTargetKey.def, MirrorHostKey.def, MirrorRequestBodyKey.def}
+}
+
+// MirrorTargetHost is the host of the mirror-target in annotations (the
+// first prefix's that parses), for what resolves names before the
+// translator reads them (ingress.MirrorNames).
+func MirrorTargetHost(r *Registry, annotations map[string]string) (string, bool) {
+	for _, key := range r.fullKeys(MirrorTargetKey.def) {
+		if v, ok := annotations[key]; ok {
+			t, err := parseMirrorTarget(v)
+			if err != nil {
+				return "", false
+			}
+			return t.(MirrorTarget).Host, true
+		}
+	}
+	return "", false
 }

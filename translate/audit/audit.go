@@ -1,0 +1,148 @@
+// Package audit says, before a switch from ingress-nginx, what ingress-xds
+// would make of a cluster's Ingresses: each annotation's verdict, the
+// problems with values, the Ingresses that would not be served and why,
+// and which of ingress-nginx's surprising behaviours (the Kubernetes blog's
+// "Before You Migrate: Five Surprising Ingress-NGINX Behaviors") apply to
+// them, with what ingress-xds does for each.
+//
+// It holds no rules of its own: it runs the real front-end
+// (translate/ingress) on the state and reads its output (the IR's routes
+// and problems), and asks the annotation registry for each key's verdict.
+// Data still flows one way: the audit reads what the front-end produced.
+package audit
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// ConfigMapNote is what the audit says of ingress-nginx's controller
+// ConfigMap: ingress-xds does not read it yet, so none of its settings
+// (nor ingress-nginx's defaults that differ from Envoy's) is applied.
+const ConfigMapNote = "ingress-nginx's controller ConfigMap (its --configmap) is not read by ingress-xds yet: " +
+	"none of its keys is applied, and ingress-nginx's defaults that differ from Envoy's (ssl-redirect on, " +
+	"a 1m body limit, 60 s read and send timeouts, HSTS) are not either; this audit does not look at it"
+
+// Report is the audit of one state.
+type Report struct {
+	// Ingresses are those of the chosen class, by namespace and name.
+	Ingresses []Ingress `json:"ingresses"`
+	// EveryIngress are the behaviours that apply to every Ingress alike.
+	EveryIngress []Behaviour `json:"everyIngress"`
+	ConfigMap    string      `json:"configMap"`
+	Summary      Summary     `json:"summary"`
+}
+
+// Summary counts what the report lists.
+type Summary struct {
+	Ingresses int `json:"ingresses"`
+	// Refused counts the Ingresses that would not be served.
+	Refused int `json:"refused"`
+	// Annotations counts the annotations read, by verdict.
+	Annotations map[annotations.Verdict]int `json:"annotations"`
+}
+
+// Ingress is the audit of one Ingress.
+type Ingress struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Served is false when the Ingress is refused: its paths answer 503.
+	Served bool `json:"served"`
+	// Refusals say why it is not served (the front-end's AnnotationRefused
+	// problems).
+	Refusals    []string     `json:"refusals,omitempty"`
+	Annotations []Annotation `json:"annotations,omitempty"`
+	// Problems are everything the front-end reports on the Ingress (the
+	// Warning Events serve would write), refusals included.
+	Problems   []Problem   `json:"problems,omitempty"`
+	Behaviours []Behaviour `json:"behaviours,omitempty"`
+}
+
+// Annotation is one annotation under a prefix ingress-xds reads; values
+// are not repeated (a problem quotes one where it matters).
+type Annotation struct {
+	Key     string              `json:"key"`
+	Verdict annotations.Verdict `json:"verdict"`
+	Note    string              `json:"note,omitempty"`
+}
+
+// Problem is one of the front-end's problems on the Ingress.
+type Problem struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// refusedReason is the reason of the front-end's problem for a refused
+// Ingress (translate/ingress/refuse.go).
+const refusedReason = "AnnotationRefused"
+
+// Run audits a state: the Ingresses in it are those of the chosen class
+// (the caller's source filtered them, as serve's would).
+func Run(st *kube.State, opts ingress.Options) *Report {
+	reg := annotations.New(opts.AnnotationsPrefix)
+	m := ingress.NewBuilder(opts).Build(st)
+	problems := map[ir.Object][]Problem{}
+	for _, p := range m.Problems {
+		o := ir.Object{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
+		problems[o] = append(problems[o], Problem{Reason: p.Reason, Message: p.Message})
+	}
+	routes := routesBySource(m)
+	r := &Report{ConfigMap: ConfigMapNote, EveryIngress: everyIngress(),
+		Summary: Summary{Annotations: map[annotations.Verdict]int{}}}
+	ings := slices.Clone(st.Ingresses)
+	slices.SortFunc(ings, func(a, b *networkingv1.Ingress) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	intents := make(map[ir.Object]regexIntent, len(ings))
+	for _, ing := range ings {
+		intents[ir.Object{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}] = intentOf(reg, ing)
+	}
+	for _, ing := range ings {
+		o := ir.Object{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+		a := Ingress{Namespace: ing.Namespace, Name: ing.Name, Served: true, Problems: problems[o]}
+		for _, p := range a.Problems {
+			if p.Reason == refusedReason {
+				a.Served = false
+				a.Refusals = append(a.Refusals, p.Message)
+			}
+		}
+		a.Annotations = annotationsOf(reg, ing)
+		for _, an := range a.Annotations {
+			r.Summary.Annotations[an.Verdict]++
+		}
+		a.Behaviours = behaviours(ing, o, routes, intents)
+		if !a.Served {
+			r.Summary.Refused++
+		}
+		r.Ingresses = append(r.Ingresses, a)
+	}
+	r.Summary.Ingresses = len(r.Ingresses)
+	return r
+}
+
+// Refused reports whether some Ingress would not be served: the audit's
+// exit code for CI.
+func (r *Report) Refused() bool { return r.Summary.Refused > 0 }
+
+// annotationsOf lists an Ingress's annotations under the prefixes read,
+// by key, each with the registry's verdict.
+func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annotation {
+	var out []Annotation
+	for key := range ing.Annotations {
+		v, ok := reg.VerdictOf(key)
+		if !ok {
+			continue
+		}
+		out = append(out, Annotation{Key: key, Verdict: v.Verdict, Note: v.Note})
+	}
+	slices.SortFunc(out, func(a, b Annotation) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
