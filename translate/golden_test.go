@@ -13,7 +13,7 @@ import (
 )
 
 // goldenOptions are the options every golden case is translated with.
-var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true}
+var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"}}
 
 // goldenCases lists testdata/*.yaml: each is one case, its expected output
 // beside it as .json (the output of `ingress-xds translate -f`). The same

@@ -199,7 +199,26 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
 		return "toggle " + a.key + " of ingress " + ing.Name
-	default: // rotate or remove a Secret
+	default: // rotate or remove a Secret, or a ConfigMap
+		if rng.Intn(3) == 0 {
+			key := randomKey(rng, st.ConfigMaps)
+			if key == nil {
+				return "nothing"
+			}
+			st.ConfigMaps = maps.Clone(st.ConfigMaps)
+			if rng.Intn(4) == 0 {
+				delete(st.ConfigMaps, *key)
+				return "delete configmap " + key.String()
+			}
+			cm := st.ConfigMaps[*key].DeepCopy()
+			cm.Data = maps.Clone(cm.Data)
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			cm.Data["X-Frame-Options"] = fmt.Sprintf("ALLOW-FROM https://%d.example.com", rng.Intn(100))
+			st.ConfigMaps[*key] = cm
+			return "change configmap " + key.String()
+		}
 		key := randomKey(rng, st.Secrets)
 		if key == nil {
 			return "nothing"
@@ -399,6 +418,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	// the URL is refused where a rule has no exact host.
 	{"nginx.ingress.kubernetes.io/auth-url", "http://$host/verify"},
 	{"nginx.ingress.kubernetes.io/auth-cache-key", "$remote_user"},
+	// CORS: routes for OPTIONS and for allowed origins ahead of each
+	// route; custom-headers reads a ConfigMap (503 where it is missing).
+	{"nginx.ingress.kubernetes.io/enable-cors", "true"},
+	{"nginx.ingress.kubernetes.io/cors-allow-origin", "https://a.example.com, http://*.example.org"},
+	{"nginx.ingress.kubernetes.io/custom-headers", "shop/response-headers"},
 	// Refusal: the Ingress's paths answer 503 and nothing else of it
 	// stays (a canary's alternatives, its certificates and redirects).
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},

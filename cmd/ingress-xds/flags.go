@@ -19,6 +19,9 @@ type translateFlags struct {
 	httpsPort          uint
 	enableExternalName bool
 	annotationsPrefix  string
+	// allowedResponseHeaders are the names custom-headers may set, as
+	// ingress-nginx's global-allowed-response-headers.
+	allowedResponseHeaders string
 	authzAddress       string
 	// unsupportedAnnotations is what becomes of an Ingress carrying an
 	// access control that cannot be applied: refuse or ignore.
@@ -43,6 +46,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an access control ingress-xds cannot apply (a snippet, ModSecurity, a key that guards access and is not honoured, or set to a value that does not parse): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them)")
 	fs.UintVar(&t.trustedForwardedHops, "trusted-forwarded-hops", 0, "how many proxies in front of Envoy (load balancers) append the client's address to X-Forwarded-For and are trusted to: the client address that source ranges and rate limits see is the one that many hops from the header's right. 0: the connection's peer, whatever the header says (as ingress-nginx's use-forwarded-headers: false). Set it only when every client comes through those proxies, or clients can choose their address")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
+	fs.StringVar(&t.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated header names the custom-headers annotation may set (as ingress-nginx's global-allowed-response-headers; none by default: an Ingress setting any other answers 503)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 }
 
@@ -60,6 +64,9 @@ func (t *translateFlags) validate() error {
 		return fmt.Errorf("--authz-address %q is not an ip:port", t.authzAddress)
 	}
 	if err := t.externalName.validate(); err != nil {
+		return err
+	}
+	if _, err := responseHeaderNames(t.allowedResponseHeaders); err != nil {
 		return err
 	}
 	if t.unsupportedAnnotations != "refuse" && t.unsupportedAnnotations != "ignore" {
@@ -80,6 +87,8 @@ func (t *translateFlags) options() translate.Options {
 		AnnotationsPrefix:  t.annotationsPrefix,
 		AuthzAddress:       t.authzAddress,
 		IgnoreRefusals:     t.unsupportedAnnotations == "ignore",
+
+		AllowedResponseHeaders: must(responseHeaderNames(t.allowedResponseHeaders)), // validate checked them
 
 		EnableSSLPassthrough: t.enableSSLPassthrough,
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Reply is what every request gets back, as JSON.
@@ -33,6 +34,13 @@ func Handler(backend string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Backend", backend)
+		// header=Name:Value sets a response header, for tests of what
+		// the proxy does with the backend's own.
+		for _, h := range r.URL.Query()["header"] {
+			if name, value, ok := strings.Cut(h, ":"); ok {
+				w.Header().Set(name, value)
+			}
+		}
 		if code := answerStatus(r); code != 0 {
 			w.WriteHeader(code)
 		}

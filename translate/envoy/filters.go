@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -18,7 +17,6 @@ import (
 // The HTTP filters' names, which are also the keys of their per-route
 // configuration.
 const (
-	corsFilter   = "envoy.filters.http.cors"
 	rbacFilter   = "envoy.filters.http.rbac"
 	routerFilter = "envoy.filters.http.router"
 )
@@ -29,8 +27,7 @@ const (
 type filterSet uint32
 
 const (
-	useCORS filterSet = 1 << iota
-	useRBAC
+	useRBAC filterSet = 1 << iota
 	useBuffer
 	useStatefulSession
 	useCustomResponse
@@ -69,10 +66,9 @@ func httpFilterOrder() []httpFilter {
 		// phase, before any location's CORS, address or authentication
 		// check.
 		{name: clientCertFilter, use: useClientCertSubject, config: clientCertFilterConfig, disabled: true},
-		// Then CORS: a preflight is answered before any access check,
-		// as ingress-nginx answers it (in nginx's rewrite phase, which
-		// runs before the access phase).
-		{name: corsFilter, use: useCORS, config: func() proto.Message { return &corsv3.Cors{} }},
+		// CORS needs no filter: its preflights have routes of their own
+		// (cors.go), on which the filters below are off, as nginx answers
+		// them in its rewrite phase, before its access phase.
 		// Then how fast a client may ask (ratelimit.go), as nginx's
 		// limit_req runs in its preaccess phase, before allow and deny: a
 		// refused client over its rate gets 503, as from nginx. First the

@@ -27,6 +27,9 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
 		if ok {
+			if redirects, err = withCORS(redirects, r.Policy); err != nil {
+				return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
+			}
 			evh.Routes = append(evh.Routes, redirects...)
 			uses |= u
 			continue
@@ -42,7 +45,11 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
 		u |= a
-		evh.Routes = append(append(evh.Routes, ahead...), route)
+		routes, err := withCORS(append(ahead, route), r.Policy)
+		if err != nil {
+			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
+		}
+		evh.Routes = append(evh.Routes, routes...)
 		uses |= u
 	}
 	// The host's client certificate policy (clientcert.go) adds routes
@@ -97,10 +104,6 @@ func renderRoute(host string, r *ir.Route) (*routev3.Route, filterSet, error) {
 func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, error) {
 	var uses filterSet
 	per := map[string]proto.Message{}
-	if p.CORS != nil {
-		per[corsFilter] = corsPolicy(p.CORS)
-		uses |= useCORS
-	}
 	if p.IPRules != nil {
 		rules, err := ipRules(p.IPRules)
 		if err != nil {

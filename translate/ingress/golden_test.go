@@ -13,7 +13,7 @@ import (
 
 // goldenOptions are the options every golden case is built with, as the
 // translator's own golden cases are.
-var goldenOptions = ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true}
+var goldenOptions = ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"}}
 
 // TestGoldenIR is the front-end's seam: each Kubernetes case of
 // translate/testdata (one per feature) and the IR it becomes, in

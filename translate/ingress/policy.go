@@ -31,6 +31,8 @@ func (f *fragmentBuilder) readAnnotations() {
 	var p ir.RoutePolicy
 	f.redirectAnnotations(values, &p)
 	f.proxyAnnotations(values, &p)
+	f.corsAnnotations(values, &p)
+	f.customHeaders(values, &p)
 	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
 	f.readExternalAuth(values, &p)

@@ -199,15 +199,27 @@ type Mirror struct {
 	NoBody bool `json:"noBody,omitempty"`
 }
 
-// CORS answers preflight requests and adds the CORS response headers.
+// CORS is cross-origin resource sharing as ingress-nginx does it: for a
+// request whose origin is allowed, every response of the route (the
+// backend's, and the proxy's own: 401, 403, 503...) carries the CORS
+// headers, replacing the backend's own, and any OPTIONS request is answered
+// 204 with them, before any access check and without reaching the backend.
+// A request whose origin is not allowed is served as without CORS.
 type CORS struct {
-	// AllowOrigins match the Origin header; an Exact "*" allows any.
-	AllowOrigins     []StringMatch `json:"allowOrigins"`
-	AllowMethods     []string      `json:"allowMethods,omitempty"`
-	AllowHeaders     []string      `json:"allowHeaders,omitempty"`
-	ExposeHeaders    []string      `json:"exposeHeaders,omitempty"`
-	MaxAge           Duration      `json:"maxAge,omitempty"`
-	AllowCredentials bool          `json:"allowCredentials,omitempty"`
+	// AnyOrigin allows every request, with an Origin header or without:
+	// Access-Control-Allow-Origin is then "*".
+	AnyOrigin bool `json:"anyOrigin,omitempty"`
+	// AllowOrigins, when not AnyOrigin, match the Origin header in any
+	// case; an allowed origin is echoed as the client sent it.
+	AllowOrigins []StringMatch `json:"allowOrigins,omitempty"`
+	// The headers' values, as sent; empty: the header is not sent.
+	AllowMethods  string `json:"allowMethods,omitempty"`
+	AllowHeaders  string `json:"allowHeaders,omitempty"`
+	ExposeHeaders string `json:"exposeHeaders,omitempty"`
+	// MaxAgeSeconds is Access-Control-Max-Age, always sent.
+	MaxAgeSeconds int64 `json:"maxAgeSeconds"`
+	// AllowCredentials sends Access-Control-Allow-Credentials: true.
+	AllowCredentials bool `json:"allowCredentials,omitempty"`
 }
 
 // IPRules admit or refuse clients by address: a client in Deny is refused;

@@ -373,23 +373,8 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 		errs = append(errs, m.validate()...)
 	}
 	if c := p.CORS; c != nil {
-		if len(c.AllowOrigins) == 0 {
-			bad("cors: no allowed origin")
-		}
-		for _, o := range c.AllowOrigins {
-			if err := o.validate(); err != nil {
-				bad("cors origin: %v", err)
-			}
-		}
-		for _, list := range [][]string{c.AllowMethods, c.AllowHeaders, c.ExposeHeaders} {
-			for _, v := range list {
-				if v == "" || hasControl(v) || strings.Contains(v, ",") {
-					bad("cors: bad list entry %q", v)
-				}
-			}
-		}
-		if c.MaxAge < 0 {
-			bad("cors: negative max age")
+		for _, err := range c.validate() {
+			bad("cors: %v", err)
 		}
 	}
 	if p.Auth != nil {

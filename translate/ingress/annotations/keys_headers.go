@@ -1,0 +1,66 @@
+package annotations
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ingress-nginx's header keys without a snippet form: custom-headers (its
+// CustomHeaders group) and connection-proxy-header (Connection).
+// translate/ingress/customheaders.go applies them.
+
+// CustomHeaders names a ConfigMap whose entries become response headers.
+var CustomHeaders = Key[string]{&definition{
+	name:   "custom-headers",
+	under:  Nginx,
+	scope:  ScopeRoute,
+	refers: KindConfigMap,
+	doc: `A ConfigMap "namespace/name" of the Ingress's own namespace whose entries (header name: value) are set on every response ` +
+		`of the Ingress's paths, replacing the backend's own, as nginx's more_set_headers (Envoy's own answers included). As in ingress-nginx's ` +
+		`final release, each name must be listed in serve's --global-allowed-response-headers (ingress-nginx's global-allowed-response-headers, ` +
+		`empty by default), names are letters, digits, "-" and "_", values ingress-nginx's printable characters. A ConfigMap that is missing, ` +
+		`a name not allowed, a name or value that is not valid, or a value that is not "namespace/name" is reported and the Ingress's ` +
+		`paths answer 503, as ingress-nginx denies the location. A change of the ConfigMap takes effect at once.`,
+	verdict: HonouredWithDifference,
+	note: `A ConfigMap of another namespace is refused (503, reported), as ingress-nginx's documentation says, where its code reads ` +
+		`it. Headers that make HTTP's framing (Content-Length, Transfer-Encoding, Connection and the other hop-by-hop headers) are ` +
+		`refused the same way: Envoy owns them.`,
+	parse: parseConfigMapName,
+}}
+
+// ConnectionProxyHeader is the Connection header sent to the backend.
+var ConnectionProxyHeader = Key[string]{&definition{
+	name:    "connection-proxy-header",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `The Connection header nginx sends to the backend ("keep-alive", "close").`,
+	verdict: Ignored,
+	note: `Connection is hop-by-hop: Envoy manages its connections to the backend itself (keeping them alive, passing WebSocket ` +
+		`upgrades on every path) and never forwards a Connection header it was told to set.`,
+	parse: parseHeaderValue,
+}}
+
+// parseConfigMapName reads "namespace/name", as ingress-nginx looks a
+// ConfigMap up (by that key: a name alone is never found).
+func parseConfigMapName(s string) (any, error) {
+	ns, name, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, fmt.Errorf(`not a ConfigMap's "namespace/name"`)
+	}
+	return ns + "/" + name, nil
+}
+
+// parseHeaderValue reads a header value without control characters.
+func parseHeaderValue(s string) (any, error) {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, fmt.Errorf("a header value holds control characters")
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// headerKeys lists the keys of this file, for table.
+func headerKeys() []*definition {
+	return []*definition{CustomHeaders.def, ConnectionProxyHeader.def}
+}
