@@ -82,6 +82,16 @@ func TestAuthTLS(t *testing.T) {
 			t.Errorf("with a certificate: got %v, %v; want 200 from alpha", r.Response, r.err)
 		}
 	})
+	// ingress-nginx sets ssl_verify_client per server: a younger Ingress
+	// of the host, without any auth-tls key, is verified alike.
+	t.Run("the host's settings cover its younger Ingress's paths", func(t *testing.T) {
+		if r := mtlsGetPath(https, roots, "on.authtls.test", "/younger", nil, nil); r.err != nil || r.Status != http.StatusBadRequest {
+			t.Errorf("without a certificate: got %v, %v; want 400", r.Response, r.err)
+		}
+		if r := mtlsGetPath(https, roots, "on.authtls.test", "/younger", &client, nil); r.err != nil || r.Status != http.StatusOK || r.Echo.Path != "/younger" {
+			t.Errorf("with a certificate: got %v, %v; want 200 for /younger", r.Response, r.err)
+		}
+	})
 	t.Run("on: a certificate of another CA is 400 after the handshake", func(t *testing.T) {
 		r := get("on.authtls.test", &stranger, nil)
 		if r.err != nil || r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "The SSL certificate error") {
@@ -213,6 +223,19 @@ var authTLSHosts = []string{
 	"cn.authtls.test", "cnmatch.authtls.test", "missing.authtls.test", "plain.authtls.test",
 }
 
+// authTLSYoungerYAML is a younger Ingress (by name, in file mode) of
+// on.authtls.test without any auth-tls key: the host's settings, which its
+// oldest Ingress sets, apply to its path too.
+const authTLSYoungerYAML = `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: authtls-younger}
+spec:
+  rules:
+  - host: on.authtls.test
+    http: {paths: [{path: /younger, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`
+
 // authTLSIngressesYAML is one Ingress per host of authTLSHosts, with
 // cn.authtls.test's auth-tls-match-cn set to matchCN.
 func authTLSIngressesYAML(matchCN string) string {
@@ -229,6 +252,7 @@ func authTLSIngressesYAML(matchCN string) string {
 		"plain":     "",
 	}
 	var b strings.Builder
+	b.WriteString(authTLSYoungerYAML)
 	for _, host := range authTLSHosts {
 		name := strings.Split(host, ".")[0]
 		// Named with a prefix: YAML reads a bare on or off as a boolean.
@@ -312,6 +336,11 @@ type mtlsResult struct {
 // mtlsGet sends GET / to host over HTTPS on a new connection, presenting
 // cert (none when nil) if the server asks for one.
 func mtlsGet(address string, roots *x509.CertPool, host string, cert *tls.Certificate, headers map[string]string) mtlsResult {
+	return mtlsGetPath(address, roots, host, "/", cert, headers)
+}
+
+// mtlsGetPath is mtlsGet for another path.
+func mtlsGetPath(address string, roots *x509.CertPool, host, path string, cert *tls.Certificate, headers map[string]string) mtlsResult {
 	var out mtlsResult
 	cfg := &tls.Config{ServerName: host, RootCAs: roots, MinVersion: tls.VersionTLS12,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
@@ -326,7 +355,7 @@ func mtlsGet(address string, roots *x509.CertPool, host string, cert *tls.Certif
 		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true, TLSClientConfig: cfg},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	req, err := http.NewRequest(http.MethodGet, "https://"+address+"/", nil)
+	req, err := http.NewRequest(http.MethodGet, "https://"+address+path, nil)
 	if err != nil {
 		out.err = err
 		return out
