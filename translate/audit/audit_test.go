@@ -104,6 +104,7 @@ func TestBehavioursWhereTheyApply(t *testing.T) {
 		"trailing-slash":  {TrailingSlash, TrailingSlash},
 		"verdicts":        nil,
 		"snippet":         nil,
+		"basic-auth":      nil,
 	}
 	for _, ing := range r.Ingresses {
 		var got []string
