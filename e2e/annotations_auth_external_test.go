@@ -74,6 +74,8 @@ data: {My-Custom-Header: "42"}
 				"auth-url": auth + "/auth/status/403?cookie=alma=armud"}),
 			authIngress("cookie-always", "cookie-always.example.com", "/", map[string]string{
 				"auth-url": auth + "/auth/status/403?cookie=alma=armud", "auth-always-set-cookie": "true"}),
+			authIngress("cookie-always-allowed", "cookie-always-allowed.example.com", "/", map[string]string{
+				"auth-url": auth + "/auth/status/200?cookie=alma=armud", "auth-always-set-cookie": "true"}),
 			authIngress("cache-foo", "cache.example.com", "/foo", cacheAnnotations("http://"+cachedAddr)),
 			authIngress("cache-bar", "cache.example.com", "/bar", cacheAnnotations("http://"+cachedAddr)),
 			authIngress("cache-other", "cache2.example.com", "/foo", cacheAnnotations("http://"+cachedAddr)),
@@ -198,11 +200,28 @@ data: {My-Custom-Header: "42"}
 	})
 
 	// auth.go "cookie set by external authentication server": "user
-	// retains cookie by default"; auth-always-set-cookie passes it on the
-	// auth service's own 403, which the default does not.
+	// retains cookie by default", "user does not retain cookie if upstream
+	// returns error status code", "user with annotated ingress retains
+	// cookie if upstream returns error status code"; and
+	// auth-always-set-cookie passes it on the auth service's own 403,
+	// which the default does not.
 	t.Run("the auth service's cookies", func(t *testing.T) {
 		if r := authGet(envoy, "GET", "cookie.example.com", "/?a=b&c=d", "", nil); r.status != http.StatusOK || !strings.Contains(r.header.Get("Set-Cookie"), "alma=armud") {
 			t.Errorf("allowed: %s, Set-Cookie %q; want 200 with alma=armud", r, r.header.Get("Set-Cookie"))
+		}
+		r := authGet(envoy, "GET", "cookie.example.com", "/error?status=503", "", nil)
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Set-Cookie") != "" {
+			t.Errorf("allowed, the backend answering 503: %s, Set-Cookie %q; want 503 without", r, r.header.Get("Set-Cookie"))
+		}
+		if r := authGet(envoy, "GET", "cookie-always-allowed.example.com", "/error?status=503", "", nil); r.status != http.StatusServiceUnavailable || !strings.Contains(r.header.Get("Set-Cookie"), "alma=armud") {
+			t.Errorf("allowed with auth-always-set-cookie, the backend answering 503: %s, Set-Cookie %q; want 503 with alma=armud", r, r.header.Get("Set-Cookie"))
+		}
+		for _, host := range []string{"cookie.example.com", "cookie-always-allowed.example.com"} {
+			for _, path := range []string{"/", "/error?status=503"} {
+				if r := authGet(envoy, "GET", host, path, "", nil); r.header.Get("X-Ingress-Xds-Auth-Cookie") != "" {
+					t.Errorf("%s%s: the service's cookie header reached the client", host, path)
+				}
+			}
 		}
 		if r := authGet(envoy, "GET", "cookie-denied.example.com", "/", "", nil); r.status != http.StatusForbidden || r.header.Get("Set-Cookie") != "" {
 			t.Errorf("denied without auth-always-set-cookie: %s, Set-Cookie %q; want 403 without", r, r.header.Get("Set-Cookie"))

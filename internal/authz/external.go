@@ -323,7 +323,16 @@ func respond(cfg *externalConfig, v *requestVars, a *authAnswer) *authv3.CheckRe
 // auth service's answer, and removed where it gave none, so that a
 // client's own value never reaches the backend.
 func allow(cfg *externalConfig, a *authAnswer) *authv3.CheckResponse {
-	ok := &authv3.OkHttpResponse{ResponseHeadersToAdd: cookieHeaders(a.cookies)}
+	ok := &authv3.OkHttpResponse{}
+	if cfg.alwaysSetCookie {
+		ok.ResponseHeadersToAdd = cookieHeaders(a.cookies)
+	} else {
+		// Only on the backend's success answers, as nginx's add_header:
+		// the renderer's auth cookie filter decides by the status.
+		for _, c := range a.cookies {
+			ok.ResponseHeadersToAdd = append(ok.ResponseHeadersToAdd, appendHeader(authzapi.ExternalCookieHeader, c))
+		}
+	}
 	for _, name := range cfg.responseHeaders {
 		if value, got := a.headers[name]; got && value != "" {
 			ok.Headers = append(ok.Headers, setHeader(name, value))

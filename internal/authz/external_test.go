@@ -222,8 +222,18 @@ func TestExternalResponseHeaders(t *testing.T) {
 	if len(ok.GetHeadersToRemove()) != 1 || ok.GetHeadersToRemove()[0] != "foo" {
 		t.Errorf("headers to remove %q, want foo (the auth service gave none, so the client's must go)", ok.GetHeadersToRemove())
 	}
-	if got := headerOf(ok.GetResponseHeadersToAdd(), "Set-Cookie"); strings.Join(got, " ") != "a=1 b=2" {
-		t.Errorf("cookies to the client %q, want both", got)
+	// Without auth-always-set-cookie the cookies go under the header the
+	// renderer's filter turns into Set-Cookie on success answers only.
+	if got := headerOf(ok.GetResponseHeadersToAdd(), authzapi.ExternalCookieHeader); strings.Join(got, " ") != "a=1 b=2" {
+		t.Errorf("cookies handed to Envoy %q, want both under %s", got, authzapi.ExternalCookieHeader)
+	}
+	if got := headerOf(ok.GetResponseHeadersToAdd(), "Set-Cookie"); len(got) != 0 {
+		t.Errorf("Set-Cookie %q added whatever the backend answers", got)
+	}
+	resp = mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", nil),
+		map[string]string{authzapi.ExternalURL: s.URL, authzapi.ExternalAlwaysSetCookie: "true"})
+	if got := headerOf(resp.GetOkResponse().GetResponseHeadersToAdd(), "Set-Cookie"); strings.Join(got, " ") != "a=1 b=2" {
+		t.Errorf("with auth-always-set-cookie, Set-Cookie %q, want both on every answer", got)
 	}
 }
 

@@ -36,6 +36,7 @@ const (
 	useClientCertSubject
 	useRateLimit
 	useRateLimitExempt
+	useAuthCookie
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -79,6 +80,11 @@ func httpFilterOrder() []httpFilter {
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
+		// Then the auth service's cookies (authz_cookie.go): before
+		// ext_authz, so that on the way out it sees the response after
+		// ext_authz has added them, and passes them on the statuses
+		// nginx's add_header does.
+		{name: authCookieFilter, use: useAuthCookie, config: func() proto.Message { return authCookieListenerConfig() }, disabled: true},
 		// Then who the client is (authz.go): nginx's auth_basic and
 		// auth_request come after allow and deny in its access phase, and
 		// only a client let in by address is worth a password check or a

@@ -136,7 +136,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		cfg := authzPerRoute(p.Auth)
 		withCacheScope(cfg, p.Auth, route) // authz_external.go
 		per[extAuthzFilter] = cfg
-		uses |= useExtAuthz
+		uses |= useExtAuthz | authCookie(per, p.Auth) // authz_cookie.go
 	}
 	if p.RequestBody != nil {
 		per[bufferFilter] = bodyLimit(p.RequestBody)

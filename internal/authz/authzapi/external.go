@@ -112,3 +112,10 @@ func KnownVariable(name string) bool {
 	}
 	return false
 }
+
+// ExternalCookieHeader is the response header under which the service
+// hands an allowed request's cookies from the auth service to Envoy, when
+// they are to reach the client only on success answers (no
+// auth-always-set-cookie): the renderer's auth cookie filter makes them
+// Set-Cookie on those statuses and drops them on the others.
+const ExternalCookieHeader = "x-ingress-xds-auth-cookie"

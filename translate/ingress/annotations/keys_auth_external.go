@@ -85,11 +85,9 @@ var AuthAlwaysSetCookie = Key[bool]{&definition{
 	name:  "auth-always-set-cookie",
 	under: Nginx,
 	scope: ScopeRoute,
-	doc: `"true": the auth service's Set-Cookie headers reach the client on every answer, its own 401 and 403 included. ` +
-		`"false" (the default): on the answers of requests it allowed, and with the sign-in redirect.`,
-	verdict: HonouredWithDifference,
-	note: `By default nginx adds them only when the backend answers 200, 201, 204, 206, 301, 302, 303, 304, 307 or 308; Envoy adds ` +
-		`those of an allowed request to the backend's answer whatever its status.`,
+	doc: `"true": the auth service's Set-Cookie headers reach the client on every answer, the backend's errors and the auth ` +
+		`service's own 401 and 403 included. "false" (the default): only on the backend's answers of status 200, 201, 204, 206, ` +
+		`301, 302, 303, 304, 307 or 308 (nginx's add_header), and with the sign-in redirect.`,
 	parse: parseBool,
 }}
 
