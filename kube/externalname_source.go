@@ -11,6 +11,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -50,6 +51,10 @@ type ResolvingSource struct {
 	services map[types.NamespacedName]string
 	changes  changeLog
 	rescan   chan struct{}
+	// scanned and scannedIngresses are the wrapped Source's Services and
+	// Ingresses (which name ExtraNames) last scanned by State.
+	scanned          any
+	scannedIngresses []*networkingv1.Ingress
 	// named are the Services of ExtraNames, made once per name.
 	named map[string]*Service
 	// The last State handed out, the parts it was made from, and the
@@ -322,7 +327,18 @@ func (s *ResolvingSource) untilNext() time.Duration {
 func (s *ResolvingSource) State() *State {
 	in := s.Source.State()
 	s.mu.Lock()
+	stale := !sameRef(in.Services, s.scanned) || s.ExtraNames != nil && !sameList(in.Ingresses, s.scannedIngresses)
+	s.mu.Unlock()
+	if stale {
+		// Scanned here too, not only by the loop: no State may carry an
+		// ExternalName Service without a verdict, which the translator
+		// would hand to Envoy to resolve.
+		s.scan()
+		s.poke()
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.scanned, s.scannedIngresses = in.Services, in.Ingresses
 	out := *in
 	if len(s.services) == 0 {
 		return &out
@@ -500,4 +516,9 @@ func ResolveNames(ctx context.Context, st *State, r Resolver, p AddressPolicy, e
 	s.scan()
 	s.resolveDue(ctx)
 	return s.State()
+}
+
+// sameList says whether two lists are the very same list.
+func sameList[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -164,3 +164,21 @@ func TestResolvingSourcePolicy(t *testing.T) {
 		t.Errorf("before any answer: %+v, endpoints %v", r, st.EndpointSlices[extSvc])
 	}
 }
+
+// The very first State, before any lookup, already gives each ExternalName
+// Service a verdict (not resolved yet), never none: without one the
+// translator would hand the name to Envoy to resolve.
+func TestResolvingSourceFirstStateHasVerdicts(t *testing.T) {
+	src := &ResolvingSource{Source: &staticSource{state: externalNameState("app.example.test")}, Resolver: DNSResolver{Server: "127.0.0.1:1"}}
+	r := src.State().Services[extSvc].Resolved
+	if r == nil || r.Err == "" {
+		t.Fatalf("first State: verdict %+v, want not resolved yet", r)
+	}
+	// A Service that appears later gets one at once too.
+	st := externalNameState("app.example.test")
+	st.Services[types.NamespacedName{Namespace: "default", Name: "late"}] = &Service{Namespace: "default", Name: "late", Type: corev1.ServiceTypeExternalName, ExternalName: "late.example.test"}
+	src.Source.(*staticSource).state = st
+	if r := src.State().Services[types.NamespacedName{Namespace: "default", Name: "late"}].Resolved; r == nil {
+		t.Fatal("a Service that appeared: no verdict")
+	}
+}
