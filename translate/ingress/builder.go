@@ -43,9 +43,6 @@ type Options struct {
 	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read
 	// under (its --annotations-prefix); annotations.NginxPrefix when empty.
 	AnnotationsPrefix string
-	// EnableSSLPassthrough honours ssl-passthrough (serve
-	// --enable-ssl-passthrough, as ingress-nginx's flag).
-	EnableSSLPassthrough bool
 	// AllowedResponseHeaders are the header names custom-headers may set
 	// (ingress-nginx's global-allowed-response-headers; none by default).
 	AllowedResponseHeaders []string
