@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -257,3 +259,90 @@ spec:
   - host: evil.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
+
+// BenchmarkMirror measures what a mirror target costs a request, as the
+// client sees it: the same request to the same backend through a route
+// that copies it to a target (in a network namespace, answering at once)
+// and through one that does not, one keep-alive connection, one request at
+// a time, rounds taking turns on one Envoy. Envoy does not wait for the
+// copy's answer; what it spends on the copy is in the figure only as far
+// as it delays the next request. docs/benchmarks.md has figures.
+func BenchmarkMirror(b *testing.B) {
+	framework.Heavy(b)
+	framework.FindTools(b)
+	alpha := framework.StartBackend(b, "alpha")
+	netns := framework.NewNetns(b)
+	l, err := netns.Listen("tcp", net.JoinHostPort(netns.IP, "0"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	})}
+	go target.Serve(l)
+	b.Cleanup(func() { target.Close() })
+	dir := b.TempDir()
+	ingresses := strings.ReplaceAll(`
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: mirrored
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/mirror-target: "http://TARGET$request_uri"}
+spec:
+  rules:
+  - host: mirrored.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: plain, namespace: default}
+spec:
+  rules:
+  - host: plain.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`, "TARGET", l.Addr().String())
+	for name, content := range map[string]string{"services.yaml": echoServicesYAML(alpha), "ingresses.yaml": ingresses} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cp := framework.StartControlPlane(b, "--manifests", dir, "--enable-external-name")
+	cp.WaitReady(b)
+	envoy := framework.StartEnvoy(b, cp)
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	get := func(host string) error {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/page?x=1", nil)
+		req.Host = host
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
+		}
+		return nil
+	}
+	framework.Eventually(b, convergeTimeout, "the mirror applied", func() error {
+		if err := get("plain.example.com"); err != nil {
+			return err
+		}
+		if !strings.Contains(envoy.ConfigDump(), "request_mirror_policies") {
+			return fmt.Errorf("no mirror policy in Envoy's routes yet")
+		}
+		return get("mirrored.example.com")
+	})
+	for range 5 {
+		for _, host := range []string{"plain.example.com", "mirrored.example.com"} {
+			b.Run(strings.TrimSuffix(host, ".example.com"), func(b *testing.B) {
+				for b.Loop() {
+					if err := get(host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
