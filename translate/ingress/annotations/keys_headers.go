@@ -8,7 +8,8 @@ import (
 )
 
 // ingress-nginx's header keys without a snippet form: custom-headers (its
-// CustomHeaders group) and connection-proxy-header (Connection).
+// CustomHeaders group), connection-proxy-header (Connection) and
+// http2-push-preload (HTTP2PushPreload).
 // translate/ingress/customheaders.go applies them.
 
 // CustomHeaders names a ConfigMap whose entries become response headers.
@@ -42,6 +43,18 @@ var ConnectionProxyHeader = Key[string]{&definition{
 	parse: parseHeaderValue,
 }}
 
+// HTTP2PushPreload pushes the resources a response's Link headers preload.
+var HTTP2PushPreload = Key[bool]{&definition{
+	name:    "http2-push-preload",
+	under:   Nginx,
+	scope:   ScopeRoute,
+	doc:     `"true": nginx pushes, over HTTP/2, the resources a response's Link: <...>; rel=preload headers name (http2_push_preload).`,
+	verdict: Ignored,
+	note: `Envoy has no HTTP/2 server push (nor have browsers any more: Chrome and Firefox dropped it, and recent nginx ignores ` +
+		`the directive). The Link headers reach the client as they are, which fetches the resources itself: the responses are the same.`,
+	parse: parseBool,
+}}
+
 // parseConfigMapName reads "namespace/name", as ingress-nginx looks a
 // ConfigMap up (by that key: a name alone is never found).
 func parseConfigMapName(s string) (any, error) {
@@ -62,5 +75,5 @@ func parseHeaderValue(s string) (any, error) {
 
 // headerKeys lists the keys of this file, for table.
 func headerKeys() []*definition {
-	return []*definition{CustomHeaders.def, ConnectionProxyHeader.def}
+	return []*definition{CustomHeaders.def, ConnectionProxyHeader.def, HTTP2PushPreload.def}
 }
