@@ -25,8 +25,8 @@ import (
 //     that could be rebound to a local address after the check; a refused
 //     or unresolved name answers 503.
 //
-// Without a resolver (a State built by hand) Envoy resolves the name
-// itself (a DNS cluster), checked by name only.
+// Without a resolver (a State built by hand, Options.ResolveNames off)
+// Envoy resolves the name itself (a DNS cluster), checked by name only.
 func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.ServicePort, name string, where location) (*backendRef, bool) {
 	svcName := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	if !f.opts.EnableExternalName {
@@ -46,7 +46,12 @@ func (f *fragmentBuilder) externalNameBackend(svc *kube.Service, port kube.Servi
 		f.problem("ServicePortNotFound", "%s: service %s port %d is not a valid port: answering 503", where, svcName, port.Port)
 		return nil, false
 	}
-	if res := svc.Resolved; res != nil {
+	res := svc.Resolved
+	if res == nil && f.opts.ResolveNames {
+		// The resolver has not seen it yet: never Envoy's DNS meanwhile.
+		res = &kube.Resolution{Err: "not resolved yet"}
+	}
+	if res != nil {
 		switch {
 		case res.Refused != "":
 			f.problem("ExternalNameRefused", "%s: service %s points at %q, which %s: answering 503 (serve --external-name-allow-local would allow it)", where, svcName, svc.ExternalName, res.Refused)

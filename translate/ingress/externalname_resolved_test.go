@@ -71,3 +71,12 @@ func TestExternalNameResolvedByTheControlPlane(t *testing.T) {
 		}
 	}
 }
+
+// With Options.ResolveNames, a Service the resolver has not seen yet is
+// not sent to (never Envoy's own DNS meanwhile).
+func TestExternalNameNotResolvedYetIsNotHandedToEnvoy(t *testing.T) {
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, EnableExternalName: true, ResolveNames: true}).Build(stateOf(t, externalBlog))
+	if len(out.Problems) != 1 || out.Problems[0].Reason != "ExternalNameUnresolved" || len(out.Backends) != 0 {
+		t.Errorf("problems %v, backends %v: want ExternalNameUnresolved and no backend", out.Problems, out.Backends)
+	}
+}
