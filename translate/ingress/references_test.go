@@ -30,6 +30,7 @@ func TestReferences(t *testing.T) {
 		{"own namespace", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream-ca"}, []kube.Reference{ca}},
 		{"another namespace", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "kube-system/ca"}, nil},
 		{"unparsable", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "upstream-ca"}, nil},
+		{"the client CA", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/auth-tls-secret": "shop/upstream-ca"}, []kube.Reference{ca}},
 		{"no reference", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/upstream-vhost": "a.example.com"}, nil},
 		{"another prefix", ingress.ReferencesWith(annotations.New("custom.example.com")), map[string]string{"custom.example.com/proxy-ssl-secret": "shop/upstream-ca"}, []kube.Reference{ca}},
 		{"the default prefix under another", ingress.ReferencesWith(annotations.New("custom.example.com")), map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream-ca"}, nil},
