@@ -80,6 +80,11 @@ Where to look next:
       .tools/bin/grpcurl -plaintext localhost:18000 list
   - Which of ingress-nginx's annotations are honoured, and how:
     docs/annotations.md (examples/rewrite.yaml shows rewrite-target).
+  - What ingress-xds would make of your Ingresses before you switch from
+    ingress-nginx (verdicts, refusals, ingress-nginx's surprising behaviours):
+      bin/ingress-xds audit -f examples
+    or, on a cluster: bin/ingress-xds audit --controller-class k8s.io/ingress-nginx --ingress-class nginx
+    and the whole move: docs/migrating-from-ingress-nginx.md
   - In a cluster: docs/install.md (kustomize: deploy/, Helm: deploy/helm/ingress-xds).
 MSG
 wait
