@@ -232,3 +232,7 @@ func RedactSecrets(secrets []*tlsv3.Secret) []*tlsv3.Secret { return envoy.Redac
 // certificate written into it replaced. Other clusters are returned as
 // they are.
 func RedactCluster(c proto.Message) proto.Message { return envoy.RedactCluster(c) }
+
+// RedactRoute returns a route configuration safe to show: basic
+// authentication's user files (the Secret's password hashes) replaced.
+func RedactRoute(r proto.Message) proto.Message { return envoy.RedactRoute(r) }

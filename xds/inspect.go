@@ -75,6 +75,10 @@ func inspectable(typeURL string, r types.Resource) (*anypb.Any, error) {
 		// (proxy-ssl-secret).
 		r = redactCluster(r)
 	}
+	if typeURL == resource.RouteType {
+		// Basic authentication's password hashes travel in routes.
+		r = redactRoute(r)
+	}
 	return anypb.New(r)
 }
 

@@ -42,3 +42,7 @@ func redactSecret(s *tlsv3.Secret) *tlsv3.Secret {
 // redactCluster returns a cluster safe to show: translate's redaction of a
 // client certificate's key written into it.
 func redactCluster(c types.Resource) types.Resource { return translate.RedactCluster(c) }
+
+// redactRoute returns a route configuration safe to show: translate's
+// redaction of basic authentication's password hashes.
+func redactRoute(r types.Resource) types.Resource { return translate.RedactRoute(r) }

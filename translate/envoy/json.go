@@ -12,7 +12,8 @@ import (
 )
 
 // JSONByType is each resource of res as compact JSON, by type (listeners,
-// routes, clusters, endpoints, secrets), with private keys redacted: what
+// routes, clusters, endpoints, secrets), with private keys (and basic
+// authentication's password hashes, authz_redact.go) redacted: what
 // people read, and the golden files of the renderer.
 func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 	out := map[string][]json.RawMessage{}
@@ -20,7 +21,7 @@ func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 	if out["listeners"], err = marshalAll(res.Listeners); err != nil {
 		return nil, err
 	}
-	if out["routes"], err = marshalAll(res.Routes); err != nil {
+	if out["routes"], err = marshalAll(redactRoutes(res.Routes)); err != nil {
 		return nil, err
 	}
 	if out["clusters"], err = marshalAll(redactClusters(res.Clusters)); err != nil {
