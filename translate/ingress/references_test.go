@@ -32,6 +32,9 @@ func TestReferences(t *testing.T) {
 		{"unparsable", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "upstream-ca"}, nil},
 		{"the client CA", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/auth-tls-secret": "shop/upstream-ca"}, []kube.Reference{ca}},
 		{"no reference", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/upstream-vhost": "a.example.com"}, nil},
+		// auth-secret takes a name alone, of the Ingress's namespace.
+		{"a name alone", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/auth-secret": "upstream-ca"}, []kube.Reference{ca}},
+		{"auth-secret of another namespace", ingress.References, map[string]string{"nginx.ingress.kubernetes.io/auth-secret": "kube-system/upstream-ca"}, nil},
 		{"another prefix", ingress.ReferencesWith(annotations.New("custom.example.com")), map[string]string{"custom.example.com/proxy-ssl-secret": "shop/upstream-ca"}, []kube.Reference{ca}},
 		{"the default prefix under another", ingress.ReferencesWith(annotations.New("custom.example.com")), map[string]string{"nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream-ca"}, nil},
 	} {
