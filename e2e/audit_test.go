@@ -128,3 +128,70 @@ func stripComments(doc string) string {
 	}
 	return b.String()
 }
+
+// TestAuditBehavioursThroughEnvoy sends, through a real Envoy serving the
+// audit's own test cluster, the requests of the Kubernetes blog post
+// "Before You Migrate: Five Surprising Ingress-NGINX Behaviors", so that
+// what the audit says ingress-xds does for each is what it does. The
+// ingress-nginx side is its e2e tests' and the blog's: regex mode in
+// test/e2e/annotations/rewrite.go ("should use ~* location modifier if
+// regex annotation is present", a plain Ingress's path becoming a
+// case-insensitive prefix regular expression beside a regex one), Prefix
+// paths in test/e2e/ingress/pathtype_prefix.go.
+func TestAuditBehavioursThroughEnvoy(t *testing.T) {
+	backends := echoBackends(t, "httpbin")
+	raw, err := os.ReadFile(auditCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cluster's Ingresses in the default namespace, sent to an echo
+	// backend in place of the Service without endpoints.
+	const svc = "apiVersion: v1\nkind: Service\nmetadata: {name: httpbin, namespace: shop}\nspec: {ports: [{name: http, port: 8000}]}\n"
+	if !strings.Contains(string(raw), svc) {
+		t.Fatalf("%s no longer holds the Service this test replaces:\n%s", auditCluster, svc)
+	}
+	ingresses := strings.NewReplacer(svc, "", "namespace: shop", "namespace: default", "port: {number: 8000}", "port: {number: 80}").Replace(string(raw))
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(backends...))
+	writeManifest(t, dir, "cluster.yaml", ingresses)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--controller-class", "k8s.io/ingress-nginx", "--ingress-class", "nginx")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "the first route", func() error {
+		return envoy.Expect("verdicts.example.com", "/", 200, "httpbin")
+	})
+	expectAll(t, envoy, []framework.RouteCase{
+		// 1. A regular expression matches a prefix, case-insensitively:
+		// /[A-Z]{3} takes /uuid and /abcd/e.
+		{Host: "regex-match.example.com", Path: "/uuid", Status: 200, Backend: "httpbin"},
+		{Host: "regex-match.example.com", Path: "/abcd/e", Status: 200, Backend: "httpbin"},
+		{Host: "regex-match.example.com", Path: "/ab", Status: 404},
+		// 2. Host-wide: the neighbour's Exact /HEAD takes /headers.
+		{Host: "regex-match.example.com", Path: "/headers", Status: 200, Backend: "httpbin"},
+		// 4. No trailing-slash redirect (yet): the Prefix /my-path/ serves
+		// /my-path itself, the Exact /exact/ not /exact.
+		{Host: "trailing-slash.example.com", Path: "/my-path", Status: 200, Backend: "httpbin"},
+		{Host: "trailing-slash.example.com", Path: "/exact/", Status: 200, Backend: "httpbin"},
+		{Host: "trailing-slash.example.com", Path: "/exact", Status: 404},
+		// The refused Ingress answers 503.
+		{Host: "admin.example.com", Path: "/admin", Status: 503},
+	})
+	// 3. rewrite-target implies a regular expression: /OLDER is matched
+	// by /old, case-insensitively, as a prefix, and rewritten; 5. URL
+	// normalisation: the backend gets the normalised path.
+	for _, c := range []struct{ host, path, want string }{
+		{"rewrite.example.com", "/old/x", "/uuid"},
+		{"rewrite.example.com", "/OLDER", "/uuid"},
+		{"trailing-slash.example.com", "/ip/abc/../../my-path/x", "/my-path/x"},
+		{"trailing-slash.example.com", "////my-path/x", "/my-path/x"},
+	} {
+		r, err := envoy.Get(c.host, c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != 200 || r.Echo.Path != c.want {
+			t.Errorf("GET %s%s: %s, want 200 with the backend seeing %s", c.host, c.path, r, c.want)
+		}
+	}
+}
