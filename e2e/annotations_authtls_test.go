@@ -36,6 +36,8 @@ func TestAuthTLS(t *testing.T) {
 	strangerCA := newClientCA(t, "stranger CA")
 	client := clientCA.issue(t, "authtls")
 	stranger := strangerCA.issue(t, "authtls")
+	// Signed by an intermediate of the client CA: a chain of depth 2.
+	chained := clientCA.intermediate(t, "authtls intermediate").issue(t, "authtls")
 
 	var secrets strings.Builder
 	for _, host := range authTLSHosts {
@@ -96,6 +98,19 @@ func TestAuthTLS(t *testing.T) {
 		r := get("on.authtls.test", &stranger, nil)
 		if r.err != nil || r.Status != http.StatusBadRequest || !strings.Contains(r.Body, "The SSL certificate error") {
 			t.Errorf("got %v, %v; want 400 The SSL certificate error", r.Response, r.err)
+		}
+	})
+	// auth-tls-verify-depth (authtls.go checks only ssl_verify_depth in
+	// nginx.conf): a chain through an intermediate needs depth 2.
+	t.Run("verify-depth", func(t *testing.T) {
+		if r := get("on.authtls.test", &chained, nil); r.err != nil || r.Status != http.StatusBadRequest {
+			t.Errorf("depth 1 (the default), a chain of 2: got %v, %v; want 400", r.Response, r.err)
+		}
+		if r := get("deep.authtls.test", &chained, nil); r.err != nil || r.Status != http.StatusOK {
+			t.Errorf("depth 2, a chain of 2: got %v, %v; want 200", r.Response, r.err)
+		}
+		if r := get("deep.authtls.test", &client, nil); r.err != nil || r.Status != http.StatusOK {
+			t.Errorf("depth 2, a chain of 1: got %v, %v; want 200", r.Response, r.err)
 		}
 	})
 	// authtls.go "should pass URL-encoded certificate to upstream", and the
@@ -220,7 +235,7 @@ func TestAuthTLS(t *testing.T) {
 
 var authTLSHosts = []string{
 	"on.authtls.test", "off.authtls.test", "optional.authtls.test", "noca.authtls.test", "errorpage.authtls.test",
-	"cn.authtls.test", "cnmatch.authtls.test", "missing.authtls.test", "plain.authtls.test",
+	"cn.authtls.test", "cnmatch.authtls.test", "missing.authtls.test", "plain.authtls.test", "deep.authtls.test",
 }
 
 // authTLSYoungerYAML is a younger Ingress (by name, in file mode) of
@@ -243,6 +258,7 @@ func authTLSIngressesYAML(matchCN string) string {
 	annotations := map[string]string{
 		"on":        secret + `, nginx.ingress.kubernetes.io/auth-tls-pass-certificate-to-upstream: "true"`,
 		"off":       secret + `, nginx.ingress.kubernetes.io/auth-tls-verify-client: "off", nginx.ingress.kubernetes.io/auth-tls-verify-depth: "2"`,
+		"deep":      secret + `, nginx.ingress.kubernetes.io/auth-tls-verify-depth: "2"`,
 		"optional":  secret + `, nginx.ingress.kubernetes.io/auth-tls-verify-client: optional`,
 		"noca":      secret + `, nginx.ingress.kubernetes.io/auth-tls-verify-client: optional_no_ca`,
 		"errorpage": secret + `, nginx.ingress.kubernetes.io/auth-tls-error-page: "http://errorpage.authtls.test/error"`,
@@ -283,9 +299,20 @@ type clientCA struct {
 	cert    *x509.Certificate
 	key     *ecdsa.PrivateKey
 	certPEM []byte
+	parent  *clientCA // nil for a root
 }
 
 func newClientCA(t testing.TB, name string) *clientCA {
+	return newClientCAUnder(t, name, nil)
+}
+
+// intermediate is a CA signed by ca, whose certificates chain through it.
+func (ca *clientCA) intermediate(t testing.TB, name string) *clientCA {
+	return newClientCAUnder(t, name, ca)
+}
+
+// newClientCAUnder makes a CA signed by parent, or self-signed when nil.
+func newClientCAUnder(t testing.TB, name string, parent *clientCA) *clientCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -296,7 +323,11 @@ func newClientCA(t testing.TB, name string) *clientCA {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, key.Public(), signerKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +335,7 @@ func newClientCA(t testing.TB, name string) *clientCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &clientCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &clientCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), parent: parent}
 }
 
 func (ca *clientCA) issue(t testing.TB, commonName string) tls.Certificate {
@@ -322,7 +353,11 @@ func (ca *clientCA) issue(t testing.TB, commonName string) tls.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	chain := [][]byte{der}
+	for c := ca; c.parent != nil; c = c.parent {
+		chain = append(chain, c.cert.Raw) // the intermediates, as a client sends them
+	}
+	return tls.Certificate{Certificate: chain, PrivateKey: key}
 }
 
 // mtlsResult is a response over HTTPS, and whether the server asked for a
