@@ -16,6 +16,7 @@ import (
 // test/e2e/annotations/customheaders.go it mirrors: the ConfigMap's
 // entries are response headers, once global-allowed-response-headers
 // (here serve's --global-allowed-response-headers) lists their names.
+// And connection-proxy-header (its connection.go).
 func TestCustomHeaders(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
 	dir := t.TempDir()
@@ -47,6 +48,18 @@ func TestCustomHeaders(t *testing.T) {
 		// more_set_headers.
 		a = corsRequest(t, envoy, http.MethodGet, "down-headers", "/", "", nil)
 		a.expect(t, http.StatusServiceUnavailable, "", map[string]string{"My-Custom-Header": "42"})
+	})
+
+	// connection.go "set connection header to keep-alive": the backend
+	// sees the Connection header asked for; without the key, none
+	// (Envoy's own handling, which keeps connections alive).
+	t.Run("connection-proxy-header is the backend's Connection", func(t *testing.T) {
+		for host, want := range map[string]string{"keep-alive": "keep-alive", "close": "close", "no-custom-headers": ""} {
+			r, err := envoy.Get(host, "/")
+			if err != nil || r.Status != http.StatusOK || r.Echo.Header.Get("Connection") != want {
+				t.Errorf("%s: %v (%v), the backend saw Connection %q, want %q", host, r, err, r.Echo.Header.Get("Connection"), want)
+			}
+		}
 	})
 
 	// customheaders.go "should return status code 200 when no
@@ -155,6 +168,28 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
   - host: down-headers
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: down, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: keep-alive
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/connection-proxy-header: keep-alive}
+spec:
+  rules:
+  - host: keep-alive
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: close
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/connection-proxy-header: close}
+spec:
+  rules:
+  - host: close
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress

@@ -89,6 +89,15 @@ func corsBadInputCases() []badInputCase {
 		{name: "custom-headers-framing", reason: "InvalidAnnotation",
 			manifests: badService + configMap("headers", "default", `Content-Length: "0", Transfer-Encoding: chunked`) + annotated("bad", headers("default/headers"), rule),
 			check:     routeAnswers("bad.example.com", 503)},
+		{name: "connection-proxy-header-unparsable", reason: "InvalidAnnotation",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/connection-proxy-header: "upgrade\r\nX-Injected: 1"`, rule),
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				plainRoute("bad.example.com")(t, res)
+				if r := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com").GetRoutes()[0]; len(r.GetRequestHeadersToAdd()) != 0 {
+					t.Errorf("a Connection header that does not parse was set: %v", r.GetRequestHeadersToAdd())
+				}
+			}},
 	}
 }
 

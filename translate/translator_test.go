@@ -423,6 +423,7 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/enable-cors", "true"},
 	{"nginx.ingress.kubernetes.io/cors-allow-origin", "https://a.example.com, http://*.example.org"},
 	{"nginx.ingress.kubernetes.io/custom-headers", "shop/response-headers"},
+	{"nginx.ingress.kubernetes.io/connection-proxy-header", "close"},
 	// Refusal: the Ingress's paths answer 503 and nothing else of it
 	// stays (a canary's alternatives, its certificates and redirects).
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "deny all;"},

@@ -78,3 +78,18 @@ func (f *fragmentBuilder) customHeaders(values *annotations.Values, p *ir.RouteP
 		p.ResponseHeaders = &ir.HeaderChanges{Set: set}
 	}
 }
+
+// connectionHeader reads connection-proxy-header: the Connection header
+// the backend receives (nginx's proxy_set_header Connection).
+func (f *fragmentBuilder) connectionHeader(values *annotations.Values, p *ir.RoutePolicy) {
+	v, ok := annotations.ConnectionProxyHeader.Get(values)
+	if !ok {
+		return
+	}
+	h := ir.HeaderChanges{}
+	if p.RequestHeaders != nil {
+		h = *p.RequestHeaders
+	}
+	h.Set = append(h.Set[:len(h.Set):len(h.Set)], ir.Header{Name: "Connection", Value: v})
+	p.RequestHeaders = &h
+}

@@ -33,6 +33,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.proxyAnnotations(values, &p)
 	f.corsAnnotations(values, &p)
 	f.customHeaders(values, &p)
+	f.connectionHeader(values, &p)
 	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
 	f.readExternalAuth(values, &p)

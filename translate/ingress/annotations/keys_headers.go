@@ -33,14 +33,13 @@ var CustomHeaders = Key[string]{&definition{
 
 // ConnectionProxyHeader is the Connection header sent to the backend.
 var ConnectionProxyHeader = Key[string]{&definition{
-	name:    "connection-proxy-header",
-	under:   Nginx,
-	scope:   ScopeRoute,
-	doc:     `The Connection header nginx sends to the backend ("keep-alive", "close").`,
-	verdict: Ignored,
-	note: `Connection is hop-by-hop: Envoy manages its connections to the backend itself (keeping them alive, passing WebSocket ` +
-		`upgrades on every path) and never forwards a Connection header it was told to set.`,
-	parse: parseHeaderValue,
+	name:  "connection-proxy-header",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"keep-alive" or "close" (the only values ingress-nginx takes): the Connection header the backend receives, in place of ` +
+		`the default, which passes WebSocket upgrades. With "close" the backend closes each connection after its response, and ` +
+		`Envoy opens a new one for the next request; as through nginx, an upgrade on such a path is not passed on.`,
+	parse: parseOneOf("keep-alive", "close"),
 }}
 
 // HTTP2PushPreload pushes the resources a response's Link headers preload.
@@ -63,14 +62,6 @@ func parseConfigMapName(s string) (any, error) {
 		return nil, fmt.Errorf(`not a ConfigMap's "namespace/name"`)
 	}
 	return ns + "/" + name, nil
-}
-
-// parseHeaderValue reads a header value without control characters.
-func parseHeaderValue(s string) (any, error) {
-	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return nil, fmt.Errorf("a header value holds control characters")
-	}
-	return strings.TrimSpace(s), nil
 }
 
 // headerKeys lists the keys of this file, for table.
