@@ -95,4 +95,3 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `, name, annotations)
 }
-
