@@ -136,6 +136,19 @@ func TestCORSAnnotations(t *testing.T) {
 		a.expect(t, http.StatusNoContent, "", defaults)
 	})
 
+	// The template: the CORS block is in nginx's rewrite phase, the
+	// allow and deny rules in its access phase. A client outside
+	// allowlist-source-range gets the 403 with the headers (more_set_headers
+	// sets them on every response), and its OPTIONS the 204 (ipallowlist.go
+	// checks only nginx.conf).
+	t.Run("a client refused by its address: a 403 with the headers, its OPTIONS a 204", func(t *testing.T) {
+		framework.Eventually(t, convergeTimeout, "fenced.example.com refuses this client", func() error {
+			return envoy.Expect("fenced.example.com", "/", http.StatusForbidden, "")
+		})
+		ask(t, http.MethodGet, "fenced.example.com", "").expect(t, http.StatusForbidden, "", defaults)
+		ask(t, http.MethodOptions, "fenced.example.com", "https://anyone.example.net").expect(t, http.StatusNoContent, "", defaults)
+	})
+
 	// cors.go "should allow origin for cors", "should allow - single
 	// origin for multiple cors values", "should not allow - single origin
 	// for multiple cors values", "should not match", "should allow -
@@ -442,6 +455,19 @@ metadata:
 spec:
   rules:
   - host: guarded.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: fenced
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/enable-cors: "true"
+    nginx.ingress.kubernetes.io/allowlist-source-range: "192.0.2.0/24"
+spec:
+  rules:
+  - host: fenced.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1
