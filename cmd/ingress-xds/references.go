@@ -19,7 +19,7 @@ func (t *translateFlags) ingressReferences() func(*networkingv1.Ingress) []kube.
 
 // ingressRefused says whether an Ingress is refused by its annotations (an
 // access control ingress-xds cannot apply), for the status writer: such an
-// Ingress gets no address. Nil with --unsupported-annotations=ignore.
+// Ingress gets no address.
 func (t *translateFlags) ingressRefused() func(*networkingv1.Ingress) bool {
 	return ingress.RefusedWith(annotations.New(t.annotationsPrefix), t.options())
 }

@@ -32,22 +32,33 @@ import (
 //     tools which read it (external-dns, Argo CD's health) see that it is
 //     not served.
 //
-// An operator who has audited the Ingresses that carry such keys serves
-// them without those keys (serve --unsupported-annotations=ignore,
-// Options.IgnoreRefusals), with a Warning (AnnotationIgnored) per key.
+// An operator who has audited the Ingresses that carry keys ingress-xds
+// does not apply (snippets, ModSecurity, keys it cannot honour) serves them
+// without those keys (serve --unsupported-annotations=ignore,
+// Options.IgnoreRefusals), with a Warning (AnnotationIgnored) per key. That
+// never covers an access control ingress-xds does apply but cannot apply as
+// written (a range that does not parse, a Secret missing or of another
+// namespace): serving it without would open the door its author meant to
+// close, by mistake rather than by an audited choice, so it is refused
+// whatever the flag.
 
 // refusedBody is the body of a refused path's 503: it names no key, which
 // only the Ingress's owner should read (in its Events).
 const refusedBody = "not served: this path's Ingress is refused by the ingress controller\n"
 
 // refuse refuses the Ingress: key (the annotation as written) guards
-// access and cannot be applied, for the reason given. Each group calls it,
-// while the fragment is being built, instead of ignoring such a key (a
-// value it cannot use, a Secret it cannot read), and then leaves the key's
-// effect out: with --unsupported-annotations=ignore the Ingress is served
-// without it.
+// access and cannot be applied as written, for the reason given. Each group
+// calls it, while the fragment is being built, instead of ignoring such a
+// key (a value it cannot use, a Secret it cannot read). It refuses whatever
+// --unsupported-annotations says.
 func (f *fragmentBuilder) refuse(key, format string, args ...any) {
-	why := fmt.Sprintf(format, args...)
+	f.refused = true
+	f.problem("AnnotationRefused", "%s: %s: the Ingress is not served (each of its paths answers 503)", key, fmt.Sprintf(format, args...))
+}
+
+// refuseUnsupported refuses the Ingress for a key ingress-xds does not
+// apply at all, unless the operator serves such Ingresses without those keys.
+func (f *fragmentBuilder) refuseUnsupported(key, why string) {
 	if f.opts.IgnoreRefusals {
 		f.problem("AnnotationIgnored", "%s: %s: ignored, as --unsupported-annotations=ignore asks: the Ingress is served without it", key, why)
 		return
@@ -56,9 +67,16 @@ func (f *fragmentBuilder) refuse(key, format string, args ...any) {
 	f.problem("AnnotationRefused", "%s: %s: the Ingress is not served (each of its paths answers 503; --unsupported-annotations=ignore would serve it without the annotation)", key, why)
 }
 
-// refuseIssue refuses the Ingress for an issue the registry found.
+// refuseIssue refuses the Ingress for an issue the registry found: a key
+// not applied at all (which the operator may have ignored), or a value of
+// an access control that does not parse (which is refused always).
 func (f *fragmentBuilder) refuseIssue(is annotations.Issue) {
-	f.refuse(is.Key, "%s, and %s", is.Message, is.Refusal)
+	why := fmt.Sprintf("%s, and %s", is.Message, is.Refusal)
+	if is.Reason == annotations.ReasonUnsupportedAccess {
+		f.refuseUnsupported(is.Key, why)
+		return
+	}
+	f.refuse(is.Key, "%s", why)
 }
 
 // applyRefusal makes the fragment of a refused Ingress what the comment
@@ -78,19 +96,17 @@ func (f *fragmentBuilder) applyRefusal() {
 }
 
 // RefusedWith says, for the status writer, whether an Ingress is refused by
-// its annotations alone (nil when opts serve such Ingresses). An Ingress a
+// its annotations alone (keys not applied count only when opts do not
+// serve such Ingresses without them). An Ingress a
 // group refuses for what it found elsewhere (a Secret missing or unusable)
 // keeps its status, as one whose Service is missing does: that refusal
 // lasts only until the object is fixed, and a status that comes and goes
 // would churn what reads it (DNS records).
 func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress) bool {
-	if opts.IgnoreRefusals {
-		return nil
-	}
 	return func(ing *networkingv1.Ingress) bool {
 		_, issues := reg.Parse(ing.Annotations)
 		for _, is := range issues {
-			if is.Refusal != "" {
+			if is.Refusal != "" && !(opts.IgnoreRefusals && is.Reason == annotations.ReasonUnsupportedAccess) {
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package ingress_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
@@ -64,5 +65,35 @@ func TestIgnoreRefusalsServesWithoutTheKey(t *testing.T) {
 	}
 	if got := problemReasons(out); len(got) != 1 || got[0] != "AnnotationIgnored" {
 		t.Errorf("problems %v, want one AnnotationIgnored", out.Problems)
+	}
+}
+
+// --unsupported-annotations=ignore covers keys ingress-xds does not apply,
+// never an access control it applies but cannot apply as written: a
+// source range that does not parse still refuses the Ingress.
+func TestIgnoreRefusalsNeverServesABrokenAccessControl(t *testing.T) {
+	st := stateOf(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: broken
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/allowlist-source-range: "10.0.0.0/33", nginx.ingress.kubernetes.io/server-snippet: "x"}
+spec:
+  rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
+`)
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, IgnoreRefusals: true}).Build(st)
+	if r := onlyRoute(t, out); r.Action.Direct == nil || r.Action.Direct.Status != 503 {
+		t.Errorf("route %+v: want a 503", r.Action)
+	}
+	got := problemReasons(out)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"AnnotationIgnored", "AnnotationRefused"}) {
+		t.Errorf("problems %v: want the snippet ignored and the range refused", out.Problems)
 	}
 }

@@ -35,7 +35,8 @@ func (r *Registry) Markdown() []byte {
 		"reported as a Warning Event (`UnsupportedAnnotation`) and otherwise ignored, unless it guards access: a key that is refused, "+
 		"or that guards access and is not honoured yet, or that guards access and whose value does not parse, keeps the Ingress from "+
 		"being served (each of its paths answers 503), with a Warning Event (`AnnotationRefused`) naming the key and why; "+
-		"`serve --unsupported-annotations=ignore` serves it without the key instead (`AnnotationIgnored`).\n\n", NginxPrefix)
+		"`serve --unsupported-annotations=ignore` serves it without a key that is refused or not honoured yet instead (`AnnotationIgnored`), "+
+		"never without an access control whose value does not parse.\n\n", NginxPrefix)
 	byName := map[string]*definition{}
 	for _, d := range r.defs {
 		if d.under&Nginx != 0 {

@@ -76,6 +76,13 @@ func accessControls() map[string]string {
 	}
 }
 
+// ReasonUnsupportedAccess is the Reason of an issue that refuses for a key
+// ingress-xds does not apply at all (no definition, or a definition whose
+// verdict is Refused), which serve --unsupported-annotations=ignore lets an
+// operator serve without; an access control's value that does not parse is
+// an InvalidAnnotation that refuses whatever the flag.
+const ReasonUnsupportedAccess = "RefusedAnnotation"
+
 // refusal says why a key refuses an Ingress that carries it, whatever its
 // value ("" when it does not): name is the key without prefix, def its
 // definition (nil when the table has none), nginx whether it was read under

@@ -266,7 +266,7 @@ func (r *Registry) Parse(annotations map[string]string) (*Values, []Issue) {
 		rd, ok := r.byKey[key]
 		prefix, name, _ := strings.Cut(key, "/")
 		if why := r.refusal(name, rd.def, prefix == r.nginxPrefix); why != "" {
-			issues = append(issues, Issue{Key: key, Value: value, Reason: "RefusedAnnotation", Refusal: why,
+			issues = append(issues, Issue{Key: key, Value: value, Reason: ReasonUnsupportedAccess, Refusal: why,
 				Message: "not applied by ingress-xds"})
 			continue
 		}
