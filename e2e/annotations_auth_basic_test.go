@@ -68,6 +68,7 @@ func TestBasicAuth(t *testing.T) {
 		basicIngress("rotating", "rotating.basic.example", basic("rotating", nil)),
 		basicIngress("digest", "digest.basic.example", map[string]string{"auth-type": "digest", "auth-secret": "test"}),
 		basicIngress("other-namespace", "other.basic.example", basic("kube-system/test", nil)),
+		basicIngress("cors", "cors.basic.example", basic("test", map[string]string{"enable-cors": "true"})),
 	}, "---\n")
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(alpha)},
@@ -129,6 +130,19 @@ func TestBasicAuth(t *testing.T) {
 		// Another scheme than Basic is no credentials.
 		if r := basicGetHeader(envoy, "file.basic.example", "Bearer "+base64.StdEncoding.EncodeToString([]byte("foo:bar"))); r.status != http.StatusUnauthorized {
 			t.Errorf("a Bearer token: %s, want 401", r)
+		}
+	})
+
+	// auth.go "should return status code 401 and cors headers when
+	// authentication and cors is configured but Authorization header is not
+	// configured": the CORS headers are on the 401 too.
+	t.Run("a 401 carries the CORS headers", func(t *testing.T) {
+		r := basicGet(envoy, "cors.basic.example", "")
+		if r.status != http.StatusUnauthorized || r.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("without credentials: %s, Access-Control-Allow-Origin %q; want 401 with *", r, r.header.Get("Access-Control-Allow-Origin"))
+		}
+		if r := basicGet(envoy, "cors.basic.example", "foo:bar"); r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("with credentials: %s, Access-Control-Allow-Origin %q; want 200 with *", r, r.header.Get("Access-Control-Allow-Origin"))
 		}
 	})
 
