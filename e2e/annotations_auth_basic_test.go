@@ -135,7 +135,8 @@ func TestBasicAuth(t *testing.T) {
 
 	// auth.go "should return status code 401 and cors headers when
 	// authentication and cors is configured but Authorization header is not
-	// configured": the CORS headers are on the 401 too.
+	// configured": the CORS headers are on the 401 too; cors.go's
+	// preflight answer comes before the password check.
 	t.Run("a 401 carries the CORS headers", func(t *testing.T) {
 		r := basicGet(envoy, "cors.basic.example", "")
 		if r.status != http.StatusUnauthorized || r.header.Get("Access-Control-Allow-Origin") != "*" {
@@ -143,6 +144,23 @@ func TestBasicAuth(t *testing.T) {
 		}
 		if r := basicGet(envoy, "cors.basic.example", "foo:bar"); r.status != http.StatusOK || r.header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Errorf("with credentials: %s, Access-Control-Allow-Origin %q; want 200 with *", r, r.header.Get("Access-Control-Allow-Origin"))
+		}
+		// ingress-nginx answers a preflight in nginx's rewrite phase,
+		// before auth_basic's access phase: 204, without credentials.
+		req, err := http.NewRequest(http.MethodOptions, "http://"+envoy.HTTPAddress+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "cors.basic.example"
+		req.Header.Set("Origin", "https://app.example.com")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := (&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("X-Backend") != "" {
+			t.Errorf("a preflight without credentials: %d (backend %q), want 204 from the proxy", resp.StatusCode, resp.Header.Get("X-Backend"))
 		}
 	})
 
