@@ -18,7 +18,7 @@ import (
 // -f's class-less Ingresses counted in.
 var nginxClass = kube.ClassFilter{ClassName: "nginx", ControllerName: "k8s.io/ingress-nginx", WatchClassless: true}
 
-func load(t *testing.T, path string) *kube.State {
+func load(t testing.TB, path string) *kube.State {
 	t.Helper()
 	st, err := kube.LoadStateWith(path, nginxClass, ingress.ReferencesWith(annotations.New("")))
 	if err != nil {
