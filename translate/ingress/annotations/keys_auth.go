@@ -23,7 +23,10 @@ var AuthType = Key[string]{&definition{
 		`the answer is 401 with WWW-Authenticate: Basic realm="<auth-realm>" and nginx's page; with them the request reaches the backend ` +
 		`without its Authorization header, as ingress-nginx clears it. "digest" refuses the Ingress (not served).`,
 	verdict: HonouredWithDifference,
-	note: `The authorisation service beside each Envoy verifies the passwords, against bcrypt ($2y$, $2a$, $2b$), Apache MD5 ($apr1$), ` +
+	note: `The authorisation service beside each Envoy, in its pod (ingress-xds authz, asked over ext_authz on loopback), verifies the ` +
+		`passwords: Envoy's own basic_auth filter verifies SHA-1 hashes only, and the control plane is never on the request path ` +
+		`(docs/ARCHITECTURE.md, "The authorisation service"). Without the service the paths answer 500, never the backend. It verifies ` +
+		`bcrypt ($2y$, $2a$, $2b$; successful verifications cached for a minute), Apache MD5 ($apr1$), ` +
 		`MD5-crypt ($1$), SHA-256-crypt and SHA-512-crypt ($5$, $6$), {SHA}, {SSHA} and {PLAIN} hashes; a user whose hash is DES crypt's ` +
 		`(13 characters, no prefix), which nginx's crypt() also verifies, cannot log in, and is reported. Digest authentication cannot be done ` +
 		`by Envoy or the service as nginx does it: an Ingress asking for it is refused. Without auth-type, auth-secret does nothing, as in ` +
