@@ -101,6 +101,29 @@ func TestSourceRanges(t *testing.T) {
 		})
 	}
 
+	// nginx picks the location by the decoded path: /admin%2Fx is under
+	// /admin and its allow-list. Envoy routes by the path as sent unless
+	// told otherwise, so by default (serve --escaped-slashes=redirect) it
+	// sends the client to the decoded path, which is then refused; the
+	// neighbour / never sees the request.
+	t.Run("an escaped slash does not slip past the allow-list", func(t *testing.T) {
+		for _, path := range []string{"/admin%2Fx", "/admin%2fx"} {
+			r, err := b.Get(port, "allow.example.com", path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Backend != "" || r.Status != http.StatusTemporaryRedirect {
+				t.Errorf("GET %s from %s: %d from backend %q, want Envoy's 307 to the decoded path", path, b.IP, r.Status, r.Backend)
+			}
+			if loc := r.Header.Get("Location"); !strings.HasSuffix(loc, "/admin/x") {
+				t.Errorf("GET %s: Location %q, want the decoded path /admin/x", path, loc)
+			}
+		}
+		if err := expectClient(b, port, "allow.example.com", "/admin/x", http.StatusForbidden, ""); err != nil {
+			t.Errorf("the decoded path: %v", err)
+		}
+	})
+
 	// With no trusted hops, X-Forwarded-For never changes the client's
 	// address: b claiming to be a is still b.
 	t.Run("a forged X-Forwarded-For is not believed", func(t *testing.T) {

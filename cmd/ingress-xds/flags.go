@@ -10,6 +10,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // translateFlags registers the flags that shape translation, shared by
@@ -22,7 +23,7 @@ type translateFlags struct {
 	// allowedResponseHeaders are the names custom-headers may set, as
 	// ingress-nginx's global-allowed-response-headers.
 	allowedResponseHeaders string
-	authzAddress       string
+	authzAddress           string
 	// unsupportedAnnotations is what becomes of an Ingress carrying an
 	// access control that cannot be applied: refuse or ignore.
 	unsupportedAnnotations string
@@ -32,6 +33,8 @@ type translateFlags struct {
 	// trustedForwardedHops is how many proxies in front of Envoy are
 	// trusted to append the client's address to X-Forwarded-For.
 	trustedForwardedHops uint
+	// escapedSlashes is what Envoy does with a path holding %2F.
+	escapedSlashes string
 	// externalName is how ExternalName Services are resolved
 	// (externalname.go).
 	externalName externalNameFlags
@@ -45,6 +48,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	t.externalName.register(fs)
 	fs.StringVar(&t.unsupportedAnnotations, "unsupported-annotations", "refuse", "what becomes of an Ingress carrying an annotation ingress-xds does not apply that may hold an access rule (a snippet, ModSecurity, an access control it cannot honour): refuse (its paths answer 503) or ignore (it is served without the annotation; for operators who have audited them). An access control it does apply but cannot apply as written (a value that does not parse, a Secret missing) refuses either way")
 	fs.UintVar(&t.trustedForwardedHops, "trusted-forwarded-hops", 0, "how many proxies in front of Envoy (load balancers) append the client's address to X-Forwarded-For and are trusted to: the client address that source ranges and rate limits see is the one that many hops from the header's right. 0: the connection's peer, whatever the header says (as ingress-nginx's use-forwarded-headers: false). Set it only when every client comes through those proxies, or clients can choose their address")
+	fs.StringVar(&t.escapedSlashes, "escaped-slashes", "redirect", "what Envoy does with a request whose path holds an escaped slash (%2F, %5C): redirect (to the decoded path, which is then routed and checked as any other), forward (route and forward it decoded), reject (400), or keep (route and forward it as sent, as ingress-nginx forwards it, for backends that need %2F; a path-scoped access control such as a source range or authentication on /admin can then be passed by with /admin%2Fx reaching another Ingress's /)")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 	fs.StringVar(&t.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated header names the custom-headers annotation may set (as ingress-nginx's global-allowed-response-headers; none by default: an Ingress setting any other answers 503)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
@@ -72,6 +76,9 @@ func (t *translateFlags) validate() error {
 	if t.unsupportedAnnotations != "refuse" && t.unsupportedAnnotations != "ignore" {
 		return fmt.Errorf("--unsupported-annotations %q is neither refuse nor ignore", t.unsupportedAnnotations)
 	}
+	if _, err := escapedSlashes(t.escapedSlashes); err != nil {
+		return err
+	}
 	if t.trustedForwardedHops > 64 {
 		return fmt.Errorf("--trusted-forwarded-hops %d: at most 64", t.trustedForwardedHops)
 	}
@@ -93,5 +100,21 @@ func (t *translateFlags) options() translate.Options {
 		EnableSSLPassthrough: t.enableSSLPassthrough,
 
 		TrustedForwardedHops: uint32(t.trustedForwardedHops),
+		EscapedSlashes:       must(escapedSlashes(t.escapedSlashes)), // validate checked it
 	}
+}
+
+// escapedSlashes reads --escaped-slashes.
+func escapedSlashes(v string) (ir.EscapedSlashes, error) {
+	switch v {
+	case "redirect":
+		return ir.EscapedSlashesRedirect, nil
+	case "forward":
+		return ir.EscapedSlashesForward, nil
+	case "reject":
+		return ir.EscapedSlashesReject, nil
+	case "keep":
+		return ir.EscapedSlashesKeep, nil
+	}
+	return "", fmt.Errorf("--escaped-slashes %q is none of redirect, forward, reject, keep", v)
 }

@@ -40,7 +40,7 @@ const (
 	rewriteNginx    = "rewrite-target other than the path itself puts the path in regex mode without use-regex, and with it the whole host."
 	trailingNginx   = "A request for the path without its trailing slash gets a 301 to the path with it (nginx's redirect for a location ending in / that proxies), outside regex mode."
 	normalisedNginx = "The path is normalised before a location is chosen: . and .. segments are resolved (/ip/abc/../../uuid is /uuid) and repeated slashes merged (////uuid is /uuid)."
-	normalisedXDS   = "The same before a route is chosen: Envoy's normalize_path (RFC 3986) and merge_slashes on every listener, so a request cannot slip past one path's route (its source ranges, its authentication) to another's; the backend receives the normalised path."
+	normalisedXDS   = "The same before a route is chosen: Envoy's normalize_path (RFC 3986) and merge_slashes on every listener, so a request cannot slip past one path's route (its source ranges, its authentication) to another's; the backend receives the normalised path. An encoded slash (/admin%2Fx), which nginx decodes to choose the location but forwards as sent, gets a 307 to the decoded path (serve --escaped-slashes=redirect, the default; keep forwards it as sent and routes it as sent too)."
 )
 
 // everyIngress are the behaviours every Ingress has alike.

@@ -161,6 +161,9 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*l
 		// //admin would miss the /admin route, and the source ranges or
 		// authentication on it, and reach another Ingress's /.
 		MergeSlashes: true,
+		// /admin%2Fx is /admin/x for routing, or it would miss /admin's
+		// route and its access controls (ir.EscapedSlashes).
+		PathWithEscapedSlashesAction: escapedSlashesAction(l.EscapedSlashes),
 		// A client's X-Request-ID reaches the upstream as sent, and a
 		// request without one gets a new one, as ingress-nginx's $req_id
 		// (generate-request-id, on by default); Envoy would otherwise
@@ -178,4 +181,18 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*l
 		Name:       "envoy.filters.network.http_connection_manager",
 		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcmAny},
 	}, nil
+}
+
+// escapedSlashesAction is Envoy's form of a listener's EscapedSlashes.
+func escapedSlashesAction(e ir.EscapedSlashes) hcmv3.HttpConnectionManager_PathWithEscapedSlashesAction {
+	switch e {
+	case ir.EscapedSlashesForward:
+		return hcmv3.HttpConnectionManager_UNESCAPE_AND_FORWARD
+	case ir.EscapedSlashesReject:
+		return hcmv3.HttpConnectionManager_REJECT_REQUEST
+	case ir.EscapedSlashesKeep:
+		return hcmv3.HttpConnectionManager_KEEP_UNCHANGED
+	default:
+		return hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT
+	}
 }

@@ -62,6 +62,9 @@ type Options struct {
 	// --trusted-forwarded-hops): the client address IP rules and rate
 	// limits see. 0, the default: the connection's peer.
 	TrustedForwardedHops uint32
+	// EscapedSlashes is what the listeners do with a path holding %2F
+	// (serve --escaped-slashes); empty: redirect to the decoded path.
+	EscapedSlashes ir.EscapedSlashes
 }
 
 // Builder builds the IR of state after state, redoing only the work whose
@@ -80,10 +83,10 @@ func NewBuilder(opts Options) *Builder {
 	b := &Builder{
 		opts: opts,
 		memo: newMemo(annotations.New(opts.AnnotationsPrefix)),
-		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP, TrustedHops: opts.TrustedForwardedHops},
+		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes},
 	}
 	if opts.HTTPSPort != 0 {
-		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops}
+		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes}
 	}
 	return b
 }

@@ -63,7 +63,35 @@ type Listener struct {
 	// client is the address that many hops from the header's right, and
 	// with 0 the connection's peer, whatever the header says.
 	TrustedHops uint32 `json:"trustedHops,omitempty"`
+	// EscapedSlashes is what becomes of a request whose path holds an
+	// escaped slash (%2F, %5C); empty: EscapedSlashesRedirect.
+	EscapedSlashes EscapedSlashes `json:"escapedSlashes,omitempty"`
 }
+
+// EscapedSlashes is what a listener does with a path holding %2F or %5C.
+// nginx chooses a location by the decoded path and forwards the path as
+// sent; Envoy can do only one of the two. Routing by the path as sent lets
+// /admin%2Fx miss the /admin route, and the source ranges or
+// authentication on it, and reach another Ingress's /; so the default
+// decodes first.
+type EscapedSlashes string
+
+// The values of EscapedSlashes.
+const (
+	// EscapedSlashesRedirect answers with a redirect to the decoded path,
+	// which is then routed (and checked) as any other: the default.
+	EscapedSlashesRedirect EscapedSlashes = ""
+	// EscapedSlashesForward routes by the decoded path and forwards it
+	// decoded.
+	EscapedSlashesForward EscapedSlashes = "forward"
+	// EscapedSlashesReject answers 400.
+	EscapedSlashesReject EscapedSlashes = "reject"
+	// EscapedSlashesKeep routes and forwards the path as sent, as
+	// ingress-nginx forwards it, for backends that need %2F: the
+	// operator's choice, since path-scoped access controls can then be
+	// passed by.
+	EscapedSlashesKeep EscapedSlashes = "keep"
+)
 
 // WildcardHost is the virtual host of requests no other host matches.
 const WildcardHost = "*"

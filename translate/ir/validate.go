@@ -40,6 +40,11 @@ func (r *IR) Validate() error {
 		if _, err := netip.ParseAddr(l.Address); err != nil {
 			bad("listener %s: address %q: %v", l.Name, l.Address, err)
 		}
+		switch l.EscapedSlashes {
+		case EscapedSlashesRedirect, EscapedSlashesForward, EscapedSlashesReject, EscapedSlashesKeep:
+		default:
+			bad("listener %s: unknown escaped-slashes action %q", l.Name, l.EscapedSlashes)
+		}
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })

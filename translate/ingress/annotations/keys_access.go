@@ -14,9 +14,10 @@ const clientAddressNote = `The client's address is the connection's peer, or wit
 	`leftmost address a trusted proxy passed on (real_ip_recursive), which the client itself may have written.`
 
 // encodedSlashNote is where Envoy's routes and nginx's locations part.
-const encodedSlashNote = `Paths are matched as nginx matches locations after /a/../b and // are resolved, but an encoded slash ` +
-	`is not decoded: /admin%2Fx is not a path under /admin to Envoy (it goes to the route of another path, such as /, which ` +
-	`receives it as written), where nginx decodes it and applies /admin's ranges.`
+const encodedSlashNote = `Paths are matched as nginx matches locations after /a/../b and // are resolved. A path with an encoded ` +
+	`slash (/admin%2Fx), which nginx decodes to choose the location and forwards as sent, gets a 307 to the decoded path (serve ` +
+	`--escaped-slashes=redirect, the default), which is then checked as any other; --escaped-slashes=keep forwards it as sent, as ` +
+	`ingress-nginx does, but Envoy then routes it as sent too, so it misses /admin's route and its ranges.`
 
 // AllowlistSourceRange admits only the clients in its ranges.
 var AllowlistSourceRange = Key[[]string]{&definition{
