@@ -178,7 +178,7 @@ func buildFragment(ing *networkingv1.Ingress, st *kube.State, opts Options, reg 
 const maxMessage = 1024
 
 func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) ir.Problem {
-	msg := fmt.Sprintf(format, args...)
+	msg := redactUserinfo(fmt.Sprintf(format, args...))
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
 	}
@@ -189,6 +189,34 @@ func newProblem(ing *networkingv1.Ingress, reason, format string, args ...any) i
 		Reason:    reason,
 		Message:   msg,
 	}
+}
+
+// redactUserinfo hides the user:password@ of every URL a message quotes:
+// an auth-url or mirror-target holding one is refused, and the refusal,
+// which quotes the value, goes to Events that anyone who can read the
+// Ingress's namespace can read, and to logs.
+func redactUserinfo(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "://")
+		if i < 0 {
+			break
+		}
+		b.WriteString(msg[:i+3])
+		msg = msg[i+3:]
+		// The authority ends at the first of these; userinfo is what
+		// comes before an @ within it.
+		end := strings.IndexAny(msg, "/?#\"' \t\r\n")
+		if end < 0 {
+			end = len(msg)
+		}
+		if at := strings.LastIndex(msg[:end], "@"); at >= 0 {
+			b.WriteString("[redacted]")
+			msg = msg[at:]
+		}
+	}
+	b.WriteString(msg)
+	return b.String()
 }
 
 // source is the routes' source: one value per Ingress, which its routes
