@@ -88,8 +88,8 @@ func TestKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := setImage(objs, baseImage, image); n != 2 {
-		t.Fatalf("replaced %d images of %s in deploy/, want 2 (control plane, bootstrap)", n, baseImage)
+	if n := setImage(objs, baseImage, image); n != 3 {
+		t.Fatalf("replaced %d images of %s in deploy/, want 3 (control plane, bootstrap, authorisation service)", n, baseImage)
 	}
 	if err := deploy.Apply(ctx, cfg, objs, "ingress-xds-e2e", false); err != nil {
 		t.Fatal(err)
@@ -513,14 +513,15 @@ func (c *cluster) dumpLogs(t *testing.T) {
 }
 
 // TestSetImage runs without a cluster: the image swap must hit the control
-// plane and the bootstrap init container, and leave Envoy's image alone.
+// plane, the bootstrap init container and the authorisation service beside
+// Envoy, and leave Envoy's image alone.
 func TestSetImage(t *testing.T) {
 	objs, err := deploy.Render(filepath.Join(framework.RepoRoot(t), "deploy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := setImage(objs, baseImage, "ingress-xds:test"); n != 2 {
-		t.Fatalf("replaced %d images, want 2", n)
+	if n := setImage(objs, baseImage, "ingress-xds:test"); n != 3 {
+		t.Fatalf("replaced %d images, want 3", n)
 	}
 	var images []string
 	for _, obj := range objs {
@@ -532,7 +533,7 @@ func TestSetImage(t *testing.T) {
 		}
 	}
 	slices.Sort(images)
-	if want := []string{"envoyproxy/envoy:v1.40.0", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(images, want) {
+	if want := []string{"envoyproxy/envoy:v1.40.0", "ingress-xds:test", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(images, want) {
 		t.Errorf("images %v, want %v", images, want)
 	}
 }

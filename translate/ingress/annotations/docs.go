@@ -19,7 +19,11 @@ func (r *Registry) Markdown() []byte {
 	// What every route does as ingress-nginx does, without an annotation.
 	b.WriteString("Every route, annotated or not, passes a client's `X-Request-ID` to the backend as sent and gives a request " +
 		"without one a new one, as ingress-nginx's `$req_id` does (`generate-request-id`, on by default); Envoy's is a UUID " +
-		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx.\n\n")
+		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx. " +
+		"As nginx does before it chooses a location, Envoy resolves /a/../b and merges repeated slashes before it chooses a route, " +
+		"so //admin is /admin and meets /admin's access controls; but where nginx then forwards the path as the client sent it " +
+		"(and bases its redirects on it), the backend and the redirects here see the normalised path (/a/b// is /a/b/). " +
+		"A path with an encoded slash (/admin%2Fx) gets a 307 to the decoded path (serve --escaped-slashes; docs/security.md).\n\n")
 	b.WriteString("| annotation | keys | scope | what it does |\n|---|---|---|---|\n")
 	for _, d := range r.defs {
 		var keys []string
