@@ -75,7 +75,7 @@ var SSLRedirect = Key[bool]{&definition{
 		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation says "true", until ` +
-		`ingress-nginx's defaults come (issue 14). /.well-known/acme-challenge is not exempted yet.`,
+		`ingress-nginx's defaults come (issue 16: --configmap, --nginx-defaults). /.well-known/acme-challenge is not exempted yet.`,
 	parse: parseBool,
 }}
 
