@@ -49,12 +49,13 @@ func StartSecureControlPlane(t testing.TB, certs *XDSCerts, args ...string) *Con
 
 func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPlane {
 	t.Helper()
+	ports := FreePorts(t, 5)
 	cp := &ControlPlane{
-		XDSAddress:     LocalAddress(FreePort(t)),
-		MetricsAddress: LocalAddress(FreePort(t)),
-		HTTPPort:       FreePort(t),
-		HTTPSPort:      FreePort(t),
-		AuthzAddress:   LocalAddress(FreePort(t)),
+		XDSAddress:     LocalAddress(ports[0]),
+		MetricsAddress: LocalAddress(ports[1]),
+		HTTPPort:       ports[2],
+		HTTPSPort:      ports[3],
+		AuthzAddress:   LocalAddress(ports[4]),
 		TLS:            certs,
 	}
 	cp.argv = []string{"serve",
