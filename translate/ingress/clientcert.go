@@ -71,7 +71,7 @@ func clientCA(f *fragmentBuilder, name types.NamespacedName) (ir.PEM, error) {
 		return nil, errors.New("secret not found")
 	}
 	ca := s.Data["ca.crt"]
-	if err := checkCABundle(ca); err != nil {
+	if err := ir.CheckCABundle(ca); err != nil {
 		return nil, fmt.Errorf("ca.crt: %w", err)
 	}
 	return ca, nil

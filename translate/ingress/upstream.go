@@ -1,8 +1,6 @@
 package ingress
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -152,7 +150,7 @@ func upstreamSecret(s *corev1.Secret) (ir.PEM, *ir.Certificate, error) {
 		return nil, nil, errors.New("secret not found")
 	}
 	ca := s.Data["ca.crt"]
-	if err := checkCABundle(ca); err != nil {
+	if err := ir.CheckCABundle(ca); err != nil {
 		return nil, nil, fmt.Errorf("ca.crt: %w", err)
 	}
 	if len(s.Data[corev1.TLSCertKey]) == 0 && len(s.Data[corev1.TLSPrivateKeyKey]) == 0 {
@@ -163,33 +161,6 @@ func upstreamSecret(s *corev1.Secret) (ir.PEM, *ir.Certificate, error) {
 		return nil, nil, fmt.Errorf("client certificate: %w", err)
 	}
 	return ca, client, nil
-}
-
-// checkCABundle accepts PEM with at least one certificate, every block a
-// certificate that parses: what Envoy loads as trusted CAs.
-func checkCABundle(b []byte) error {
-	n := 0
-	for rest := b; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			if strings.TrimSpace(string(rest)) != "" {
-				return errors.New("not PEM")
-			}
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			return fmt.Errorf("a %s block where certificates belong", block.Type)
-		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return fmt.Errorf("a certificate does not parse: %w", err)
-		}
-		n++
-	}
-	if n == 0 {
-		return errors.New("missing, or no certificate in it")
-	}
-	return nil
 }
 
 // backendPolicy is the cluster policy of the route's cluster for ref: the

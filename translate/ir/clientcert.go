@@ -63,7 +63,7 @@ func (c *ClientCert) validate() error {
 	default:
 		return fmt.Errorf("unknown verify mode %q", c.Verify)
 	}
-	if err := validCABundle(c.CA); err != nil {
+	if err := CheckCABundle(c.CA); err != nil {
 		return fmt.Errorf("CA: %w", err)
 	}
 	if c.Depth < 1 || c.Depth > 100 {
@@ -85,11 +85,13 @@ func (c *ClientCert) validate() error {
 	return nil
 }
 
-// validCABundle accepts PEM holding only certificates that parse, at least
-// one.
-func validCABundle(b []byte) error {
+// CheckCABundle accepts PEM with at least one certificate, every block a
+// certificate that parses: what Envoy loads as trusted CAs. The front-end
+// checks a Secret's bundle with it before it builds a policy, and Validate
+// checks the IR's.
+func CheckCABundle(b []byte) error {
 	n := 0
-	for rest := b; ; n++ {
+	for rest := b; ; {
 		var block *pem.Block
 		block, rest = pem.Decode(rest)
 		if block == nil {
@@ -99,14 +101,15 @@ func validCABundle(b []byte) error {
 			break
 		}
 		if block.Type != "CERTIFICATE" {
-			return fmt.Errorf("a %s block", block.Type)
+			return fmt.Errorf("a %s block where certificates belong", block.Type)
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return err
+			return fmt.Errorf("a certificate does not parse: %w", err)
 		}
+		n++
 	}
 	if n == 0 {
-		return errors.New("no certificate")
+		return errors.New("missing, or no certificate in it")
 	}
 	return nil
 }
