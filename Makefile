@@ -31,7 +31,7 @@ unit:
 ## golden: regenerate the golden files (YAML to IR first: the renderer's
 ## cases read those) and docs/annotations.md
 golden:
-	$(GO) test -short ./translate/ingress/... -run 'TestGolden|TestAnnotationsDoc' -update
+	$(GO) test -short ./translate/ingress/... -run 'TestGolden|TestAnnotationsDoc|TestConfigMapDoc' -update
 	$(GO) test -short ./translate ./translate/envoy ./translate/audit -run 'TestGolden' -update
 
 ## demo: control plane on examples/, a real Envoy on :8080, two echo backends.

@@ -222,7 +222,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}, slices.Concat(proxyBadInputCases(), proxyRewriteBadInputCases(), mirrorBadInputCases(), redirectBadInputCases(), canaryBadInputCases(), upstreamBadInputCases(), affinityBadInputCases(), fallbackBadInputCases(), aliasBadInputCases(), accessBadInputCases(), refusalBadInputCases(), corsBadInputCases(), basicAuthBadInputCases(), authTLSBadInputCases(), externalAuthBadInputCases())...)
+	}, slices.Concat(proxyBadInputCases(), proxyRewriteBadInputCases(), mirrorBadInputCases(), redirectBadInputCases(), canaryBadInputCases(), upstreamBadInputCases(), affinityBadInputCases(), fallbackBadInputCases(), aliasBadInputCases(), accessBadInputCases(), refusalBadInputCases(), corsBadInputCases(), basicAuthBadInputCases(), authTLSBadInputCases(), externalAuthBadInputCases(), configMapBadInputCases())...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly
@@ -317,7 +317,7 @@ func TestBadInput(t *testing.T) {
 				if p.Name == "good" {
 					t.Errorf("the good Ingress got a problem: %+v", p)
 				}
-				if p.Name == "bad" {
+				if p.Name == "bad" || p.Kind == "ConfigMap" { // the controller ConfigMap's (configmap cases)
 					reasons = append(reasons, p.Reason)
 				}
 			}
@@ -387,7 +387,7 @@ func translateManifests(t *testing.T, manifests string) *translate.Result {
 	t.Helper()
 	var objs kube.Objects
 	_ = kube.DecodeManifests(strings.NewReader(manifests), "test", &objs) // undecodable documents are skipped, as in serve
-	res, err := translate.Translate(objs.StateWith(kube.ClassFilter{WatchClassless: true}, frontend.References), goldenOptions)
+	res, err := translate.Translate(objs.StateWith(kube.ClassFilter{WatchClassless: true}, goldenReferences), goldenOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

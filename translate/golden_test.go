@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -13,7 +15,12 @@ import (
 )
 
 // goldenOptions are the options every golden case is translated with.
-var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"}}
+// The controller ConfigMap they name is in configmap.yaml alone.
+var goldenOptions = translate.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"},
+	ConfigMap: types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}}
+
+// goldenReferences are what each Ingress refers to, with goldenOptions.
+var goldenReferences = frontend.WithConfigMap(frontend.References, goldenOptions.ConfigMap)
 
 // goldenCases lists testdata/*.yaml: each is one case, its expected output
 // beside it as .json (the output of `ingress-xds translate -f`). The same
@@ -35,7 +42,7 @@ func goldenCases(t *testing.T) []string {
 // translateFile runs a case as `ingress-xds translate -f` does.
 func translateFile(t *testing.T, input string) *translate.Result {
 	t.Helper()
-	st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, frontend.References)
+	st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, goldenReferences)
 	if err != nil {
 		t.Fatalf("loading %s: %v", input, err)
 	}

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -38,6 +40,8 @@ type translateFlags struct {
 	// externalName is how ExternalName Services are resolved
 	// (externalname.go).
 	externalName externalNameFlags
+	// configMap is ingress-nginx's controller ConfigMap, NAMESPACE/NAME.
+	configMap string
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -51,6 +55,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.escapedSlashes, "escaped-slashes", "redirect", "what Envoy does with a request whose path holds an escaped slash (%2F, %5C): redirect (to the decoded path, which is then routed and checked as any other), forward (route and forward it decoded), reject (400), or keep (route and forward it as sent, as ingress-nginx forwards it, for backends that need %2F; a path-scoped access control such as a source range or authentication on /admin can then be passed by with /admin%2Fx reaching another Ingress's /)")
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 	fs.StringVar(&t.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated header names the custom-headers annotation may set (as ingress-nginx's global-allowed-response-headers; none by default: an Ingress setting any other answers 503)")
+	fs.StringVar(&t.configMap, "configmap", "", "NAMESPACE/NAME of ingress-nginx's controller ConfigMap (its --configmap): its keys are every Ingress's defaults, an Ingress's annotations override them, and a change applies without a restart (docs/configmap.md); with -f, the ConfigMap is one of the manifests")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 }
 
@@ -79,6 +84,9 @@ func (t *translateFlags) validate() error {
 	if _, err := escapedSlashes(t.escapedSlashes); err != nil {
 		return err
 	}
+	if _, err := configMapName(t.configMap); err != nil {
+		return err
+	}
 	if t.trustedForwardedHops > 64 {
 		return fmt.Errorf("--trusted-forwarded-hops %d: at most 64", t.trustedForwardedHops)
 	}
@@ -101,7 +109,21 @@ func (t *translateFlags) options() translate.Options {
 
 		TrustedForwardedHops: uint32(t.trustedForwardedHops),
 		EscapedSlashes:       must(escapedSlashes(t.escapedSlashes)), // validate checked it
+
+		ConfigMap: must(configMapName(t.configMap)), // validate checked it
 	}
+}
+
+// configMapName reads --configmap: empty, or NAMESPACE/NAME.
+func configMapName(v string) (types.NamespacedName, error) {
+	if v == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("--configmap %q is not NAMESPACE/NAME", v)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // escapedSlashes reads --escaped-slashes.

@@ -13,8 +13,11 @@ import (
 // for serve's source and for translate -f alike: those, and no other
 // Secret or ConfigMap, are handed to the translator. Which keys name one
 // is the front-end's knowledge (its annotation table).
+// The controller ConfigMap (--configmap) is among every Ingress's
+// references: kube keeps and watches it as any other.
 func (t *translateFlags) ingressReferences() func(*networkingv1.Ingress) []kube.Reference {
-	return ingress.ReferencesWith(annotations.New(t.annotationsPrefix))
+	name, _ := configMapName(t.configMap) // validate checked it
+	return ingress.WithConfigMap(ingress.ReferencesWith(annotations.New(t.annotationsPrefix)), name)
 }
 
 // ingressRefused says whether an Ingress is refused by its annotations (an

@@ -132,6 +132,12 @@ func (p *Pipeline) reportProblems(st *kube.State, problems []translate.Problem) 
 			continue
 		}
 		p.log.Warn("problem with "+strings.ToLower(pr.Kind), "object", pr.Namespace+"/"+pr.Name, "reason", pr.Reason, "message", pr.Message)
+		if p.events != nil && pr.Kind == "ConfigMap" { // the controller ConfigMap's (--configmap)
+			if cm := st.ConfigMaps[types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}]; cm != nil {
+				p.events.Warn(cm, pr.Reason, pr.Message)
+			}
+			continue
+		}
 		if p.events == nil || pr.Kind != "Ingress" {
 			continue
 		}

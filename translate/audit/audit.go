@@ -24,21 +24,17 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// ConfigMapNote is what the audit says of ingress-nginx's controller
-// ConfigMap: ingress-xds does not read it yet, so none of its settings
-// (nor ingress-nginx's defaults that differ from Envoy's) is applied.
-const ConfigMapNote = "ingress-nginx's controller ConfigMap (its --configmap) is not read by ingress-xds yet: " +
-	"none of its keys is applied, and ingress-nginx's defaults that differ from Envoy's (ssl-redirect on, " +
-	"a 1m body limit, 60 s read and send timeouts, HSTS) are not either; this audit does not look at it"
-
 // Report is the audit of one state.
 type Report struct {
 	// Ingresses are those of the chosen class, by namespace and name.
 	Ingresses []Ingress `json:"ingresses"`
 	// EveryIngress are the behaviours that apply to every Ingress alike.
 	EveryIngress []Behaviour `json:"everyIngress"`
-	ConfigMap    string      `json:"configMap"`
-	Summary      Summary     `json:"summary"`
+	// ConfigMap says whether the controller ConfigMap (--configmap) is
+	// read; ConfigMapKeys are its keys, each with its verdict.
+	ConfigMap     string         `json:"configMap"`
+	ConfigMapKeys []ConfigMapKey `json:"configMapKeys,omitempty"`
+	Summary       Summary        `json:"summary"`
 }
 
 // Summary counts what the report lists.
@@ -95,8 +91,8 @@ func Run(st *kube.State, opts ingress.Options) *Report {
 		problems[o] = append(problems[o], Problem{Reason: p.Reason, Message: p.Message})
 	}
 	routes := routesBySource(m)
-	r := &Report{ConfigMap: ConfigMapNote, EveryIngress: everyIngress(),
-		Summary: Summary{Annotations: map[annotations.Verdict]int{}}}
+	r := &Report{EveryIngress: everyIngress(), Summary: Summary{Annotations: map[annotations.Verdict]int{}}}
+	r.ConfigMap, r.ConfigMapKeys = configMapAudit(st, opts, reg, problems) // audit_configmap.go
 	ings := slices.Clone(st.Ingresses)
 	slices.SortFunc(ings, func(a, b *networkingv1.Ingress) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))

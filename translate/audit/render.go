@@ -82,6 +82,12 @@ func (r *Report) Text() []byte {
 		fmt.Fprintf(&b, "\nAnnotations by verdict: %s (docs/annotations.md has every key's)\n", strings.Join(counts, ", "))
 	}
 	fmt.Fprintf(&b, "\nConfigMap: %s.\n", r.ConfigMap)
+	for _, k := range r.ConfigMapKeys {
+		fmt.Fprintf(&b, "  %s: %s\n", k.Key, k.Verdict)
+		for _, p := range k.Problems {
+			fmt.Fprintf(&b, "    %s: %s\n", p.Reason, p.Message)
+		}
+	}
 	return b.Bytes()
 }
 

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
@@ -19,6 +20,11 @@ const limitStatus = 503
 func (f *fragmentBuilder) accessAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
 	allow, _ := annotations.AllowlistSourceRange.Get(values)
 	deny, _ := annotations.DenylistSourceRange.Get(values)
+	if block := f.opts.config.blockCIDRs(); len(block) > 0 {
+		// The ConfigMap's block-cidrs: denied on every route, whatever
+		// the Ingress's own ranges (configmap/keys.go says the difference).
+		deny = append(slices.Clip(deny), block...)
+	}
 	if len(allow) > 0 || len(deny) > 0 {
 		p.IPRules = &ir.IPRules{Allow: allow, Deny: deny}
 	}
@@ -39,7 +45,7 @@ func (f *fragmentBuilder) accessAnnotations(values *annotations.Values, p *ir.Ro
 		// A limit-allowlist that does not parse is reported and leaves
 		// everyone limited: the safer way to be wrong.
 		exempt, _ := annotations.LimitAllowlist.Get(values)
-		p.RateLimit = &ir.RateLimit{Rates: rates, Exempt: exempt, Status: limitStatus}
+		p.RateLimit = &ir.RateLimit{Rates: rates, Exempt: exempt, Status: f.opts.config.limitStatus()}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"cmp"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -65,6 +67,15 @@ type Options struct {
 	// EscapedSlashes is what the listeners do with a path holding %2F
 	// (serve --escaped-slashes); empty: redirect to the decoded path.
 	EscapedSlashes ir.EscapedSlashes
+	// ConfigMap is ingress-nginx's controller ConfigMap (serve
+	// --configmap; empty: none). Its keys, read through the ConfigMap
+	// table (translate/ingress/configmap), are every Ingress's defaults
+	// (controllerconfig.go). It comes from the State, which holds it as an
+	// object every Ingress refers to (WithConfigMap).
+	ConfigMap types.NamespacedName
+
+	// config is that ConfigMap parsed, set by each build.
+	config *controllerConfig
 }
 
 // Builder builds the IR of state after state, redoing only the work whose

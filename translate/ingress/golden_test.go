@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
@@ -13,7 +15,9 @@ import (
 
 // goldenOptions are the options every golden case is built with, as the
 // translator's own golden cases are.
-var goldenOptions = ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"}}
+// The controller ConfigMap they name is in configmap.yaml alone.
+var goldenOptions = ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-Frame-Options", "X-Percent"},
+	ConfigMap: types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}}
 
 // TestGoldenIR is the front-end's seam: each Kubernetes case of
 // translate/testdata (one per feature) and the IR it becomes, in
@@ -26,7 +30,7 @@ func TestGoldenIR(t *testing.T) {
 	for _, input := range inputs {
 		name := strings.TrimSuffix(filepath.Base(input), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, ingress.References)
+			st, err := kube.LoadStateWith(input, kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, goldenOptions.ConfigMap))
 			if err != nil {
 				t.Fatal(err)
 			}

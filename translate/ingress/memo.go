@@ -14,6 +14,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -82,6 +83,12 @@ type memo struct {
 	// rather than every one.
 	problemFragments map[types.NamespacedName]*fragment
 	problemHosts     map[string]bool
+
+	// config is the controller ConfigMap of configName, parsed
+	// (controllerconfig.go) by configTable.
+	config      *controllerConfig
+	configName  types.NamespacedName
+	configTable *configmap.Table
 }
 
 // maxChangedIngresses bounds the Ingresses a build looks at one by one;
@@ -121,6 +128,10 @@ func newMemo(reg *annotations.Registry) *memo {
 }
 
 func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
+	// The controller ConfigMap, parsed once per version of it; the
+	// fragments that read it (all, when it is named) are built again when
+	// it changes, as with any object they read.
+	opts.config = m.controllerConfig(st, opts.ConfigMap)
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with
 	// the same Services, Secrets and ConfigMaps, only the Ingresses that
@@ -146,7 +157,12 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	}
 	m.hostNames.settle()
 	m.clusterNames.settle()
-	return m.model(st, dirty)
+	out := m.model(st, dirty)
+	if c := opts.config; c != nil && len(c.problems) > 0 {
+		out.Problems = append(out.Problems, c.problems...)
+		sortProblems(out.Problems)
+	}
+	return out
 }
 
 // updateChanged updates the fragments of the Ingresses that differ from

@@ -12,7 +12,10 @@ import (
 // annotations has a function of its own, in a file of its own, that reads
 // its keys from values into p.
 func (f *fragmentBuilder) readAnnotations() {
-	values, issues := f.reg.Parse(f.ing.Annotations)
+	if f.opts.ConfigMap.Name != "" {
+		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
+	}
+	values, issues := f.reg.ParseWith(f.ing.Annotations, f.opts.config.defaults())
 	for _, is := range issues {
 		if is.Refusal != "" {
 			f.refuseIssue(is) // refuse.go: an access control not applied
@@ -20,7 +23,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		}
 		f.problem(is.Reason, "%s", is.Message)
 	}
-	if !values.IsSet() {
+	if !values.IsSet() && !f.opts.config.appliesToEvery() {
 		return
 	}
 	f.readRewrite(values)

@@ -83,7 +83,7 @@ func httpsRedirect(values *annotations.Values, opts Options) *ir.HTTPSRedirect {
 		return nil
 	}
 	preserve, _ := annotations.PreserveTrailingSlash.Get(values)
-	h := &ir.HTTPSRedirect{Code: httpRedirectCode, StripTrailingSlash: !preserve, OnlyWithCertificate: !force}
+	h := &ir.HTTPSRedirect{Code: opts.config.redirectCode(), StripTrailingSlash: !preserve, OnlyWithCertificate: !force}
 	if usePort, _ := annotations.UsePortInRedirects.Get(values); usePort {
 		h.Port = cmp.Or(opts.HTTPSPort, 443)
 	}

@@ -74,8 +74,8 @@ var SSLRedirect = Key[bool]{&definition{
 	doc: `"true": for a host with a certificate (and an HTTPS listener), plain-HTTP requests get a 308 to the same URL over HTTPS, without a trailing "/" ` +
 		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
 	verdict: HonouredWithDifference,
-	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation says "true", until ` +
-		`ingress-nginx's defaults come (issue 16: --configmap, --nginx-defaults). /.well-known/acme-challenge is not exempted yet.`,
+	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation, or the controller ` +
+		`ConfigMap's ssl-redirect (serve --configmap), says "true". /.well-known/acme-challenge is not exempted yet.`,
 	parse: parseBool,
 }}
 

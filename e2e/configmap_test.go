@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestControllerConfigMap checks serve --configmap through a real Envoy:
+// ingress-nginx's controller ConfigMap sets the defaults of the
+// annotations (its annotation parsers take the ConfigMap's value as their
+// default), an Ingress's own annotation overrides them, a change to the
+// ConfigMap takes effect without a restart, and its access controls fail
+// closed.
+func TestControllerConfigMap(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "ingresses.yaml", configMapIngressesYAML)
+	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-body-size": "1k"}))
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	hosts := []string{"plain.example.com", "own.example.com", "allow.example.com"}
+	for _, host := range hosts {
+		framework.Eventually(t, convergeTimeout, host+" served", func() error {
+			return envoy.Expect(host, "/", http.StatusOK, "alpha")
+		})
+	}
+	post := func(host string, size int) sent {
+		return send(t, envoy, http.MethodPost, host, "/", strings.NewReader(strings.Repeat("x", size)))
+	}
+	// statuses posts size bytes to each host, in hosts order.
+	statuses := func(size int) []int {
+		var out []int
+		for _, host := range hosts {
+			out = append(out, post(host, size).status)
+		}
+		return out
+	}
+	until := func(what string, size int, want ...int) {
+		t.Helper()
+		framework.Eventually(t, convergeTimeout, what, func() error {
+			if got := statuses(size); !slices.Equal(got, want) {
+				return fmt.Errorf("POST of %d bytes to %v: %v, want %v", size, hosts, got, want)
+			}
+			return nil
+		})
+	}
+
+	// annotations/proxy.go "should set valid proxy-body-size" (the
+	// annotation) with the ConfigMap's proxy-body-size as the default of
+	// the Ingresses that do not set it (nginx's client_max_body_size:
+	// a larger body is a 413): own.example.com's annotation says 8k.
+	t.Run("the ConfigMap's proxy-body-size is every Ingress's default, and an annotation overrides it", func(t *testing.T) {
+		if got := statuses(512); !slices.Equal(got, []int{200, 200, 200}) {
+			t.Errorf("512 bytes: %v, want 200 everywhere", got)
+		}
+		if got := statuses(2048); !slices.Equal(got, []int{413, 200, 413}) {
+			t.Errorf("2048 bytes: %v, want 413 but for the host whose annotation allows 8k", got)
+		}
+	})
+
+	// settings/configmap_change.go "should reload after an update in the
+	// configuration": a whitelist-source-range added to the ConfigMap
+	// applies to the running Envoy, with no restart; allow.example.com's
+	// own allowlist-source-range (the client's 127.0.0.1) overrides it.
+	t.Run("a change takes effect without a restart", func(t *testing.T) {
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-body-size": "4k", "whitelist-source-range": "192.0.2.1/32"}))
+		until("the new ConfigMap applied", 2048, 403, 403, 200)
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-body-size": "4k"}))
+		until("the range removed, the new body limit", 2048, 200, 200, 200)
+		if got := statuses(5000); !slices.Equal(got, []int{413, 200, 413}) {
+			t.Errorf("5000 bytes: %v, want 413 past the ConfigMap's 4k, 200 within the annotation's 8k", got)
+		}
+	})
+
+	// A whitelist-source-range that does not parse is an access control
+	// that cannot be applied: the Ingresses it would apply to are refused
+	// (503), never served open; the one with its own range is served.
+	t.Run("a range that does not parse fails closed", func(t *testing.T) {
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"whitelist-source-range": "192.0.2.0/33"}))
+		until("the refusal", 10, 503, 503, 200)
+	})
+
+	// settings/global_access_block.go "should block CIDRs defined in the
+	// ConfigMap": the client's address in block-cidrs gets 403, here on
+	// every path (allow.example.com's own range included: the stated
+	// difference).
+	t.Run("block-cidrs refuses a client", func(t *testing.T) {
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"block-cidrs": "192.0.2.0/24, 127.0.0.1"}))
+		until("the block", 10, 403, 403, 403)
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"block-cidrs": "192.0.2.0/24"}))
+		until("another client blocked", 10, 200, 200, 200)
+	})
+
+	// A value that does not parse is reported and treated as unset; the
+	// control plane goes on.
+	t.Run("a bad value is treated as unset", func(t *testing.T) {
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-body-size": "lots"}))
+		until("no limit but the annotation's", 10000, 200, 413, 200)
+	})
+}
+
+func controllerConfigMapYAML(data map[string]string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller, namespace: ingress-nginx}\ndata:\n")
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		fmt.Fprintf(&b, "  %s: %q\n", k, data[k])
+	}
+	if len(data) == 0 {
+		b.WriteString("  {}\n")
+	}
+	return b.String()
+}
+
+const configMapIngressesYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: plain, namespace: default}
+spec:
+  rules:
+  - host: plain.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: own
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-body-size: 8k}
+spec:
+  rules:
+  - host: own.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: allow
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/allowlist-source-range: 127.0.0.1/32}
+spec:
+  rules:
+  - host: allow.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`

@@ -1,0 +1,76 @@
+package translate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/translate"
+	frontend "github.com/ingress-xds/ingress-xds/translate/ingress"
+)
+
+// controllerConfigMap is the controller ConfigMap goldenOptions names,
+// with data (YAML flow mapping entries).
+func controllerConfigMap(data string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller, namespace: ingress-nginx}\ndata: {%s}\n", data)
+}
+
+// configMapBadInputCases are the rows of docs/bad-input.md for the
+// controller ConfigMap (serve --configmap): a value that does not parse, a
+// key not honoured or unknown, is a Warning on the ConfigMap and treated as
+// unset, so that every Ingress (the good one included) is served as
+// without it.
+func configMapBadInputCases() []badInputCase {
+	rule := simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")
+	bad := badService + ingress("bad", rule)
+	return []badInputCase{
+		{name: "configmap-value-unparsable", reason: "InvalidConfigMapValue",
+			manifests: bad + controllerConfigMap(`proxy-body-size: "1q", proxy-read-timeout: "soon", ssl-redirect: "maybe", http-redirect-code: "303", limit-req-status-code: "200", annotations-risk-level: "Extreme"`),
+			check:     plainRoute("bad.example.com")},
+		{name: "configmap-key-unknown", reason: "UnknownConfigMapKey",
+			manifests: bad + controllerConfigMap(`proxy-bdy-size: "1k", "bad key\n": x`),
+			check:     plainRoute("bad.example.com")},
+		{name: "configmap-key-not-honoured", reason: "UnsupportedConfigMapKey",
+			manifests: bad + controllerConfigMap(`hsts: "true", use-gzip: "true"`),
+			check:     plainRoute("bad.example.com")},
+		{name: "configmap-value-huge", reason: "InvalidConfigMapValue",
+			manifests: bad + controllerConfigMap(`proxy-body-size: "`+strings.Repeat("9", 5000)+`"`),
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				plainRoute("bad.example.com")(t, res)
+				for _, p := range res.Problems {
+					if p.Kind == "ConfigMap" && len(p.Message) > 1100 {
+						t.Errorf("a problem of %d bytes: messages are bounded", len(p.Message))
+					}
+				}
+			}},
+	}
+}
+
+// A global access control that cannot be applied fails closed: every
+// Ingress it would apply to is refused (its paths answer 503), never
+// served open; an Ingress with its own valid range is served. This is the
+// one ConfigMap input that changes other Ingresses, by design, so it is
+// not a row of TestBadInput (whose promise is that it never does).
+func TestConfigMapAccessControlFailsClosed(t *testing.T) {
+	rule := func(host string) string { return simpleRule(host, "/", "Prefix", "bad", "{number: 80}") }
+	base := badService + ingress("open", rule("open.example.com")) +
+		annotated("ranged", `nginx.ingress.kubernetes.io/allowlist-source-range: "10.0.0.0/8"`, rule("ranged.example.com"))
+	for _, tc := range []struct{ name, data string }{
+		{"whitelist-source-range unparsable", `whitelist-source-range: "10.0.0.0/33"`},
+		{"block-cidrs unparsable", `block-cidrs: "10.0.0.0/8, nonsense"`},
+		{"block-user-agents not applied", `block-user-agents: "AlphaBot"`},
+		{"a snippet", `server-snippet: "allow 10.0.0.0/8; deny all;"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := translateManifests(t, base+controllerConfigMap(tc.data))
+			routeAnswers("open.example.com", 503)(t, res)
+			refused := !strings.HasPrefix(tc.name, "whitelist")
+			if refused {
+				routeAnswers("ranged.example.com", 503)(t, res)
+			} else if vh := vhostNamed(res, frontend.HTTPListenerName, "ranged.example.com"); vh.GetRoutes()[0].GetDirectResponse() != nil {
+				t.Errorf("ranged.example.com, with its own range, is not served: %v", vh.GetRoutes()[0])
+			}
+		})
+	}
+}

@@ -1,0 +1,168 @@
+// Package configmap reads ingress-nginx's controller ConfigMap (serve
+// --configmap): its one table (keys.go) gives every key of ingress-nginx's
+// ConfigMap a verdict, as the annotation registry does for annotations,
+// and Parse turns a ConfigMap's data into the typed settings the front-end
+// applies. Most of the keys that change what a client sees are the
+// defaults of annotations (ingress-nginx's annotation parsers take the
+// ConfigMap's value as their default): those are parsed by the
+// annotation's own parser into annotations.Defaults, which every Ingress
+// that does not set the annotation itself gets.
+package configmap
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+)
+
+// Key is one row of the table.
+type Key struct {
+	Name string
+	// NginxDefault is ingress-nginx's default, as its documentation
+	// writes it.
+	NginxDefault string
+	// Annotation is the annotation (without prefix) this key is the
+	// default of; empty for a key of its own.
+	Annotation string
+	// Note says the difference, or why the key is ignored or refused.
+	Note    string
+	verdict annotations.Verdict
+	// check, when set, says whether ingress-xds does what the value asks
+	// (an error: reported, and the key treated as unset).
+	check func(string) error
+	// refuses, when set, says whether the value asks for an access
+	// control ingress-xds does not apply: every Ingress is then refused.
+	refuses func(string) bool
+	// apply, when set, reads a key of its own into the settings; its
+	// error says what became of the key.
+	apply func(t *Table, s *Settings, name, value string) error
+}
+
+// Table is the table with each key's verdict resolved against the
+// annotation registry (a key that is an annotation's default has that
+// annotation's verdict).
+type Table struct {
+	reg  *annotations.Registry
+	keys []Key
+	// verdicts and notes are by key, resolved.
+	byName map[string]int
+}
+
+// New returns the table, resolved against reg.
+func New(reg *annotations.Registry) *Table {
+	t := &Table{reg: reg, keys: table(), byName: map[string]int{}}
+	for i := range t.keys {
+		k := &t.keys[i]
+		if _, dup := t.byName[k.Name]; dup {
+			panic(fmt.Sprintf("configmap: %s is listed twice", k.Name))
+		}
+		t.byName[k.Name] = i
+		if k.Annotation == "" {
+			continue
+		}
+		v, ok := reg.DefinedVerdict(k.Annotation)
+		switch {
+		case !ok || v == annotations.NotYet:
+			k.verdict, k.Annotation = annotations.NotYet, ""
+			k.Note = "The default of the annotation of the same name, which ingress-xds does not honour yet."
+		case v == annotations.Refused:
+			k.verdict, k.Annotation = annotations.NotYet, ""
+			k.Note = "The default of the annotation of the same name, which ingress-xds refuses (docs/annotations.md): not honoured yet."
+		default:
+			k.verdict = v
+			k.Note = fmt.Sprintf("The default of the annotation %s for every Ingress that does not set it, read as that annotation is (docs/annotations.md: %s). An Ingress's own annotation overrides it.", k.Annotation, v)
+		}
+	}
+	return t
+}
+
+// Keys lists the table's keys, in its order.
+func (t *Table) Keys() []Key { return slices.Clone(t.keys) }
+
+// Verdict is a key's verdict (annotations.Unknown for a key ingress-nginx
+// does not have).
+func (t *Table) Verdict(name string) (annotations.Verdict, string) {
+	i, ok := t.byName[name]
+	if !ok {
+		return annotations.Unknown, "Not a key of ingress-nginx's ConfigMap: reported and ignored."
+	}
+	k := t.keys[i]
+	return k.verdictOrDefault(), k.Note
+}
+
+func (k Key) verdictOrDefault() annotations.Verdict {
+	if k.verdict == "" {
+		return annotations.Honoured
+	}
+	return k.verdict
+}
+
+// Issue is a ConfigMap key that could not be applied as written; it is
+// reported as a Warning on the ConfigMap. Its message starts with the key
+// (then "=" and the value, or ":").
+type Issue struct {
+	Key, Reason, Message string
+}
+
+// Settings are a ConfigMap's keys, parsed: what the front-end applies.
+type Settings struct {
+	// Defaults are the annotations' defaults (nil when none is set).
+	Defaults *annotations.Defaults
+	Issues   []Issue
+	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
+	BlockCIDRs []string
+	// LimitReqStatus is the status of a request over a rate limit
+	// (limit-req-status-code); 0: unset.
+	LimitReqStatus int
+	// HTTPRedirectCode is the status of the redirects to HTTPS
+	// (http-redirect-code); 0: unset.
+	HTTPRedirectCode int
+}
+
+// Parse reads a ConfigMap's data. A value that does not parse, and a key
+// not honoured, are issues and otherwise treated as unset; never an error.
+func (t *Table) Parse(data map[string]string) *Settings {
+	s := &Settings{Defaults: t.reg.NewDefaults()}
+	for _, name := range slices.Sorted(maps.Keys(data)) {
+		value := data[name]
+		i, ok := t.byName[name]
+		if !ok {
+			s.Issues = append(s.Issues, Issue{Key: name, Reason: "UnknownConfigMapKey",
+				Message: fmt.Sprintf("%s: not a key of ingress-nginx's ConfigMap: ignored (docs/configmap.md)", name)})
+			continue
+		}
+		k := t.keys[i]
+		switch {
+		case k.apply != nil:
+			if err := k.apply(t, s, name, value); err != nil {
+				s.Issues = append(s.Issues, Issue{Key: name, Reason: "InvalidConfigMapValue",
+					Message: fmt.Sprintf("%s=%q: %v", name, value, err)})
+			}
+		case k.refuses != nil:
+			if k.refuses(value) {
+				s.Defaults.RefuseAll(name, k.Note)
+				s.Issues = append(s.Issues, Issue{Key: name, Reason: "ConfigMapRefused",
+					Message: fmt.Sprintf("%s=%q: not applied by ingress-xds: every Ingress is refused while it is set (docs/configmap.md)", name, value)})
+			}
+		case k.Annotation != "":
+			if err := s.Defaults.Set(k.Annotation, value); err != nil {
+				msg := fmt.Sprintf("%s=%q: %v: treated as unset", name, value, err)
+				if s.Defaults.Refuses(k.Annotation) {
+					msg = fmt.Sprintf("%s=%q: %v: an access control, so every Ingress that does not set %s itself is refused", name, value, err, k.Annotation)
+				}
+				s.Issues = append(s.Issues, Issue{Key: name, Reason: "InvalidConfigMapValue", Message: msg})
+			}
+		case k.check != nil:
+			if err := k.check(value); err != nil {
+				s.Issues = append(s.Issues, Issue{Key: name, Reason: "InvalidConfigMapValue",
+					Message: fmt.Sprintf("%s=%q: %v: treated as unset (docs/configmap.md)", name, value, err)})
+			}
+		case k.verdictOrDefault() == annotations.NotYet:
+			s.Issues = append(s.Issues, Issue{Key: name, Reason: "UnsupportedConfigMapKey",
+				Message: fmt.Sprintf("%s: a key of ingress-nginx's ConfigMap that ingress-xds does not honour yet: ignored (docs/configmap.md)", name)})
+		}
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package configmap
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/internal/golden"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+)
+
+func TestConfigMapDocIsCurrent(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "docs", "configmap.md")
+	if _, err := os.Stat(path); err != nil && !golden.Updating() {
+		t.Fatalf("%v: run `make golden`", err)
+	}
+	golden.Check(t, path, New(annotations.New("")).Markdown())
+}
+
+// Every key has a verdict, and those that are annotations' defaults have
+// the annotation's, or "not honoured yet" where the annotation is not
+// applied.
+func TestEveryKeyHasATruthfulVerdict(t *testing.T) {
+	reg := annotations.New("")
+	tab := New(reg)
+	if n := len(tab.Keys()); n < 200 {
+		t.Errorf("the table has %d keys; ingress-nginx's ConfigMap has more than 200", n)
+	}
+	for _, k := range tab.Keys() {
+		v := k.verdictOrDefault()
+		if v == "" || (v != annotations.Honoured && k.Note == "") && v != annotations.NotYet {
+			t.Errorf("%s: verdict %q without a note", k.Name, v)
+		}
+		if k.Annotation == "" {
+			continue
+		}
+		av, ok := reg.DefinedVerdict(k.Annotation)
+		if !ok || av != v || av == annotations.Refused || av == annotations.NotYet {
+			t.Errorf("%s: the default of %s (%q, defined %v) has verdict %q", k.Name, k.Annotation, av, ok, v)
+		}
+	}
+	for _, name := range []string{"proxy-body-size", "proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout",
+		"proxy-next-upstream", "proxy-next-upstream-tries", "ssl-redirect", "force-ssl-redirect", "custom-http-errors",
+		"load-balance", "whitelist-source-range", "denylist-source-range"} {
+		if v, _ := tab.Verdict(name); v != annotations.Honoured && v != annotations.HonouredWithDifference {
+			t.Errorf("%s: %q, want it honoured as its annotation's default", name, v)
+		}
+	}
+	if v, _ := tab.Verdict("no-such-key"); v != annotations.Unknown {
+		t.Errorf("an unknown key: %q", v)
+	}
+}
+
+func reasons(s *Settings) []string {
+	var out []string
+	for _, is := range s.Issues {
+		out = append(out, is.Key+":"+is.Reason)
+	}
+	return out
+}
+
+func TestParse(t *testing.T) {
+	reg := annotations.New("")
+	tab := New(reg)
+	for _, tc := range []struct {
+		name     string
+		data     map[string]string
+		defaults int
+		issues   []string
+	}{
+		{"empty", nil, 0, nil},
+		{"annotation defaults", map[string]string{"proxy-body-size": "8k", "ssl-redirect": "false", "whitelist-source-range": "10.0.0.0/8, 192.168.0.0/16"}, 3, nil},
+		{"ignored keys say nothing", map[string]string{"worker-processes": "4", "server-tokens": "true"}, 0, nil},
+		{"a bad value is treated as unset", map[string]string{"proxy-body-size": "lots", "proxy-read-timeout": "30"}, 1, []string{"proxy-body-size:InvalidConfigMapValue"}},
+		{"a bad range fails closed", map[string]string{"whitelist-source-range": "10.0.0.0/33"}, 1, []string{"whitelist-source-range:InvalidConfigMapValue"}},
+		{"not honoured yet, unknown", map[string]string{"hsts": "true", "proxy-bdy-size": "1m"}, 0, []string{"hsts:UnsupportedConfigMapKey", "proxy-bdy-size:UnknownConfigMapKey"}},
+		{"a value not honoured", map[string]string{"annotations-risk-level": "Low", "allow-snippet-annotations": "true"}, 0, []string{"annotations-risk-level:InvalidConfigMapValue"}},
+		{"an access control not applied refuses", map[string]string{"block-user-agents": "AlphaBot", "block-referers": "", "enable-modsecurity": "false"}, 1, []string{"block-user-agents:ConfigMapRefused"}},
+		{"block-cidrs", map[string]string{"block-cidrs": "192.0.2.0/24, 198.51.100.7"}, 0, nil},
+		{"block-cidrs that do not parse refuse", map[string]string{"block-cidrs": "192.0.2.0/24, nonsense"}, 1, []string{"block-cidrs:InvalidConfigMapValue"}},
+		{"codes", map[string]string{"http-redirect-code": "301", "limit-req-status-code": "429"}, 0, nil},
+		{"codes out of range", map[string]string{"http-redirect-code": "303", "limit-req-status-code": "200"}, 0, []string{"http-redirect-code:InvalidConfigMapValue", "limit-req-status-code:InvalidConfigMapValue"}},
+		{"a switch that does not parse refuses", map[string]string{"enable-modsecurity": "maybe"}, 1, []string{"enable-modsecurity:ConfigMapRefused"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tab.Parse(tc.data)
+			if got := s.Defaults.Len(); got != tc.defaults {
+				t.Errorf("%d defaults, want %d", got, tc.defaults)
+			}
+			if got := reasons(s); !slices.Equal(got, tc.issues) {
+				t.Errorf("issues %v, want %v", got, tc.issues)
+			}
+			if tc.name == "block-cidrs" && !slices.Equal(s.BlockCIDRs, []string{"192.0.2.0/24", "198.51.100.7/32"}) && !slices.Equal(s.BlockCIDRs, []string{"192.0.2.0/24", "198.51.100.7"}) {
+				t.Errorf("block-cidrs %v", s.BlockCIDRs)
+			}
+			if tc.name == "codes" && (s.HTTPRedirectCode != 301 || s.LimitReqStatus != 429) {
+				t.Errorf("codes %d %d", s.HTTPRedirectCode, s.LimitReqStatus)
+			}
+		})
+	}
+}
+
+// The defaults apply where an Ingress does not set the annotation, and its
+// own value wins; an access control whose default does not parse refuses
+// the Ingresses that do not set it.
+func TestDefaultsUnderAnnotations(t *testing.T) {
+	reg := annotations.New("")
+	tab := New(reg)
+	s := tab.Parse(map[string]string{"proxy-body-size": "8k", "denylist-source-range": "not-a-range"})
+	v, issues := reg.ParseWith(nil, s.Defaults)
+	if size, ok := annotations.ProxyBodySize.Get(v); !ok || size != 8<<10 {
+		t.Errorf("the default body size: %v %v", size, ok)
+	}
+	if len(issues) != 1 || issues[0].Refusal == "" || !strings.Contains(issues[0].Message, "denylist-source-range") {
+		t.Errorf("a denylist that does not parse does not refuse: %+v", issues)
+	}
+	v, issues = reg.ParseWith(map[string]string{annotations.NginxPrefix + "/proxy-body-size": "1m", annotations.NginxPrefix + "/denylist-source-range": "192.0.2.0/24"}, s.Defaults)
+	if size, _ := annotations.ProxyBodySize.Get(v); size != 1<<20 {
+		t.Errorf("the annotation does not override the default: %v", size)
+	}
+	if len(issues) != 0 {
+		t.Errorf("an Ingress with its own denylist: %+v", issues)
+	}
+	// A value of the Ingress's that does not parse falls back to the
+	// default, as in ingress-nginx.
+	v, _ = reg.ParseWith(map[string]string{annotations.NginxPrefix + "/proxy-body-size": "lots"}, s.Defaults)
+	if size, _ := annotations.ProxyBodySize.Get(v); size != 8<<10 {
+		t.Errorf("an invalid annotation does not fall back to the default: %v", size)
+	}
+}

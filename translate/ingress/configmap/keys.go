@@ -1,0 +1,332 @@
+package configmap
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+)
+
+// Notes shared by groups of keys.
+const (
+	nginxProcess = "Tunes nginx's worker processes, memory or hash tables; Envoy has no such setting (its threads and buffers are its own)."
+	nginxLogs    = "nginx's log files and their format; ingress-xds configures no access log (Envoy's logs are its bootstrap's and its --log-level)."
+	streamNote   = "nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve."
+	removedNote  = "Removed from ingress-nginx (its final release reads it no more)."
+	tracingNote  = "Tracing: ingress-xds configures none."
+	snippetNote  = "Free-form nginx configuration, which Envoy cannot run and which may hold access rules: while it is set, every Ingress is refused (its paths answer 503), as an Ingress carrying a snippet annotation is; serve --unsupported-annotations=ignore serves them without it."
+)
+
+// table is every key of ingress-nginx's controller ConfigMap (the final
+// release's docs/user-guide/nginx-configuration/configmap.md, and the keys
+// its internal/ingress/controller/config/config.go and
+// internal/ingress/defaults read beside), with what ingress-xds does with
+// it. A key of the same name as an annotation is that annotation's default
+// (its verdict is the annotation's, docs/annotations.md), as in
+// ingress-nginx, whose annotation parsers take the ConfigMap's value as
+// their default.
+func table() []Key {
+	return []Key{
+		notYet("add-headers", `""`, "The response headers of a ConfigMap, on every response."),
+		notYet("allow-backend-server-header", `"false"`, "Envoy replaces the backend's Server header with its own."),
+		only("allow-cross-namespace-resources", `"false"`, "false",
+			"An annotation naming another namespace's Secret is refused, as ingress-nginx does with false; true is not honoured (reported, and treated as false)."),
+		{Name: "allow-snippet-annotations", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, check: isBool,
+			Note: "Snippet annotations are refused whatever it says (Envoy cannot run nginx configuration; docs/annotations.md): true changes nothing, false is what ingress-xds does anyway."},
+		{Name: "annotations-risk-level", NginxDefault: "High", verdict: annotations.HonouredWithDifference, check: riskLevel,
+			Note: "High (the default) and Critical: ingress-xds applies the keys it honours and refuses the Critical ones (snippets) whatever the level. Low and Medium (which make ingress-nginx reject Ingresses carrying riskier keys) are not honoured yet: reported, and treated as High."},
+		notYet("annotation-value-word-blocklist", `""`, "ingress-xds refuses snippets instead of filtering words out of values."),
+		notYet("hide-headers", "empty", ""),
+		notYet("access-log-params", `""`, nginxLogs),
+		ignored("access-log-path", `"/var/log/nginx/access.log"`, nginxLogs),
+		ignored("http-access-log-path", `""`, nginxLogs),
+		ignored("stream-access-log-path", `""`, nginxLogs),
+		ignored("enable-access-log-for-default-backend", `"false"`, nginxLogs),
+		ignored("enable-auth-access-log", `"false"`, nginxLogs),
+		ignored("error-log-path", `"/var/log/nginx/error.log"`, nginxLogs),
+		refuseIfTrue("enable-modsecurity", `"false"`, "ModSecurity, a web application firewall ingress-xds does not have: while it is true, every Ingress is refused (its paths answer 503), as one carrying enable-modsecurity is; serve --unsupported-annotations=ignore serves them without it."),
+		refuseIfSet("modsecurity-snippet", `""`, snippetNote),
+		refuseIfTrue("enable-owasp-modsecurity-crs", `"false"`, "ModSecurity's core rule set: as enable-modsecurity."),
+		ignored("client-header-buffer-size", `"1k"`, nginxProcess),
+		notYet("client-header-timeout", "60", ""),
+		annotation("client-body-buffer-size", `"8k"`),
+		notYet("client-body-timeout", "60", ""),
+		ignored("disable-access-log", `"false"`, nginxLogs),
+		ignored("disable-http-access-log", `"false"`, nginxLogs),
+		ignored("disable-stream-access-log", `"false"`, nginxLogs),
+		notYet("disable-ipv6", `"false"`, ""),
+		ignored("disable-ipv6-dns", `"false"`, "nginx's resolver; Envoy's addresses come from the control plane."),
+		notYet("enable-underscores-in-headers", `"false"`, "Envoy passes headers with underscores on, where nginx drops them by default."),
+		notYet("enable-ocsp", `"false"`, ""),
+		notYet("ignore-invalid-headers", `"true"`, ""),
+		notYet("retry-non-idempotent", `"false"`, ""),
+		ignored("error-log-level", `"notice"`, nginxLogs),
+		ignored("http2-max-field-size", `""`, removedNote),
+		ignored("http2-max-header-size", `""`, removedNote),
+		notYet("http2-max-requests", "0", ""),
+		notYet("http2-max-concurrent-streams", "128", ""),
+		notYet("hsts", `"true"`, ""),
+		notYet("hsts-include-subdomains", `"true"`, ""),
+		notYet("hsts-max-age", `"31536000"`, ""),
+		notYet("hsts-preload", `"false"`, ""),
+		notYet("keep-alive", "75", ""),
+		notYet("keep-alive-requests", "1000", ""),
+		ignored("large-client-header-buffers", `"4 8k"`, "nginx's buffers for long request headers; Envoy's limit is its own (60 KiB of headers)."),
+		ignored("log-format-escape-none", `"false"`, nginxLogs),
+		ignored("log-format-escape-json", `"false"`, nginxLogs),
+		notYet("log-format-upstream", "`$remote_addr - $remote_user [$time_local] ...`", nginxLogs),
+		ignored("log-format-stream", "`[$remote_addr] [$time_local] ...`", streamNote),
+		ignored("enable-multi-accept", `"true"`, nginxProcess),
+		ignored("max-worker-connections", "16384", nginxProcess),
+		ignored("max-worker-open-files", "0", nginxProcess),
+		ignored("map-hash-bucket-size", "64", nginxProcess),
+		ignored("nginx-status-ipv4-whitelist", `"127.0.0.1"`, "nginx's status page, which Envoy has not (its admin interface is its own)."),
+		ignored("nginx-status-ipv6-whitelist", `"::1"`, "nginx's status page, which Envoy has not (its admin interface is its own)."),
+		notYet("proxy-real-ip-cidr", `"0.0.0.0/0"`, "serve --trusted-forwarded-hops says which X-Forwarded-For address is the client's."),
+		notYet("proxy-set-headers", `""`, ""),
+		ignored("server-name-hash-max-size", "1024", nginxProcess),
+		ignored("server-name-hash-bucket-size", "`<size of the processor's cache line>`", nginxProcess),
+		ignored("proxy-headers-hash-max-size", "512", nginxProcess),
+		ignored("proxy-headers-hash-bucket-size", "64", nginxProcess),
+		ignored("reuse-port", `"true"`, nginxProcess),
+		ignored("server-tokens", `"false"`, "Envoy answers with its own Server header (envoy), which names no version either way."),
+		notYet("ssl-ciphers", `"ECDHE-ECDSA-AES128-GCM-SHA256:..."`, ""),
+		notYet("ssl-ecdh-curve", `"auto"`, ""),
+		notYet("ssl-dh-param", `""`, ""),
+		notYet("ssl-protocols", `"TLSv1.2 TLSv1.3"`, ""),
+		notYet("ssl-early-data", `"false"`, ""),
+		notYet("ssl-session-cache", `"true"`, ""),
+		ignored("ssl-session-cache-size", `"10m"`, nginxProcess),
+		notYet("ssl-session-tickets", `"false"`, ""),
+		notYet("ssl-session-ticket-key", "`<Randomly Generated>`", ""),
+		notYet("ssl-session-timeout", `"10m"`, ""),
+		ignored("ssl-buffer-size", `"4k"`, nginxProcess),
+		notYet("use-proxy-protocol", `"false"`, ""),
+		notYet("proxy-protocol-header-timeout", `"5s"`, ""),
+		ignored("enable-aio-write", `"true"`, nginxProcess),
+		notYet("use-gzip", `"false"`, ""),
+		ignored("use-geoip", `"true"`, removedNote),
+		notYet("use-geoip2", `"false"`, ""),
+		notYet("geoip2-autoreload-in-minutes", `"0"`, ""),
+		notYet("enable-brotli", `"false"`, ""),
+		notYet("brotli-level", "4", ""),
+		notYet("brotli-min-length", "20", ""),
+		notYet("brotli-types", `"application/xml+rss ..."`, ""),
+		notYet("use-http2", `"true"`, ""),
+		notYet("gzip-disable", `""`, ""),
+		notYet("gzip-level", "1", ""),
+		notYet("gzip-min-length", "256", ""),
+		notYet("gzip-types", `"application/atom+xml ..."`, ""),
+		ignored("worker-processes", "`<Number of CPUs>`", nginxProcess),
+		ignored("worker-cpu-affinity", `""`, nginxProcess),
+		ignored("worker-shutdown-timeout", `"240s"`, "How long nginx's old workers drain after a reload; Envoy takes new configuration without a reload."),
+		ignored("enable-serial-reloads", `"false"`, "nginx's reloads; Envoy takes new configuration without one."),
+		annotation("load-balance", `"round_robin"`),
+		ignored("variables-hash-bucket-size", "256", nginxProcess),
+		ignored("variables-hash-max-size", "2048", nginxProcess),
+		notYet("upstream-keepalive-connections", "320", "Envoy keeps connections to backends open, by its own pool's rules."),
+		notYet("upstream-keepalive-time", `"1h"`, "Envoy keeps connections to backends open, by its own pool's rules."),
+		notYet("upstream-keepalive-timeout", "60", "Envoy keeps connections to backends open, by its own pool's rules."),
+		notYet("upstream-keepalive-requests", "10000", "Envoy keeps connections to backends open, by its own pool's rules."),
+		notYet("limit-conn-zone-variable", `"$binary_remote_addr"`, ""),
+		ignored("proxy-stream-timeout", `"600s"`, streamNote),
+		ignored("proxy-stream-next-upstream", `"true"`, streamNote),
+		ignored("proxy-stream-next-upstream-timeout", `"600s"`, streamNote),
+		ignored("proxy-stream-next-upstream-tries", "3", streamNote),
+		ignored("proxy-stream-responses", "1", streamNote),
+		ignored("bind-address", `""`, "The listeners' address is serve's --listen-address."),
+		ignored("bind-address-ipv4", `""`, "The listeners' address is serve's --listen-address."),
+		ignored("bind-address-ipv6", `""`, "The listeners' address is serve's --listen-address."),
+		notYet("use-forwarded-headers", `"false"`, "serve --trusted-forwarded-hops says how many proxies in front of Envoy are trusted with X-Forwarded-For (0, the default, is use-forwarded-headers: false)."),
+		notYet("enable-real-ip", `"false"`, "serve --trusted-forwarded-hops."),
+		notYet("forwarded-for-header", `"X-Forwarded-For"`, ""),
+		notYet("forwarded-for-proxy-protocol-header", `"X-Forwarded-For-Proxy-Protocol"`, ""),
+		notYet("forwarded-host-header", `"X-Forwarded-Host"`, ""),
+		notYet("compute-full-forwarded-for", `"false"`, ""),
+		notYet("proxy-add-original-uri-header", `"false"`, ""),
+		only("generate-request-id", `"true"`, "true",
+			"Every request without an X-Request-ID gets one, as with true (docs/annotations.md); false is not honoured (reported, and treated as true)."),
+		ignored("jaeger-collector-host", `""`, removedNote),
+		ignored("jaeger-collector-port", "6831", removedNote),
+		ignored("jaeger-endpoint", `""`, removedNote),
+		ignored("jaeger-service-name", `"nginx"`, removedNote),
+		ignored("jaeger-propagation-format", `"jaeger"`, removedNote),
+		ignored("jaeger-sampler-type", `"const"`, removedNote),
+		ignored("jaeger-sampler-param", `"1"`, removedNote),
+		ignored("jaeger-sampler-host", `"http://127.0.0.1"`, removedNote),
+		ignored("jaeger-sampler-port", "5778", removedNote),
+		ignored("jaeger-trace-context-header-name", "uber-trace-id", removedNote),
+		ignored("jaeger-debug-header", "uber-debug-id", removedNote),
+		ignored("jaeger-baggage-header", "jaeger-baggage", removedNote),
+		ignored("jaeger-trace-baggage-header-prefix", "uberctx-", removedNote),
+		notYet("enable-opentelemetry", `"false"`, tracingNote),
+		notYet("opentelemetry-trust-incoming-span", `"true"`, tracingNote),
+		notYet("opentelemetry-operation-name", `""`, tracingNote),
+		notYet("opentelemetry-config", `"/etc/ingress-controller/telemetry/opentelemetry.toml"`, tracingNote),
+		notYet("otlp-collector-host", `""`, tracingNote),
+		notYet("otlp-collector-port", "4317", tracingNote),
+		notYet("otel-max-queuesize", "2048", tracingNote),
+		notYet("otel-schedule-delay-millis", "5000", tracingNote),
+		notYet("otel-max-export-batch-size", "512", tracingNote),
+		notYet("otel-service-name", `"nginx"`, tracingNote),
+		notYet("otel-sampler", `"AlwaysOn"`, tracingNote),
+		notYet("otel-sampler-parent-based", `"true"`, tracingNote),
+		notYet("otel-sampler-ratio", "0.01", tracingNote),
+		refuseIfSet("main-snippet", `""`, snippetNote),
+		refuseIfSet("http-snippet", `""`, snippetNote),
+		refuseIfSet("server-snippet", `""`, snippetNote),
+		refuseIfSet("stream-snippet", `""`, snippetNote),
+		refuseIfSet("location-snippet", `""`, snippetNote),
+		annotation("custom-http-errors", "[]int{}"),
+		annotation("proxy-body-size", `"1m"`),
+		annotation("proxy-connect-timeout", "5"),
+		annotation("proxy-read-timeout", "60"),
+		annotation("proxy-send-timeout", "60"),
+		annotation("proxy-buffers-number", "4"),
+		annotation("proxy-buffer-size", `"4k"`),
+		annotation("proxy-busy-buffers-size", `""`),
+		annotation("proxy-max-temp-file-size", `"1024m"`),
+		annotation("proxy-cookie-path", `"off"`),
+		annotation("proxy-cookie-domain", `"off"`),
+		annotation("proxy-next-upstream", `"error timeout"`),
+		annotation("proxy-next-upstream-timeout", "0"),
+		annotation("proxy-next-upstream-tries", "3"),
+		annotation("proxy-redirect-from", `"off"`),
+		annotation("proxy-redirect-to", `"off"`),
+		annotation("proxy-request-buffering", `"on"`),
+		annotation("proxy-http-version", `"1.1"`),
+		annotation("proxy-buffering", `"off"`),
+		annotation("ssl-redirect", `"true"`),
+		annotation("force-ssl-redirect", `"false"`),
+		annotation("denylist-source-range", "[]string{}"),
+		annotation("whitelist-source-range", "[]string{}"),
+		annotation("upstream-hash-by", `""`),
+		annotation("upstream-hash-by-subset", `"false"`),
+		annotation("upstream-hash-by-subset-size", "3"),
+		annotation("use-port-in-redirects", `"false"`),
+		annotation("preserve-trailing-slash", `"false"`),
+		annotation("service-upstream", `"false"`),
+		ignored("skip-access-log-urls", "[]string{}", nginxLogs),
+		annotation("limit-rate", "0"),
+		annotation("limit-rate-after", "0"),
+		ignored("lua-shared-dicts", `""`, nginxProcess),
+		{Name: "http-redirect-code", NginxDefault: "308", apply: redirectCode,
+			Note: "The status of ssl-redirect's and force-ssl-redirect's redirect to HTTPS: 301, 302, 307 or 308 (ingress-nginx takes those)."},
+		{Name: "limit-req-status-code", NginxDefault: "503", apply: limitReqStatus,
+			Note: "The status of a request over limit-rps or limit-rpm (a 4xx or 5xx)."},
+		notYet("limit-conn-status-code", "503", ""),
+		ignored("enable-syslog", `"false"`, nginxLogs),
+		ignored("syslog-host", `""`, nginxLogs),
+		ignored("syslog-port", "514", nginxLogs),
+		notYet("no-tls-redirect-locations", `"/.well-known/acme-challenge"`, ""),
+		notYet("global-allowed-response-headers", `""`, "serve --global-allowed-response-headers says it."),
+		refuseIfSet("global-auth-url", `""`, "An external authentication of every Ingress, not applied yet: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."),
+		notYet("global-auth-method", `""`, "With global-auth-url."),
+		notYet("global-auth-signin", `""`, "With global-auth-url."),
+		notYet("global-auth-signin-redirect-param", `"rd"`, "With global-auth-url."),
+		notYet("global-auth-response-headers", `""`, "With global-auth-url."),
+		notYet("global-auth-request-redirect", `""`, "With global-auth-url."),
+		refuseIfSet("global-auth-snippet", `""`, snippetNote),
+		notYet("global-auth-cache-key", `""`, "With global-auth-url."),
+		notYet("global-auth-cache-duration", `"200 202 401 5m"`, "With global-auth-url."),
+		notYet("no-auth-locations", `"/.well-known/acme-challenge"`, "With global-auth-url."),
+		{Name: "block-cidrs", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: blockCIDRs,
+			Note: "Clients in these ranges (comma-separated addresses or CIDRs) get 403 on every path of every host. nginx's ranges of a location replace its http-level ones, so an Ingress with its own allowlist-source-range or denylist-source-range lets them in there; here they are refused everywhere. A value that does not parse refuses every Ingress (its paths answer 503) until it does: an access control fails closed."},
+		refuseIfSet("block-user-agents", `""`, "User agents refused on every host, not applied yet: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."),
+		refuseIfSet("block-referers", `""`, "Referers refused on every host, not applied yet: as block-user-agents."),
+		notYet("proxy-ssl-location-only", `"false"`, ""),
+		notYet("default-type", `"text/html"`, ""),
+		notYet("ssl-reject-handshake", `"false"`, ""),
+		ignored("debug-connections", `""`, nginxLogs),
+		notYet("strict-validate-path-type", `"true"`, ""),
+		ignored("grpc-buffer-size-kb", "0", nginxProcess),
+		notYet("relative-redirects", "false", ""),
+		notYet("disable-proxy-intercept-errors", `"false"`, ""),
+	}
+}
+
+func annotation(name, nginxDefault string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, Annotation: name}
+}
+
+func notYet(name, nginxDefault, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.NotYet, Note: note}
+}
+
+func ignored(name, nginxDefault, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.Ignored, Note: note}
+}
+
+// only is a key of which ingress-xds does one value: the others are
+// reported and treated as unset.
+func only(name, nginxDefault, value, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.HonouredWithDifference, Note: note,
+		check: func(s string) error {
+			if strings.TrimSpace(s) != value {
+				return fmt.Errorf("only %s is honoured", value)
+			}
+			return nil
+		}}
+}
+
+// refuseIfSet is an access control ingress-xds does not apply: any value
+// but an empty one refuses every Ingress.
+func refuseIfSet(name, nginxDefault, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.Refused, Note: note,
+		refuses: func(s string) bool { return strings.TrimSpace(s) != "" }}
+}
+
+// refuseIfTrue is refuseIfSet for a switch: any value but false refuses
+// (one that does not parse as well: fail closed).
+func refuseIfTrue(name, nginxDefault, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.Refused, Note: note,
+		refuses: func(s string) bool {
+			on, err := strconv.ParseBool(strings.TrimSpace(s))
+			return err != nil || on
+		}}
+}
+
+// blockCIDRs reads block-cidrs as denylist-source-range is read.
+func blockCIDRs(t *Table, s *Settings, name, value string) error {
+	parsed, err := t.reg.ParseAs("denylist-source-range", value)
+	if err != nil {
+		s.Defaults.RefuseAll(name, name+" does not parse")
+		return fmt.Errorf("%v: every Ingress is refused until it parses", err)
+	}
+	s.BlockCIDRs = parsed.([]string)
+	return nil
+}
+
+func limitReqStatus(_ *Table, s *Settings, _, value string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || n < 400 || n > 599 {
+		return fmt.Errorf("not a status from 400 to 599: treated as unset (503)")
+	}
+	s.LimitReqStatus = n
+	return nil
+}
+
+func redirectCode(_ *Table, s *Settings, _, value string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || (n != 301 && n != 302 && n != 307 && n != 308) {
+		return fmt.Errorf("not one of 301, 302, 307, 308: treated as unset (308)")
+	}
+	s.HTTPRedirectCode = n
+	return nil
+}
+
+func isBool(s string) error {
+	_, err := strconv.ParseBool(strings.TrimSpace(s))
+	return err
+}
+
+func riskLevel(s string) error {
+	switch strings.TrimSpace(s) {
+	case "High", "Critical":
+		return nil
+	case "Low", "Medium":
+		return fmt.Errorf("%s is not honoured yet", s)
+	}
+	return fmt.Errorf("not one of Low, Medium, High, Critical")
+}

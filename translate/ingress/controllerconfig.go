@@ -1,0 +1,114 @@
+package ingress
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// controllerConfig is ingress-nginx's controller ConfigMap (serve
+// --configmap), parsed: an input of the translation like the Ingresses,
+// read from the State (kube watches it as an object every owned Ingress
+// refers to) and parsed once per version of it, never looked up later.
+type controllerConfig struct {
+	cm       *corev1.ConfigMap // the version parsed; nil: missing
+	settings *configmap.Settings
+	problems []ir.Problem
+}
+
+// defaults are the annotations' defaults it sets (nil: none).
+func (c *controllerConfig) defaults() *annotations.Defaults {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.Defaults
+}
+
+// blockCIDRs are block-cidrs' ranges.
+func (c *controllerConfig) blockCIDRs() []string {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.BlockCIDRs
+}
+
+// limitStatus is the status of a request over a rate limit.
+func (c *controllerConfig) limitStatus() uint32 {
+	if c == nil || c.settings == nil || c.settings.LimitReqStatus == 0 {
+		return limitStatus
+	}
+	return uint32(c.settings.LimitReqStatus)
+}
+
+// redirectCode is the status of the redirects to HTTPS.
+func (c *controllerConfig) redirectCode() uint32 {
+	if c == nil || c.settings == nil || c.settings.HTTPRedirectCode == 0 {
+		return httpRedirectCode
+	}
+	return uint32(c.settings.HTTPRedirectCode)
+}
+
+// appliesToEvery says whether it sets something for an Ingress that has
+// no annotation.
+func (c *controllerConfig) appliesToEvery() bool {
+	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0
+}
+
+// controllerConfig returns the parsed ConfigMap named (nil when none is),
+// parsing it again only when it is a new object.
+func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName) *controllerConfig {
+	if name.Name == "" {
+		return nil
+	}
+	cm := st.ConfigMaps[name]
+	if m.config != nil && m.config.cm == cm && m.configName == name {
+		return m.config
+	}
+	if m.configTable == nil {
+		m.configTable = configmap.New(m.reg)
+	}
+	c := &controllerConfig{cm: cm}
+	// A ConfigMap not there applies nothing, and is no object's problem
+	// (the audit says it is missing): ingress-nginx starts without one.
+	if cm != nil {
+		c.settings = m.configTable.Parse(cm.Data)
+		for _, is := range c.settings.Issues {
+			c.problems = append(c.problems, ir.Problem{Kind: "ConfigMap", Namespace: name.Namespace, Name: name.Name,
+				Reason: is.Reason, Message: truncate(is.Message)})
+		}
+	}
+	m.config, m.configName = c, name
+	return c
+}
+
+// truncate bounds a message quoting a ConfigMap's value, as newProblem
+// bounds an Ingress's.
+func truncate(msg string) string {
+	msg = redactUserinfo(msg)
+	if len(msg) > maxMessage {
+		return strings.ToValidUTF8(msg[:maxMessage], "") + "..."
+	}
+	return msg
+}
+
+// WithConfigMap is refs with the controller ConfigMap name among what
+// every Ingress refers to (none when name is empty): its keys are every
+// Ingress's defaults, so kube keeps it (and watches it) while some owned
+// Ingress is there to apply it to.
+func WithConfigMap(refs func(*networkingv1.Ingress) []kube.Reference, name types.NamespacedName) func(*networkingv1.Ingress) []kube.Reference {
+	if name.Name == "" {
+		return refs
+	}
+	config := kube.Reference{Kind: kube.KindConfigMap, NamespacedName: name}
+	return func(ing *networkingv1.Ingress) []kube.Reference {
+		return append(slices.Clip(refs(ing)), config)
+	}
+}
