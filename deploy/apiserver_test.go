@@ -151,6 +151,14 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 			args = append(args, a)
 		}
 	}
+	// The controller ConfigMap, as the Helm chart's controller.config
+	// makes it and passes it (--configmap), with a value that does not
+	// parse: a Warning Event on it.
+	config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ingress-xds-config", Namespace: ns}, Data: map[string]string{"proxy-body-size": "lots"}}
+	if _, err := api.client.CoreV1().ConfigMaps(ns).Create(ctx, config, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--configmap", ns+"/ingress-xds-config")
 	t.Setenv("POD_NAMESPACE", ns)
 	t.Setenv("POD_NAME", "ingress-xds-0")
 	cp := framework.StartSecureControlPlane(t, xdsCerts, append(args, "--kubeconfig", kubeconfig)...)
@@ -197,6 +205,18 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 		}
 	}
 	framework.Eventually(t, waitLong, "a Warning Event on the Ingress", problemEvent(1))
+	framework.Eventually(t, waitLong, "a Warning Event on the controller ConfigMap", func() error {
+		list, err := api.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "ConfigMap" && e.InvolvedObject.Name == "ingress-xds-config" && e.Reason == "InvalidConfigMapValue" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no InvalidConfigMapValue event on the ConfigMap among %d events", len(list.Items))
+	})
 	// The problem goes and comes back: the recorder patches the Event's
 	// count rather than creating another. The Service must live long enough
 	// for the control plane to notice, which nothing outside it shows: so

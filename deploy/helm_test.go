@@ -235,7 +235,7 @@ func TestHelmChart(t *testing.T) {
 		if _, ok := flagValue(args, "envoy-selector"); ok {
 			t.Errorf("--envoy-selector with Envoy behind a Service: %q", args)
 		}
-		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1"} {
+		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1", "--configmap=web/ingress-xds-config"} {
 			if !slices.Contains(args, want) {
 				t.Errorf("args %q lack %s (watchIngressWithoutClass, extraArgs)", args, want)
 			}

@@ -19,8 +19,10 @@ import (
 // closed.
 func TestControllerConfigMap(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
+	ca := framework.NewCA(t, "ingress-xds e2e CA")
+	secure := ca.Issue(t, "secure", "secure.example.com")
 	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha)+tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM))
 	writeManifest(t, dir, "ingresses.yaml", configMapIngressesYAML)
 	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-body-size": "1k"}))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
@@ -102,6 +104,42 @@ func TestControllerConfigMap(t *testing.T) {
 		until("another client blocked", 10, 200, 200, 200)
 	})
 
+	// settings/tls.go "should configure HSTS policy header", "setting
+	// max-age parameter": with hsts,
+	// the HTTPS responses carry Strict-Transport-Security with the
+	// ConfigMap's max-age (includeSubDomains by default), the plain-HTTP
+	// ones do not; without it, none.
+	t.Run("hsts on HTTPS", func(t *testing.T) {
+		hstsOf := func() (string, error) {
+			r, err := framework.GetTLS(envoy.HTTPSAddress, "secure.example.com", ca.Pool(), "secure.example.com", "/")
+			if err != nil {
+				return "", err
+			}
+			if r.Status != http.StatusOK || r.Backend != "alpha" {
+				return "", fmt.Errorf("HTTPS: status %d from %q", r.Status, r.Backend)
+			}
+			return r.Header.Get("Strict-Transport-Security"), nil
+		}
+		framework.Eventually(t, convergeTimeout, "secure.example.com over HTTPS", func() error {
+			_, err := hstsOf()
+			return err
+		})
+		if v, _ := hstsOf(); v != "" {
+			t.Errorf("Strict-Transport-Security %q without hsts", v)
+		}
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"hsts": "true", "hsts-max-age": "600"}))
+		framework.Eventually(t, convergeTimeout, "the HSTS header", func() error {
+			if v, err := hstsOf(); err != nil || v != "max-age=600; includeSubDomains" {
+				return fmt.Errorf("Strict-Transport-Security %q (%v), want max-age=600; includeSubDomains", v, err)
+			}
+			return nil
+		})
+		r, err := framework.Get(envoy.HTTPAddress, "secure.example.com", "/")
+		if err != nil || r.Status != http.StatusOK || r.Header.Get("Strict-Transport-Security") != "" {
+			t.Errorf("plain HTTP: status %d, Strict-Transport-Security %q, %v: want 200 without it", r.Status, r.Header.Get("Strict-Transport-Security"), err)
+		}
+	})
+
 	// A value that does not parse is reported and treated as unset; the
 	// control plane goes on.
 	t.Run("a bad value is treated as unset", func(t *testing.T) {
@@ -123,6 +161,15 @@ func controllerConfigMapYAML(data map[string]string) string {
 }
 
 const configMapIngressesYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: secure, namespace: default}
+spec:
+  tls: [{hosts: [secure.example.com], secretName: secure-cert}]
+  rules:
+  - host: secure.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: plain, namespace: default}

@@ -86,6 +86,8 @@ type Builder struct {
 	memo *memo
 	http *ir.Listener
 	tls  *ir.Listener
+	// tlsHSTS is tls with the controller ConfigMap's HSTS, while it has one.
+	tlsHSTS *ir.Listener
 }
 
 // NewBuilder returns a Builder with nothing remembered yet.
@@ -108,10 +110,25 @@ func (b *Builder) Build(st *kube.State) *ir.IR {
 	out.Listeners = []*ir.Listener{b.http}
 	// The HTTPS listener is there when some host has a certificate.
 	if b.tls != nil && (len(out.Certificates) > 0 || b.opts.EnableSSLPassthrough && anyPassthrough(out.VirtualHosts)) {
-		out.Listeners = append(out.Listeners, b.tls)
+		out.Listeners = append(out.Listeners, b.tlsListener())
 		slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
 	}
 	return out
+}
+
+// tlsListener is the HTTPS listener, with the controller ConfigMap's HSTS
+// (the same value while that does not change).
+func (b *Builder) tlsListener() *ir.Listener {
+	hsts := b.memo.config.hsts()
+	if hsts == "" {
+		return b.tls
+	}
+	if b.tlsHSTS == nil || b.tlsHSTS.HSTS != hsts {
+		l := *b.tls
+		l.HSTS = hsts
+		b.tlsHSTS = &l
+	}
+	return b.tlsHSTS
 }
 
 // RefreshEndpoints returns a backend's ready endpoints from its Service's

@@ -56,6 +56,14 @@ func (c *controllerConfig) redirectCode() uint32 {
 	return uint32(c.settings.HTTPRedirectCode)
 }
 
+// hsts is the Strict-Transport-Security value of the HTTPS listener.
+func (c *controllerConfig) hsts() string {
+	if c == nil || c.settings == nil {
+		return ""
+	}
+	return c.settings.HSTS
+}
+
 // appliesToEvery says whether it sets something for an Ingress that has
 // no annotation.
 func (c *controllerConfig) appliesToEvery() bool {

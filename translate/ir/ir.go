@@ -66,6 +66,10 @@ type Listener struct {
 	// EscapedSlashes is what becomes of a request whose path holds an
 	// escaped slash (%2F, %5C); empty: EscapedSlashesRedirect.
 	EscapedSlashes EscapedSlashes `json:"escapedSlashes,omitempty"`
+	// HSTS, on an HTTPS listener, is the Strict-Transport-Security value
+	// every response it sends carries, replacing the backend's
+	// (ingress-nginx's hsts ConfigMap keys); empty: none.
+	HSTS string `json:"hsts,omitempty"`
 }
 
 // EscapedSlashes is what a listener does with a path holding %2F or %5C.

@@ -45,6 +45,9 @@ func (r *IR) Validate() error {
 		default:
 			bad("listener %s: unknown escaped-slashes action %q", l.Name, l.EscapedSlashes)
 		}
+		if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
+			bad("listener %s: HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.Name, l.HSTS)
+		}
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })

@@ -119,6 +119,11 @@ type Settings struct {
 	// HTTPRedirectCode is the status of the redirects to HTTPS
 	// (http-redirect-code); 0: unset.
 	HTTPRedirectCode int
+	// HSTS is the Strict-Transport-Security value of every HTTPS
+	// response (the hsts keys); empty: none.
+	HSTS string
+
+	hsts hstsKeys
 }
 
 // Parse reads a ConfigMap's data. A value that does not parse, and a key
@@ -164,5 +169,6 @@ func (t *Table) Parse(data map[string]string) *Settings {
 				Message: fmt.Sprintf("%s: a key of ingress-nginx's ConfigMap that ingress-xds does not honour yet: ignored (docs/configmap.md)", name)})
 		}
 	}
+	s.HSTS = s.hsts.header()
 	return s
 }

@@ -75,7 +75,10 @@ func TestParse(t *testing.T) {
 		{"ignored keys say nothing", map[string]string{"worker-processes": "4", "server-tokens": "true"}, 0, nil},
 		{"a bad value is treated as unset", map[string]string{"proxy-body-size": "lots", "proxy-read-timeout": "30"}, 1, []string{"proxy-body-size:InvalidConfigMapValue"}},
 		{"a bad range fails closed", map[string]string{"whitelist-source-range": "10.0.0.0/33"}, 1, []string{"whitelist-source-range:InvalidConfigMapValue"}},
-		{"not honoured yet, unknown", map[string]string{"hsts": "true", "proxy-bdy-size": "1m"}, 0, []string{"hsts:UnsupportedConfigMapKey", "proxy-bdy-size:UnknownConfigMapKey"}},
+		{"not honoured yet, unknown", map[string]string{"use-gzip": "true", "proxy-bdy-size": "1m"}, 0, []string{"proxy-bdy-size:UnknownConfigMapKey", "use-gzip:UnsupportedConfigMapKey"}},
+		{"hsts", map[string]string{"hsts": "true", "hsts-max-age": "600", "hsts-preload": "true"}, 0, nil},
+		{"hsts off", map[string]string{"hsts": "false", "hsts-max-age": "600"}, 0, nil},
+		{"hsts values that do not parse", map[string]string{"hsts": "true", "hsts-max-age": "-1", "hsts-include-subdomains": "sometimes"}, 0, []string{"hsts-include-subdomains:InvalidConfigMapValue", "hsts-max-age:InvalidConfigMapValue"}},
 		{"a value not honoured", map[string]string{"annotations-risk-level": "Low", "allow-snippet-annotations": "true"}, 0, []string{"annotations-risk-level:InvalidConfigMapValue"}},
 		{"an access control not applied refuses", map[string]string{"block-user-agents": "AlphaBot", "block-referers": "", "enable-modsecurity": "false"}, 1, []string{"block-user-agents:ConfigMapRefused"}},
 		{"block-cidrs", map[string]string{"block-cidrs": "192.0.2.0/24, 198.51.100.7"}, 0, nil},
@@ -94,6 +97,9 @@ func TestParse(t *testing.T) {
 			}
 			if tc.name == "block-cidrs" && !slices.Equal(s.BlockCIDRs, []string{"192.0.2.0/24", "198.51.100.7/32"}) && !slices.Equal(s.BlockCIDRs, []string{"192.0.2.0/24", "198.51.100.7"}) {
 				t.Errorf("block-cidrs %v", s.BlockCIDRs)
+			}
+			if want := map[string]string{"hsts": "max-age=600; includeSubDomains; preload", "hsts values that do not parse": "max-age=31536000; includeSubDomains"}[tc.name]; s.HSTS != want {
+				t.Errorf("HSTS %q, want %q", s.HSTS, want)
 			}
 			if tc.name == "codes" && (s.HTTPRedirectCode != 301 || s.LimitReqStatus != 429) {
 				t.Errorf("codes %d %d", s.HTTPRedirectCode, s.LimitReqStatus)

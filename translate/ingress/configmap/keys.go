@@ -1,6 +1,7 @@
 package configmap
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,10 +67,11 @@ func table() []Key {
 		ignored("http2-max-header-size", `""`, removedNote),
 		notYet("http2-max-requests", "0", ""),
 		notYet("http2-max-concurrent-streams", "128", ""),
-		notYet("hsts", `"true"`, ""),
-		notYet("hsts-include-subdomains", `"true"`, ""),
-		notYet("hsts-max-age", `"31536000"`, ""),
-		notYet("hsts-preload", `"false"`, ""),
+		{Name: "hsts", NginxDefault: `"true"`, verdict: annotations.HonouredWithDifference, apply: hsts,
+			Note: "Every response of the HTTPS listener carries Strict-Transport-Security (max-age, includeSubDomains and preload from the keys below), replacing the backend's, as ingress-nginx's TLS servers do. Only when the ConfigMap says \"true\": ingress-nginx's default (on without the key) is not applied."},
+		{Name: "hsts-include-subdomains", NginxDefault: `"true"`, apply: hstsSubdomains, Note: "With hsts."},
+		{Name: "hsts-max-age", NginxDefault: `"31536000"`, apply: hstsMaxAge, Note: "With hsts: seconds."},
+		{Name: "hsts-preload", NginxDefault: `"false"`, apply: hstsPreload, Note: "With hsts."},
 		notYet("keep-alive", "75", ""),
 		notYet("keep-alive-requests", "1000", ""),
 		ignored("large-client-header-buffers", `"4 8k"`, "nginx's buffers for long request headers; Envoy's limit is its own (60 KiB of headers)."),
@@ -314,6 +316,64 @@ func redirectCode(_ *Table, s *Settings, _, value string) error {
 	}
 	s.HTTPRedirectCode = n
 	return nil
+}
+
+func hsts(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (no HSTS)")
+	}
+	s.hsts.on = on
+	return nil
+}
+
+func hstsSubdomains(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (true)")
+	}
+	s.hsts.noSubdomains = !on
+	return nil
+}
+
+func hstsPreload(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.hsts.preload = on
+	return nil
+}
+
+func hstsMaxAge(_ *Table, s *Settings, _, value string) error {
+	n, err := strconv.ParseUint(strings.TrimSpace(value), 10, 32)
+	if err != nil {
+		return fmt.Errorf("not a number of seconds: treated as unset (31536000)")
+	}
+	s.hsts.maxAge = strconv.FormatUint(n, 10)
+	return nil
+}
+
+// hstsKeys are the hsts keys read, until Parse makes the header of them.
+type hstsKeys struct {
+	on, noSubdomains, preload bool
+	maxAge                    string
+}
+
+// header is the Strict-Transport-Security value, as ingress-nginx writes
+// it; empty without hsts.
+func (h hstsKeys) header() string {
+	if !h.on {
+		return ""
+	}
+	v := "max-age=" + cmp.Or(h.maxAge, "31536000")
+	if !h.noSubdomains {
+		v += "; includeSubDomains"
+	}
+	if h.preload {
+		v += "; preload"
+	}
+	return v
 }
 
 func isBool(s string) error {
