@@ -140,6 +140,39 @@ func TestControllerConfigMap(t *testing.T) {
 		}
 	})
 
+	// annotations/ipdenylist.go sets use-forwarded-headers in the
+	// ConfigMap and sends X-Forwarded-For: the address the trusted proxy
+	// appended (here the header's last) is the client that the
+	// ConfigMap's whitelist-source-range sees; without the key, the
+	// connection's peer.
+	t.Run("use-forwarded-headers", func(t *testing.T) {
+		client := framework.LoopbackClient()
+		forwarded := func(xff string) http.Header { return http.Header{"X-Forwarded-For": {xff}} }
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"use-forwarded-headers": "true", "whitelist-source-range": "18.0.0.0/8"}))
+		// One wait for all: the listener (trusted hops) and the routes
+		// (the range) are resources of their own, which Envoy may take
+		// one after the other.
+		framework.Eventually(t, convergeTimeout, "the forwarded client", func() error {
+			for _, c := range []struct {
+				xff    string
+				status int
+			}{{"18.0.0.1", 200}, {"10.10.10.10", 403}, {"18.4.0.1, 10.10.10.10", 403}, {"10.10.10.10, 18.4.0.1", 200}} {
+				want := ""
+				if c.status == 200 {
+					want = "alpha"
+				}
+				if err := expectClientHeader(client, cp.HTTPPort, "plain.example.com", forwarded(c.xff), c.status, want); err != nil {
+					return fmt.Errorf("X-Forwarded-For %q: %w", c.xff, err)
+				}
+			}
+			return nil
+		})
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"whitelist-source-range": "18.0.0.0/8"}))
+		framework.Eventually(t, convergeTimeout, "the peer again", func() error {
+			return expectClientHeader(client, cp.HTTPPort, "plain.example.com", forwarded("18.0.0.1"), http.StatusForbidden, "")
+		})
+	})
+
 	// A value that does not parse is reported and treated as unset; the
 	// control plane goes on.
 	t.Run("a bad value is treated as unset", func(t *testing.T) {

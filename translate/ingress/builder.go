@@ -86,8 +86,9 @@ type Builder struct {
 	memo *memo
 	http *ir.Listener
 	tls  *ir.Listener
-	// tlsHSTS is tls with the controller ConfigMap's HSTS, while it has one.
-	tlsHSTS *ir.Listener
+	// httpConfigured and tlsConfigured are http and tls with what the
+	// controller ConfigMap sets of them, while it sets something.
+	httpConfigured, tlsConfigured *ir.Listener
 }
 
 // NewBuilder returns a Builder with nothing remembered yet.
@@ -107,28 +108,34 @@ func NewBuilder(opts Options) *Builder {
 // Build returns the IR of a state.
 func (b *Builder) Build(st *kube.State) *ir.IR {
 	out := b.memo.buildModel(st, b.opts)
-	out.Listeners = []*ir.Listener{b.http}
+	out.Listeners = []*ir.Listener{b.configured(b.http, &b.httpConfigured)}
 	// The HTTPS listener is there when some host has a certificate.
 	if b.tls != nil && (len(out.Certificates) > 0 || b.opts.EnableSSLPassthrough && anyPassthrough(out.VirtualHosts)) {
-		out.Listeners = append(out.Listeners, b.tlsListener())
+		out.Listeners = append(out.Listeners, b.configured(b.tls, &b.tlsConfigured))
 		slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
 	}
 	return out
 }
 
-// tlsListener is the HTTPS listener, with the controller ConfigMap's HSTS
-// (the same value while that does not change).
-func (b *Builder) tlsListener() *ir.Listener {
-	hsts := b.memo.config.hsts()
-	if hsts == "" {
-		return b.tls
+// configured is listener l with what the controller ConfigMap sets of
+// listeners: HSTS on HTTPS, and use-forwarded-headers' trusted hop where
+// serve --trusted-forwarded-hops says none. The same value (in *last)
+// while that does not change.
+func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
+	want := *l
+	if l.Protocol == ir.HTTPS {
+		want.HSTS = b.memo.config.hsts()
 	}
-	if b.tlsHSTS == nil || b.tlsHSTS.HSTS != hsts {
-		l := *b.tls
-		l.HSTS = hsts
-		b.tlsHSTS = &l
+	if want.TrustedHops == 0 {
+		want.TrustedHops = b.memo.config.trustedHops()
 	}
-	return b.tlsHSTS
+	if want == *l {
+		return l
+	}
+	if *last == nil || **last != want {
+		*last = &want
+	}
+	return *last
 }
 
 // RefreshEndpoints returns a backend's ready endpoints from its Service's

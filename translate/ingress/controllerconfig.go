@@ -64,6 +64,14 @@ func (c *controllerConfig) hsts() string {
 	return c.settings.HSTS
 }
 
+// trustedHops is use-forwarded-headers' trusted proxies (0: unset).
+func (c *controllerConfig) trustedHops() uint32 {
+	if c == nil || c.settings == nil {
+		return 0
+	}
+	return c.settings.TrustedHops
+}
+
 // appliesToEvery says whether it sets something for an Ingress that has
 // no annotation.
 func (c *controllerConfig) appliesToEvery() bool {

@@ -122,6 +122,9 @@ type Settings struct {
 	// HSTS is the Strict-Transport-Security value of every HTTPS
 	// response (the hsts keys); empty: none.
 	HSTS string
+	// TrustedHops is how many proxies in front of Envoy are trusted with
+	// X-Forwarded-For (use-forwarded-headers); 0: unset.
+	TrustedHops uint32
 
 	hsts hstsKeys
 }

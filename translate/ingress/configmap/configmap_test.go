@@ -77,6 +77,8 @@ func TestParse(t *testing.T) {
 		{"a bad range fails closed", map[string]string{"whitelist-source-range": "10.0.0.0/33"}, 1, []string{"whitelist-source-range:InvalidConfigMapValue"}},
 		{"not honoured yet, unknown", map[string]string{"use-gzip": "true", "proxy-bdy-size": "1m"}, 0, []string{"proxy-bdy-size:UnknownConfigMapKey", "use-gzip:UnsupportedConfigMapKey"}},
 		{"hsts", map[string]string{"hsts": "true", "hsts-max-age": "600", "hsts-preload": "true"}, 0, nil},
+		{"use-forwarded-headers", map[string]string{"use-forwarded-headers": "true"}, 0, nil},
+		{"use-forwarded-headers that does not parse", map[string]string{"use-forwarded-headers": "yes please"}, 0, []string{"use-forwarded-headers:InvalidConfigMapValue"}},
 		{"hsts off", map[string]string{"hsts": "false", "hsts-max-age": "600"}, 0, nil},
 		{"hsts values that do not parse", map[string]string{"hsts": "true", "hsts-max-age": "-1", "hsts-include-subdomains": "sometimes"}, 0, []string{"hsts-include-subdomains:InvalidConfigMapValue", "hsts-max-age:InvalidConfigMapValue"}},
 		{"a value not honoured", map[string]string{"annotations-risk-level": "Low", "allow-snippet-annotations": "true"}, 0, []string{"annotations-risk-level:InvalidConfigMapValue"}},
@@ -100,6 +102,9 @@ func TestParse(t *testing.T) {
 			}
 			if want := map[string]string{"hsts": "max-age=600; includeSubDomains; preload", "hsts values that do not parse": "max-age=31536000; includeSubDomains"}[tc.name]; s.HSTS != want {
 				t.Errorf("HSTS %q, want %q", s.HSTS, want)
+			}
+			if want := map[string]uint32{"use-forwarded-headers": 1}[tc.name]; s.TrustedHops != want {
+				t.Errorf("trusted hops %d, want %d", s.TrustedHops, want)
 			}
 			if tc.name == "codes" && (s.HTTPRedirectCode != 301 || s.LimitReqStatus != 429) {
 				t.Errorf("codes %d %d", s.HTTPRedirectCode, s.LimitReqStatus)

@@ -140,7 +140,8 @@ func table() []Key {
 		ignored("bind-address", `""`, "The listeners' address is serve's --listen-address."),
 		ignored("bind-address-ipv4", `""`, "The listeners' address is serve's --listen-address."),
 		ignored("bind-address-ipv6", `""`, "The listeners' address is serve's --listen-address."),
-		notYet("use-forwarded-headers", `"false"`, "serve --trusted-forwarded-hops says how many proxies in front of Envoy are trusted with X-Forwarded-For (0, the default, is use-forwarded-headers: false)."),
+		{Name: "use-forwarded-headers", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: useForwardedHeaders,
+			Note: "true: one proxy in front of Envoy is trusted with X-Forwarded-For, as serve --trusted-forwarded-hops 1 (which, when set, wins): the client address that source ranges and rate limits see is the one that proxy appended. ingress-nginx, with its default proxy-real-ip-cidr 0.0.0.0/0, trusts every address of the header and takes the first, which the client chooses."},
 		notYet("enable-real-ip", `"false"`, "serve --trusted-forwarded-hops."),
 		notYet("forwarded-for-header", `"X-Forwarded-For"`, ""),
 		notYet("forwarded-for-proxy-protocol-header", `"X-Forwarded-For-Proxy-Protocol"`, ""),
@@ -374,6 +375,17 @@ func (h hstsKeys) header() string {
 		v += "; preload"
 	}
 	return v
+}
+
+func useForwardedHeaders(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	if on {
+		s.TrustedHops = 1
+	}
+	return nil
 }
 
 func isBool(s string) error {
