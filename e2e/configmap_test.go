@@ -233,3 +233,57 @@ spec:
   - host: allow.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
+
+// TestNginxDefaults checks serve --nginx-defaults through a real Envoy:
+// without a ConfigMap, the Ingresses get ingress-nginx's defaults where
+// they differ from Envoy's, as an ingress-nginx user expects them:
+// client_max_body_size 1m (annotations/proxy.go's proxy-body-size, unset),
+// ssl-redirect's 308 for a TLS host (ingress-nginx's ConfigMap default,
+// which settings/tls.go "should not use ports during the HTTP to HTTPS
+// redirection" relies on), HSTS on HTTPS (settings/tls.go "should configure
+// HSTS policy header", the default max-age and includeSubDomains); an
+// annotation still overrides them.
+func TestNginxDefaults(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	ca := framework.NewCA(t, "ingress-xds e2e CA")
+	secure := ca.Issue(t, "secure", "secure.example.com")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha)+tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM))
+	writeManifest(t, dir, "ingresses.yaml", configMapIngressesYAML)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--nginx-defaults")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	framework.Eventually(t, convergeTimeout, "secure.example.com over HTTPS", func() error {
+		return framework.ExpectTLS(envoy.HTTPSAddress, "secure.example.com", ca.Pool(), "secure.example.com", "/", http.StatusOK, "alpha")
+	})
+	for _, host := range []string{"plain.example.com", "own.example.com"} {
+		framework.Eventually(t, convergeTimeout, host+" served", func() error {
+			return envoy.Expect(host, "/", http.StatusOK, "alpha")
+		})
+	}
+	t.Run("a 1m body limit, which an annotation overrides", func(t *testing.T) {
+		for _, c := range []struct {
+			host         string
+			size, status int
+		}{{"plain.example.com", 1 << 19, 200}, {"plain.example.com", 1<<20 + 1, 413}, {"own.example.com", 1<<13 + 1, 413}} {
+			if r := send(t, envoy, http.MethodPost, c.host, "/", strings.NewReader(strings.Repeat("x", c.size))); r.status != c.status {
+				t.Errorf("POST of %d bytes to %s: %s, want %d", c.size, c.host, r, c.status)
+			}
+		}
+	})
+	t.Run("ssl-redirect for the TLS host, HSTS on HTTPS", func(t *testing.T) {
+		if err := envoy.Expect("secure.example.com", "/", http.StatusPermanentRedirect, ""); err != nil {
+			t.Errorf("plain HTTP to the TLS host: %v", err)
+		}
+		if err := envoy.Expect("plain.example.com", "/", http.StatusOK, "alpha"); err != nil {
+			t.Errorf("plain HTTP to a host without TLS: %v", err)
+		}
+		r, err := framework.GetTLS(envoy.HTTPSAddress, "secure.example.com", ca.Pool(), "secure.example.com", "/")
+		if err != nil || r.Header.Get("Strict-Transport-Security") != "max-age=31536000; includeSubDomains" {
+			t.Errorf("HTTPS: Strict-Transport-Security %q, %v: want ingress-nginx's default", r.Header.Get("Strict-Transport-Security"), err)
+		}
+	})
+}

@@ -42,6 +42,8 @@ type translateFlags struct {
 	externalName externalNameFlags
 	// configMap is ingress-nginx's controller ConfigMap, NAMESPACE/NAME.
 	configMap string
+	// nginxDefaults gives every Ingress ingress-nginx's defaults.
+	nginxDefaults bool
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -56,6 +58,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 	fs.StringVar(&t.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated header names the custom-headers annotation may set (as ingress-nginx's global-allowed-response-headers; none by default: an Ingress setting any other answers 503)")
 	fs.StringVar(&t.configMap, "configmap", "", "NAMESPACE/NAME of ingress-nginx's controller ConfigMap (its --configmap): its keys are every Ingress's defaults, an Ingress's annotations override them, and a change applies without a restart (docs/configmap.md); with -f, the ConfigMap is one of the manifests")
+	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys: a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 }
 
@@ -110,7 +113,8 @@ func (t *translateFlags) options() translate.Options {
 		TrustedForwardedHops: uint32(t.trustedForwardedHops),
 		EscapedSlashes:       must(escapedSlashes(t.escapedSlashes)), // validate checked it
 
-		ConfigMap: must(configMapName(t.configMap)), // validate checked it
+		ConfigMap:     must(configMapName(t.configMap)), // validate checked it
+		NginxDefaults: t.nginxDefaults,
 	}
 }
 

@@ -32,6 +32,9 @@ type ConfigMapKey struct {
 // front-end reported on it (problems holds the model's, by object).
 func configMapAudit(st *kube.State, opts ingress.Options, reg *annotations.Registry, problems map[ir.Object][]Problem) (string, []ConfigMapKey) {
 	name := opts.ConfigMap
+	if name.Name == "" && opts.NginxDefaults {
+		return "ingress-nginx's controller ConfigMap is not read (no --configmap); --nginx-defaults gives every Ingress ingress-nginx's defaults (docs/configmap.md)", nil
+	}
 	if name.Name == "" {
 		return noConfigMapNote, nil
 	}

@@ -74,6 +74,11 @@ type Options struct {
 	// object every Ingress refers to (WithConfigMap).
 	ConfigMap types.NamespacedName
 
+	// NginxDefaults gives every Ingress ingress-nginx's defaults where
+	// they differ from Envoy's (serve --nginx-defaults;
+	// configmap.NginxDefaults), under the ConfigMap's keys.
+	NginxDefaults bool
+
 	// config is that ConfigMap parsed, set by each build.
 	config *controllerConfig
 }

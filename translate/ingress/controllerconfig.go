@@ -80,11 +80,14 @@ func (c *controllerConfig) appliesToEvery() bool {
 
 // controllerConfig returns the parsed ConfigMap named (nil when none is),
 // parsing it again only when it is a new object.
-func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName) *controllerConfig {
-	if name.Name == "" {
+func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName, nginxDefaults bool) *controllerConfig {
+	if name.Name == "" && !nginxDefaults {
 		return nil
 	}
-	cm := st.ConfigMaps[name]
+	var cm *corev1.ConfigMap
+	if name.Name != "" {
+		cm = st.ConfigMaps[name]
+	}
 	if m.config != nil && m.config.cm == cm && m.configName == name {
 		return m.config
 	}
@@ -92,10 +95,18 @@ func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName) *cont
 		m.configTable = configmap.New(m.reg)
 	}
 	c := &controllerConfig{cm: cm}
-	// A ConfigMap not there applies nothing, and is no object's problem
-	// (the audit says it is missing): ingress-nginx starts without one.
+	// A ConfigMap not there applies nothing (but the defaults), and is no
+	// object's problem (the audit says it is missing): ingress-nginx
+	// starts without one.
+	var base, data map[string]string
+	if nginxDefaults {
+		base = configmap.NginxDefaults()
+	}
 	if cm != nil {
-		c.settings = m.configTable.Parse(cm.Data)
+		data = cm.Data
+	}
+	if cm != nil || nginxDefaults {
+		c.settings = m.configTable.ParseOver(base, data)
 		for _, is := range c.settings.Issues {
 			c.problems = append(c.problems, ir.Problem{Kind: "ConfigMap", Namespace: name.Namespace, Name: name.Name,
 				Reason: is.Reason, Message: truncate(is.Message)})

@@ -96,3 +96,26 @@ func TestControllerConfigMapChangeRebuilds(t *testing.T) {
 		}
 	}
 }
+
+// --nginx-defaults: ingress-nginx's defaults apply without a ConfigMap,
+// under the ConfigMap's keys, and under an Ingress's annotations.
+func TestNginxDefaults(t *testing.T) {
+	name := types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}
+	st := kube.NewState()
+	st.Ingresses = []*networkingv1.Ingress{
+		configTestIngress("own", map[string]string{"nginx.ingress.kubernetes.io/proxy-body-size": "8k"}),
+		configTestIngress("plain", nil),
+	}
+	m := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, NginxDefaults: true}).Build(st)
+	if got, own := bodyLimit(m, "plain.example.com"), bodyLimit(m, "own.example.com"); got != 1<<20 || own != 8<<10 {
+		t.Errorf("without a ConfigMap: plain's body limit %d, own's %d; want 1m and 8k", got, own)
+	}
+	if p := m.VirtualHosts[1].Routes[0].Policy; p == nil || p.Timeouts == nil || p.Timeouts.Idle != ir.Duration(60e9) {
+		t.Errorf("plain's timeouts: %+v, want 60 s between reads", p)
+	}
+	st.ConfigMaps[name] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name.Name, Namespace: name.Namespace}, Data: map[string]string{"proxy-body-size": "2k"}}
+	m = ingress.NewBuilder(ingress.Options{HTTPPort: 8080, NginxDefaults: true, ConfigMap: name}).Build(st)
+	if got := bodyLimit(m, "plain.example.com"); got != 2<<10 {
+		t.Errorf("the ConfigMap's proxy-body-size under --nginx-defaults: %d, want 2k", got)
+	}
+}

@@ -131,7 +131,7 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	// The controller ConfigMap, parsed once per version of it; the
 	// fragments that read it (all, when it is named) are built again when
 	// it changes, as with any object they read.
-	opts.config = m.controllerConfig(st, opts.ConfigMap)
+	opts.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with
 	// the same Services, Secrets and ConfigMaps, only the Ingresses that

@@ -129,6 +129,27 @@ type Settings struct {
 	hsts hstsKeys
 }
 
+// NginxDefaults are ingress-nginx's defaults where they differ from
+// Envoy's and ingress-xds honours the key (serve --nginx-defaults): the
+// values a ConfigMap that does not set these keys has in ingress-nginx.
+func NginxDefaults() map[string]string {
+	return map[string]string{
+		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
+		"ssl-redirect": "true", "hsts": "true",
+	}
+}
+
+// ParseOver is Parse of data over base (data's keys win): a ConfigMap's
+// over NginxDefaults.
+func (t *Table) ParseOver(base, data map[string]string) *Settings {
+	merged := maps.Clone(base)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, data)
+	return t.Parse(merged)
+}
+
 // Parse reads a ConfigMap's data. A value that does not parse, and a key
 // not honoured, are issues and otherwise treated as unset; never an error.
 func (t *Table) Parse(data map[string]string) *Settings {

@@ -3,6 +3,8 @@ package configmap
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -24,12 +26,24 @@ func (t *Table) Markdown() []byte {
 		"(its paths answer 503): the Ingresses are not served open. A key marked refused is an access control ingress-xds does not apply: " +
 		"while it is set, every Ingress is refused, unless `serve --unsupported-annotations=ignore` serves them without it.\n\n" +
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
-		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked).\n\n")
+		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked). `serve --nginx-defaults` gives every Ingress " +
+		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". Its `/.well-known/acme-challenge` exemption from the " +
+		"redirect to HTTPS (no-tls-redirect-locations) is not honoured yet.\n\n")
 	b.WriteString("| key | ingress-nginx's default | verdict | note |\n|---|---|---|---|\n")
 	for _, k := range t.keys {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", k.Name, cell(k.NginxDefault), k.verdictOrDefault(), cell(k.Note))
 	}
 	return b.Bytes()
+}
+
+// nginxDefaultsList is NginxDefaults as Markdown, sorted.
+func nginxDefaultsList() string {
+	d := NginxDefaults()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		out = append(out, fmt.Sprintf("`%s: %s`", k, d[k]))
+	}
+	return strings.Join(out, ", ")
 }
 
 // cell makes text safe in a Markdown table cell.
