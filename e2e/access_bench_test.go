@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,28 +41,15 @@ func BenchmarkAccessFilters(b *testing.B) {
 		ingresses = append(ingresses, accessIngress(h.name, h.name+".example.com", "/", h.annotations))
 	}
 	dir := b.TempDir()
-	for name, content := range map[string]string{"services.yaml": echoServicesYAML(alpha), "ingresses.yaml": strings.Join(ingresses, "")} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(b, dir, "ingresses.yaml", strings.Join(ingresses, ""))
 	cp := framework.StartControlPlane(b, "--manifests", dir)
 	cp.WaitReady(b)
 	envoy := framework.StartEnvoy(b, cp)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	get := func(host string) error {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)
-		req.Host = host
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backend") != "alpha" {
-			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
-		}
-		return nil
+		_, err := benchGet(client, "http://"+envoy.HTTPAddress+"/", host, nil, http.StatusOK, "alpha")
+		return err
 	}
 	framework.Eventually(b, convergeTimeout, "every host served", func() error {
 		for _, h := range hosts {
@@ -81,15 +64,9 @@ func BenchmarkAccessFilters(b *testing.B) {
 	if dump := envoy.ConfigDump(); !strings.Contains(dump, "envoy.filters.http.local_ratelimit") || !strings.Contains(dump, "envoy.filters.http.rbac") {
 		b.Fatal("Envoy's configuration lacks the RBAC or the rate limit filter")
 	}
-	for range 5 {
-		for _, h := range hosts {
-			b.Run(h.name, func(b *testing.B) {
-				for b.Loop() {
-					if err := get(h.name + ".example.com"); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
+	var names []string
+	for _, h := range hosts {
+		names = append(names, h.name)
 	}
+	benchRounds(b, names, func(name string) error { return get(name + ".example.com") })
 }

@@ -14,8 +14,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -444,9 +442,7 @@ func BenchmarkClientCert(b *testing.B) {
 		// on.authtls.test with a subject check too: every check at once.
 		"ingresses.yaml": strings.Replace(authTLSIngressesYAML("CN=authtls"), "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn: \"CN=authtls\", nginx.ingress.kubernetes.io/auth-tls-pass-certificate-to-upstream", 1),
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		writeManifest(b, dir, name, content)
 	}
 	cp := framework.StartControlPlane(b, "--manifests", dir)
 	cp.WaitReady(b)
@@ -460,18 +456,8 @@ func BenchmarkClientCert(b *testing.B) {
 		}
 	}
 	get := func(c *http.Client, host string) error {
-		req, _ := http.NewRequest(http.MethodGet, "https://"+envoy.HTTPSAddress+"/", nil)
-		req.Host = host
-		resp, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backend") != "alpha" {
-			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
-		}
-		return nil
+		_, err := benchGet(c, "https://"+envoy.HTTPSAddress+"/", host, nil, http.StatusOK, "alpha")
+		return err
 	}
 	framework.Eventually(b, convergeTimeout, "both hosts served", func() error {
 		if err := get(clients[true]["on.authtls.test"], "on.authtls.test"); err != nil {
@@ -479,19 +465,10 @@ func BenchmarkClientCert(b *testing.B) {
 		}
 		return get(clients[true]["plain.authtls.test"], "plain.authtls.test")
 	})
-	for range 5 {
-		for _, keepAlive := range []bool{true, false} {
-			kind := map[bool]string{true: "request", false: "handshake"}[keepAlive]
-			for _, host := range []string{"plain.authtls.test", "on.authtls.test"} {
-				c := clients[keepAlive][host]
-				b.Run(kind+"/"+strings.Split(host, ".")[0], func(b *testing.B) {
-					for b.Loop() {
-						if err := get(c, host); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-			}
-		}
-	}
+	// "request": a kept-alive connection; "handshake": a new one each time.
+	benchRounds(b, []string{"request/plain", "request/on", "handshake/plain", "handshake/on"}, func(name string) error {
+		kind, host, _ := strings.Cut(name, "/")
+		host += ".authtls.test"
+		return get(clients[kind == "request"][host], host)
+	})
 }

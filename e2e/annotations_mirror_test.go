@@ -5,8 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -303,27 +301,15 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `, "TARGET", l.Addr().String())
 	for name, content := range map[string]string{"services.yaml": echoServicesYAML(alpha), "ingresses.yaml": ingresses} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		writeManifest(b, dir, name, content)
 	}
 	cp := framework.StartControlPlane(b, "--manifests", dir, "--enable-external-name")
 	cp.WaitReady(b)
 	envoy := framework.StartEnvoy(b, cp)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	get := func(host string) error {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/page?x=1", nil)
-		req.Host = host
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
-		}
-		return nil
+		_, err := benchGet(client, "http://"+envoy.HTTPAddress+"/page?x=1", host, nil, http.StatusOK, "")
+		return err
 	}
 	framework.Eventually(b, convergeTimeout, "the mirror applied", func() error {
 		if err := get("plain.example.com"); err != nil {
@@ -334,15 +320,5 @@ spec:
 		}
 		return get("mirrored.example.com")
 	})
-	for range 5 {
-		for _, host := range []string{"plain.example.com", "mirrored.example.com"} {
-			b.Run(strings.TrimSuffix(host, ".example.com"), func(b *testing.B) {
-				for b.Loop() {
-					if err := get(host); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	benchRounds(b, []string{"plain", "mirrored"}, func(name string) error { return get(name + ".example.com") })
 }

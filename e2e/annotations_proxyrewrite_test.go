@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -169,27 +165,15 @@ func BenchmarkProxyRewrite(b *testing.B) {
 		"services.yaml":  readyServiceYAML("internal", &framework.Backend{Name: "internal", Host: "127.0.0.1", Port: n}),
 		"ingresses.yaml": proxyRewriteIngressesYAML,
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		writeManifest(b, dir, name, content)
 	}
 	cp := framework.StartControlPlane(b, "--manifests", dir)
 	cp.WaitReady(b)
 	envoy := framework.StartEnvoy(b, cp)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(host string) error {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/one/page", nil)
-		req.Host = host
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusFound {
-			return fmt.Errorf("%s: status %d", host, resp.StatusCode)
-		}
-		return nil
+		_, err := benchGet(client, "http://"+envoy.HTTPAddress+"/one/page", host, nil, http.StatusFound, "")
+		return err
 	}
 	framework.Eventually(b, convergeTimeout, "both hosts served", func() error {
 		if err := get("plain.example.com"); err != nil {
@@ -197,17 +181,5 @@ func BenchmarkProxyRewrite(b *testing.B) {
 		}
 		return get("rewrite.example.com")
 	})
-	// Rounds of both, taking turns, so that a machine whose speed drifts
-	// slows both alike.
-	for range 5 {
-		for _, host := range []string{"plain.example.com", "rewrite.example.com"} {
-			b.Run(strings.TrimSuffix(host, ".example.com"), func(b *testing.B) {
-				for b.Loop() {
-					if err := get(host); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	benchRounds(b, []string{"plain", "rewrite"}, func(name string) error { return get(name + ".example.com") })
 }

@@ -2,14 +2,9 @@ package e2e
 
 import (
 	"encoding/base64"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -48,65 +43,21 @@ func BenchmarkBasicAuth(b *testing.B) {
 		}, "---\n"),
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			b.Fatal(err)
-		}
+		writeManifest(b, dir, name, content)
 	}
 	cp := framework.StartControlPlane(b, "--manifests", dir, "--log-level", "warn")
 	cp.WaitReady(b)
 	envoy := framework.StartEnvoy(b, cp)
-	authorization := "Basic " + base64.StdEncoding.EncodeToString([]byte("foo:bar"))
+	credentials := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("foo:bar"))}}
+	get := func(client *http.Client, host string) error {
+		_, err := benchGet(client, "http://"+envoy.HTTPAddress+"/", host+".bench.example", credentials, http.StatusOK, "alpha")
+		return err
+	}
 	hosts := []string{"open", "bcrypt", "sha"}
 	for _, host := range hosts {
 		framework.Eventually(b, convergeTimeout, host+" served", func() error {
-			return basicBenchGet(http.DefaultClient, envoy.HTTPAddress, host+".bench.example", authorization)
+			return get(http.DefaultClient, host)
 		})
 	}
-	for _, mode := range []string{"serial", "parallel"} {
-		for _, host := range hosts {
-			b.Run(mode+"/"+host, func(b *testing.B) {
-				client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
-				defer client.CloseIdleConnections()
-				b.ResetTimer()
-				if mode == "serial" {
-					for range b.N {
-						if err := basicBenchGet(client, envoy.HTTPAddress, host+".bench.example", authorization); err != nil {
-							b.Fatal(err)
-						}
-					}
-				} else {
-					b.SetParallelism(8)
-					b.RunParallel(func(pb *testing.PB) {
-						for pb.Next() {
-							if err := basicBenchGet(client, envoy.HTTPAddress, host+".bench.example", authorization); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			})
-		}
-	}
-}
-
-// basicBenchGet sends GET / with the credentials and wants 200.
-func basicBenchGet(client *http.Client, address, host, authorization string) error {
-	req, err := http.NewRequest(http.MethodGet, "http://"+address+"/", nil)
-	if err != nil {
-		return err
-	}
-	req.Host = host
-	req.Header.Set("Authorization", authorization)
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %d", host, resp.StatusCode)
-	}
-	return nil
+	benchSerialAndParallel(b, hosts, get)
 }

@@ -1,14 +1,9 @@
 package e2e
 
 import (
-	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -35,11 +30,8 @@ func BenchmarkExternalAuth(b *testing.B) {
 		authIngress("auth", "auth.bench.example", "/", map[string]string{"auth-url": auth}),
 		authIngress("cached", "cached.bench.example", "/", map[string]string{"auth-url": auth, "auth-cache-key": "fixed", "auth-cache-duration": "200 1h"}),
 	}, "---\n")
-	for name, content := range map[string]string{"services.yaml": echoServicesYAML(alpha), "ingresses.yaml": ingresses} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(b, dir, "ingresses.yaml", ingresses)
 	cp := framework.StartControlPlane(b, "--manifests", dir, "--log-level", "warn")
 	cp.WaitReady(b)
 	envoy := framework.StartEnvoy(b, cp)
@@ -48,49 +40,8 @@ func BenchmarkExternalAuth(b *testing.B) {
 			return envoy.Expect(host+".bench.example", "/", http.StatusOK, "alpha")
 		})
 	}
-	for _, mode := range []string{"serial", "parallel"} {
-		for _, host := range []string{"open", "auth", "cached"} {
-			b.Run(mode+"/"+host, func(b *testing.B) {
-				client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
-				defer client.CloseIdleConnections()
-				b.ResetTimer()
-				if mode == "serial" {
-					for range b.N {
-						if err := benchGet(client, envoy.HTTPAddress, host+".bench.example"); err != nil {
-							b.Fatal(err)
-						}
-					}
-				} else {
-					b.SetParallelism(8)
-					b.RunParallel(func(pb *testing.PB) {
-						for pb.Next() {
-							if err := benchGet(client, envoy.HTTPAddress, host+".bench.example"); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			})
-		}
-	}
-}
-
-func benchGet(client *http.Client, address, host string) error {
-	req, err := http.NewRequest(http.MethodGet, "http://"+address+"/", nil)
-	if err != nil {
+	benchSerialAndParallel(b, []string{"open", "auth", "cached"}, func(client *http.Client, host string) error {
+		_, err := benchGet(client, "http://"+envoy.HTTPAddress+"/", host+".bench.example", nil, http.StatusOK, "alpha")
 		return err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %d", host, resp.StatusCode)
-	}
-	return nil
+	})
 }

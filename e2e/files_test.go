@@ -171,7 +171,7 @@ func assertNothingRejected(t *testing.T, envoy *framework.Envoy) {
 
 // writeManifest replaces dir/name atomically: the file source must never
 // see a half-written file (it skips hidden files, like the temporary one).
-func writeManifest(t *testing.T, dir, name, content string) {
+func writeManifest(t testing.TB, dir, name, content string) {
 	t.Helper()
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
