@@ -50,37 +50,52 @@ func (n *Netns) Client() *Client {
 	}}
 }
 
-// dial opens a connection from inside the namespace. A socket stays in
-// the namespace it was made in, so only its making needs the thread to be
-// there: the goroutine holds its thread, moves it into the namespace,
-// dials, and moves it back. A thread that cannot be moved back is never
-// handed to another goroutine (it stays locked, and Go ends it).
+// dial opens a connection from inside the namespace.
 func (n *Netns) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	var conn net.Conn
+	err := n.inside(func() (io.Closer, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		conn = c
+		return c, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// inside makes a socket (open returns it) from inside the namespace. A
+// socket stays in the namespace it was made in, so only its making needs
+// the thread to be there: the goroutine holds its thread, moves it into
+// the namespace, calls open, and moves it back. A thread that cannot be
+// moved back is never handed to another goroutine (it stays locked, and Go
+// ends it), and the socket is closed.
+func (n *Netns) inside(open func() (io.Closer, error)) error {
 	target, err := os.Open(filepath.Join("/run/netns", n.Name))
 	if err != nil {
-		return nil, fmt.Errorf("opening network namespace %s: %w", n.Name, err)
+		return fmt.Errorf("opening network namespace %s: %w", n.Name, err)
 	}
 	defer target.Close()
 	runtime.LockOSThread()
 	home, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("opening this thread's network namespace: %w", err)
+		return fmt.Errorf("opening this thread's network namespace: %w", err)
 	}
 	defer home.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("entering network namespace %s: %w", n.Name, err)
+		return fmt.Errorf("entering network namespace %s: %w", n.Name, err)
 	}
-	conn, dialErr := (&net.Dialer{}).DialContext(ctx, network, address)
+	socket, openErr := open()
 	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
-		if conn != nil {
-			conn.Close()
+		if openErr == nil {
+			socket.Close()
 		}
-		return nil, fmt.Errorf("leaving network namespace %s: %w", n.Name, err)
+		return fmt.Errorf("leaving network namespace %s: %w", n.Name, err)
 	}
 	runtime.UnlockOSThread()
-	return conn, dialErr
+	return openErr
 }
 
 // Get sends GET path to port on the client's Envoy address, with the Host
