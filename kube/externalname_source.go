@@ -489,7 +489,7 @@ func sameRef(a, b any) bool {
 	return va.Kind() == reflect.Map && vb.Kind() == reflect.Map && va.Type() == vb.Type() && va.UnsafePointer() == vb.UnsafePointer()
 }
 
-// fixedSource is a Source of one State, for ResolveExternalNames.
+// fixedSource is a Source of one State, for ResolveNames.
 type fixedSource struct{ st *State }
 
 func (f fixedSource) Run(ctx context.Context, changed func()) error {
@@ -503,14 +503,9 @@ func (f fixedSource) EndpointSlices(svc types.NamespacedName) []*EndpointSlice {
 	return f.st.EndpointSlices[svc]
 }
 
-// ResolveExternalNames is st with its ExternalName Services resolved once,
-// as a ResolvingSource would have them (for translate -f).
-func ResolveExternalNames(ctx context.Context, st *State, r Resolver, p AddressPolicy) *State {
-	return ResolveNames(ctx, st, r, p, nil)
-}
-
-// ResolveNames is ResolveExternalNames with the extra names extra lists
-// (ResolvingSource.ExtraNames).
+// ResolveNames is st with its ExternalName Services, and the extra names
+// extra lists (ResolvingSource.ExtraNames), resolved once, as a
+// ResolvingSource would have them (for translate -f).
 func ResolveNames(ctx context.Context, st *State, r Resolver, p AddressPolicy, extra func(*State) []string) *State {
 	s := &ResolvingSource{Source: fixedSource{st}, Resolver: r, Policy: p, ExtraNames: extra}
 	s.scan()
