@@ -14,7 +14,7 @@ import (
 )
 
 // Netns is a network namespace joined to the caller's namespace by a veth
-// pair. Its address comes from 198.18.0.0/15 (benchmarking space): the API
+// pair. Its address comes from 198.18.0.0/16 (benchmarking space): the API
 // server refuses loopback addresses in EndpointSlices, so backends that
 // Kubernetes objects point at must live on an address like this.
 type Netns struct {
@@ -99,13 +99,15 @@ func (n *Netns) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
 }
 
-// subnet picks a random /30 in 198.18.0.0/15 and returns its two usable
-// addresses.
+// subnet picks a random /30 in 198.18.0.0/16 and returns its two usable
+// addresses. The other half of the benchmarking space, 198.19.0.0/16, is the
+// kind cluster's (docker bridge, kind network, pods, Services: docs/kind.md),
+// so that the two suites can run at once.
 func subnet() (netip.Addr, netip.Addr) {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	base := netip.MustParseAddr("198.18.0.0").As4()
-	offset := binary.BigEndian.Uint32(b[:]) % (1 << 15) * 4 // 2^15 /30s in a /15
+	offset := binary.BigEndian.Uint32(b[:]) % (1 << 14) * 4 // 2^14 /30s in a /16
 	addr := binary.BigEndian.Uint32(base[:]) + offset
 	var host, peer [4]byte
 	binary.BigEndian.PutUint32(host[:], addr+1)
