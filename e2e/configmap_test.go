@@ -286,4 +286,33 @@ func TestNginxDefaults(t *testing.T) {
 			t.Errorf("HTTPS: Strict-Transport-Security %q, %v: want ingress-nginx's default", r.Header.Get("Strict-Transport-Security"), err)
 		}
 	})
+	// settings/no_tls_redirect_locations.go: ingress-nginx's
+	// no-tls-redirect-locations (by default /.well-known/acme-challenge)
+	// keeps an ACME HTTP-01 challenge's Ingress path, as cert-manager's
+	// solver writes it on the TLS host, on plain HTTP, where the CA asks
+	// for it; the host's other paths are still redirected, and a
+	// challenge path only / serves too (the exemption is the location's).
+	t.Run("the ACME challenge's path is not redirected", func(t *testing.T) {
+		writeManifest(t, dir, "acme.yaml", acmeSolverIngressYAML)
+		framework.Eventually(t, convergeTimeout, "the solver's path over plain HTTP", func() error {
+			return envoy.Expect("secure.example.com", "/.well-known/acme-challenge/token", http.StatusOK, "alpha")
+		})
+		for path, status := range map[string]int{"/": http.StatusPermanentRedirect, "/.well-known/acme-challenge/other": http.StatusPermanentRedirect} {
+			if err := envoy.Expect("secure.example.com", path, status, ""); err != nil {
+				t.Errorf("plain HTTP %s: %v", path, err)
+			}
+		}
+	})
 }
+
+// acmeSolverIngressYAML is the Ingress cert-manager's HTTP-01 solver makes
+// on the TLS host: the challenge's token path alone.
+const acmeSolverIngressYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: cm-acme-http-solver, namespace: default}
+spec:
+  rules:
+  - host: secure.example.com
+    http: {paths: [{path: /.well-known/acme-challenge/token, pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`

@@ -334,6 +334,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 			Source: f.source(),
 		}
 	}
+	route.Policy = f.exemptFromTLSRedirect(nginx.raw, route.Policy) // tlsexempt.go
 	var cluster *clusterRef
 	problemsBefore := len(f.frag.problems)
 	if ref, ok := f.resolveBackend(backend, where); ok && f.upstream.denied == "" {

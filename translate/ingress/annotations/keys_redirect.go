@@ -75,7 +75,8 @@ var SSLRedirect = Key[bool]{&definition{
 		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation, or the controller ` +
-		`ConfigMap's ssl-redirect (serve --configmap), says "true". /.well-known/acme-challenge is not exempted yet.`,
+		`ConfigMap's ssl-redirect (serve --configmap), says "true". Ingress paths starting with /.well-known/acme-challenge are exempted ` +
+		`(the ConfigMap's no-tls-redirect-locations) with serve --configmap or --nginx-defaults only.`,
 	parse: parseBool,
 }}
 

@@ -125,6 +125,9 @@ type Settings struct {
 	// TrustedHops is how many proxies in front of Envoy are trusted with
 	// X-Forwarded-For (use-forwarded-headers); 0: unset.
 	TrustedHops uint32
+	// NoTLSRedirect are no-tls-redirect-locations' paths; nil: unset
+	// (NoTLSRedirectLocations gives the default).
+	NoTLSRedirect []string
 
 	hsts hstsKeys
 }

@@ -27,8 +27,8 @@ func (t *Table) Markdown() []byte {
 		"while it is set, every Ingress is refused, unless `serve --unsupported-annotations=ignore` serves them without it.\n\n" +
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
 		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked). `serve --nginx-defaults` gives every Ingress " +
-		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". Its `/.well-known/acme-challenge` exemption from the " +
-		"redirect to HTTPS (no-tls-redirect-locations) is not honoured yet.\n\n")
+		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
+		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations).\n\n")
 	b.WriteString("| key | ingress-nginx's default | verdict | note |\n|---|---|---|---|\n")
 	for _, k := range t.keys {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", k.Name, cell(k.NginxDefault), k.verdictOrDefault(), cell(k.Note))
