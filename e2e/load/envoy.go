@@ -3,10 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -86,36 +83,4 @@ func (e *envoyProc) waitReady(ctx context.Context) error {
 		return fmt.Errorf("waiting for Envoy to be ready: %w (log: %s)", err, e.LogPath)
 	}
 	return nil
-}
-
-// rejected sums Envoy's update_rejected counters (one per xDS
-// subscription: listeners, clusters, routes, load assignments).
-func (e *envoyProc) rejected() (int64, error) {
-	resp, err := newHTTPClient().Get("http://" + e.admin + "/stats?filter=" + url.QueryEscape(`\.update_rejected$`))
-	if err != nil {
-		return 0, fmt.Errorf("reading Envoy's stats: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("reading Envoy's stats: %d %s %v", resp.StatusCode, body, err)
-	}
-	var sum int64
-	found := false
-	for _, line := range strings.Split(string(body), "\n") {
-		name, value, ok := strings.Cut(line, ": ")
-		if !ok || !strings.HasSuffix(name, ".update_rejected") {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("Envoy stat %s: %w", name, err)
-		}
-		sum, found = sum+n, true
-	}
-	if !found {
-		// A misspelt filter must not pass for "nothing rejected".
-		return 0, fmt.Errorf("Envoy has no update_rejected counter: %s", body)
-	}
-	return sum, nil
 }

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,21 +15,16 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
-// The Envoy phase: a real Envoy on the control plane's xDS port, a real
-// backend in a network namespace behind one Service, and Ingresses created
-// one at a time, each timed from just before its create request until
-// Envoy answers a request for its host with the backend's 200.
+// The Envoy phase: a real Envoy on the control plane's xDS port (through
+// a meter counting the bytes), two real backends in a network namespace,
+// and changes of four kinds (envoy_kinds.go) taking turns, each timed
+// from just before its API request until Envoy answers with the backend
+// it names.
 
 // EnvoyChanges is what the Envoy phase measured.
 type EnvoyChanges struct {
@@ -42,33 +36,95 @@ type EnvoyChanges struct {
 	// FirstServedSeconds until it first served the warm-up Ingress.
 	ReadySeconds       float64 `json:"ready_seconds"`
 	FirstServedSeconds float64 `json:"first_served_seconds"`
-	// Served is the figure: from just before each create request until the
-	// first 200 from the backend through Envoy.
+	// ReadyCPUSeconds is Envoy's CPU until it was ready (converging on
+	// the workload); ReadyBytes what the control plane had sent it then.
+	ReadyCPUSeconds float64 `json:"ready_cpu_seconds"`
+	ReadyBytes      int64   `json:"ready_bytes_to_envoy"`
+	// Served is the figure of the host kind: from just before each create
+	// request until the first 200 from the backend through Envoy.
 	Served Summary `json:"served"`
 	// ADSClient is, for the same changes, until the load command's ADS
 	// client received routes with the host; API the create request alone.
 	ADSClient Summary `json:"ads_client"`
 	API       Summary `json:"api"`
+	// Kinds are the figures of each kind of change, in the order run.
+	Kinds []*EnvoyKind `json:"kinds"`
 	// AnswersBeforeServed counts, over all changes, the polls that did not
-	// get the backend's 200, by status code ("404", "503") or "error".
+	// get the backend's 200, by status code ("404", "503"), "error", or
+	// the other backend's 200.
 	AnswersBeforeServed map[string]int `json:"answers_before_served"`
-	// BackendRequests is how many requests the backend answered in all.
+	// BackendRequests is how many requests the backends answered in all.
 	BackendRequests int64 `json:"backend_requests"`
 	// Rejected is the sum of Envoy's update_rejected counters: anything
 	// but 0 means Envoy refused configuration the control plane sent.
 	Rejected int64 `json:"envoy_rejected"`
+	// UpdatesAtReady and Updates are Envoy's update counters by xDS type
+	// when it was ready and after the changes.
+	UpdatesAtReady map[string]UpdateCounts `json:"updates_at_ready"`
+	Updates        map[string]UpdateCounts `json:"updates"`
+	// XDSConnections is how many connections Envoy opened to the control
+	// plane: 1 unless its stream broke.
+	XDSConnections int64 `json:"xds_connections"`
 	// Samples are the changes in order, for telling an outlier from the
 	// machine's other work at the time.
 	Samples []EnvoySample `json:"samples"`
 	// Envoy's own process figures, read at the end of the phase.
-	PeakRSSBytes int64   `json:"envoy_peak_rss_bytes"`
-	CPUSeconds   float64 `json:"envoy_cpu_seconds"`
+	PeakRSSBytes int64       `json:"envoy_peak_rss_bytes"`
+	CPUSeconds   float64     `json:"envoy_cpu_seconds"`
+	Memory       EnvoyMemory `json:"memory"`
+}
+
+// EnvoyKind is what one kind of change measured.
+type EnvoyKind struct {
+	Kind   string  `json:"kind"`
+	Served Summary `json:"served"`
+	API    Summary `json:"api"`
+	// BytesToEnvoy is what the control plane sent Envoy per change (from
+	// just before the change until just before the next).
+	BytesToEnvoy ByteSummary `json:"bytes_to_envoy"`
+	// CPUSeconds is Envoy's CPU over the changes of this kind, the
+	// requests it answered while polling included.
+	CPUSeconds float64 `json:"envoy_cpu_seconds"`
+	// AnswersBeforeServed are this kind's share of the phase's.
+	AnswersBeforeServed map[string]int `json:"answers_before_served"`
+}
+
+// ByteSummary describes per-change byte counts.
+type ByteSummary struct {
+	Count int   `json:"count"`
+	P50   int64 `json:"p50"`
+	P90   int64 `json:"p90"`
+	Max   int64 `json:"max"`
+	Total int64 `json:"total"`
+}
+
+// SummarizeBytes computes the summary of per-change byte counts.
+func SummarizeBytes(samples []int64) ByteSummary {
+	if len(samples) == 0 {
+		return ByteSummary{}
+	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	var total int64
+	for _, b := range sorted {
+		total += b
+	}
+	// The same nearest rank as Percentile's.
+	asDur := make([]time.Duration, len(sorted))
+	for i, b := range sorted {
+		asDur[i] = time.Duration(b)
+	}
+	return ByteSummary{
+		Count: len(sorted), Total: total, Max: sorted[len(sorted)-1],
+		P50: int64(Percentile(asDur, 50)), P90: int64(Percentile(asDur, 90)),
+	}
 }
 
 const (
-	// backendPort is where the backend listens in its namespace, and the
-	// port of its EndpointSlice.
-	backendPort = 8080
+	// backendPort and otherBackendPort are where the two backends listen
+	// in their namespace.
+	backendPort      = 8080
+	otherBackendPort = 8081
 	// envoyChangeTimeout bounds the wait for one change to be served.
 	envoyChangeTimeout = time.Minute
 	// adsGrace is how long, once Envoy served a change, the ADS client
@@ -91,29 +147,41 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 			s.log.Warn("deleting the network namespace", "name", ns.Name, "err", cerr)
 		}
 	}()
-	backend, err := startBackend(ns, "backend-"+run, filepath.Join(cfg.Dir, "backend.log"))
-	if err != nil {
-		return err
+	var bs backends
+	for _, b := range []struct {
+		into *(*backendServer)
+		name string
+		port int
+	}{{&bs.a, "backend-" + run, backendPort}, {&bs.b, "backend-" + run + "-b", otherBackendPort}} {
+		if *b.into, err = startBackend(ns, b.name, b.port, filepath.Join(cfg.Dir, b.name+".log")); err != nil {
+			return err
+		}
+		defer (*b.into).Close()
 	}
-	defer backend.Close()
-	defer func() { res.BackendRequests = backend.requests() }()
-	s.log.Info("backend listening", "netns", ns.Name, "address", backend.address)
+	defer func() { res.BackendRequests = bs.a.requests() + bs.b.requests() }()
+	s.log.Info("backends listening", "netns", ns.Name, "a", bs.a.address, "b", bs.b.address)
 
 	objs := envoyObjects{w: s.cfg.Workload, run: run, backendIP: ns.IP}
-	if err := objs.createBackend(ctx, s); err != nil {
+	if err := objs.createService(ctx, s, objs.service(), backendPort); err != nil {
 		return err
 	}
 	if cfg.Kubeconfig != "" {
 		defer objs.cleanUp(context.WithoutCancel(ctx), s, cfg.EnvoyChanges)
 	}
-	warm := objs.ingress("warm")
-	if _, err := s.kube.NetworkingV1().Ingresses(objs.w.Namespace).Create(ctx, warm, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the warm-up Ingress: %w", err)
+	kinds, err := objs.setupKinds(ctx, s, cfg.EnvoyKinds, cfg.EnvoyChanges, bs)
+	if err != nil {
+		return err
 	}
 
+	meter, err := startXDSMeter(s.xds)
+	if err != nil {
+		return err
+	}
+	defer meter.Close()
+	defer func() { res.XDSConnections = meter.Connections() }()
 	s.log.Info("starting Envoy", "binary", cfg.EnvoyBinary, "listener port", s.httpPort)
 	envoyStart := time.Now()
-	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, s.xds, s.httpPort, cfg.Dir)
+	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, meter.Address(), s.httpPort, cfg.Dir)
 	if err != nil {
 		return err
 	}
@@ -126,113 +194,198 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 		return err
 	}
 	res.ReadySeconds = time.Since(envoyStart).Seconds()
-	p := newPoller(envoy, backend.name, cfg.EnvoyPoll)
-	served, err := p.until(waitCtx, objs.host("warm"), envoyStart.Add(cfg.Timeout), map[string]int{})
-	if err != nil {
-		return fmt.Errorf("waiting for Envoy to serve the warm-up Ingress: %w", err)
-	}
-	res.FirstServedSeconds = served.Sub(envoyStart).Seconds()
-	s.log.Info("Envoy serving", "protocol", res.Protocol, "ready", secs(res.ReadySeconds), "firstServed", secs(res.FirstServedSeconds))
-
-	// Envoy's start set off work in both processes (its first responses,
-	// the warm-up Ingress's status): let it end before the first sample.
-	if err := s.quiesce(ctx, "Envoy started"); err != nil {
-		return err
-	}
-	idleCtx, cancelIdle := context.WithTimeout(ctx, time.Minute)
-	_, err = waitIdle(idleCtx, envoy.Pid(), 0.05)
-	cancelIdle()
-	if err != nil {
-		return err
-	}
-
-	var servedLat, adsLat, apiLat []time.Duration
-	for k := range cfg.EnvoyChanges {
-		if err := envoy.Exited(); err != nil {
-			return err
-		}
-		sample, err := s.envoyChange(ctx, p, objs, k, res.AnswersBeforeServed)
-		if err != nil {
-			return err
-		}
-		servedLat, apiLat = append(servedLat, sample.served), append(apiLat, sample.api)
-		res.Samples = append(res.Samples, EnvoySample{
-			Created:  sample.start.UTC().Format(time.RFC3339Nano),
-			ServedMs: ms(sample.served), ADSMs: ms(sample.ads), APIMs: ms(sample.api),
-		})
-		if sample.ads > 0 {
-			adsLat = append(adsLat, sample.ads)
-		}
-		s.log.Debug("Envoy change", "sample", k, "served", sample.served, "ads", sample.ads, "api", sample.api)
-		if err := sleep(ctx, cfg.Interval); err != nil {
-			return err
-		}
-	}
-	res.Served, res.ADSClient, res.API = Summarize(servedLat), Summarize(adsLat), Summarize(apiLat)
-	s.log.Info("Envoy changes", "p50ms", res.Served.P50, "p90ms", res.Served.P90, "p99ms", res.Served.P99, "maxms", res.Served.Max)
-	if res.Rejected, err = envoy.rejected(); err != nil {
-		return err
-	}
+	res.ReadyBytes = meter.ToEnvoy()
 	st, err := ReadProcStat(envoy.Pid())
 	if err != nil {
 		return err
 	}
+	res.ReadyCPUSeconds, res.Memory.ReadyRSSBytes = st.CPUSeconds, st.RSS
+	p := newPoller(envoy, cfg.EnvoyPoll)
+	for i, k := range kinds {
+		served, err := p.until(waitCtx, k.warm, envoyStart.Add(cfg.Timeout), map[string]int{})
+		if err != nil {
+			return fmt.Errorf("waiting for Envoy to serve the warm-up of the %s changes: %w", k.name, err)
+		}
+		if i == 0 {
+			res.FirstServedSeconds = served.Sub(envoyStart).Seconds()
+		}
+	}
+	s.log.Info("Envoy serving", "protocol", res.Protocol, "ready", secs(res.ReadySeconds), "firstServed", secs(res.FirstServedSeconds))
+
+	// Envoy's start set off work in both processes (its first responses,
+	// the warm-up Ingresses' status): let it end before the first sample.
+	if err := s.quiesce(ctx, "Envoy started"); err != nil {
+		return err
+	}
+	if err := envoyIdle(ctx, envoy); err != nil {
+		return err
+	}
+	if res.UpdatesAtReady, err = envoy.updates(); err != nil {
+		return err
+	}
+
+	perKind := map[string]*kindSamples{}
+	for _, k := range kinds {
+		perKind[k.name] = &kindSamples{answers: map[string]int{}}
+	}
+	for i := range cfg.EnvoyChanges {
+		for _, k := range kinds {
+			if err := envoy.Exited(); err != nil {
+				return err
+			}
+			sample, err := s.envoyChange(ctx, p, envoy, meter, k, i, perKind[k.name].answers)
+			if err != nil {
+				return err
+			}
+			perKind[k.name].add(sample)
+			res.Samples = append(res.Samples, EnvoySample{
+				Kind: k.name, Created: sample.start.UTC().Format(time.RFC3339Nano),
+				ServedMs: ms(sample.served), ADSMs: ms(sample.ads), APIMs: ms(sample.api),
+				BytesToEnvoy: sample.bytes, EnvoyCPUSeconds: sample.cpu,
+			})
+			s.log.Debug("Envoy change", "kind", k.name, "sample", i, "served", sample.served, "ads", sample.ads, "api", sample.api, "bytes", sample.bytes)
+		}
+	}
+	for _, k := range kinds {
+		ks := perKind[k.name]
+		out := &EnvoyKind{Kind: k.name, Served: Summarize(ks.served), API: Summarize(ks.api), BytesToEnvoy: SummarizeBytes(ks.bytes), CPUSeconds: ks.cpu, AnswersBeforeServed: ks.answers}
+		for answer, n := range ks.answers {
+			res.AnswersBeforeServed[answer] += n
+		}
+		res.Kinds = append(res.Kinds, out)
+		if k.name == KindHost {
+			res.Served, res.API, res.ADSClient = out.Served, out.API, Summarize(ks.ads)
+		}
+		s.log.Info("Envoy changes", "kind", k.name, "p50ms", out.Served.P50, "p90ms", out.Served.P90, "p99ms", out.Served.P99, "maxms", out.Served.Max, "bytesP50", out.BytesToEnvoy.P50)
+	}
+
+	if err := envoyIdle(ctx, envoy); err != nil {
+		return err
+	}
+	if st, err = ReadProcStat(envoy.Pid()); err != nil {
+		return err
+	}
 	res.PeakRSSBytes, res.CPUSeconds = st.PeakRSS, st.CPUSeconds
+	res.Memory.PeakRSSBytes, res.Memory.SettledRSSBytes = st.PeakRSS, st.RSS
+	if res.Updates, err = envoy.updates(); err != nil {
+		return err
+	}
+	for _, c := range res.Updates {
+		res.Rejected += c.Rejected
+	}
+	if cfg.EnvoyProfile {
+		if err := envoy.profileMemory(&res.Memory); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// envoyIdle waits, at most a minute, for Envoy to go idle.
+func envoyIdle(ctx context.Context, envoy *envoyProc) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err := waitIdle(ctx, envoy.Pid(), 0.05)
+	return err
 }
 
 // EnvoySample is one change of the Envoy phase.
 type EnvoySample struct {
-	Created  string  `json:"created"` // when the create request was sent, RFC 3339 UTC
+	Kind     string  `json:"kind"`
+	Created  string  `json:"created"` // when the API request was sent, RFC 3339 UTC
 	ServedMs float64 `json:"served_ms"`
-	// ADSMs is 0 when the ADS client did not receive it within adsGrace.
+	// ADSMs is 0 when the ADS client did not receive it within adsGrace,
+	// and for the kinds it does not watch.
 	ADSMs float64 `json:"ads_client_ms"`
 	APIMs float64 `json:"api_ms"`
+	// BytesToEnvoy and EnvoyCPUSeconds are from just before this change
+	// until just before the next.
+	BytesToEnvoy    int64   `json:"bytes_to_envoy"`
+	EnvoyCPUSeconds float64 `json:"envoy_cpu_seconds"`
 }
 
 type envoySample struct {
 	start            time.Time
 	served, ads, api time.Duration // ads is 0 when the client did not see it
+	bytes            int64
+	cpu              float64
 }
 
-// envoyChange creates change Ingress k and times it until Envoy serves it,
-// and until the ADS client has its route.
-func (s *session) envoyChange(ctx context.Context, p *poller, objs envoyObjects, k int, answers map[string]int) (envoySample, error) {
+// kindSamples gathers the samples of one kind.
+type kindSamples struct {
+	served, ads, api []time.Duration
+	bytes            []int64
+	cpu              float64
+	answers          map[string]int
+}
+
+func (ks *kindSamples) add(s envoySample) {
+	ks.served, ks.api = append(ks.served, s.served), append(ks.api, s.api)
+	if s.ads > 0 {
+		ks.ads = append(ks.ads, s.ads)
+	}
+	ks.bytes = append(ks.bytes, s.bytes)
+	ks.cpu += s.cpu
+}
+
+// envoyChange makes change i of kind k and times it until Envoy serves
+// it, and (for the host kind) until the ADS client has its route; then
+// pauses, and counts the bytes Envoy received and the CPU it used from
+// the change's start to the end of the pause.
+func (s *session) envoyChange(ctx context.Context, p *poller, envoy *envoyProc, meter *xdsMeter, k envoyKind, i int, answers map[string]int) (envoySample, error) {
 	var out envoySample
-	name := strconv.Itoa(k)
-	ing, host := objs.ingress(name), objs.host(name)
 	adsCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	adsAt := make(chan time.Time, 1)
+	var adsAt chan time.Time
+	if k.adsHost != nil {
+		adsAt = make(chan time.Time, 1)
+		host := k.adsHost(i)
+		go func() {
+			watch := &hostWatch{hosts: []string{host}}
+			snap, err := s.ads.WaitFor(adsCtx, watch.ready)
+			if err != nil {
+				adsAt <- time.Time{}
+				return
+			}
+			adsAt <- snap.Received[resource.RouteType]
+		}()
+	}
+	before, err := ReadProcStat(envoy.Pid())
+	if err != nil {
+		return out, err
+	}
+	bytesBefore := meter.ToEnvoy()
 
 	start := time.Now()
 	out.start = start
-	go func() {
-		watch := &hostWatch{hosts: []string{host}}
-		snap, err := s.ads.WaitFor(adsCtx, watch.ready)
-		if err != nil {
-			adsAt <- time.Time{}
-			return
-		}
-		adsAt <- snap.Received[resource.RouteType]
-	}()
-	if _, err := s.kube.NetworkingV1().Ingresses(objs.w.Namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
-		return out, fmt.Errorf("Envoy change %d: creating %s: %w", k, ing.Name, err)
+	tgt, err := k.change(ctx, i)
+	if err != nil {
+		return out, fmt.Errorf("Envoy change %s %d: %w", k.name, i, err)
 	}
 	out.api = time.Since(start)
-	served, err := p.until(ctx, host, start.Add(envoyChangeTimeout), answers)
+	served, err := p.until(ctx, tgt, start.Add(envoyChangeTimeout), answers)
 	if err != nil {
-		return out, fmt.Errorf("Envoy change %d: %w", k, err)
+		return out, fmt.Errorf("Envoy change %s %d: %w", k.name, i, err)
 	}
 	out.served = served.Sub(start)
-	select {
-	case at := <-adsAt:
-		if !at.IsZero() {
-			out.ads = at.Sub(start)
+	if adsAt != nil {
+		select {
+		case at := <-adsAt:
+			if !at.IsZero() {
+				out.ads = at.Sub(start)
+			}
+		case <-time.After(adsGrace):
+			s.log.Warn("the ADS client did not get an Ingress that Envoy served", "host", tgt.host, "grace", adsGrace)
 		}
-	case <-time.After(adsGrace):
-		s.log.Warn("the ADS client did not get an Ingress that Envoy served", "host", host, "grace", adsGrace)
 	}
+	if err := sleep(ctx, s.cfg.EnvoyInterval); err != nil {
+		return out, err
+	}
+	after, err := ReadProcStat(envoy.Pid())
+	if err != nil {
+		return out, err
+	}
+	out.bytes, out.cpu = meter.ToEnvoy()-bytesBefore, after.CPUSeconds-before.CPUSeconds
 	return out, nil
 }
 
@@ -253,6 +406,7 @@ func bootstrapProtocol(path string) string {
 // started from one of them, then could not reach the control plane.
 type backendServer struct {
 	name     string
+	port     int
 	address  string // ip:port in the namespace
 	proc     *framework.Process
 	baseline int64 // requests before the measurement (this side's checks)
@@ -260,13 +414,13 @@ type backendServer struct {
 
 // startBackend starts the backend in ns, its output in logPath, and waits
 // until it answers.
-func startBackend(ns *framework.Netns, name, logPath string) (*backendServer, error) {
+func startBackend(ns *framework.Netns, name string, port int, logPath string) (*backendServer, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("backend: finding this executable: %w", err)
 	}
-	address := net.JoinHostPort(ns.IP, strconv.Itoa(backendPort))
-	b := &backendServer{name: name, address: address}
+	address := net.JoinHostPort(ns.IP, strconv.Itoa(port))
+	b := &backendServer{name: name, port: port, address: address}
 	cmd := ns.Command(self)
 	cmd.Env = append(os.Environ(), backendAddressEnv+"="+address, backendNameEnv+"="+name)
 	if b.proc, err = framework.Spawn("the backend", cmd, logPath); err != nil {
@@ -324,100 +478,13 @@ func (b *backendServer) Close() error {
 	return nil
 }
 
-// envoyObjects are the Kubernetes objects of the Envoy phase: one Service
-// with one EndpointSlice to the backend, and Ingresses of one host each
-// routing every path to it. Names carry the run, so that runs against one
-// cluster do not collide.
+// envoyObjects are the Kubernetes objects of the Envoy phase (see
+// envoy_kinds.go). Names carry the run, so that runs against one cluster
+// do not collide.
 type envoyObjects struct {
 	w         Workload
 	run       string
 	backendIP string
-}
-
-func (o envoyObjects) service() string { return "backend-" + o.run }
-
-// host returns the host of the Ingress called name ("warm", "0", "1" ...).
-func (o envoyObjects) host(name string) string {
-	return fmt.Sprintf("envoy-%s-%s.load.test", o.run, name)
-}
-
-func (o envoyObjects) ingress(name string) *networkingv1.Ingress {
-	return &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("envoy-%s-%s", o.run, name), Namespace: o.w.Namespace},
-		Spec: networkingv1.IngressSpec{
-			IngressClassName: ptr.To(ClassName),
-			Rules: []networkingv1.IngressRule{{
-				Host: o.host(name),
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     "/",
-						PathType: ptr.To(networkingv1.PathTypePrefix),
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: o.service(),
-							Port: networkingv1.ServiceBackendPort{Number: servicePort},
-						}},
-					}},
-				}},
-			}},
-		},
-	}
-}
-
-func (o envoyObjects) createBackend(ctx context.Context, s *session) error {
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: o.service(), Namespace: o.w.Namespace},
-		Spec: corev1.ServiceSpec{
-			ClusterIP: corev1.ClusterIPNone,
-			Ports: []corev1.ServicePort{{
-				Name: portName, Protocol: corev1.ProtocolTCP,
-				Port: servicePort, TargetPort: intstr.FromInt32(backendPort),
-			}},
-		},
-	}
-	if _, err := s.kube.CoreV1().Services(o.w.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the backend's Service: %w", err)
-	}
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      o.service() + "-1",
-			Namespace: o.w.Namespace,
-			Labels:    map[string]string{discoveryv1.LabelServiceName: o.service()},
-		},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports: []discoveryv1.EndpointPort{{
-			Name:     ptr.To(portName),
-			Protocol: ptr.To(corev1.ProtocolTCP),
-			Port:     ptr.To(int32(backendPort)),
-		}},
-		Endpoints: []discoveryv1.Endpoint{{
-			Addresses:  []string{o.backendIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-		}},
-	}
-	if _, err := s.kube.DiscoveryV1().EndpointSlices(o.w.Namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the backend's EndpointSlice: %w", err)
-	}
-	return nil
-}
-
-// cleanUp deletes the phase's objects from a cluster that outlives the
-// run. Failures are only logged.
-func (o envoyObjects) cleanUp(ctx context.Context, s *session, count int) {
-	names := []string{"warm"}
-	for k := range count {
-		names = append(names, strconv.Itoa(k))
-	}
-	var errs []error
-	for _, name := range names {
-		err := s.kube.NetworkingV1().Ingresses(o.w.Namespace).Delete(ctx, o.ingress(name).Name, metav1.DeleteOptions{})
-		errs = append(errs, ignoreNotFound(err))
-	}
-	errs = append(errs,
-		s.kube.DiscoveryV1().EndpointSlices(o.w.Namespace).Delete(ctx, o.service()+"-1", metav1.DeleteOptions{}),
-		s.kube.CoreV1().Services(o.w.Namespace).Delete(ctx, o.service(), metav1.DeleteOptions{}))
-	if err := errors.Join(errs...); err != nil {
-		s.log.Warn("deleting the Envoy phase's objects", "err", err)
-	}
 }
 
 func ignoreNotFound(err error) error {
@@ -427,30 +494,30 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// poller sends GET / to Envoy's listener, with the Host header of the
-// Ingress under test, every interval until the backend answers.
+// poller sends GET requests to Envoy's listener, with the Host header and
+// path of the change under test, every interval until the backend the
+// change names answers.
 type poller struct {
 	client   *http.Client
-	url      string
-	backend  string
+	base     string
 	interval time.Duration
 }
 
-func newPoller(e *envoyProc, backend string, interval time.Duration) *poller {
-	return &poller{client: newHTTPClient(), url: "http://" + e.listener + "/", backend: backend, interval: interval}
+func newPoller(e *envoyProc, interval time.Duration) *poller {
+	return &poller{client: newHTTPClient(), base: "http://" + e.listener, interval: interval}
 }
 
-// until polls host until a 200 from the backend arrives, and returns when
-// it arrived (its response headers). Every other answer is counted into
+// until polls t until a 200 from t.backend arrives, and returns when it
+// arrived (its response headers). Every other answer is counted into
 // answers. It gives up at deadline.
-func (p *poller) until(ctx context.Context, host string, deadline time.Time, answers map[string]int) (time.Time, error) {
+func (p *poller) until(ctx context.Context, t target, deadline time.Time, answers map[string]int) (time.Time, error) {
 	last := ""
 	for {
 		sent := time.Now()
-		code, from, err := get(p.client, p.url, host)
+		code, from, err := get(p.client, p.base+t.path, t.host)
 		at := time.Now()
 		switch {
-		case err == nil && code == http.StatusOK && from == p.backend:
+		case err == nil && code == http.StatusOK && from == t.backend:
 			return at, nil
 		case err != nil:
 			last = "error"
@@ -464,7 +531,7 @@ func (p *poller) until(ctx context.Context, host string, deadline time.Time, ans
 		}
 		answers[last]++
 		if at.After(deadline) {
-			return time.Time{}, fmt.Errorf("Envoy did not serve %s until %s (last answer: %s; err: %v)", host, deadline.Format(time.RFC3339), last, err)
+			return time.Time{}, fmt.Errorf("Envoy did not serve %s%s from %s until %s (last answer: %s; err: %v)", t.host, t.path, t.backend, deadline.Format(time.RFC3339), last, err)
 		}
 		if err := sleep(ctx, time.Until(sent.Add(p.interval))); err != nil {
 			return time.Time{}, err

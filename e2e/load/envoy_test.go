@@ -46,6 +46,9 @@ func TestEnvoyPhase(t *testing.T) {
 				EnvoyBinary:   tools.Envoy,
 				Bootstrap:     bootstrap,
 				EnvoyPoll:     2 * time.Millisecond,
+				EnvoyKinds:    AllKinds,
+				EnvoyInterval: 50 * time.Millisecond,
+				EnvoyProfile:  true,
 				Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 			}
 			if err := cfg.Validate(); err != nil {
@@ -69,9 +72,44 @@ func TestEnvoyPhase(t *testing.T) {
 			if e.Served.Count != 3 || e.API.Count != 3 {
 				t.Errorf("%d changes served, %d created; want 3 and 3", e.Served.Count, e.API.Count)
 			}
-			// The warm-up Ingress and each change: one 200 each.
-			if e.BackendRequests != 4 {
-				t.Errorf("the backend answered %d requests, want 4 (one per Ingress)", e.BackendRequests)
+			if len(e.Kinds) != len(AllKinds) {
+				t.Fatalf("%d kinds of change measured, want %d", len(e.Kinds), len(AllKinds))
+			}
+			for i, k := range e.Kinds {
+				if k.Kind != AllKinds[i] || k.Served.Count != 3 || k.API.Count != 3 || k.BytesToEnvoy.Count != 3 {
+					t.Errorf("kind %d: %s with %d served, %d API, %d byte counts; want %s with 3 each", i, k.Kind, k.Served.Count, k.API.Count, k.BytesToEnvoy.Count, AllKinds[i])
+				}
+			}
+			// Every change sends Envoy something: a change that took no
+			// bytes was served from what Envoy had, and measured nothing.
+			for _, sm := range e.Samples {
+				if sm.BytesToEnvoy <= 0 {
+					t.Errorf("change %s at %s: %d bytes to Envoy", sm.Kind, sm.Created, sm.BytesToEnvoy)
+				}
+			}
+			// The backends answer each warm-up, each change's 200, and
+			// every 200 of the other backend while a shift was pending.
+			others := 0
+			for answer, n := range e.AnswersBeforeServed {
+				if strings.HasPrefix(answer, "200 from ") {
+					others += n
+				}
+			}
+			if want := int64(len(AllKinds) + 3*len(AllKinds) + others); e.BackendRequests != want {
+				t.Errorf("the backends answered %d requests, want %d (one per warm-up and change, %d from the other backend)", e.BackendRequests, want, others)
+			}
+			if e.XDSConnections != 1 {
+				t.Errorf("Envoy opened %d xDS connections, want 1", e.XDSConnections)
+			}
+			// Envoy applied updates of routes and endpoints during the
+			// changes, and the profile read what it holds.
+			for _, typ := range []string{"rds", "eds", "cds"} {
+				if e.Updates[typ].Success <= e.UpdatesAtReady[typ].Success {
+					t.Errorf("Envoy's %s updates: %d at ready, %d after the changes; want more after", typ, e.UpdatesAtReady[typ].Success, e.Updates[typ].Success)
+				}
+			}
+			if m := e.Memory; m.Stats == 0 || m.Clusters == 0 || m.ConfigDumpBytes == 0 || m.AllocatedBytes == 0 || m.SettledRSSBytes == 0 {
+				t.Errorf("Envoy's memory profile is missing figures: %+v", m)
 			}
 			if e.Rejected != 0 || res.Rejected != 0 {
 				t.Errorf("Envoy rejected %d updates, the ADS client %d responses; want none", e.Rejected, res.Rejected)
@@ -120,6 +158,7 @@ func TestValidateEnvoyPhase(t *testing.T) {
 		EnvoyBinary:  "envoy",
 		Bootstrap:    DefaultBootstrap,
 		EnvoyPoll:    time.Millisecond,
+		EnvoyKinds:   AllKinds,
 	}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "{http_port}") {
 		t.Errorf("Validate without {http_port}: %v, want an error naming it", err)

@@ -145,7 +145,8 @@ func (r *Result) WriteTable(out io.Writer) error {
 		row("  same, at the ADS client", "%s (API write %s)", percentilesMax(e.ADSClient), percentiles(e.API))
 		row("  Envoy", "ready %s after its start, first 200 at %s; peak RSS %s, CPU %.1f s; %d updates rejected",
 			secs(e.ReadySeconds), secs(e.FirstServedSeconds), bytesHuman(e.PeakRSSBytes), e.CPUSeconds, e.Rejected)
-		row("  answers before the 200", "%s (backend answered %d requests)", answersLine(e.AnswersBeforeServed), e.BackendRequests)
+		row("  answers before the 200", "%s (backends answered %d requests)", answersLine(e.AnswersBeforeServed), e.BackendRequests)
+		e.writeRows(row)
 	}
 	m := r.Memory
 	row("peak RSS", "%s before any fan-out (%s at convergence; RSS %s after convergence, %s after changes)",

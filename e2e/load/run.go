@@ -65,7 +65,15 @@ type Config struct {
 	// EnvoyPoll is the pause between requests to Envoy while waiting for
 	// a change to be served.
 	EnvoyPoll time.Duration
-	Log       *slog.Logger
+	// EnvoyKinds are the kinds of change the Envoy phase takes turns at
+	// (AllKinds by default), EnvoyChanges of each; EnvoyInterval the pause
+	// after each change.
+	EnvoyKinds    []string
+	EnvoyInterval time.Duration
+	// EnvoyProfile reads, after the changes, where Envoy's memory is
+	// (/memory, and the sizes of /stats, /clusters and /config_dump).
+	EnvoyProfile bool
+	Log          *slog.Logger
 }
 
 // Run creates the workload, starts the control plane and measures it.
@@ -451,6 +459,9 @@ func (cfg Config) Validate() error {
 		}
 		if cfg.EnvoyPoll <= 0 {
 			errs = append(errs, errors.New("-envoy-poll must be positive"))
+		}
+		if len(cfg.EnvoyKinds) == 0 {
+			errs = append(errs, errors.New("-envoy-kinds must name at least one kind of change"))
 		}
 	}
 	if cfg.Kubeconfig == "" && cfg.KubeAssets == "" {
