@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -130,6 +131,7 @@ func runServe(ctx context.Context, args []string) error {
 		Source:     source,
 		Translator: translate.NewTranslator(f.translate.options()),
 		Server:     server,
+		ConfigMap:  must(configMapName(f.translate.configMap)), // validate checked it
 	}
 	if events != nil { // a nil *EventReporter would be a non-nil EventRecorder
 		opts.Events = events
@@ -165,7 +167,7 @@ func runServe(ctx context.Context, args []string) error {
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
-	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: server.Gatherer(), Profiles: f.pprof})
+	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: prometheus.Gatherers{server.Gatherer(), p.Gatherer()}, Profiles: f.pprof})
 	run("health", func() error { return pipeline.ServeHTTP(ctx, f.metricsAddress, handler) })
 
 	<-ctx.Done()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/prometheus/client_golang/prometheus"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,9 @@ type Pipeline struct {
 	published    atomic.Bool
 	mu           sync.Mutex // serializes rebuilds
 	lastProblems map[translate.Problem]bool
+	// metrics are the pipeline's own (configmap.go), beside the server's.
+	metrics   *prometheus.Registry
+	configMap *configMapWatch // nil: no --configmap
 }
 
 // Options are what a Pipeline is made of.
@@ -52,6 +56,9 @@ type Options struct {
 	// Events, when set, also records each problem with an Ingress as a
 	// Warning Event on it (cluster mode; files have nowhere to put one).
 	Events EventRecorder
+	// ConfigMap is the controller ConfigMap (serve --configmap; empty:
+	// none), whose absence is logged and on the metrics (configmap.go).
+	ConfigMap types.NamespacedName
 }
 
 // New returns a Pipeline that has published nothing yet.
@@ -60,8 +67,17 @@ func New(o Options) *Pipeline {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events}
+	p := &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events,
+		metrics: prometheus.NewRegistry()}
+	if o.ConfigMap.Name != "" {
+		p.configMap = newConfigMapWatch(o.ConfigMap)
+	}
+	return p
 }
+
+// Gatherer is the pipeline's own metrics, for /metrics beside the
+// server's.
+func (p *Pipeline) Gatherer() prometheus.Gatherer { return p.metrics }
 
 // Ready reports whether a snapshot has been published. The source calls
 // for the first rebuild only once its caches are whole, so this also means
@@ -104,6 +120,9 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 			return
 		}
 		p.reportProblems(st, res.Problems)
+		if p.configMap != nil {
+			p.configMap.observe(p.log, st, p.metrics)
+		}
 	}
 	snap, err := p.server.Publish(ctx, res.Resources)
 	if err != nil {

@@ -15,7 +15,9 @@ func (t *Table) Markdown() []byte {
 	b.WriteString("<!-- Generated from translate/ingress/configmap/keys.go by `make golden`; do not edit. -->\n\n")
 	b.WriteString("`serve --configmap NAMESPACE/NAME` (and `translate` and `audit`, with the ConfigMap among the manifests of `-f`) " +
 		"reads ingress-nginx's controller ConfigMap (its `--configmap`; the Helm chart's `controller.config`, rendered as `ingress-xds-config`). " +
-		"A change to it takes effect without a restart. Below is every key of ingress-nginx's ConfigMap (its final release's " +
+		"A change to it takes effect without a restart. A ConfigMap that does not exist is no error (ingress-nginx starts without its own): " +
+		"serve logs that it is not found, `/metrics` has `ingress_xds_controller_configmap_found` at 0 until it is, and it applies " +
+		"the moment it is created. Below is every key of ingress-nginx's ConfigMap (its final release's " +
 		"`docs/user-guide/nginx-configuration/configmap.md`, and the keys its configuration code reads beside), with what ingress-xds does with it.\n\n" +
 		"A key of the same name as an annotation is that annotation's default: every Ingress that does not set the annotation gets the " +
 		"ConfigMap's value, read as the annotation's would be, and an Ingress's own annotation overrides it, as in ingress-nginx " +
