@@ -45,7 +45,8 @@ func TestFileMode(t *testing.T) {
 		if err := session.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee"); err != nil {
 			t.Fatal(err)
 		}
-		const rdsUpdates, listenerChanges = "http.ingress_http.rds.ingress_http.update_success", "listener_manager.listener_modified"
+		const listenerChanges = "listener_manager.listener_modified"
+		rdsUpdates := framework.HTTPRouteUpdates() // over VHDS in its suite
 		rdsBefore, listenersBefore := stat(t, envoy, rdsUpdates), stat(t, envoy, listenerChanges)
 
 		writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "tea"))

@@ -105,7 +105,7 @@ type loadSlot struct {
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress})}
+	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery})}
 }
 
 // Translate translates one state.

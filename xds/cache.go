@@ -73,7 +73,7 @@ var _ cache.Cache = (*resourceCache)(nil)
 // of its own and picks among those ready at random, so a SotW Envoy may get
 // a listener before its clusters and warms it until they come.
 var updateOrder = []string{
-	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType,
+	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType, resource.VirtualHostType,
 }
 
 func newResourceCache(logger *slog.Logger) *resourceCache {
@@ -107,6 +107,7 @@ func (c *resourceCache) update(changes []typeChange) {
 	defer c.mu.Unlock()
 	byType := make(map[string]*typeSnapshot, len(changes))
 	for _, ch := range changes {
+		ch.state.namespaced = ch.typeURL == resource.VirtualHostType // vhds.go
 		c.types[ch.typeURL] = ch.state
 		byType[ch.typeURL] = ch.state
 	}
@@ -328,7 +329,7 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	defer c.mu.Unlock()
 	if ts, ok := c.types[typeURL]; ok && !inSync(req, sub, ts) {
 		resp := deltaDiff(req, sub, ts)
-		if resp != nil || (sub.IsWildcard() && req.GetResponseNonce() == "") {
+		if resp != nil || ((sub.IsWildcard() || ts.namespaced) && req.GetResponseNonce() == "") {
 			if resp == nil {
 				returned := maps.Clone(sub.ReturnedResources())
 				if returned == nil {
@@ -384,7 +385,7 @@ func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) b
 func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
 	held := maps.Keys(known)
-	if !sub.IsWildcard() {
+	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())
 	}
 	return newDeltaResponse(req, known, ts, lacking(sub, ts, everything(sub, ts)), heldGone(known, ts, held))
@@ -404,6 +405,9 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 	if sub.IsWildcard() {
 		return slices.Values(ts.names)
 	}
+	if ts.namespaced {
+		return inNamespaces(ts, sub.SubscribedResources()) // vhds.go
+	}
 	return maps.Keys(sub.SubscribedResources())
 }
 
@@ -418,7 +422,7 @@ func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) [
 		if !exists {
 			continue
 		}
-		if _, wanted := subscribed[name]; !wanted && !sub.IsWildcard() {
+		if !sub.IsWildcard() && !ts.wants(subscribed, name) {
 			continue
 		}
 		if v, held := known[name]; !held || v != ts.hashes[j] {

@@ -75,7 +75,7 @@ func inspectable(typeURL string, r types.Resource) (*anypb.Any, error) {
 		// (proxy-ssl-secret).
 		r = redactCluster(r)
 	}
-	if typeURL == resource.RouteType {
+	if typeURL == resource.RouteType || typeURL == resource.VirtualHostType {
 		// Basic authentication's password hashes travel in routes.
 		r = redactRoute(r)
 	}

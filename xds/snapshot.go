@@ -46,6 +46,7 @@ func typedResources(r *translate.Resources) []typedList {
 	return []typedList{
 		typed(resource.ListenerType, r.Listeners),
 		typed(resource.RouteType, r.Routes),
+		typed(resource.VirtualHostType, r.VirtualHosts),
 		typed(resource.ClusterType, r.Clusters),
 		typed(resource.EndpointType, r.Endpoints),
 		typed(resource.SecretType, r.Secrets),
@@ -130,6 +131,9 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 		}
 	}
 	if err := referencedExactly(resource.RouteType, &next[types.Route], maps.Keys(routeRefs)); err != nil {
+		return err
+	}
+	if err := discoveredConsistent(&next[types.VirtualHost], &next[types.Route]); err != nil { // vhds.go
 		return err
 	}
 	return referencedExactly(resource.EndpointType, &next[types.Endpoint], func(yield func(string) bool) {

@@ -98,6 +98,10 @@ type typeSnapshot struct {
 	// byName indexes the content by name for readers of a Snapshot; shared
 	// by every state with the same content.
 	byName *nameIndexes
+	// namespaced says that a subscription to a name also asks for every
+	// resource in that namespace (VHDS's virtual hosts, vhds.go); the cache
+	// sets it.
+	namespaced bool
 }
 
 // nameIndexes are a type's versions and resources by name, built on first

@@ -44,6 +44,8 @@ type translateFlags struct {
 	configMap string
 	// nginxDefaults gives every Ingress ingress-nginx's defaults.
 	nginxDefaults bool
+	// vhds sends the plain-HTTP virtual hosts over VHDS.
+	vhds bool
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -60,6 +62,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.configMap, "configmap", "", "NAMESPACE/NAME of ingress-nginx's controller ConfigMap (its --configmap): its keys are every Ingress's defaults, an Ingress's annotations override them, and a change applies without a restart (docs/configmap.md); with -f, the ConfigMap is one of the manifests")
 	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys: a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
+	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
 }
 
 func (t *translateFlags) validate() error {
@@ -115,6 +118,8 @@ func (t *translateFlags) options() translate.Options {
 
 		ConfigMap:     must(configMapName(t.configMap)), // validate checked it
 		NginxDefaults: t.nginxDefaults,
+
+		VirtualHostDiscovery: t.vhds,
 	}
 }
 

@@ -71,6 +71,7 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
+	args = append(args, vhdsBootstrapArgs()...) // vhds.go
 	files := o.TLS
 	if files == nil && cp.TLS != nil {
 		files = &cp.TLS.Client

@@ -17,6 +17,9 @@ import (
 // configuration need not) replaced. Any other message, and a route
 // configuration without one, is returned as it is.
 func RedactRoute(m proto.Message) proto.Message {
+	if vh, ok := m.(*routev3.VirtualHost); ok {
+		return redactVirtualHost(vh) // vhds.go
+	}
 	rc, ok := m.(*routev3.RouteConfiguration)
 	if !ok {
 		return m

@@ -33,6 +33,11 @@ func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 	if out["secrets"], err = marshalAll(RedactSecrets(res.Secrets)); err != nil {
 		return nil, err
 	}
+	if len(res.VirtualHosts) > 0 { // vhds.go
+		if out["virtualHosts"], err = marshalAll(redactVirtualHosts(res.VirtualHosts)); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -51,8 +56,10 @@ func RenderJSON(res *Resources, problems []ir.Problem) ([]byte, error) {
 		Clusters  []json.RawMessage `json:"clusters"`
 		Endpoints []json.RawMessage `json:"endpoints"`
 		Secrets   []json.RawMessage `json:"secrets"`
-		Problems  []ir.Problem      `json:"problems"`
-	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], problems}
+		// Only with virtual host discovery (vhds.go).
+		VirtualHosts []json.RawMessage `json:"virtualHosts,omitempty"`
+		Problems     []ir.Problem      `json:"problems"`
+	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], byType["virtualHosts"], problems}
 	if doc.Problems == nil {
 		doc.Problems = []ir.Problem{}
 	}

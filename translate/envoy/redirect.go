@@ -17,6 +17,9 @@ import (
 type listenerSide struct {
 	tls  bool
 	port uint32
+	// discoveredIn names the route configuration whose virtual hosts are
+	// sent over VHDS (vhds.go), or is empty.
+	discoveredIn string
 }
 
 func (l listenerSide) scheme() string {

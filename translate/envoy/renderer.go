@@ -52,6 +52,10 @@ type Options struct {
 	// AuthzAddress is the ip:port of the authorisation service beside
 	// each Envoy (authz.go); DefaultAuthzAddress when empty.
 	AuthzAddress string
+	// VirtualHostDiscovery sends the plain-HTTP listener's virtual hosts
+	// over VHDS, each a resource of its own, for Envoys on delta xDS
+	// (vhds.go).
+	VirtualHostDiscovery bool
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -152,6 +156,10 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if err != nil {
 				return nil, err
 			}
+			if c.opts.VirtualHostDiscovery {
+				// vhds.go: the virtual hosts go as resources of their own.
+				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)
+			}
 			used |= uses
 			lis, err := c.listener(l, uses)
 			if err != nil {
@@ -242,7 +250,7 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		func(i, k int) { rendered[i] = prev.msgs[k] },
 		func(i int) {
 			if err == nil {
-				rendered[i], err = c.virtualHost(vhosts[i], listenerSide{port: l.Port})
+				rendered[i], err = c.virtualHost(vhosts[i], c.httpSide(l))
 			}
 		},
 		func(int) {})

@@ -18,6 +18,10 @@ type Resources struct {
 	Clusters  []Cluster
 	Endpoints []LoadAssignment
 	Secrets   []*tlsv3.Secret
+	// VirtualHosts are the virtual hosts sent over VHDS (vhds.go), each
+	// named for its route configuration; none unless the Renderer's
+	// Options.VirtualHostDiscovery is set.
+	VirtualHosts []*routev3.VirtualHost
 }
 
 // Cluster is a cluster resource: a *clusterv3.Cluster, or an *EDSCluster.

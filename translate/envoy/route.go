@@ -19,7 +19,7 @@ import (
 // listener redirects to HTTPS are plain routes. It also says which
 // optional HTTP filters the routes use.
 func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost, filterSet, error) {
-	evh := &routev3.VirtualHost{Name: vh.Host, Domains: append([]string{vh.Host}, vh.Aliases...), Routes: make([]*routev3.Route, 0, len(vh.Routes))}
+	evh := &routev3.VirtualHost{Name: l.virtualHostName(vh.Host), Domains: append([]string{vh.Host}, vh.Aliases...), Routes: make([]*routev3.Route, 0, len(vh.Routes))}
 	var uses filterSet
 	for i, r := range vh.Routes {
 		redirects, u, ok, err := redirectRoutes(vh, r, l)

@@ -55,6 +55,10 @@ type Options struct {
 	// it (an ip:port; envoy.DefaultAuthzAddress when empty). The renderer
 	// uses it, not the front-end.
 	AuthzAddress string
+	// VirtualHostDiscovery sends the plain-HTTP virtual hosts over VHDS,
+	// each a resource of its own, for Envoys on delta xDS (serve --vhds;
+	// translate/envoy/vhds.go). The renderer uses it, not the front-end.
+	VirtualHostDiscovery bool
 	// IgnoreRefusals serves an Ingress that carries an access control
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).
