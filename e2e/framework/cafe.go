@@ -89,6 +89,36 @@ func CafeRoutes() []RouteCase {
 	}
 }
 
+// CafeService is one Service the cafe Ingress names, on port 80: its port
+// is named PortName ("" for none), and it sends to the echo backend named
+// Backend, or to no ready endpoint when Backend is "". Each target makes
+// them its own way (Services and EndpointSlices in files, or Services over
+// Deployments on a cluster).
+type CafeService struct{ Name, PortName, Backend string }
+
+// CafeServices are the Services of CafeIngressYAML; "missing" is not one of
+// them, on purpose.
+func CafeServices() []CafeService {
+	return []CafeService{
+		{Name: "coffee", Backend: "coffee"},
+		{Name: "tea", PortName: "http", Backend: "tea"},
+		{Name: "empty"},
+	}
+}
+
+// CafeRerouted is what the cafe answers once CafeIngressYAML(_, "coffee")
+// is edited into CafeIngressYAML(_, "tea"): /coffee goes to tea, and the
+// rest of the Ingress is as it was.
+func CafeRerouted() []RouteCase {
+	return []RouteCase{
+		{"cafe.example.com", "/coffee", http.StatusOK, "tea"},
+		{"cafe.example.com", "/coffee/latte", http.StatusOK, "tea"},
+		{"cafe.example.com", "/tea", http.StatusOK, "tea"},
+		{"cafe.example.com", "/tea/menu", http.StatusOK, "coffee"},
+		{"tea.example.com", "/", http.StatusOK, "tea"},
+	}
+}
+
 // RouteCase is one request and the answer it must get.
 type RouteCase struct {
 	Host, Path string

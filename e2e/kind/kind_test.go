@@ -1,13 +1,15 @@
-// Package kind runs the end-to-end scenarios on a real cluster made by kind:
-// deploy/ as a user applies it, images built from the working tree, Envoy
-// reached through its DaemonSet's host ports. run.sh (make e2e-kind) creates
-// the cluster and passes it in through the environment; without it the test
-// skips, as there is no cluster to test.
+// Package kind runs the end-to-end scenarios on a real cluster: deploy/ as a
+// user applies it, images built from the working tree
+// (hack/project-images.sh), Envoy reached through its DaemonSet's host ports
+// on the nodes' addresses. It needs nothing but a kubeconfig (and the
+// images, loaded into the cluster or pullable by it), so that it runs
+// unchanged on any cluster whose nodes this machine reaches; run.sh (make
+// e2e-kind) creates a kind cluster and passes it in through the environment.
+// Without one the test skips, as there is no cluster to test.
 package kind
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -38,23 +41,36 @@ const (
 	// baseImage is the image deploy/ names for the control plane and the
 	// Envoy init container; the test swaps in the one run.sh loaded.
 	baseImage = "ghcr.io/ingress-xds/ingress-xds"
-	systemNS  = "ingress-xds"
-	appNS     = "cafe"
-	rollout   = 5 * time.Minute // pulls, scheduling, probes: generous
-	converge  = 60 * time.Second
+	// envoyImage is deploy/'s Envoy, swapped for INGRESS_XDS_KIND_ENVOY_IMAGE
+	// when set (a cluster without a registry).
+	envoyImage = "envoyproxy/envoy"
+	systemNS   = "ingress-xds"
+	appNS      = "cafe"
+	rollout    = 5 * time.Minute // pulls, scheduling, probes: generous
+	converge   = 60 * time.Second
+	envoyLabel = "app.kubernetes.io/name=envoy"
 )
 
 type cluster struct {
-	client    kubernetes.Interface
-	http      string // host:port of an Envoy's port 80
-	https     string // host:port of the same Envoy's port 443
-	echoImage string
+	base       context.Context // the whole test's
+	client     kubernetes.Interface
+	cfg        *rest.Config
+	kubeconfig string
+	objs       []*unstructured.Unstructured // deploy/ as applied
+	echoImage  string
+	// httpPort and httpsPort are the Envoys' host ports (deploy/envoy.yaml),
+	// on every node that runs one.
+	httpPort, httpsPort string
+	// loopbackHTTP and loopbackHTTPS are where kind publishes the first
+	// worker's host ports on this machine (cluster.yaml), when set: checked
+	// too, as kind's users reach Envoy that way.
+	loopbackHTTP, loopbackHTTPS string
 }
 
 func TestKind(t *testing.T) {
 	kubeconfig := os.Getenv("INGRESS_XDS_KIND_KUBECONFIG")
 	if kubeconfig == "" {
-		t.Skip("needs a kind cluster: run `make e2e-kind` (e2e/kind/run.sh)")
+		t.Skip("needs a cluster: run `make e2e-kind` (e2e/kind/run.sh), or set INGRESS_XDS_KIND_KUBECONFIG and the images")
 	}
 	env := func(name string) string {
 		v := os.Getenv(name)
@@ -69,12 +85,14 @@ func TestKind(t *testing.T) {
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	c := &cluster{
-		client:    kubernetes.NewForConfigOrDie(cfg),
-		http:      env("INGRESS_XDS_KIND_HTTP"),
-		https:     env("INGRESS_XDS_KIND_HTTPS"),
-		echoImage: env("INGRESS_XDS_KIND_ECHO_IMAGE"),
+		base:          t.Context(),
+		client:        kubernetes.NewForConfigOrDie(cfg),
+		cfg:           cfg,
+		kubeconfig:    kubeconfig,
+		echoImage:     env("INGRESS_XDS_KIND_ECHO_IMAGE"),
+		loopbackHTTP:  os.Getenv("INGRESS_XDS_KIND_HTTP"),
+		loopbackHTTPS: os.Getenv("INGRESS_XDS_KIND_HTTPS"),
 	}
-	image := env("INGRESS_XDS_KIND_IMAGE")
 	ctx := t.Context()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -83,15 +101,20 @@ func TestKind(t *testing.T) {
 	})
 
 	// deploy/ exactly as `kubectl apply -k deploy/` renders it, with our
-	// image.
-	objs, err := deploy.Render(filepath.Join(framework.RepoRoot(t), "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := setImage(objs, baseImage, image); n != 3 {
+	// images.
+	c.objs = renderDeploy(t)
+	if n := setImage(c.objs, baseImage, env("INGRESS_XDS_KIND_IMAGE")); n != 3 {
 		t.Fatalf("replaced %d images of %s in deploy/, want 3 (control plane, bootstrap, authorisation service)", n, baseImage)
 	}
-	if err := deploy.Apply(ctx, cfg, objs, "ingress-xds-e2e", false); err != nil {
+	if image := os.Getenv("INGRESS_XDS_KIND_ENVOY_IMAGE"); image != "" {
+		if n := setImage(c.objs, envoyImage, image); n != 1 {
+			t.Fatalf("replaced %d images of %s in deploy/, want 1", n, envoyImage)
+		}
+	}
+	if c.httpPort, c.httpsPort, err = envoyHostPorts(c.objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.Apply(ctx, cfg, c.objs, "ingress-xds-e2e", false); err != nil {
 		t.Fatal(err)
 	}
 	// The xDS certificates, as the install guide has the user make them:
@@ -104,14 +127,7 @@ func TestKind(t *testing.T) {
 		return deploymentReady(ctx, c.client, systemNS, "ingress-xds")
 	})
 	framework.Eventually(t, rollout, "envoy daemonset rolled out", func() error {
-		ds, err := c.client.AppsV1().DaemonSets(systemNS).Get(ctx, "envoy", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if s := ds.Status; s.DesiredNumberScheduled == 0 || s.NumberReady != s.DesiredNumberScheduled || s.UpdatedNumberScheduled != s.DesiredNumberScheduled {
-			return fmt.Errorf("envoy: %d of %d ready, %d updated", s.NumberReady, s.DesiredNumberScheduled, s.UpdatedNumberScheduled)
-		}
-		return nil
+		return c.envoysReady(ctx)
 	})
 
 	c.deployBackends(t)
@@ -120,9 +136,25 @@ func TestKind(t *testing.T) {
 	}
 	t.Run("tls", c.testTLS)
 	t.Run("status is the nodes of ready envoys", c.testStatus)
+	t.Run("rbac is what the control plane needs and no more", c.testRBAC)
 	t.Run("editing an ingress reroutes", c.testReroute)
-	t.Run("an envoy that goes away drops its address", c.testEnvoyGoesAway)
+	t.Run("an envoy restart fails no request", c.testEnvoyRestart)
+	t.Run("readiness holds an envoy without configuration out", c.testReadiness)
+	t.Run("a control plane rollout fails no request", c.testRollout)
 	t.Run("leader failover", c.testFailover)
+	t.Run("the control plane was refused nothing", c.testNothingForbidden)
+}
+
+func (c *cluster) ctx() context.Context { return c.base }
+
+// renderDeploy is deploy/ as `kubectl apply -k deploy/` renders it.
+func renderDeploy(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := deploy.Render(filepath.Join(framework.RepoRoot(t), "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 // setImage points containers that run image base (any tag) at image, and
@@ -140,7 +172,7 @@ func setImage(objs []*unstructured.Unstructured, base, image string) int {
 				m := c.(map[string]any)
 				if name, _ := m["image"].(string); name == base || strings.HasPrefix(name, base+":") || strings.HasPrefix(name, base+"@") {
 					m["image"] = image
-					m["imagePullPolicy"] = "IfNotPresent" // loaded by kind, never pulled
+					m["imagePullPolicy"] = "IfNotPresent" // loaded into the nodes, never pulled
 					n++
 				}
 			}
@@ -148,6 +180,45 @@ func setImage(objs []*unstructured.Unstructured, base, image string) int {
 		}
 	}
 	return n
+}
+
+// envoyHostPorts reads the host ports of the Envoy container's http and
+// https ports from the DaemonSet, where the test finds Envoy on each node.
+func envoyHostPorts(objs []*unstructured.Unstructured) (httpPort, httpsPort string, err error) {
+	for _, obj := range objs {
+		if obj.GetKind() != "DaemonSet" || obj.GetName() != "envoy" {
+			continue
+		}
+		ds := &appsv1.DaemonSet{}
+		if err := fromUnstructured(obj, ds); err != nil {
+			return "", "", err
+		}
+		for _, ct := range ds.Spec.Template.Spec.Containers {
+			for _, p := range ct.Ports {
+				switch p.Name {
+				case "http":
+					httpPort = fmt.Sprint(p.HostPort)
+				case "https":
+					httpsPort = fmt.Sprint(p.HostPort)
+				}
+			}
+		}
+	}
+	if httpPort == "" || httpsPort == "" || httpPort == "0" || httpsPort == "0" {
+		return "", "", fmt.Errorf("deploy/'s envoy DaemonSet has host ports http %q and https %q, want both", httpPort, httpsPort)
+	}
+	return httpPort, httpsPort, nil
+}
+
+func fromUnstructured(obj *unstructured.Unstructured, into any) error {
+	raw, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(raw, into); err != nil {
+		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return nil
 }
 
 func deploymentReady(ctx context.Context, client kubernetes.Interface, ns, name string) error {
@@ -159,15 +230,29 @@ func deploymentReady(ctx context.Context, client kubernetes.Interface, ns, name 
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
-	if s := d.Status; s.AvailableReplicas != want || s.UpdatedReplicas != want || s.ObservedGeneration < d.Generation {
-		return fmt.Errorf("%s/%s: %d of %d available, %d updated", ns, name, s.AvailableReplicas, want, s.UpdatedReplicas)
+	if s := d.Status; s.AvailableReplicas != want || s.UpdatedReplicas != want || s.Replicas != want || s.ObservedGeneration < d.Generation {
+		return fmt.Errorf("%s/%s: %d of %d available, %d updated, %d in all", ns, name, s.AvailableReplicas, want, s.UpdatedReplicas, s.Replicas)
 	}
 	return nil
 }
 
-// deployBackends creates the cafe of both suites (framework.CafeIngressYAML):
-// echo backends coffee and tea, a Service with no ready endpoint (empty),
-// and the cafe Ingress.
+// envoysReady is nil once the DaemonSet has an up-to-date, Ready Envoy on
+// every node it schedules to, and at least two (the disruption tests take
+// one away and need the other).
+func (c *cluster) envoysReady(ctx context.Context) error {
+	ds, err := c.client.AppsV1().DaemonSets(systemNS).Get(ctx, "envoy", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if s := ds.Status; s.DesiredNumberScheduled < 2 || s.NumberReady != s.DesiredNumberScheduled || s.UpdatedNumberScheduled != s.DesiredNumberScheduled || s.ObservedGeneration < ds.Generation {
+		return fmt.Errorf("envoy: %d of %d ready, %d updated (want two nodes at least)", s.NumberReady, s.DesiredNumberScheduled, s.UpdatedNumberScheduled)
+	}
+	return nil
+}
+
+// deployBackends creates the cafe of both suites (framework.CafeIngressYAML
+// and framework.CafeServices): an echo Deployment of two replicas for each
+// backend, the Services, and the cafe Ingress.
 func (c *cluster) deployBackends(t *testing.T) {
 	ctx := t.Context()
 	create(t, func() error {
@@ -177,20 +262,23 @@ func (c *cluster) deployBackends(t *testing.T) {
 	t.Cleanup(func() {
 		c.client.CoreV1().Namespaces().Delete(context.Background(), appNS, metav1.DeleteOptions{})
 	})
-	for _, name := range []string{"coffee", "tea"} {
+	var backends []string
+	for _, s := range framework.CafeServices() {
+		selects := s.Backend
+		if selects == "" {
+			selects = "nobody" // selects no pod: no ready endpoint
+		} else if !slices.Contains(backends, s.Backend) {
+			backends = append(backends, s.Backend)
+		}
+		svc := service(s.Name, selects, s.PortName)
 		create(t, func() error {
-			_, err := c.client.AppsV1().Deployments(appNS).Create(ctx, echoDeployment(name, c.echoImage), metav1.CreateOptions{})
+			_, err := c.client.CoreV1().Services(appNS).Create(ctx, svc, metav1.CreateOptions{})
 			return err
 		})
 	}
-	services := []*corev1.Service{
-		service("coffee", "coffee", ""),
-		service("tea", "tea", "http"),
-		service("empty", "nobody", ""), // selects no pod: no ready endpoint
-	}
-	for _, svc := range services {
+	for _, name := range backends {
 		create(t, func() error {
-			_, err := c.client.CoreV1().Services(appNS).Create(ctx, svc, metav1.CreateOptions{})
+			_, err := c.client.AppsV1().Deployments(appNS).Create(ctx, echoDeployment(name, c.echoImage), metav1.CreateOptions{})
 			return err
 		})
 	}
@@ -198,7 +286,7 @@ func (c *cluster) deployBackends(t *testing.T) {
 		_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, cafeIngress(t, "coffee"), metav1.CreateOptions{})
 		return err
 	})
-	for _, name := range []string{"coffee", "tea"} {
+	for _, name := range backends {
 		framework.Eventually(t, rollout, "backend "+name+" rolled out", func() error {
 			return deploymentReady(ctx, c.client, appNS, name)
 		})
@@ -259,24 +347,51 @@ func cafeIngress(t *testing.T, coffeeService string) *networkingv1.Ingress {
 	return ing
 }
 
+// envoyAddresses is every Envoy's HTTP (or, with https, HTTPS) address: the
+// host port on the node of each Ready Envoy, then kind's loopback mapping
+// when there is one.
+func (c *cluster) envoyAddresses(t *testing.T, https bool) []string {
+	t.Helper()
+	nodes, err := c.readyEnvoyHostIPs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, loopback := c.httpPort, c.loopbackHTTP
+	if https {
+		port, loopback = c.httpsPort, c.loopbackHTTPS
+	}
+	var out []string
+	for _, n := range nodes {
+		out = append(out, net.JoinHostPort(n, port))
+	}
+	if loopback != "" {
+		out = append(out, loopback)
+	}
+	return out
+}
+
 // testRouting checks the routing table of both suites
-// (framework.CafeRoutes), through the Envoy on the first worker's port 80.
+// (framework.CafeRoutes) through every Envoy: each node's port 80, and
+// kind's loopback mapping of the first worker's.
 func (c *cluster) testRouting(t *testing.T) {
-	framework.Eventually(t, converge, "first route served", func() error {
-		return framework.Expect(c.http, "cafe.example.com", "/coffee", http.StatusOK, "coffee")
-	})
-	for _, rc := range framework.CafeRoutes() {
-		// Each once, but after the first route the EDS of every cluster may
-		// still be on its way: allow a short convergence per case.
-		framework.Eventually(t, converge, fmt.Sprintf("GET %s%s", rc.Host, rc.Path), func() error {
-			return rc.Send(c.http)
+	for _, address := range c.envoyAddresses(t, false) {
+		framework.Eventually(t, converge, "first route served through "+address, func() error {
+			return framework.Expect(address, "cafe.example.com", "/coffee", http.StatusOK, "coffee")
 		})
+		for _, rc := range framework.CafeRoutes() {
+			// Each once, but after the first route the EDS of every
+			// cluster may still be on its way: allow a short convergence
+			// per case.
+			framework.Eventually(t, converge, fmt.Sprintf("GET %s%s through %s", rc.Host, rc.Path, address), func() error {
+				return rc.Send(address)
+			})
+		}
 	}
 }
 
-// testTLS terminates TLS for secure.example.com on Envoy's port 443 (the
-// node's 443), with a certificate from a Secret, and checks it against that
-// certificate with SNI.
+// testTLS terminates TLS for secure.example.com on every Envoy's port 443,
+// with a certificate from a Secret, and checks it against that certificate
+// with SNI.
 func (c *cluster) testTLS(t *testing.T) {
 	ctx := t.Context()
 	ca := framework.NewCA(t, "ingress-xds kind e2e CA")
@@ -298,199 +413,16 @@ func (c *cluster) testTLS(t *testing.T) {
 		return err
 	})
 	roots := ca.Pool()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		Proxy:           nil,
-		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "secure.example.com"},
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, c.https)
-		},
-		DisableKeepAlives: true,
-	}}
-	framework.Eventually(t, converge, "https://secure.example.com/ answered by tea over verified TLS", func() error {
-		resp, err := client.Get("https://secure.example.com/")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backend") != "tea" {
-			return fmt.Errorf("%d from %q", resp.StatusCode, resp.Header.Get("X-Backend"))
-		}
-		return nil
-	})
-}
-
-// readyEnvoyHostIPs is what the status should be, worked out independently
-// of the control plane: the host IPs of Ready, not terminating Envoy pods
-// (kind nodes have no ExternalIP).
-func (c *cluster) readyEnvoyHostIPs(ctx context.Context) ([]string, error) {
-	pods, err := c.client.CoreV1().Pods(systemNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=envoy"})
-	if err != nil {
-		return nil, err
-	}
-	var ips []string
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.HostIP == "" {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				ips = append(ips, p.Status.HostIP)
-			}
-		}
-	}
-	slices.Sort(ips)
-	return slices.Compact(ips), nil
-}
-
-func (c *cluster) statusOf(ctx context.Context, name string) ([]string, error) {
-	ing, err := c.client.NetworkingV1().Ingresses(appNS).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, lb := range ing.Status.LoadBalancer.Ingress {
-		out = append(out, lb.IP+lb.Hostname)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (c *cluster) statusMatches(ctx context.Context, name string, want []string) error {
-	got, err := c.statusOf(ctx, name)
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("ingress %s status %v, want %v", name, got, want)
-	}
-	return nil
-}
-
-func (c *cluster) testStatus(t *testing.T) {
-	ctx := t.Context()
-	want, err := c.readyEnvoyHostIPs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 2 {
-		t.Fatalf("envoys ready on %v: want one on each of the two workers", want)
-	}
-	framework.Eventually(t, converge, fmt.Sprintf("cafe status %v", want), func() error {
-		return c.statusMatches(ctx, "cafe", want)
-	})
-}
-
-func (c *cluster) testReroute(t *testing.T) {
-	ctx := t.Context()
-	ing, err := c.client.NetworkingV1().Ingresses(appNS).Get(ctx, "cafe", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ing.Spec = cafeIngress(t, "tea").Spec
-	if _, err := c.client.NetworkingV1().Ingresses(appNS).Update(ctx, ing, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, converge, "/coffee rerouted to tea", func() error {
-		return framework.Expect(c.http, "cafe.example.com", "/coffee", http.StatusOK, "tea")
-	})
-	if err := framework.Expect(c.http, "cafe.example.com", "/tea/menu", http.StatusOK, "coffee"); err != nil {
-		t.Errorf("the rest of the ingress after the edit: %v", err)
+	for _, address := range c.envoyAddresses(t, true) {
+		framework.Eventually(t, converge, "https://secure.example.com/ answered by tea over verified TLS through "+address, func() error {
+			return framework.ExpectTLS(address, "secure.example.com", roots, "secure.example.com", "/", http.StatusOK, "tea")
+		})
 	}
 }
 
-// testEnvoyGoesAway deletes the Envoy on the second worker (the tests'
-// traffic goes through the first): its node's address leaves the status as
-// soon as the pod terminates, and comes back with its replacement.
-func (c *cluster) testEnvoyGoesAway(t *testing.T) {
-	ctx := t.Context()
-	before, err := c.readyEnvoyHostIPs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, err := c.client.CoreV1().Pods(systemNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=envoy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var victim *corev1.Pod
-	for i, p := range pods.Items {
-		if strings.HasSuffix(p.Spec.NodeName, "-worker2") {
-			victim = &pods.Items[i]
-		}
-	}
-	if victim == nil {
-		t.Fatalf("no envoy on the second worker among %d envoy pods", len(pods.Items))
-	}
-	if err := c.client.CoreV1().Pods(systemNS).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	without := slices.DeleteFunc(slices.Clone(before), func(ip string) bool { return ip == victim.Status.HostIP })
-	framework.Eventually(t, converge, fmt.Sprintf("status without %s while its envoy terminates", victim.Status.HostIP), func() error {
-		return c.statusMatches(ctx, "cafe", without)
-	})
-	if err := framework.Expect(c.http, "cafe.example.com", "/tea", http.StatusOK, "tea"); err != nil {
-		t.Errorf("traffic through the other envoy: %v", err)
-	}
-	framework.Eventually(t, rollout, "status back to "+fmt.Sprint(before)+" with the replacement envoy", func() error {
-		return c.statusMatches(ctx, "cafe", before)
-	})
-}
-
-// testFailover deletes the control plane replica that holds the Lease: the
-// other takes over (the deleted one releases the Lease as it stops), status
-// keeps being written, and Envoy keeps its configuration and gets new
-// configuration from the surviving replica.
-func (c *cluster) testFailover(t *testing.T) {
-	ctx := t.Context()
-	leader := func() (string, error) {
-		lease, err := c.client.CoordinationV1().Leases(systemNS).Get(ctx, "ingress-xds-leader", metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-			return "", fmt.Errorf("nobody holds the lease")
-		}
-		pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
-		return pod, nil
-	}
-	var old string
-	framework.Eventually(t, converge, "a leader", func() (err error) {
-		old, err = leader()
-		return err
-	})
-	if err := c.client.CoreV1().Pods(systemNS).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, converge, "another replica leads", func() error {
-		now, err := leader()
-		if err == nil && now == old {
-			err = fmt.Errorf("%s still leads", old)
-		}
-		return err
-	})
-	if err := framework.Expect(c.http, "cafe.example.com", "/tea", http.StatusOK, "tea"); err != nil {
-		t.Errorf("traffic during the failover: %v", err)
-	}
-
-	late := cafeIngress(t, "coffee")
-	late.Name = "late"
-	late.Spec.Rules = []networkingv1.IngressRule{{Host: "late.example.com", IngressRuleValue: late.Spec.Rules[1].IngressRuleValue}}
-	create(t, func() error {
-		_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, late, metav1.CreateOptions{})
-		return err
-	})
-	framework.Eventually(t, converge, "an ingress created after the failover is routed", func() error {
-		return framework.Expect(c.http, "late.example.com", "/", http.StatusOK, "tea")
-	})
-	want, err := c.readyEnvoyHostIPs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, converge, "the new leader writes its status", func() error {
-		return c.statusMatches(ctx, "late", want)
-	})
-}
-
-// dumpLogs prints the tail of the control plane's and Envoy's logs.
+// dumpLogs prints the tail of every container's log in the system
+// namespace (init containers and the previous run of restarted ones too),
+// and the namespace's Events.
 func (c *cluster) dumpLogs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -501,40 +433,73 @@ func (c *cluster) dumpLogs(t *testing.T) {
 	}
 	tail := int64(80)
 	for _, p := range pods.Items {
-		for _, ct := range p.Spec.Containers {
-			raw, err := c.client.CoreV1().Pods(systemNS).GetLogs(p.Name, &corev1.PodLogOptions{Container: ct.Name, TailLines: &tail}).DoRaw(ctx)
-			if err != nil {
-				t.Logf("logs of %s/%s: %v", p.Name, ct.Name, err)
-				continue
+		restarted := map[string]bool{}
+		for _, s := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+			restarted[s.Name] = s.RestartCount > 0
+		}
+		for _, ct := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			for _, previous := range []bool{false, true} {
+				if previous && !restarted[ct.Name] {
+					continue
+				}
+				raw, err := c.client.CoreV1().Pods(systemNS).GetLogs(p.Name, &corev1.PodLogOptions{Container: ct.Name, TailLines: &tail, Previous: previous}).DoRaw(ctx)
+				if err != nil {
+					t.Logf("logs of %s/%s: %v", p.Name, ct.Name, err)
+					continue
+				}
+				t.Logf("--- last %d lines of %s/%s (on %s, previous run: %v) ---\n%s", tail, p.Name, ct.Name, p.Spec.NodeName, previous, raw)
 			}
-			t.Logf("--- last %d lines of %s/%s (on %s) ---\n%s", tail, p.Name, ct.Name, p.Spec.NodeName, raw)
 		}
 	}
+	events, err := c.client.CoreV1().Events(systemNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("listing events: %v", err)
+		return
+	}
+	var lines []string
+	for _, e := range events.Items {
+		lines = append(lines, fmt.Sprintf("%s %s %s/%s %s: %s", e.LastTimestamp.Format(time.TimeOnly), e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message))
+	}
+	slices.Sort(lines)
+	t.Logf("--- events in %s ---\n%s", systemNS, strings.Join(lines, "\n"))
 }
 
 // TestSetImage runs without a cluster: the image swap must hit the control
 // plane, the bootstrap init container and the authorisation service beside
-// Envoy, and leave Envoy's image alone.
+// Envoy, and Envoy on its own.
 func TestSetImage(t *testing.T) {
-	objs, err := deploy.Render(filepath.Join(framework.RepoRoot(t), "deploy"))
-	if err != nil {
-		t.Fatal(err)
+	objs := renderDeploy(t)
+	images := func() []string {
+		var out []string
+		for _, obj := range objs {
+			for _, field := range []string{"initContainers", "containers"} {
+				list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", field)
+				for _, c := range list {
+					out = append(out, c.(map[string]any)["image"].(string))
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
 	}
 	if n := setImage(objs, baseImage, "ingress-xds:test"); n != 3 {
 		t.Fatalf("replaced %d images, want 3", n)
 	}
-	var images []string
-	for _, obj := range objs {
-		for _, field := range []string{"initContainers", "containers"} {
-			list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", field)
-			for _, c := range list {
-				images = append(images, c.(map[string]any)["image"].(string))
-			}
-		}
+	if got, want := images(), []string{"envoyproxy/envoy:v1.40.0", "ingress-xds:test", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(got, want) {
+		t.Errorf("images %v, want %v", got, want)
 	}
-	slices.Sort(images)
-	if want := []string{"envoyproxy/envoy:v1.40.0", "ingress-xds:test", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(images, want) {
-		t.Errorf("images %v, want %v", images, want)
+	if n := setImage(objs, envoyImage, "ingress-xds-envoy:test"); n != 1 {
+		t.Fatalf("replaced %d Envoy images, want 1", n)
+	}
+	if got, want := images(), []string{"ingress-xds-envoy:test", "ingress-xds:test", "ingress-xds:test", "ingress-xds:test"}; !slices.Equal(got, want) {
+		t.Errorf("images %v, want %v", got, want)
+	}
+	httpPort, httpsPort, err := envoyHostPorts(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if httpPort != "80" || httpsPort != "443" {
+		t.Errorf("envoy's host ports %s and %s, want deploy/envoy.yaml's 80 and 443", httpPort, httpsPort)
 	}
 }
 
