@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,29 +99,9 @@ func TestKind(t *testing.T) {
 		}
 	})
 
-	// deploy/ exactly as `kubectl apply -k deploy/` renders it, with our
-	// images.
-	c.objs = renderDeploy(t)
-	if n := setImage(c.objs, baseImage, env("INGRESS_XDS_KIND_IMAGE")); n != 3 {
-		t.Fatalf("replaced %d images of %s in deploy/, want 3 (control plane, bootstrap, authorisation service)", n, baseImage)
-	}
-	if image := os.Getenv("INGRESS_XDS_KIND_ENVOY_IMAGE"); image != "" {
-		if n := setImage(c.objs, envoyImage, image); n != 1 {
-			t.Fatalf("replaced %d images of %s in deploy/, want 1", n, envoyImage)
-		}
-	}
-	if c.httpPort, c.httpsPort, err = envoyHostPorts(c.objs); err != nil {
-		t.Fatal(err)
-	}
-	if err := deploy.Apply(ctx, cfg, c.objs, "ingress-xds-e2e", false); err != nil {
-		t.Fatal(err)
-	}
-	// The xDS certificates, as the install guide has the user make them:
-	// the pods wait for these Secrets to start.
-	certgen := exec.Command(framework.IngressXDS(t), "certgen", "--kube", "--kubeconfig", kubeconfig, "--namespace", systemNS)
-	if out, err := certgen.CombinedOutput(); err != nil {
-		t.Fatalf("ingress-xds certgen --kube: %v\n%s", err, out)
-	}
+	// deploy/ as a user installs it (kustomize, or the Helm chart), with
+	// our images.
+	c.install(t, env("INGRESS_XDS_KIND_IMAGE"), os.Getenv("INGRESS_XDS_KIND_ENVOY_IMAGE"))
 	framework.Eventually(t, rollout, "control plane rolled out", func() error {
 		return deploymentReady(ctx, c.client, systemNS, "ingress-xds")
 	})
