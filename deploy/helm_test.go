@@ -324,7 +324,7 @@ func TestHelmChart(t *testing.T) {
 					// Flags are parsed in order, values included, up to
 					// --help: exit 0 means each is a flag of the command
 					// with a valid value.
-					args := append(slices.Clone(c.Args), "--help")
+					args := append(expandResourceRefs(c), "--help")
 					if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 						t.Errorf("%s: %s's container %s: ingress-xds %s: %v\n%s", name, objectKey(u), c.Name, strings.Join(args, " "), err, out)
 					}

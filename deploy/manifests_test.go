@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,6 +102,10 @@ func TestManifestsAgreeWithEachOther(t *testing.T) {
 	if v, _ := flagValue(boot.Args, "node-id"); v != "$(POD_NAME)" || !envFromField(boot, "POD_NAME", "metadata.name") {
 		t.Errorf("bootstrap node id %q: want $(POD_NAME) from metadata.name", v)
 	}
+	// The overload manager's heap follows the envoy container's limit.
+	if v, _ := flagValue(boot.Args, "memory-limit"); v != "$(ENVOY_MEMORY_LIMIT)" || !envFromResource(boot, "ENVOY_MEMORY_LIMIT", "envoy", "limits.memory") {
+		t.Errorf("bootstrap --memory-limit=%q: want $(ENVOY_MEMORY_LIMIT) from the envoy container's limits.memory", v)
+	}
 	admin, _ := flagValue(boot.Args, "admin-address")
 	if admin != "127.0.0.1:9901" {
 		t.Errorf("bootstrap --admin-address=%s: want 127.0.0.1:9901 (loopback only)", admin)
@@ -185,6 +190,34 @@ func TestManifestsAgreeWithEachOther(t *testing.T) {
 			}
 		}
 	}
+}
+
+// envFromResource says whether c's variable name is container's resource
+// (the Downward API's resourceFieldRef).
+func envFromResource(c corev1.Container, name, container, resource string) bool {
+	for _, e := range c.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil &&
+			e.ValueFrom.ResourceFieldRef.ContainerName == container && e.ValueFrom.ResourceFieldRef.Resource == resource {
+			return true
+		}
+	}
+	return false
+}
+
+// expandResourceRefs returns c's arguments with each $(VAR) of a
+// resourceFieldRef variable replaced as the kubelet does, by a number (1Gi
+// in bytes here): the binary is given what it would be given in a pod.
+func expandResourceRefs(c corev1.Container) []string {
+	args := slices.Clone(c.Args)
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
+			continue
+		}
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], "$("+e.Name+")", "1073741824")
+		}
+	}
+	return args
 }
 
 func envFromField(c corev1.Container, name, field string) bool {

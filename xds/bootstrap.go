@@ -34,6 +34,12 @@ type BootstrapOptions struct {
 	// sent as SNI unless it is an IP address; the host of XDSAddress when
 	// empty. Only used with TLS.
 	ServerName string
+	// Stats is which of Envoy's statistics to keep: StatsOperators (the
+	// default, when empty) or StatsAll (bootstrap_stats.go).
+	Stats string
+	// MaxHeapBytes, when above zero, is the heap Envoy may use: the
+	// overload manager sheds load as it nears it (bootstrap_overload.go).
+	MaxHeapBytes uint64
 }
 
 // Bootstrap builds an Envoy bootstrap that takes listeners and clusters (and
@@ -106,7 +112,7 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 			return nil, err
 		}
 	}
-	return &bootstrapv3.Bootstrap{
+	b := &bootstrapv3.Bootstrap{
 		Node: &corev3.Node{Id: o.NodeID, Cluster: nodeCluster},
 		Admin: &bootstrapv3.Admin{
 			Address: socketAddress(adminHost, adminPort),
@@ -126,7 +132,16 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
 			Clusters: []*clusterv3.Cluster{xdsCluster},
 		},
-	}, nil
+	}
+	if err := applyStats(b, o.Stats); err != nil {
+		return nil, err
+	}
+	if o.MaxHeapBytes > 0 {
+		if b.OverloadManager, err = overloadManager(o.MaxHeapBytes); err != nil {
+			return nil, fmt.Errorf("the overload manager: %w", err)
+		}
+	}
+	return b, nil
 }
 
 func splitHostPort(hostport string) (string, uint32, error) {
