@@ -85,6 +85,10 @@ type EnvoyKind struct {
 	// CPUSeconds is Envoy's CPU over the changes of this kind, the
 	// requests it answered while polling included.
 	CPUSeconds float64 `json:"envoy_cpu_seconds"`
+	// FirstRequest is how long the request that got the backend's 200
+	// took: the first request Envoy routed to the change. Envoy creates
+	// what it defers (a cluster on its worker, its traffic stats) then.
+	FirstRequest Summary `json:"first_request"`
 	// AnswersBeforeServed are this kind's share of the phase's.
 	AnswersBeforeServed map[string]int `json:"answers_before_served"`
 }
@@ -202,7 +206,7 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	res.ReadyCPUSeconds, res.Memory.ReadyRSSBytes = st.CPUSeconds, st.RSS
 	p := newPoller(envoy, cfg.EnvoyPoll)
 	for i, k := range kinds {
-		served, err := p.until(waitCtx, k.warm, envoyStart.Add(cfg.Timeout), map[string]int{})
+		served, _, err := p.until(waitCtx, k.warm, envoyStart.Add(cfg.Timeout), map[string]int{})
 		if err != nil {
 			return fmt.Errorf("waiting for Envoy to serve the warm-up of the %s changes: %w", k.name, err)
 		}
@@ -248,7 +252,7 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	}
 	for _, k := range kinds {
 		ks := perKind[k.name]
-		out := &EnvoyKind{Kind: k.name, Served: Summarize(ks.served), API: Summarize(ks.api), BytesToEnvoy: SummarizeBytes(ks.bytes), CPUSeconds: ks.cpu, AnswersBeforeServed: ks.answers}
+		out := &EnvoyKind{Kind: k.name, Served: Summarize(ks.served), API: Summarize(ks.api), BytesToEnvoy: SummarizeBytes(ks.bytes), CPUSeconds: ks.cpu, AnswersBeforeServed: ks.answers, FirstRequest: Summarize(ks.firstRequest)}
 		for answer, n := range ks.answers {
 			res.AnswersBeforeServed[answer] += n
 		}
@@ -307,6 +311,7 @@ type EnvoySample struct {
 type envoySample struct {
 	start            time.Time
 	served, ads, api time.Duration // ads is 0 when the client did not see it
+	firstRequest     time.Duration // the request that got the 200
 	bytes            int64
 	cpu              float64
 }
@@ -314,6 +319,7 @@ type envoySample struct {
 // kindSamples gathers the samples of one kind.
 type kindSamples struct {
 	served, ads, api []time.Duration
+	firstRequest     []time.Duration
 	bytes            []int64
 	cpu              float64
 	answers          map[string]int
@@ -321,6 +327,7 @@ type kindSamples struct {
 
 func (ks *kindSamples) add(s envoySample) {
 	ks.served, ks.api = append(ks.served, s.served), append(ks.api, s.api)
+	ks.firstRequest = append(ks.firstRequest, s.firstRequest)
 	if s.ads > 0 {
 		ks.ads = append(ks.ads, s.ads)
 	}
@@ -363,11 +370,11 @@ func (s *session) envoyChange(ctx context.Context, p *poller, envoy *envoyProc, 
 		return out, fmt.Errorf("Envoy change %s %d: %w", k.name, i, err)
 	}
 	out.api = time.Since(start)
-	served, err := p.until(ctx, tgt, start.Add(envoyChangeTimeout), answers)
+	served, took, err := p.until(ctx, tgt, start.Add(envoyChangeTimeout), answers)
 	if err != nil {
 		return out, fmt.Errorf("Envoy change %s %d: %w", k.name, i, err)
 	}
-	out.served = served.Sub(start)
+	out.served, out.firstRequest = served.Sub(start), took
 	if adsAt != nil {
 		select {
 		case at := <-adsAt:
@@ -508,9 +515,9 @@ func newPoller(e *envoyProc, interval time.Duration) *poller {
 }
 
 // until polls t until a 200 from t.backend arrives, and returns when it
-// arrived (its response headers). Every other answer is counted into
-// answers. It gives up at deadline.
-func (p *poller) until(ctx context.Context, t target, deadline time.Time, answers map[string]int) (time.Time, error) {
+// arrived (its response headers) and how long that one request took.
+// Every other answer is counted into answers. It gives up at deadline.
+func (p *poller) until(ctx context.Context, t target, deadline time.Time, answers map[string]int) (time.Time, time.Duration, error) {
 	last := ""
 	for {
 		sent := time.Now()
@@ -518,11 +525,11 @@ func (p *poller) until(ctx context.Context, t target, deadline time.Time, answer
 		at := time.Now()
 		switch {
 		case err == nil && code == http.StatusOK && from == t.backend:
-			return at, nil
+			return at, at.Sub(sent), nil
 		case err != nil:
 			last = "error"
 			if ctx.Err() != nil {
-				return time.Time{}, ctx.Err()
+				return time.Time{}, 0, ctx.Err()
 			}
 		case code == http.StatusOK:
 			last = "200 from " + strconv.Quote(from)
@@ -531,10 +538,10 @@ func (p *poller) until(ctx context.Context, t target, deadline time.Time, answer
 		}
 		answers[last]++
 		if at.After(deadline) {
-			return time.Time{}, fmt.Errorf("Envoy did not serve %s%s from %s until %s (last answer: %s; err: %v)", t.host, t.path, t.backend, deadline.Format(time.RFC3339), last, err)
+			return time.Time{}, 0, fmt.Errorf("Envoy did not serve %s%s from %s until %s (last answer: %s; err: %v)", t.host, t.path, t.backend, deadline.Format(time.RFC3339), last, err)
 		}
 		if err := sleep(ctx, time.Until(sent.Add(p.interval))); err != nil {
-			return time.Time{}, err
+			return time.Time{}, 0, err
 		}
 	}
 }

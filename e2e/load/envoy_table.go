@@ -17,8 +17,9 @@ func (e *EnvoyChanges) writeRows(row func(name, format string, args ...any)) {
 		if k.Served.Count > 0 {
 			per = k.CPUSeconds / float64(k.Served.Count)
 		}
-		row("  change: "+k.Kind, "%s; to Envoy p50 %s / p90 %s / max %s per change; Envoy CPU %.3f s per change; before the 200: %s",
-			percentilesMax(k.Served), bytesCount(k.BytesToEnvoy.P50), bytesCount(k.BytesToEnvoy.P90), bytesCount(k.BytesToEnvoy.Max), per, answersLine(k.AnswersBeforeServed))
+		row("  change: "+k.Kind, "%s; to Envoy p50 %s / p90 %s / max %s per change; Envoy CPU %.3f s per change",
+			percentilesMax(k.Served), bytesCount(k.BytesToEnvoy.P50), bytesCount(k.BytesToEnvoy.P90), bytesCount(k.BytesToEnvoy.Max), per)
+		row("", "the request served: p50 %.1f / max %.1f ms; before it: %s", k.FirstRequest.P50, k.FirstRequest.Max, answersLine(k.AnswersBeforeServed))
 	}
 	row("  Envoy updates", "%s (success/rejected by xDS type, during the changes; %d xDS connections)", updatesLine(e.UpdatesAtReady, e.Updates), e.XDSConnections)
 	m := e.Memory
