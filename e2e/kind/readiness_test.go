@@ -64,8 +64,11 @@ func (c *cluster) testReadiness(t *testing.T) {
 	if err := c.client.CoreV1().Pods(systemNS).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	fresh := c.replacement(t, victim, "a replacement of "+victim.Name+" whose readiness probe failed", func(p *corev1.Pod) error {
-		return c.probeFailed(p)
+	// Eight failures, three seconds apart: longer than Envoy's 15 s
+	// initial fetch timeout, after which an Envoy would start without
+	// configuration if its bootstrap allowed it.
+	fresh := c.replacement(t, victim, "a replacement of "+victim.Name+" whose readiness probe failed 8 times", func(p *corev1.Pod) error {
+		return c.probeFailed(p, 8)
 	})
 	if podReady(&fresh) {
 		t.Fatalf("%s is Ready without a control plane", fresh.Name)
@@ -98,17 +101,22 @@ func (c *cluster) testReadiness(t *testing.T) {
 	}
 }
 
-// probeFailed is nil once the kubelet has reported a failed readiness probe
-// of p (an Unhealthy Event): the probe ran, and said no.
-func (c *cluster) probeFailed(p *corev1.Pod) error {
+// probeFailed is nil once the kubelet has reported n failed readiness
+// probes of p (Unhealthy Events, with their counts): the probe ran, and
+// said no, n times.
+func (c *cluster) probeFailed(p *corev1.Pod, n int32) error {
 	events, err := c.client.CoreV1().Events(systemNS).List(c.ctx(), metav1.ListOptions{
 		FieldSelector: fields.Set{"involvedObject.name": p.Name, "involvedObject.uid": string(p.UID), "reason": "Unhealthy"}.String(),
 	})
 	if err != nil {
 		return err
 	}
-	if len(events.Items) == 0 {
-		return fmt.Errorf("no failed readiness probe of %s reported yet", p.Name)
+	var failures int32
+	for _, e := range events.Items {
+		failures += max(e.Count, 1)
+	}
+	if failures < n {
+		return fmt.Errorf("%d failed readiness probes of %s reported so far", failures, p.Name)
 	}
 	return nil
 }
