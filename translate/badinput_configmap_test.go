@@ -31,8 +31,11 @@ func configMapBadInputCases() []badInputCase {
 			manifests: bad + controllerConfigMap(`proxy-bdy-size: "1k", "bad key\n": x`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-key-not-honoured", reason: "UnsupportedConfigMapKey",
-			manifests: bad + controllerConfigMap(`ssl-ciphers: "NULL", use-gzip: "true"`),
+			manifests: bad + controllerConfigMap(`enable-brotli: "true", use-gzip: "true"`),
 			check:     plainRoute("bad.example.com")},
+		{name: "configmap-connection-value-unparsable", reason: "InvalidConfigMapValue",
+			manifests: bad + controllerConfigMap(connectionBadValues),
+			check:     connectionKeysUnset("bad.example.com")},
 		{name: "configmap-value-huge", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(`proxy-body-size: "`+strings.Repeat("9", 5000)+`"`),
 			check: func(t *testing.T, res *translate.Result) {

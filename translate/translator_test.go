@@ -216,6 +216,11 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 				cm.Data = map[string]string{}
 			}
 			cm.Data["X-Frame-Options"] = fmt.Sprintf("ALLOW-FROM https://%d.example.com", rng.Intn(100))
+			if *key == goldenOptions.ConfigMap {
+				// The controller ConfigMap's listener and cluster keys.
+				k, v := toggledConnectionKey(rng)
+				cm.Data[k] = v
+			}
 			st.ConfigMaps[*key] = cm
 			return "change configmap " + key.String()
 		}

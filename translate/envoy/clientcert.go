@@ -49,16 +49,17 @@ const (
 
 // hostTLS is the transport socket of a host's filter chain: its
 // certificate, and the CA its clients' certificates are checked against.
-func hostTLS(vh *ir.VirtualHost) (*corev3.TransportSocket, error) {
+func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, error) {
 	c := vh.ClientCert
 	if !c.Requested() {
-		return downstreamTLS(vh.Certificate)
+		return downstreamTLS(vh.Certificate, d)
 	}
 	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			// As downstreamTLS's.
 			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{Name: vh.Certificate, SdsConfig: adsSource()}},
-			AlpnProtocols:                  []string{"h2", "http/1.1"},
+			AlpnProtocols:                  alpn(d),
+			TlsParams:                      downstreamTLSParams(d),
 			ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
 				TrustedCa:      &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.CA}},
 				MaxVerifyDepth: wrapperspb.UInt32(c.Depth),

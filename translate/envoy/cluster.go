@@ -39,6 +39,9 @@ func renderCluster(c *ir.Cluster, be *ir.Backend, parts *clusterParts) (Cluster,
 	if err := applyClusterPolicy(out, c.Policy); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
+	if err := applyUpstreamPool(out, parts.pool, parts.poolOptions); err != nil { // upstream_pool.go
+		return nil, err
+	}
 	return out, nil
 }
 

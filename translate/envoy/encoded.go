@@ -5,9 +5,11 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -28,6 +30,11 @@ type clusterParts struct {
 	// every cluster.
 	eds            *clusterv3.Cluster_EdsClusterConfig
 	connectTimeout *durationpb.Duration
+	// pool is the connection pool's common options every backend cluster
+	// takes (ir.Upstream), and poolOptions a default cluster's protocol
+	// options with them; nil: Envoy's (upstream_pool.go).
+	pool        *corev3.HttpProtocolOptions
+	poolOptions map[string]*anypb.Any
 }
 
 // defaultConnectTimeout bounds connecting to an endpoint unless a cluster
@@ -68,6 +75,8 @@ func edsCluster(name string, parts *clusterParts) *clusterv3.Cluster {
 		EdsClusterConfig:     parts.eds,
 		ConnectTimeout:       parts.connectTimeout,
 		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
+		// Shared, never modified: upstream_pool.go.
+		TypedExtensionProtocolOptions: parts.poolOptions,
 	}
 }
 

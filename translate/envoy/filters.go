@@ -173,6 +173,9 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*l
 		// template sets the Upgrade and Connection headers everywhere).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	}
+	if err := applyDownstream(hcm, l); err != nil { // downstream.go
+		return nil, err
+	}
 	hcmAny, err := anypb.New(hcm)
 	if err != nil {
 		return nil, fmt.Errorf("packing http connection manager: %w", err)

@@ -44,6 +44,9 @@ type Renderer struct {
 
 	opts  Options
 	authz authzClusters
+	// upstream is the IR's Upstream the clusters were rendered with
+	// (upstream_pool.go): a change renders every cluster again.
+	upstream ir.Upstream
 }
 
 // Options are the renderer's settings that are not in the IR: where Envoy
@@ -114,11 +117,14 @@ type renderedHost struct {
 }
 
 type chainEntry struct {
-	cert    string
-	uses    filterSet
-	aliases []string
-	client  *ir.ClientCert // clientcert.go
-	msg     *listenerv3.FilterChain
+	// listener is the listener the chain was rendered for: its connection
+	// manager and TLS context say what the listener does.
+	listener ir.Listener
+	cert     string
+	uses     filterSet
+	aliases  []string
+	client   *ir.ClientCert // clientcert.go
+	msg      *listenerv3.FilterChain
 }
 
 type secretEntry struct {
@@ -179,6 +185,9 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 		for _, cert := range m.Certificates {
 			res.Secrets = append(res.Secrets, c.secret(cert))
 		}
+	}
+	if err := c.useUpstream(m.Upstream); err != nil {
+		return nil, err
 	}
 	if err := c.clustersAndLoads(res, m); err != nil {
 		return nil, err
@@ -242,7 +251,7 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 // two: the previous one gives the renderings of the unchanged virtual hosts,
 // found in place by identity, without a lookup each.
 func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
-	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts))}
+	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)), RequestHeadersToAdd: forwardedHeaders(l)}
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error
@@ -371,12 +380,12 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 
 func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
-	if e == nil || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
+	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
 		msg, err := sniFilterChain(l, vh, uses)
 		if err != nil {
 			return nil, err
 		}
-		e = &chainEntry{cert: vh.Certificate, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
+		e = &chainEntry{listener: *l, cert: vh.Certificate, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil

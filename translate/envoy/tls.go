@@ -45,7 +45,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		}
 		chains = append(chains, chain)
 		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg}}
-		rc.ResponseHeadersToAdd = hstsHeaders(l) // hsts.go
+		rc.ResponseHeadersToAdd = hstsHeaders(l)     // hsts.go
+		rc.RequestHeadersToAdd = forwardedHeaders(l) // downstream.go
 		// A wildcard chain also receives requests for the exact hosts it
 		// covers (an SNI of another name, a Host of theirs): those are not
 		// this certificate's to serve, and must not fall into the wildcard's
@@ -118,7 +119,7 @@ func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listen
 	if err != nil {
 		return nil, err
 	}
-	transport, err := hostTLS(vh) // clientcert.go: with the CA clients are checked against
+	transport, err := hostTLS(vh, l.Downstream) // clientcert.go: with the CA clients are checked against
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +141,17 @@ func tlsSecret(cert *ir.Certificate) *tlsv3.Secret {
 	}
 }
 
-func downstreamTLS(secretName string) (*corev3.TransportSocket, error) {
+// downstreamTLS is a host's TLS context, with the listener's TLS versions,
+// ciphers and ALPN (downstream.go).
+func downstreamTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket, error) {
 	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
 				Name:      secretName,
 				SdsConfig: adsSource(),
 			}},
-			AlpnProtocols: []string{"h2", "http/1.1"},
+			AlpnProtocols: alpn(d),
+			TlsParams:     downstreamTLSParams(d),
 		},
 	})
 	if err != nil {

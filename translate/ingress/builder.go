@@ -118,6 +118,7 @@ func NewBuilder(opts Options) *Builder {
 func (b *Builder) Build(st *kube.State) *ir.IR {
 	out := b.memo.buildModel(st, b.opts)
 	out.Listeners = []*ir.Listener{b.configured(b.http, &b.httpConfigured)}
+	out.Upstream = b.memo.config.upstream() // connections.go
 	// The HTTPS listener is there when some host has a certificate.
 	if b.tls != nil && (len(out.Certificates) > 0 || b.opts.EnableSSLPassthrough && anyPassthrough(out.VirtualHosts)) {
 		out.Listeners = append(out.Listeners, b.configured(b.tls, &b.tlsConfigured))
@@ -138,6 +139,7 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	if want.TrustedHops == 0 {
 		want.TrustedHops = b.memo.config.trustedHops()
 	}
+	want.Downstream = b.memo.config.downstream(l.Protocol, l.TrustedHops != 0) // connections.go
 	if want == *l {
 		return l
 	}

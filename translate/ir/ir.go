@@ -40,6 +40,9 @@ type IR struct {
 	Certificates []*Certificate `json:"certificates"`
 	// Problems found on the way, sorted by object, then message.
 	Problems []Problem `json:"problems"`
+	// Upstream is how Envoy keeps its connections to every backend
+	// (connections.go); nil: Envoy's way.
+	Upstream *Upstream `json:"upstream,omitempty"`
 }
 
 // Protocol is what a listener speaks.
@@ -70,6 +73,9 @@ type Listener struct {
 	// every response it sends carries, replacing the backend's
 	// (ingress-nginx's hsts ConfigMap keys); empty: none.
 	HSTS string `json:"hsts,omitempty"`
+	// Downstream is how it treats its clients' connections (keep-alive,
+	// TLS, client address, access log: connections.go); nil: Envoy's way.
+	Downstream *Downstream `json:"downstream,omitempty"`
 }
 
 // EscapedSlashes is what a listener does with a path holding %2F or %5C.

@@ -128,6 +128,9 @@ type Settings struct {
 	// NoTLSRedirect are no-tls-redirect-locations' paths; nil: unset
 	// (NoTLSRedirectLocations gives the default).
 	NoTLSRedirect []string
+	// Connections are the listeners' and clusters' settings
+	// (connections.go).
+	Connections
 
 	hsts hstsKeys
 }
@@ -139,6 +142,8 @@ func NginxDefaults() map[string]string {
 	return map[string]string{
 		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
 		"ssl-redirect": "true", "hsts": "true",
+		// ingress-nginx logs every request (logformat.go).
+		"log-format-upstream": DefaultLogFormat,
 	}
 }
 
@@ -197,5 +202,6 @@ func (t *Table) Parse(data map[string]string) *Settings {
 		}
 	}
 	s.HSTS = s.hsts.header()
+	s.finishConnections()
 	return s
 }

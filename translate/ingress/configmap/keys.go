@@ -12,7 +12,7 @@ import (
 // Notes shared by groups of keys.
 const (
 	nginxProcess = "Tunes nginx's worker processes, memory or hash tables; Envoy has no such setting (its threads and buffers are its own)."
-	nginxLogs    = "nginx's log files and their format; ingress-xds configures no access log (Envoy's logs are its bootstrap's and its --log-level)."
+	nginxLogs    = "nginx's log files; ingress-xds's access log is Envoy's standard output (log-format-upstream), Envoy's own logs are its bootstrap's and its --log-level."
 	streamNote   = "nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve."
 	removedNote  = "Removed from ingress-nginx (its final release reads it no more)."
 	tracingNote  = "Tracing: ingress-xds configures none."
@@ -53,8 +53,8 @@ func table() []Key {
 		notYet("client-header-timeout", "60", ""),
 		annotation("client-body-buffer-size", `"8k"`),
 		notYet("client-body-timeout", "60", ""),
-		ignored("disable-access-log", `"false"`, nginxLogs),
-		ignored("disable-http-access-log", `"false"`, nginxLogs),
+		{Name: "disable-access-log", NginxDefault: `"false"`, apply: disableAccessLog, Note: "true: no access log (log-format-upstream)."},
+		{Name: "disable-http-access-log", NginxDefault: `"false"`, apply: disableAccessLog, Note: "As disable-access-log."},
 		ignored("disable-stream-access-log", `"false"`, nginxLogs),
 		notYet("disable-ipv6", `"false"`, ""),
 		ignored("disable-ipv6-dns", `"false"`, "nginx's resolver; Envoy's addresses come from the control plane."),
@@ -72,12 +72,17 @@ func table() []Key {
 		{Name: "hsts-include-subdomains", NginxDefault: `"true"`, apply: hstsSubdomains, Note: "With hsts."},
 		{Name: "hsts-max-age", NginxDefault: `"31536000"`, apply: hstsMaxAge, Note: "With hsts: seconds."},
 		{Name: "hsts-preload", NginxDefault: `"false"`, apply: hstsPreload, Note: "With hsts."},
-		notYet("keep-alive", "75", ""),
-		notYet("keep-alive-requests", "1000", ""),
+		{Name: "keep-alive", NginxDefault: "75", apply: keepAlive,
+			Note: "Seconds a client connection may stay idle between requests (Envoy's idle timeout of both listeners); 0: no keep-alive, every connection closed after its response. Unset: Envoy's hour, not nginx's 75 s."},
+		{Name: "keep-alive-requests", NginxDefault: "1000", apply: keepAliveRequests,
+			Note: "Requests a client connection may carry, then Envoy closes it (max_requests_per_connection of both listeners; HTTP/2 streams count alike). Unset: no bound."},
 		ignored("large-client-header-buffers", `"4 8k"`, "nginx's buffers for long request headers; Envoy's limit is its own (60 KiB of headers)."),
-		ignored("log-format-escape-none", `"false"`, nginxLogs),
-		ignored("log-format-escape-json", `"false"`, nginxLogs),
-		notYet("log-format-upstream", "`$remote_addr - $remote_user [$time_local] ...`", nginxLogs),
+		{Name: "log-format-escape-none", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, check: isBool,
+			Note: "Envoy writes the values unescaped whatever it says, as nginx's escape=none; nginx's default escapes quotes and bytes outside ASCII as \\xHH."},
+		{Name: "log-format-escape-json", NginxDefault: `"false"`, verdict: annotations.NotYet, apply: logEscapeJSON,
+			Note: "true is not honoured yet: reported, and the values are written unescaped."},
+		{Name: "log-format-upstream", NginxDefault: "`$remote_addr - $remote_user [$time_local] ...`", verdict: annotations.HonouredWithDifference, apply: logFormatUpstream,
+			Note: "Every request is written to Envoy's standard output in this nginx log_format, each variable as its Envoy command operator: $remote_addr, $remote_port, $remote_user (no Envoy form: \"-\"), $time_local, $time_iso8601, $msec, $request, $request_method, $request_uri, $uri, $server_protocol, $scheme, $host, $status, $body_bytes_sent, $bytes_sent, $request_length, $request_time and $upstream_response_time (in milliseconds, not seconds), $upstream_addr, $upstream_status (the response's), $upstream_response_length, $proxy_upstream_name (the Envoy cluster), $req_id, $ssl_protocol, $ssl_cipher, $ssl_server_name, $http_NAME, $sent_http_NAME. Another variable is reported (a Warning on the ConfigMap naming it) and written as \"-\". ingress-nginx logs every request by default; ingress-xds only when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format, translated). disable-access-log turns it off."},
 		ignored("log-format-stream", "`[$remote_addr] [$time_local] ...`", streamNote),
 		ignored("enable-multi-accept", `"true"`, nginxProcess),
 		ignored("max-worker-connections", "16384", nginxProcess),
@@ -85,7 +90,8 @@ func table() []Key {
 		ignored("map-hash-bucket-size", "64", nginxProcess),
 		ignored("nginx-status-ipv4-whitelist", `"127.0.0.1"`, "nginx's status page, which Envoy has not (its admin interface is its own)."),
 		ignored("nginx-status-ipv6-whitelist", `"::1"`, "nginx's status page, which Envoy has not (its admin interface is its own)."),
-		notYet("proxy-real-ip-cidr", `"0.0.0.0/0"`, "serve --trusted-forwarded-hops says which X-Forwarded-For address is the client's."),
+		{Name: "proxy-real-ip-cidr", NginxDefault: `"0.0.0.0/0"`, verdict: annotations.HonouredWithDifference, apply: proxyRealIPCIDR,
+			Note: "With use-forwarded-headers or enable-real-ip: the peers (comma-separated addresses or CIDRs) whose X-Forwarded-For is trusted; the client is the header's rightmost address outside them, the leftmost when all are in, as nginx's real_ip_recursive (Envoy's X-Forwarded-For detection with xff_trusted_cidrs). Unset, ingress-xds trusts one proxy (as use-forwarded-headers says), not every peer as ingress-nginx's 0.0.0.0/0 does; serve --trusted-forwarded-hops, when set, wins."},
 		notYet("proxy-set-headers", `""`, ""),
 		ignored("server-name-hash-max-size", "1024", nginxProcess),
 		ignored("server-name-hash-bucket-size", "`<size of the processor's cache line>`", nginxProcess),
@@ -93,10 +99,12 @@ func table() []Key {
 		ignored("proxy-headers-hash-bucket-size", "64", nginxProcess),
 		ignored("reuse-port", `"true"`, nginxProcess),
 		ignored("server-tokens", `"false"`, "Envoy answers with its own Server header (envoy), which names no version either way."),
-		notYet("ssl-ciphers", `"ECDHE-ECDSA-AES128-GCM-SHA256:..."`, ""),
+		{Name: "ssl-ciphers", NginxDefault: `"ECDHE-ECDSA-AES128-GCM-SHA256:..."`, verdict: annotations.HonouredWithDifference, apply: sslCiphers,
+			Note: "The TLS 1.2 cipher suites of the HTTPS listener, in order. Envoy takes BoringSSL's names, not OpenSSL's expressions: the names BoringSSL lacks (the DHE suites of ingress-nginx's default among them) are dropped and reported; a value with an alias or an exclusion (\"ALL:!aNULL\", \"HIGH\") is reported and Envoy's ciphers are used. TLS 1.3's suites are not configurable. The ssl-ciphers annotation (per host) is not honoured yet."},
 		notYet("ssl-ecdh-curve", `"auto"`, ""),
 		notYet("ssl-dh-param", `""`, ""),
-		notYet("ssl-protocols", `"TLSv1.2 TLSv1.3"`, ""),
+		{Name: "ssl-protocols", NginxDefault: `"TLSv1.2 TLSv1.3"`, verdict: annotations.HonouredWithDifference, apply: sslProtocols,
+			Note: "The TLS versions of the HTTPS listener (TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, space-separated): Envoy serves a range, from the lowest named to the highest, so a version between two named is served too (reported); SSLv2 and SSLv3 are not served (reported). A client offering only a version outside fails its handshake."},
 		notYet("ssl-early-data", `"false"`, ""),
 		notYet("ssl-session-cache", `"true"`, ""),
 		ignored("ssl-session-cache-size", `"10m"`, nginxProcess),
@@ -115,7 +123,8 @@ func table() []Key {
 		notYet("brotli-level", "4", ""),
 		notYet("brotli-min-length", "20", ""),
 		notYet("brotli-types", `"application/xml+rss ..."`, ""),
-		notYet("use-http2", `"true"`, ""),
+		{Name: "use-http2", NginxDefault: `"true"`, apply: useHTTP2,
+			Note: "false: the HTTPS listener offers only http/1.1 in ALPN and speaks HTTP/1.1 only; true (the default): h2 and http/1.1."},
 		notYet("gzip-disable", `""`, ""),
 		notYet("gzip-level", "1", ""),
 		notYet("gzip-min-length", "256", ""),
@@ -127,10 +136,14 @@ func table() []Key {
 		annotation("load-balance", `"round_robin"`),
 		ignored("variables-hash-bucket-size", "256", nginxProcess),
 		ignored("variables-hash-max-size", "2048", nginxProcess),
-		notYet("upstream-keepalive-connections", "320", "Envoy keeps connections to backends open, by its own pool's rules."),
-		notYet("upstream-keepalive-time", `"1h"`, "Envoy keeps connections to backends open, by its own pool's rules."),
-		notYet("upstream-keepalive-timeout", "60", "Envoy keeps connections to backends open, by its own pool's rules."),
-		notYet("upstream-keepalive-requests", "10000", "Envoy keeps connections to backends open, by its own pool's rules."),
+		{Name: "upstream-keepalive-connections", NginxDefault: "320", verdict: annotations.HonouredWithDifference, apply: upstreamKeepaliveConnections,
+			Note: "0: no keep-alive to backends, a connection per request (every cluster's max_requests_per_connection 1). Another number changes nothing: Envoy has no bound on the idle connections a pool keeps (nginx's per worker), each stays until upstream-keepalive-timeout."},
+		{Name: "upstream-keepalive-time", NginxDefault: `"1h"`, verdict: annotations.HonouredWithDifference, apply: upstreamKeepaliveTime,
+			Note: "How long a connection to a backend may live (nginx's time, \"1h\", \"75s\"), then Envoy closes it once idle (every cluster's max_connection_duration). Unset: no bound, not nginx's hour."},
+		{Name: "upstream-keepalive-timeout", NginxDefault: "60", verdict: annotations.HonouredWithDifference, apply: upstreamKeepaliveTimeout,
+			Note: "Seconds a connection to a backend may stay idle (every cluster's idle_timeout). Unset: Envoy's hour, not nginx's 60 s."},
+		{Name: "upstream-keepalive-requests", NginxDefault: "10000", verdict: annotations.HonouredWithDifference, apply: upstreamKeepaliveRequests,
+			Note: "Requests a connection to a backend carries, then Envoy closes it (every cluster's max_requests_per_connection). Unset: no bound, not nginx's 10000."},
 		notYet("limit-conn-zone-variable", `"$binary_remote_addr"`, ""),
 		ignored("proxy-stream-timeout", `"600s"`, streamNote),
 		ignored("proxy-stream-next-upstream", `"true"`, streamNote),
@@ -142,11 +155,14 @@ func table() []Key {
 		ignored("bind-address-ipv6", `""`, "The listeners' address is serve's --listen-address."),
 		{Name: "use-forwarded-headers", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: useForwardedHeaders,
 			Note: "true: one proxy in front of Envoy is trusted with X-Forwarded-For, as serve --trusted-forwarded-hops 1 (which, when set, wins): the client address that source ranges and rate limits see is the one that proxy appended. ingress-nginx, with its default proxy-real-ip-cidr 0.0.0.0/0, trusts every address of the header and takes the first, which the client chooses."},
-		notYet("enable-real-ip", `"false"`, "serve --trusted-forwarded-hops."),
-		notYet("forwarded-for-header", `"X-Forwarded-For"`, ""),
+		{Name: "enable-real-ip", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: enableRealIP,
+			Note: "true: the client's address is read from forwarded-for-header past the proxies proxy-real-ip-cidr trusts, as with use-forwarded-headers (one proxy trusted when proxy-real-ip-cidr is unset); the other X-Forwarded-* headers are not trusted for it."},
+		{Name: "forwarded-for-header", NginxDefault: `"X-Forwarded-For"`, verdict: annotations.HonouredWithDifference, apply: forwardedForHeader,
+			Note: "With use-forwarded-headers or enable-real-ip, the header naming the client's address. Another header than X-Forwarded-For (\"CF-Connecting-IP\") is read by Envoy's custom header detection, as one address, from every peer: so only while proxy-real-ip-cidr is unset or holds 0.0.0.0/0; with narrower CIDRs it is reported and not trusted (the client is the peer). The backend's X-Forwarded-For is then the client's address (or, with compute-full-forwarded-for, the header as received)."},
 		notYet("forwarded-for-proxy-protocol-header", `"X-Forwarded-For-Proxy-Protocol"`, ""),
 		notYet("forwarded-host-header", `"X-Forwarded-Host"`, ""),
-		notYet("compute-full-forwarded-for", `"false"`, ""),
+		{Name: "compute-full-forwarded-for", NginxDefault: `"false"`, apply: computeFullForwardedFor,
+			Note: "With use-forwarded-headers: the backend's X-Forwarded-For is the header as received with the peer's address appended; otherwise (and by default) it is the client's address alone. The backend gets X-Real-IP, the client's address, either way, as from ingress-nginx, whenever a ConfigMap (or --nginx-defaults) is in use; without one, Envoy's own (X-Forwarded-For appended, no X-Real-IP)."},
 		notYet("proxy-add-original-uri-header", `"false"`, ""),
 		only("generate-request-id", `"true"`, "true",
 			"Every request without an X-Request-ID gets one, as with true (docs/annotations.md); false is not honoured (reported, and treated as true)."),
@@ -218,7 +234,8 @@ func table() []Key {
 			Note: "The status of ssl-redirect's and force-ssl-redirect's redirect to HTTPS: 301, 302, 307 or 308 (ingress-nginx takes those)."},
 		{Name: "limit-req-status-code", NginxDefault: "503", apply: limitReqStatus,
 			Note: "The status of a request over limit-rps or limit-rpm (a 4xx or 5xx)."},
-		notYet("limit-conn-status-code", "503", ""),
+		{Name: "limit-conn-status-code", NginxDefault: "503", verdict: annotations.Refused, check: statusCode,
+			Note: "The status of a request over limit-connections, which ingress-xds refuses (docs/annotations.md: an Ingress carrying it is not served), so no request is ever answered with it. Setting it refuses nothing; a value not from 400 to 599 is reported."},
 		ignored("enable-syslog", `"false"`, nginxLogs),
 		ignored("syslog-host", `""`, nginxLogs),
 		ignored("syslog-port", "514", nginxLogs),
@@ -385,6 +402,13 @@ func useForwardedHeaders(_ *Table, s *Settings, _, value string) error {
 	}
 	if on {
 		s.TrustedHops = 1
+	}
+	return nil
+}
+
+func statusCode(s string) error {
+	if n, err := strconv.Atoi(strings.TrimSpace(s)); err != nil || n < 400 || n > 599 {
+		return fmt.Errorf("not a status from 400 to 599")
 	}
 	return nil
 }

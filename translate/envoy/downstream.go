@@ -1,0 +1,183 @@
+package envoy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	fileaccesslogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
+	xffv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/xff/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// accessLogPath is where Envoy writes the access log: its standard
+// output, as ingress-nginx's image links its access log to its own.
+const accessLogPath = "/dev/stdout"
+
+// applyDownstream sets on a listener's connection manager what its
+// Downstream says of client connections: keep-alive, where the client's
+// address is read, and the access log.
+func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
+	d := l.Downstream
+	if d == nil {
+		return nil
+	}
+	if d.IdleTimeout > 0 || d.MaxRequests > 0 {
+		o := &corev3.HttpProtocolOptions{}
+		if d.IdleTimeout > 0 {
+			o.IdleTimeout = durationpb.New(time.Duration(d.IdleTimeout) * time.Second)
+		}
+		if d.MaxRequests > 0 {
+			o.MaxRequestsPerConnection = wrapperspb.UInt32(d.MaxRequests)
+		}
+		hcm.CommonHttpProtocolOptions = o
+	}
+	if d.NoHTTP2 {
+		// Not even with prior knowledge, as nginx's listen without http2.
+		hcm.CodecType = hcmv3.HttpConnectionManager_HTTP1
+	}
+	if err := clientAddressDetection(hcm, l); err != nil {
+		return err
+	}
+	if d.AccessLog != "" {
+		log, err := accessLog(d.AccessLog)
+		if err != nil {
+			return err
+		}
+		hcm.AccessLog = []*accesslogv3.AccessLog{log}
+	}
+	return nil
+}
+
+// clientAddressDetection reads the client's address from a header of its
+// own (forwarded-for-header), or from X-Forwarded-For past trusted CIDRs
+// (proxy-real-ip-cidr), through Envoy's original IP detection extensions,
+// which replace use_remote_address and xff_num_trusted_hops. Otherwise
+// the listener's trusted hops stay (filters.go).
+func clientAddressDetection(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
+	d := l.Downstream
+	var ext *corev3.TypedExtensionConfig
+	switch {
+	case d.ClientHeader != "":
+		cfg, err := anypb.New(&customheaderv3.CustomHeaderConfig{HeaderName: strings.ToLower(d.ClientHeader)})
+		if err != nil {
+			return fmt.Errorf("packing the client header detection: %w", err)
+		}
+		ext = &corev3.TypedExtensionConfig{Name: "envoy.http.original_ip_detection.custom_header", TypedConfig: cfg}
+	case d.TrustedCIDRs != "":
+		var cidrs []*corev3.CidrRange
+		for _, c := range strings.Split(d.TrustedCIDRs, ",") {
+			p, err := netip.ParsePrefix(c)
+			if err != nil {
+				return fmt.Errorf("listener %s: trusted CIDR %q: %w", l.Name, c, err)
+			}
+			cidrs = append(cidrs, &corev3.CidrRange{AddressPrefix: p.Addr().String(), PrefixLen: wrapperspb.UInt32(uint32(p.Bits()))})
+		}
+		cfg, err := anypb.New(&xffv3.XffConfig{
+			XffTrustedCidrs: &xffv3.XffTrustedCidrs{Cidrs: cidrs},
+			// The peer is appended, as with use_remote_address, for
+			// compute-full-forwarded-for (otherwise the routes replace
+			// the header anyway).
+			SkipXffAppend: wrapperspb.Bool(false),
+		})
+		if err != nil {
+			return fmt.Errorf("packing the X-Forwarded-For detection: %w", err)
+		}
+		ext = &corev3.TypedExtensionConfig{Name: "envoy.http.original_ip_detection.xff", TypedConfig: cfg}
+	default:
+		return nil
+	}
+	hcm.UseRemoteAddress = wrapperspb.Bool(false)
+	hcm.XffNumTrustedHops = 0
+	hcm.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{ext}
+	return nil
+}
+
+// accessLog writes a line of format to Envoy's standard output for every
+// request.
+func accessLog(format string) (*accesslogv3.AccessLog, error) {
+	cfg, err := anypb.New(&fileaccesslogv3.FileAccessLog{
+		Path: accessLogPath,
+		AccessLogFormat: &fileaccesslogv3.FileAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
+			Format: &corev3.SubstitutionFormatString_TextFormatSource{TextFormatSource: &corev3.DataSource{
+				Specifier: &corev3.DataSource_InlineString{InlineString: format},
+			}},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("packing the access log: %w", err)
+	}
+	return &accesslogv3.AccessLog{Name: "envoy.access_loggers.file", ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: cfg}}, nil
+}
+
+// forwardedHeaders are the request headers a listener's route
+// configuration sets for the backend: what ingress-nginx's locations set
+// of the client's address (X-Real-IP, and X-Forwarded-For unless
+// compute-full-forwarded-for keeps the header with the peer appended).
+// The client's address is Envoy's downstream remote address, which is the
+// detected one past trusted proxies.
+func forwardedHeaders(l *ir.Listener) []*corev3.HeaderValueOption {
+	if l.Downstream == nil || l.Downstream.Forwarded == ir.ForwardedAppend {
+		return nil
+	}
+	set := func(name string) *corev3.HeaderValueOption {
+		return &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: name, Value: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}
+	}
+	out := []*corev3.HeaderValueOption{set("x-real-ip")}
+	if l.Downstream.Forwarded == ir.ForwardedClient {
+		out = append(out, set("x-forwarded-for"))
+	}
+	return out
+}
+
+// downstreamTLSParams are a listener's TLS versions and ciphers; nil for
+// Envoy's.
+func downstreamTLSParams(d *ir.Downstream) *tlsv3.TlsParameters {
+	if d == nil || d.TLSMin == "" && d.TLSMax == "" && d.TLSCiphers == "" {
+		return nil
+	}
+	p := &tlsv3.TlsParameters{
+		TlsMinimumProtocolVersion: downstreamTLSVersion(d.TLSMin),
+		TlsMaximumProtocolVersion: downstreamTLSVersion(d.TLSMax),
+	}
+	if d.TLSCiphers != "" {
+		p.CipherSuites = strings.Split(d.TLSCiphers, ":")
+	}
+	return p
+}
+
+func downstreamTLSVersion(v ir.TLSVersion) tlsv3.TlsParameters_TlsProtocol {
+	switch v {
+	case ir.TLS10:
+		return tlsv3.TlsParameters_TLSv1_0
+	case ir.TLS11:
+		return tlsv3.TlsParameters_TLSv1_1
+	case ir.TLS12:
+		return tlsv3.TlsParameters_TLSv1_2
+	case ir.TLS13:
+		return tlsv3.TlsParameters_TLSv1_3
+	}
+	return tlsv3.TlsParameters_TLS_AUTO
+}
+
+// alpn is what an HTTPS listener offers in ALPN: h2 unless use-http2 is
+// false.
+func alpn(d *ir.Downstream) []string {
+	if d != nil && d.NoHTTP2 {
+		return []string{"http/1.1"}
+	}
+	return []string{"h2", "http/1.1"}
+}

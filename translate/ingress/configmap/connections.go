@@ -1,0 +1,400 @@
+package configmap
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// Connections are the keys of how Envoy treats connections, parsed: the
+// listeners' and the clusters' settings (keep-alive, TLS, HTTP/2, the
+// client's address, the access log).
+type Connections struct {
+	// http and https are what the plain and the TLS listener get (TLS
+	// settings are the HTTPS listener's only), and httpHops and httpsHops
+	// the same without reading the client's address from a header or past
+	// CIDRs, for listeners whose trusted hops serve
+	// --trusted-forwarded-hops set (which wins).
+	http, https, httpHops, httpsHops *ir.Downstream
+	// Upstream is every backend cluster's connection pool; nil: Envoy's.
+	Upstream *ir.Upstream
+
+	conn connKeys
+}
+
+// connKeys are the keys read, until finishConnections makes the IR's
+// values of them.
+type connKeys struct {
+	idle, requests            uint32
+	noKeepAlive               bool
+	tlsMin, tlsMax            ir.TLSVersion
+	ciphers                   string
+	noHTTP2                   bool
+	realIP, fullForwardedFor  bool
+	clientHeader              string
+	trustedCIDRs              []string
+	trustedCIDRsSet           bool
+	accessLog                 string
+	accessLogSet, noAccessLog bool
+	upstream                  ir.Upstream
+	upstreamNoKeepalive       bool
+}
+
+// seconds reads a whole number of seconds, as nginx's keepalive_timeout
+// takes the ConfigMap's number ("75"; "75s" too).
+func seconds(value string) (uint32, error) {
+	v := strings.TrimSuffix(strings.TrimSpace(value), "s")
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("not a number of seconds")
+	}
+	return uint32(n), nil
+}
+
+// count reads a positive whole number.
+func count(value string) (uint32, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(value), 10, 32)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("not a positive number")
+	}
+	return uint32(n), nil
+}
+
+// nginxDuration reads nginx's time form ("1h", "75s", "1h30m", "90"
+// seconds), whole seconds.
+func nginxDuration(value string) (uint32, error) {
+	v := strings.TrimSpace(value)
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	if v == "" {
+		return 0, fmt.Errorf("not a time (\"1h\", \"75s\")")
+	}
+	units := map[string]uint64{"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+	var total uint64
+	for v != "" {
+		i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+		if i <= 0 {
+			return 0, fmt.Errorf("not a time (\"1h\", \"75s\")")
+		}
+		n, _ := strconv.ParseUint(v[:i], 10, 32)
+		j := i + strings.IndexFunc(v[i:], func(r rune) bool { return r >= '0' && r <= '9' })
+		if j < i {
+			j = len(v)
+		}
+		unit, ok := units[v[i:j]]
+		if !ok {
+			return 0, fmt.Errorf("not a time (\"1h\", \"75s\"): unit %q", v[i:j])
+		}
+		total += n * unit
+		v = v[j:]
+	}
+	if total > 1<<31 {
+		return 0, fmt.Errorf("too long")
+	}
+	return uint32(total), nil
+}
+
+func keepAlive(_ *Table, s *Settings, _, value string) error {
+	n, err := seconds(value)
+	if err != nil {
+		return fmt.Errorf("%v: treated as unset (Envoy's hour)", err)
+	}
+	// nginx's keepalive_timeout 0 closes every connection after its
+	// response.
+	s.conn.idle, s.conn.noKeepAlive = n, n == 0
+	return nil
+}
+
+func keepAliveRequests(_ *Table, s *Settings, _, value string) error {
+	n, err := count(value)
+	if err != nil {
+		return fmt.Errorf("%v: treated as unset (no bound)", err)
+	}
+	s.conn.requests = n
+	return nil
+}
+
+func upstreamKeepaliveConnections(_ *Table, s *Settings, _, value string) error {
+	n, err := strconv.ParseUint(strings.TrimSpace(value), 10, 32)
+	if err != nil {
+		return fmt.Errorf("not a number: treated as unset")
+	}
+	// 0 turns nginx's upstream keepalive off: a connection per request.
+	// Envoy has no cap on idle connections to set from another number.
+	s.conn.upstreamNoKeepalive = n == 0
+	return nil
+}
+
+func upstreamKeepaliveTimeout(_ *Table, s *Settings, _, value string) error {
+	n, err := seconds(value)
+	if err != nil || n == 0 {
+		return fmt.Errorf("not a positive number of seconds: treated as unset (Envoy's hour)")
+	}
+	s.conn.upstream.IdleTimeout = n
+	return nil
+}
+
+func upstreamKeepaliveRequests(_ *Table, s *Settings, _, value string) error {
+	n, err := count(value)
+	if err != nil {
+		return fmt.Errorf("%v: treated as unset (no bound)", err)
+	}
+	s.conn.upstream.MaxRequests = n
+	return nil
+}
+
+func upstreamKeepaliveTime(_ *Table, s *Settings, _, value string) error {
+	n, err := nginxDuration(value)
+	if err != nil || n == 0 {
+		return fmt.Errorf("not a positive time (\"1h\", \"75s\"): treated as unset (no bound)")
+	}
+	s.conn.upstream.MaxLifetime = n
+	return nil
+}
+
+// sslProtocols reads nginx's ssl_protocols: the lowest and the highest TLS
+// version named bound the listener's. SSLv2 and SSLv3 are not served by
+// Envoy's BoringSSL; versions between two named are served too.
+func sslProtocols(_ *Table, s *Settings, _, value string) error {
+	versions := map[string]ir.TLSVersion{"TLSv1": ir.TLS10, "TLSv1.1": ir.TLS11, "TLSv1.2": ir.TLS12, "TLSv1.3": ir.TLS13}
+	order := []ir.TLSVersion{ir.TLS10, ir.TLS11, ir.TLS12, ir.TLS13}
+	var named []ir.TLSVersion
+	var dropped []string
+	for _, w := range strings.Fields(value) {
+		v, ok := versions[w]
+		switch {
+		case ok:
+			named = append(named, v)
+		case w == "SSLv2" || w == "SSLv3":
+			dropped = append(dropped, w)
+		default:
+			return fmt.Errorf("%q is not one of SSLv2, SSLv3, TLSv1, TLSv1.1, TLSv1.2, TLSv1.3: treated as unset (TLS 1.2 and 1.3)", w)
+		}
+	}
+	if len(named) == 0 {
+		return fmt.Errorf("no TLS version Envoy serves: treated as unset (TLS 1.2 and 1.3)")
+	}
+	slices.SortFunc(named, func(a, b ir.TLSVersion) int { return slices.Index(order, a) - slices.Index(order, b) })
+	named = slices.Compact(named)
+	s.conn.tlsMin, s.conn.tlsMax = named[0], named[len(named)-1]
+	var notes []string
+	if len(dropped) > 0 {
+		notes = append(notes, strings.Join(dropped, " ")+" not served (Envoy has no SSL)")
+	}
+	if lo, hi := slices.Index(order, named[0]), slices.Index(order, named[len(named)-1]); hi-lo+1 != len(named) {
+		notes = append(notes, fmt.Sprintf("every version from %s to %s is served (Envoy takes a range)", named[0], named[len(named)-1]))
+	}
+	if len(notes) > 0 {
+		return fmt.Errorf("applied as TLS %s to %s: %s", named[0], named[len(named)-1], strings.Join(notes, "; "))
+	}
+	return nil
+}
+
+// sslCiphers reads nginx's ssl_ciphers, an OpenSSL cipher list: the names
+// Envoy's BoringSSL takes (proxy-ssl-ciphers' list) are kept in their
+// order, those it lacks (the DHE suites of ingress-nginx's default among
+// them) dropped and reported. An OpenSSL expression (ALL, HIGH, !aNULL,
+// +RSA, @STRENGTH) has no BoringSSL form: the value is then reported and
+// Envoy's ciphers are used.
+func sslCiphers(t *Table, s *Settings, _, value string) error {
+	var kept, dropped []string
+	for _, name := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		// Suite names hold a dash; aliases (ALL, HIGH, aNULL) do not, and
+		// !, -, + and @ start exclusions, moves and strengths.
+		if strings.ContainsAny(name, "!+@") || strings.HasPrefix(name, "-") || !strings.Contains(name, "-") {
+			return fmt.Errorf("%q is an OpenSSL expression, which Envoy's BoringSSL does not take: treated as unset (Envoy's ciphers)", name)
+		}
+		if _, err := t.reg.ParseAs("proxy-ssl-ciphers", name); err != nil {
+			dropped = append(dropped, name)
+			continue
+		}
+		if !slices.Contains(kept, name) {
+			kept = append(kept, name)
+		}
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("no cipher suite Envoy's BoringSSL takes by name: treated as unset (Envoy's ciphers)")
+	}
+	s.conn.ciphers = strings.Join(kept, ":")
+	if len(dropped) > 0 {
+		return fmt.Errorf("%s not served: BoringSSL lacks them (the others are)", strings.Join(dropped, ", "))
+	}
+	return nil
+}
+
+func useHTTP2(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (true)")
+	}
+	s.conn.noHTTP2 = !on
+	return nil
+}
+
+func enableRealIP(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.realIP = s.conn.realIP || on
+	return nil
+}
+
+func computeFullForwardedFor(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.fullForwardedFor = on
+	return nil
+}
+
+func forwardedForHeader(_ *Table, s *Settings, _, value string) error {
+	v := strings.TrimSpace(value)
+	if v == "" || strings.Trim(v, "!#$%&'*+.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-") != "" {
+		return fmt.Errorf("not a header name: treated as unset (X-Forwarded-For)")
+	}
+	s.conn.clientHeader = v
+	return nil
+}
+
+// proxyRealIPCIDR reads nginx's set_real_ip_from list: comma-separated
+// addresses or CIDRs.
+func proxyRealIPCIDR(_ *Table, s *Settings, _, value string) error {
+	var out []string
+	for _, item := range strings.Split(value, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil {
+				return fmt.Errorf("%q is not an address or a CIDR: treated as unset (0.0.0.0/0)", item)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p = p.Masked(); !slices.Contains(out, p.String()) {
+			out = append(out, p.String())
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("no CIDR: treated as unset (0.0.0.0/0)")
+	}
+	s.conn.trustedCIDRs, s.conn.trustedCIDRsSet = out, true
+	return nil
+}
+
+func logFormatUpstream(_ *Table, s *Settings, _, value string) error {
+	format, missing := translateLogFormat(value)
+	s.conn.accessLog, s.conn.accessLogSet = format, true
+	if len(missing) > 0 && value != DefaultLogFormat {
+		return fmt.Errorf("no Envoy form for %s: written as \"-\"", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func disableAccessLog(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.noAccessLog = s.conn.noAccessLog || on
+	return nil
+}
+
+func logEscapeJSON(_ *Table, _ *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil || on {
+		return fmt.Errorf("Envoy writes the values unescaped: treated as false")
+	}
+	return nil
+}
+
+// finishConnections makes the listeners' and clusters' settings of the
+// keys read, once every key is. forwarded says that the ConfigMap is in
+// use at all: then the backend is told of the client's address as by
+// ingress-nginx (X-Real-IP, X-Forwarded-For).
+func (s *Settings) finishConnections() {
+	c := &s.conn
+	// use-forwarded-headers has set the one trusted hop by now.
+	forwardedHeaders := s.TrustedHops > 0
+	d := ir.Downstream{Forwarded: ir.ForwardedClient}
+	if c.noKeepAlive {
+		d.MaxRequests = 1
+	} else {
+		d.IdleTimeout, d.MaxRequests = c.idle, c.requests
+	}
+	// nginx's realip module is on with use-forwarded-headers or
+	// enable-real-ip; the header and the CIDRs matter only then.
+	if c.realIP || forwardedHeaders {
+		switch {
+		case c.clientHeader != "" && !strings.EqualFold(c.clientHeader, "X-Forwarded-For"):
+			// Envoy's custom header detection trusts every peer: only
+			// as ingress-nginx's default 0.0.0.0/0 does.
+			if !c.trustedCIDRsSet || trustsEveryone(c.trustedCIDRs) {
+				d.ClientHeader = c.clientHeader
+			} else {
+				s.Issues = append(s.Issues, Issue{Key: "forwarded-for-header", Reason: "InvalidConfigMapValue",
+					Message: fmt.Sprintf("forwarded-for-header=%q: Envoy cannot check that the peer sending it is in proxy-real-ip-cidr: the header is not trusted (the client is the connection's peer)", c.clientHeader)})
+			}
+		case c.trustedCIDRsSet:
+			d.TrustedCIDRs = strings.Join(c.trustedCIDRs, ",")
+		default:
+			// As use-forwarded-headers: one proxy trusted.
+			s.TrustedHops = 1
+		}
+	}
+	if s.TrustedHops > 0 && (d.ClientHeader != "" || d.TrustedCIDRs != "") {
+		s.TrustedHops = 0
+	}
+	// ingress-nginx computes the full header with use-forwarded-headers
+	// only.
+	if c.fullForwardedFor && forwardedHeaders {
+		d.Forwarded = ir.ForwardedFull
+	}
+	if c.accessLogSet && !c.noAccessLog {
+		d.AccessLog = c.accessLog
+	}
+	http := d
+	tls := d
+	tls.TLSMin, tls.TLSMax, tls.TLSCiphers, tls.NoHTTP2 = c.tlsMin, c.tlsMax, c.ciphers, c.noHTTP2
+	httpHops, tlsHops := http, tls
+	httpHops.ClientHeader, httpHops.TrustedCIDRs = "", ""
+	tlsHops.ClientHeader, tlsHops.TrustedCIDRs = "", ""
+	s.http, s.https, s.httpHops, s.httpsHops = &http, &tls, &httpHops, &tlsHops
+	u := c.upstream
+	if c.upstreamNoKeepalive {
+		u.MaxRequests = 1
+	}
+	if u != (ir.Upstream{}) {
+		s.Upstream = &u
+	}
+}
+
+// trustsEveryone says whether CIDRs hold every IPv4 address.
+func trustsEveryone(cidrs []string) bool {
+	return slices.Contains(cidrs, "0.0.0.0/0")
+}
+
+// Downstream is what a listener of protocol p gets; flagHops says that its
+// trusted hops come from serve --trusted-forwarded-hops, which then wins
+// over forwarded-for-header and proxy-real-ip-cidr. The same value for the
+// same arguments, for the Settings' life.
+func (c *Connections) Downstream(p ir.Protocol, flagHops bool) *ir.Downstream {
+	switch {
+	case p == ir.HTTPS && flagHops:
+		return c.httpsHops
+	case p == ir.HTTPS:
+		return c.https
+	case flagHops:
+		return c.httpHops
+	}
+	return c.http
+}

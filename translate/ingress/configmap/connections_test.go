@@ -1,0 +1,122 @@
+package configmap
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+func TestConnections(t *testing.T) {
+	tab := New(annotations.New(""))
+	for _, tc := range []struct {
+		name        string
+		data        map[string]string
+		http, https ir.Downstream
+		hops        uint32
+		upstream    *ir.Upstream
+		issues      []string
+	}{
+		{name: "nothing set: the client's address told as by ingress-nginx",
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
+		{name: "keep-alive", data: map[string]string{"keep-alive": "30", "keep-alive-requests": "5"},
+			http:  ir.Downstream{IdleTimeout: 30, MaxRequests: 5, Forwarded: ir.ForwardedClient},
+			https: ir.Downstream{IdleTimeout: 30, MaxRequests: 5, Forwarded: ir.ForwardedClient}},
+		{name: "keep-alive 0 is none", data: map[string]string{"keep-alive": "0", "keep-alive-requests": "5"},
+			http:  ir.Downstream{MaxRequests: 1, Forwarded: ir.ForwardedClient},
+			https: ir.Downstream{MaxRequests: 1, Forwarded: ir.ForwardedClient}},
+		{name: "TLS on HTTPS only", data: map[string]string{"ssl-protocols": "TLSv1.3 TLSv1.2", "ssl-ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384:AES128-SHA", "use-http2": "false"},
+			http:  ir.Downstream{Forwarded: ir.ForwardedClient},
+			https: ir.Downstream{TLSMin: ir.TLS12, TLSMax: ir.TLS13, TLSCiphers: "ECDHE-ECDSA-AES256-GCM-SHA384:AES128-SHA", NoHTTP2: true, Forwarded: ir.ForwardedClient}},
+		{name: "ingress-nginx's default ciphers lose their DHE suites", data: map[string]string{"ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES128-GCM-SHA256"},
+			http:   ir.Downstream{Forwarded: ir.ForwardedClient},
+			https:  ir.Downstream{TLSCiphers: "ECDHE-RSA-AES128-GCM-SHA256", Forwarded: ir.ForwardedClient},
+			issues: []string{"ssl-ciphers:InvalidConfigMapValue"}},
+		{name: "an OpenSSL expression is Envoy's ciphers", data: map[string]string{"ssl-ciphers": "HIGH:!aNULL", "ssl-protocols": "SSLv3"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient},
+			issues: []string{"ssl-ciphers:InvalidConfigMapValue", "ssl-protocols:InvalidConfigMapValue"}},
+		{name: "enable-real-ip trusts one proxy", data: map[string]string{"enable-real-ip": "true"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}, hops: 1},
+		{name: "proxy-real-ip-cidr without real IP changes nothing", data: map[string]string{"proxy-real-ip-cidr": "10.0.0.0/8"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
+		{name: "trusted CIDRs", data: map[string]string{"use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.1.2.3/8, 192.0.2.1", "compute-full-forwarded-for": "true"},
+			http:  ir.Downstream{TrustedCIDRs: "10.0.0.0/8,192.0.2.1/32", Forwarded: ir.ForwardedFull},
+			https: ir.Downstream{TrustedCIDRs: "10.0.0.0/8,192.0.2.1/32", Forwarded: ir.ForwardedFull}},
+		{name: "compute-full-forwarded-for needs use-forwarded-headers", data: map[string]string{"enable-real-ip": "true", "compute-full-forwarded-for": "true"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}, hops: 1},
+		{name: "a header of its own", data: map[string]string{"use-forwarded-headers": "true", "forwarded-for-header": "CF-Connecting-IP"},
+			http:  ir.Downstream{ClientHeader: "CF-Connecting-IP", Forwarded: ir.ForwardedClient},
+			https: ir.Downstream{ClientHeader: "CF-Connecting-IP", Forwarded: ir.ForwardedClient}},
+		{name: "a header of its own cannot be checked against CIDRs", data: map[string]string{"use-forwarded-headers": "true", "forwarded-for-header": "CF-Connecting-IP", "proxy-real-ip-cidr": "10.0.0.0/8"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}, hops: 1,
+			issues: []string{"forwarded-for-header:InvalidConfigMapValue"}},
+		{name: "upstream keep-alive", data: map[string]string{"upstream-keepalive-timeout": "20", "upstream-keepalive-requests": "7", "upstream-keepalive-time": "1h30m", "upstream-keepalive-connections": "64"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient},
+			upstream: &ir.Upstream{IdleTimeout: 20, MaxRequests: 7, MaxLifetime: 5400}},
+		{name: "no upstream keep-alive", data: map[string]string{"upstream-keepalive-connections": "0", "upstream-keepalive-requests": "7"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient},
+			upstream: &ir.Upstream{MaxRequests: 1}},
+		{name: "the access log", data: map[string]string{"log-format-upstream": `$remote_addr "$http_user_agent" 5% $namespace ${status}x`},
+			http:   ir.Downstream{Forwarded: ir.ForwardedClient, AccessLog: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% \"%REQ(user-agent)%\" 5%% - %RESPONSE_CODE%x\n"},
+			https:  ir.Downstream{Forwarded: ir.ForwardedClient, AccessLog: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% \"%REQ(user-agent)%\" 5%% - %RESPONSE_CODE%x\n"},
+			issues: []string{"log-format-upstream:InvalidConfigMapValue"}},
+		{name: "the access log turned off", data: map[string]string{"log-format-upstream": "$status", "disable-access-log": "true"},
+			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tab.Parse(tc.data)
+			if got := *s.Downstream(ir.HTTP, false); got != tc.http {
+				t.Errorf("HTTP listener:\n got %+v\nwant %+v", got, tc.http)
+			}
+			if got := *s.Downstream(ir.HTTPS, false); got != tc.https {
+				t.Errorf("HTTPS listener:\n got %+v\nwant %+v", got, tc.https)
+			}
+			if s.TrustedHops != tc.hops {
+				t.Errorf("trusted hops %d, want %d", s.TrustedHops, tc.hops)
+			}
+			if (s.Upstream == nil) != (tc.upstream == nil) || s.Upstream != nil && *s.Upstream != *tc.upstream {
+				t.Errorf("upstream %+v, want %+v", s.Upstream, tc.upstream)
+			}
+			if got := reasons(s); !slices.Equal(got, tc.issues) {
+				t.Errorf("issues %v (%v), want %v", got, s.Issues, tc.issues)
+			}
+			// The same values each time: listeners compare by them.
+			if s.Downstream(ir.HTTPS, true) != s.Downstream(ir.HTTPS, true) {
+				t.Errorf("a new value each call")
+			}
+			if d := s.Downstream(ir.HTTP, true); d.ClientHeader != "" || d.TrustedCIDRs != "" {
+				t.Errorf("--trusted-forwarded-hops does not win: %+v", d)
+			}
+		})
+	}
+}
+
+// ingress-nginx's default log format translates without a Warning, as
+// serve --nginx-defaults applies it.
+func TestDefaultLogFormat(t *testing.T) {
+	s := New(annotations.New("")).Parse(NginxDefaults())
+	if len(s.Issues) > 0 {
+		t.Errorf("ingress-nginx's defaults are reported: %v", s.Issues)
+	}
+	format, missing := translateLogFormat(DefaultLogFormat)
+	if s.Downstream(ir.HTTP, false).AccessLog != format {
+		t.Errorf("access log %q, want %q", s.Downstream(ir.HTTP, false).AccessLog, format)
+	}
+	if !slices.Equal(missing, []string{"$remote_user", "$proxy_alternative_upstream_name"}) {
+		t.Errorf("without an Envoy form: %v", missing)
+	}
+}
+
+func TestNginxDuration(t *testing.T) {
+	for in, want := range map[string]uint32{"90": 90, "75s": 75, "1h": 3600, "1h30m": 5400, "2d": 172800} {
+		if got, err := nginxDuration(in); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "h", "1y", "1.5h", "-1s"} {
+		if got, err := nginxDuration(in); err == nil {
+			t.Errorf("%q: %d, want an error", in, got)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package ir
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Downstream is how a listener treats its clients' connections, beyond
+// routing: keep-alive, TLS versions and ciphers, HTTP/2, where the
+// client's address is read, what the backend is told of it, and the access
+// log (ingress-nginx's controller ConfigMap keys of the same meaning). The
+// zero value of each field is Envoy's own behaviour.
+type Downstream struct {
+	// IdleTimeout is how many seconds a client connection may stay idle
+	// between requests before Envoy closes it (nginx's keepalive_timeout);
+	// 0: Envoy's default (an hour).
+	IdleTimeout uint32 `json:"idleTimeout,omitempty"`
+	// MaxRequests is how many requests a client connection may carry
+	// (nginx's keepalive_requests; 1: no keep-alive); 0: no bound.
+	MaxRequests uint32 `json:"maxRequests,omitempty"`
+	// TLSMin and TLSMax bound the TLS versions of an HTTPS listener (a
+	// TLSVersion); empty: Envoy's (1.2 to 1.3).
+	TLSMin TLSVersion `json:"tlsMin,omitempty"`
+	TLSMax TLSVersion `json:"tlsMax,omitempty"`
+	// TLSCiphers are the TLS 1.2 (and older) cipher suites of an HTTPS
+	// listener, BoringSSL's names, colon-separated, in order of preference;
+	// empty: Envoy's.
+	TLSCiphers string `json:"tlsCiphers,omitempty"`
+	// NoHTTP2 offers only http/1.1 in an HTTPS listener's ALPN.
+	NoHTTP2 bool `json:"noHTTP2,omitempty"`
+	// ClientHeader, when set, is the request header naming the client's
+	// address (one address), trusted from every peer; else
+	// X-Forwarded-For is read as the listener's TrustedHops, or
+	// TrustedCIDRs, say.
+	ClientHeader string `json:"clientHeader,omitempty"`
+	// TrustedCIDRs, comma-separated, are the peers whose X-Forwarded-For
+	// is trusted: the client is the header's rightmost address outside
+	// them (the leftmost when all are in). Exclusive with the listener's
+	// TrustedHops and with ClientHeader.
+	TrustedCIDRs string `json:"trustedCIDRs,omitempty"`
+	// Forwarded is what the backend's X-Forwarded-For and X-Real-IP say.
+	Forwarded Forwarded `json:"forwarded,omitempty"`
+	// AccessLog is the format of the line Envoy writes to its standard
+	// output for every request, in Envoy's command operators, ending
+	// with a newline; empty: no access log.
+	AccessLog string `json:"accessLog,omitempty"`
+}
+
+// TLSVersion is a TLS protocol version.
+type TLSVersion string
+
+// The TLS versions.
+const (
+	TLS10 TLSVersion = "1.0"
+	TLS11 TLSVersion = "1.1"
+	TLS12 TLSVersion = "1.2"
+	TLS13 TLSVersion = "1.3"
+)
+
+// tlsVersions are the versions, in order.
+func tlsVersions() []TLSVersion { return []TLSVersion{TLS10, TLS11, TLS12, TLS13} }
+
+// Forwarded is what the backend is told of the client's address.
+type Forwarded string
+
+// The values of Forwarded.
+const (
+	// ForwardedAppend is Envoy's: X-Forwarded-For as received with the
+	// peer's address appended; no X-Real-IP.
+	ForwardedAppend Forwarded = ""
+	// ForwardedClient sets both X-Forwarded-For and X-Real-IP to the
+	// client's address, as ingress-nginx does by default.
+	ForwardedClient Forwarded = "client"
+	// ForwardedFull is X-Forwarded-For as received with the peer's address
+	// appended, and X-Real-IP the client's address (ingress-nginx's
+	// compute-full-forwarded-for).
+	ForwardedFull Forwarded = "full"
+)
+
+// Upstream is how Envoy keeps its connections to every backend
+// (ingress-nginx's upstream-keepalive-* ConfigMap keys); the zero value of
+// each field is Envoy's own behaviour.
+type Upstream struct {
+	// IdleTimeout is how many seconds a connection to a backend may stay
+	// idle before Envoy closes it; 0: Envoy's default (an hour).
+	IdleTimeout uint32 `json:"idleTimeout,omitempty"`
+	// MaxRequests is how many requests a connection carries before Envoy
+	// closes it (1: a connection per request); 0: no bound.
+	MaxRequests uint32 `json:"maxRequests,omitempty"`
+	// MaxLifetime is how many seconds a connection may live; 0: no bound.
+	MaxLifetime uint32 `json:"maxLifetime,omitempty"`
+}
+
+// validCipher reports whether s has the form of a BoringSSL cipher suite
+// name (ECDHE-RSA-AES128-GCM-SHA256).
+func validCipher(s string) bool {
+	return s != "" && !strings.HasPrefix(s, "-") && !strings.HasSuffix(s, "-") &&
+		strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == ""
+}
+
+func (d *Downstream) validate(l *Listener) error {
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	for _, v := range []TLSVersion{d.TLSMin, d.TLSMax} {
+		if v != "" && !slices.Contains(tlsVersions(), v) {
+			bad("TLS version %q", v)
+		}
+	}
+	if d.TLSMin != "" && d.TLSMax != "" && slices.Index(tlsVersions(), d.TLSMin) > slices.Index(tlsVersions(), d.TLSMax) {
+		bad("TLS versions %s to %s", d.TLSMin, d.TLSMax)
+	}
+	if d.TLSCiphers != "" {
+		for _, c := range strings.Split(d.TLSCiphers, ":") {
+			if !validCipher(c) {
+				bad("cipher %q", c)
+			}
+		}
+	}
+	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.NoHTTP2) && l.Protocol != HTTPS {
+		bad("TLS settings on a listener of protocol %s", l.Protocol)
+	}
+	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {
+		bad("client header %q", d.ClientHeader)
+	}
+	if d.TrustedCIDRs != "" {
+		if d.ClientHeader != "" || l.TrustedHops != 0 {
+			bad("trusted CIDRs with a client header or trusted hops")
+		}
+		for _, c := range strings.Split(d.TrustedCIDRs, ",") {
+			if p, err := netip.ParsePrefix(c); err != nil || p != p.Masked() {
+				bad("trusted CIDR %q", c)
+			}
+		}
+	}
+	if d.ClientHeader != "" && l.TrustedHops != 0 {
+		bad("a client header with trusted hops")
+	}
+	switch d.Forwarded {
+	case ForwardedAppend, ForwardedClient, ForwardedFull:
+	default:
+		bad("forwarded %q", d.Forwarded)
+	}
+	if d.AccessLog != "" && !strings.HasSuffix(d.AccessLog, "\n") {
+		bad("access log format without its newline")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
