@@ -173,6 +173,73 @@ func TestControllerConfigMap(t *testing.T) {
 		})
 	})
 
+	// settings/global_access_block.go "should block User-Agents defined
+	// in the ConfigMap", "should block Referers defined in the ConfigMap",
+	// with its values: 403 on every host (allow.example.com's own range
+	// and the HTTPS listener included), before anything else; "" in
+	// block-referers refuses a request without a Referer (nginx's map of
+	// an empty $http_referer); an expression RE2 cannot take refuses every
+	// Ingress (503), never serving it without the block.
+	t.Run("block-user-agents and block-referers", func(t *testing.T) {
+		client := framework.LoopbackClient()
+		const (
+			chrome = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/68.0.3440.106 Safari/537.36"
+			iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 11_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/11.0 Mobile/15E148 Safari/604.1"
+		)
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{
+			"block-user-agents": `~*chrome\/68\.0\.3440\.106\ safari\/537\.36,AlphaBot`,
+			"block-referers":    `~*example\.com,qwerty`,
+		}))
+		check := func(h http.Header, status int) error {
+			want := ""
+			if status == http.StatusOK {
+				want = "alpha"
+			}
+			for _, host := range hosts {
+				if err := expectClientHeader(client, cp.HTTPPort, host, h, status, want); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		framework.Eventually(t, convergeTimeout, "the block", func() error {
+			return check(http.Header{"User-Agent": {"AlphaBot"}}, http.StatusForbidden)
+		})
+		for _, c := range []struct {
+			h      http.Header
+			status int
+		}{
+			{http.Header{"User-Agent": {chrome}}, http.StatusForbidden},
+			{http.Header{"User-Agent": {"alphabot"}}, http.StatusForbidden}, // nginx's map strings ignore case
+			{http.Header{"User-Agent": {"AlphaBot2"}}, http.StatusOK},       // but match whole
+			{http.Header{"User-Agent": {iphone}}, http.StatusOK},
+			{http.Header{"Referer": {"example.com"}}, http.StatusForbidden},
+			{http.Header{"Referer": {"http://www.EXAMPLE.com/page"}}, http.StatusForbidden},
+			{http.Header{"Referer": {"qwerty"}}, http.StatusForbidden},
+			{http.Header{"Referer": {"qwerty123"}}, http.StatusOK},
+			{nil, http.StatusOK},
+		} {
+			if err := check(c.h, c.status); err != nil {
+				t.Error(err)
+			}
+		}
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"block-referers": `qwerty, ""`}))
+		framework.Eventually(t, convergeTimeout, "no Referer blocked", func() error {
+			if err := check(nil, http.StatusForbidden); err != nil {
+				return err
+			}
+			return check(http.Header{"Referer": {"https://example.com/"}}, http.StatusOK)
+		})
+		if r, err := framework.GetTLS(envoy.HTTPSAddress, "secure.example.com", ca.Pool(), "secure.example.com", "/"); err != nil || r.Status != http.StatusForbidden {
+			t.Errorf("HTTPS without a Referer: %v, %v: want 403", r, err)
+		}
+
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"block-user-agents": `AlphaBot, ~(?<!Chrome)Safari`}))
+		until("every Ingress refused", 10, 503, 503, 503)
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(nil))
+		until("served again", 10, 200, 200, 200)
+	})
+
 	// A value that does not parse is reported and treated as unset; the
 	// control plane goes on.
 	t.Run("a bad value is treated as unset", func(t *testing.T) {

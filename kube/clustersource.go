@@ -151,26 +151,27 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}
 	inf := s.Informers
 	handlers := []struct {
+		kind     string // in the log
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{inf.Ingresses.Informer(), ingressHandler},
-		{inf.IngressClasses.Informer(), handlerFor(partIngresses)},
-		{inf.Services, handlerFor(partServices)},
-		{inf.EndpointSlices, sliceHandler},
-		{inf.TLSSecrets.Informer(), handlerFor(partSecrets)},
+		{"Ingress", inf.Ingresses.Informer(), ingressHandler},
+		{"IngressClass", inf.IngressClasses.Informer(), handlerFor(partIngresses)},
+		{"Service", inf.Services, handlerFor(partServices)},
+		{"EndpointSlice", inf.EndpointSlices, sliceHandler},
+		{"Secret", inf.TLSSecrets.Informer(), handlerFor(partSecrets)},
 	}
 	// Synced means each handler has seen its informer's initial list, not
 	// only that the informer has it: the slice groups are built from the
 	// handler's events.
-	syncs := make([]cache.InformerSynced, 0, len(handlers))
+	syncs := make([]kindSynced, 0, len(handlers))
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(h.handler)
 		if err != nil {
 			return fmt.Errorf("adding event handler: %w", err)
 		}
 		defer h.informer.RemoveEventHandler(reg)
-		syncs = append(syncs, reg.HasSynced)
+		syncs = append(syncs, kindSynced{kind: h.kind, synced: reg.HasSynced, count: countOf(h.informer)})
 	}
 	s.ingresses = inf.Ingresses.Lister()
 	s.ingressClasses = inf.IngressClasses.Lister()
@@ -187,7 +188,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}, s.logger())
 
 	start := time.Now()
-	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
+	if !waitForSync(ctx, start, syncs, s.logger()) {
 		if ctx.Err() != nil {
 			return nil
 		}

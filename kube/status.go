@@ -47,7 +47,15 @@ type StatusWriter struct {
 	// annotations (it is not served: translate/ingress/refuse.go), which
 	// then carries none of our addresses, as if not ours.
 	Refused func(*networkingv1.Ingress) bool
-	Logger  *slog.Logger
+	// Hold, when set, holds every write back until it closes: serve
+	// closes it once the first snapshot is published, so that the first
+	// of thousands of writes does not compete with the informers' initial
+	// lists for the API server (the writes come back to them as watch
+	// events) nor with the first build for the CPU.
+	Hold   <-chan struct{}
+	Logger *slog.Logger
+
+	holding atomic.Bool // Lead is waiting for Hold: tests read it
 
 	synced chan struct{} // closed once the caches and addresses are known
 
@@ -147,6 +155,9 @@ func (w *StatusWriter) Lead(ctx context.Context) {
 	}
 	if ctx.Err() != nil {
 		return // the select picks at random when both are ready
+	}
+	if !w.waitHold(ctx) {
+		return
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),

@@ -62,7 +62,8 @@ func TestConfigMapAccessControlFailsClosed(t *testing.T) {
 	for _, tc := range []struct{ name, data string }{
 		{"whitelist-source-range unparsable", `whitelist-source-range: "10.0.0.0/33"`},
 		{"block-cidrs unparsable", `block-cidrs: "10.0.0.0/8, nonsense"`},
-		{"block-user-agents not applied", `block-user-agents: "AlphaBot"`},
+		{"block-user-agents RE2 cannot take", `block-user-agents: "AlphaBot, ~(?<!Chrome)Safari"`},
+		{"block-referers nginx would reject", `block-referers: "bad referer"`},
 		{"a snippet", `server-snippet: "allow 10.0.0.0/8; deny all;"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

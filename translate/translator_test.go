@@ -216,6 +216,10 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 				cm.Data = map[string]string{}
 			}
 			cm.Data["X-Frame-Options"] = fmt.Sprintf("ALLOW-FROM https://%d.example.com", rng.Intn(100))
+			if *key == goldenOptions.ConfigMap && rng.Intn(2) == 0 {
+				k, v := toggledBlockKey(rng) // block_test.go
+				cm.Data[k] = v
+			}
 			if *key == goldenOptions.ConfigMap {
 				// The controller ConfigMap's listener and cluster keys.
 				k, v := toggledConnectionKey(rng)

@@ -12,6 +12,11 @@ import (
 type Batcher struct {
 	Holdoff    time.Duration
 	MaxHoldoff time.Duration
+	// FirstAtOnce builds the first notification without a holdoff: at
+	// start-up nothing has been published, so there is nothing to batch
+	// with and every millisecond is convergence (serve's first is the
+	// informers' sync).
+	FirstAtOnce bool
 
 	notify chan struct{}
 	clock  clock
@@ -43,15 +48,17 @@ func (b *Batcher) Notify() {
 // runs on Run's goroutine, so builds never overlap; a notification that
 // arrives during a build starts the next burst.
 func (b *Batcher) Run(ctx context.Context, build func(context.Context)) {
+	atOnce := b.FirstAtOnce
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-b.notify:
 		}
-		if !b.waitForQuiet(ctx) {
+		if !atOnce && !b.waitForQuiet(ctx) {
 			return
 		}
+		atOnce = false
 		build(ctx)
 	}
 }

@@ -26,11 +26,19 @@ type batcherHarness struct {
 
 func startBatcher(t *testing.T, release chan struct{}) *batcherHarness {
 	t.Helper()
+	return startBatcherWith(t, release, func(*Batcher) {})
+}
+
+// startBatcherWith is startBatcher with the Batcher's fields set by tune
+// before it runs.
+func startBatcherWith(t *testing.T, release chan struct{}, tune func(*Batcher)) *batcherHarness {
+	t.Helper()
 	c := newFakeClock()
 	h := &batcherHarness{
 		t: t, clock: c, b: newBatcher(testHoldoff, testMaxHoldoff, c), start: c.Now(),
 		builds: make(chan time.Time, 16), release: release, done: make(chan struct{}),
 	}
+	tune(h.b)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() {

@@ -32,6 +32,7 @@ type Server struct {
 	mu        sync.Mutex
 	snapshot  *Snapshot
 	snapshots *snapshotter // guarded by mu
+	steps     publishSteps // the last Publish's, guarded by mu
 }
 
 // Options tune the transport. The zero value of each field means its
@@ -111,7 +112,9 @@ func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*Snapshot
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, fmt.Errorf("refusing to publish invalid resources: %w", err)
 	}
+	validated := s.now()
 	snap, err := s.snapshots.snapshot(r)
+	s.steps = publishSteps{validate: validated.Sub(start), assemble: s.now().Sub(validated)}
 	if err != nil {
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, err

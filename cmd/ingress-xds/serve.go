@@ -88,6 +88,8 @@ func runServe(ctx context.Context, args []string) error {
 	// Two lanes into one pipeline: changes to endpoints alone take the fast
 	// path after a short holdoff; everything else is batched as usual.
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
+	// The first is the informers' sync: nothing to batch it with.
+	batcher.FirstAtOnce = true
 	endpointBatcher := xds.NewBatcher(f.endpointHoldoff, 10*f.endpointHoldoff)
 
 	filter := kube.ClassFilter{ClassName: f.ingressClass, ControllerName: f.controllerClass, WatchClassless: f.watchClassless}
@@ -162,8 +164,12 @@ func runServe(ctx context.Context, args []string) error {
 	run("translator", func() error { batcher.Run(ctx, p.Rebuild); return nil })
 	run("endpoints", func() error { endpointBatcher.Run(ctx, p.Rebuild); return nil })
 	if status != nil {
-		// Status has informers and a work queue of its own: it depends on
-		// neither translation nor xDS.
+		// Status has informers and a work queue of its own; its writes
+		// wait for the first snapshot, so that they neither slow the
+		// informers' lists at the API server nor compete with the first
+		// build, and an address is never written before Envoy can get
+		// configuration.
+		status.writer.Hold = p.Published()
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })

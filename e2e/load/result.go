@@ -32,6 +32,9 @@ type Result struct {
 	// Status is when every workload Ingress had a status address; nil
 	// when not measured.
 	Status *Status `json:"status,omitempty"`
+	// Startup takes convergence apart (startup.go); nil when the control
+	// plane's log does not say.
+	Startup *Startup `json:"startup,omitempty"`
 
 	IngressChange    Summary `json:"ingress_change"`
 	IngressChangeAPI Summary `json:"ingress_change_api"`
@@ -130,6 +133,7 @@ func (r *Result) WriteTable(out io.Writer) error {
 	if st := r.Status; st != nil {
 		row("status on every Ingress", "%s after the start, %s after convergence", secs(st.FromStartSeconds), secs(st.AfterConvergenceSeconds))
 	}
+	r.Startup.writeRows(row)
 	row("Ingress change", "%s (API write %s)", percentiles(r.IngressChange), percentiles(r.IngressChangeAPI))
 	row("endpoint change", "%s (API write %s)", percentiles(r.EndpointChange), percentiles(r.EndpointAPI))
 	if f := r.Fanout; f != nil {

@@ -113,10 +113,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer s.ads.Close()
+	var statusAtConvergence int
 	if status != nil {
+		statusAtConvergence, _ = status.progress()
 		if err := s.waitStatus(ctx, status); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.readStartup(status, statusAtConvergence); err != nil {
+		return nil, err
 	}
 	if err := sleep(ctx, cfg.Settle); err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ type statusWatch struct {
 	mu     sync.Mutex
 	with   map[string]bool // workload Ingress name -> has an address
 	count  int
+	first  time.Time // when the first Ingress got an address
 	doneAt time.Time
 	done   chan struct{}
 }
@@ -60,6 +61,9 @@ func (sw *statusWatch) observe(obj any) {
 	sw.with[ing.Name] = has
 	if has {
 		sw.count++
+		if sw.first.IsZero() {
+			sw.first = time.Now()
+		}
 	} else {
 		sw.count--
 	}
@@ -67,6 +71,14 @@ func (sw *statusWatch) observe(obj any) {
 		sw.doneAt = time.Now()
 		close(sw.done)
 	}
+}
+
+// progress says how many workload Ingresses have an address now, and when
+// the first got one (zero: none yet).
+func (sw *statusWatch) progress() (int, time.Time) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.count, sw.first
 }
 
 // wait returns when every workload Ingress had an address, or an error

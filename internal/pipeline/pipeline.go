@@ -40,7 +40,8 @@ type Pipeline struct {
 	events     EventRecorder // nil: problems are only logged
 
 	published    atomic.Bool
-	mu           sync.Mutex // serializes rebuilds
+	firstPublish chan struct{} // closed by the first publish
+	mu           sync.Mutex    // serializes rebuilds
 	lastProblems map[translate.Problem]bool
 	// metrics are the pipeline's own (configmap.go), beside the server's.
 	metrics   *prometheus.Registry
@@ -68,7 +69,7 @@ func New(o Options) *Pipeline {
 		logger = slog.Default()
 	}
 	p := &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events,
-		metrics: prometheus.NewRegistry()}
+		firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
 	if o.ConfigMap.Name != "" {
 		p.configMap = newConfigMapWatch(o.ConfigMap)
 	}
@@ -78,6 +79,10 @@ func New(o Options) *Pipeline {
 // Gatherer is the pipeline's own metrics, for /metrics beside the
 // server's.
 func (p *Pipeline) Gatherer() prometheus.Gatherer { return p.metrics }
+
+// Published is closed once the first snapshot is published: serve holds
+// the status writes back until then (kube.StatusWriter.Hold).
+func (p *Pipeline) Published() <-chan struct{} { return p.firstPublish }
 
 // Ready reports whether a snapshot has been published. The source calls
 // for the first rebuild only once its caches are whole, so this also means
@@ -112,10 +117,14 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 			res, path = fast, "endpoints"
 		}
 	}
+	var marks buildMarks // zero on the fast path
 	if res == nil {
 		st := p.source.State()
+		marks.state = time.Now()
 		var err error
-		if res, err = p.translator.Translate(st); err != nil {
+		res, err = p.translator.Translate(st)
+		marks.translated = time.Now()
+		if err != nil {
 			p.log.Error("translation failed; keeping the previous snapshot", "err", err)
 			return
 		}
@@ -124,18 +133,21 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 			p.configMap.observe(p.log, st, p.metrics)
 		}
 	}
+	marks.publishing = time.Now()
 	snap, err := p.server.Publish(ctx, res.Resources)
 	if err != nil {
 		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
 		return
 	}
-	p.published.Store(true)
+	if !p.published.Swap(true) {
+		close(p.firstPublish)
+	}
 	p.server.ObserveBuild(time.Since(start))
 	r := res.Resources
 	p.log.Info("published snapshot", "path", path,
 		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()), "clusters", len(r.Clusters),
 		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
-		"took", time.Since(start).Round(time.Microsecond))
+		"took", time.Since(start).Round(time.Microsecond), marks.attr(start, p.server))
 }
 
 // reportProblems logs each problem once, when it first appears, rather than

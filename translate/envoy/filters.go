@@ -37,6 +37,7 @@ const (
 	useRateLimit
 	useRateLimitExempt
 	useAuthCookie
+	useBlock
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -46,6 +47,9 @@ type httpFilter struct {
 	name   string
 	use    filterSet
 	config func() proto.Message
+	// listenerConfig, when set, is the configuration instead of config:
+	// the listener's own (block.go), not its routes'.
+	listenerConfig func(*ir.Listener) proto.Message
 	// disabled filters run only on routes with a configuration of their
 	// own: for those whose listener-wide configuration would act.
 	disabled bool
@@ -62,6 +66,11 @@ func httpFilterOrder() []httpFilter {
 		// response, the other filters' local replies included, and the
 		// request it re-runs passes every filter again.
 		{name: customResponseFilter, use: useCustomResponse, config: customResponseListenerConfig},
+		// Then the ConfigMap's block-user-agents and block-referers
+		// (block.go): nginx refuses them in every server's rewrite phase,
+		// ahead of everything its locations do; a listener's filter, on
+		// every route.
+		{name: blockFilter, use: useBlock, listenerConfig: blockListenerConfig},
 		// Then the client certificate's subject (clientcert.go,
 		// auth-tls-match-cn): nginx checks it in its server's rewrite
 		// phase, before any location's CORS, address or authentication
@@ -110,13 +119,19 @@ func httpFilterOrder() []httpFilter {
 }
 
 // httpFilters is the chain for the filters a listener's routes use.
-func httpFilters(uses filterSet) ([]*hcmv3.HttpFilter, error) {
+func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
 	var out []*hcmv3.HttpFilter
 	for _, f := range httpFilterOrder() {
 		if uses&f.use == 0 {
 			continue
 		}
-		cfg, err := anypb.New(f.config())
+		var msg proto.Message
+		if f.listenerConfig != nil {
+			msg = f.listenerConfig(l)
+		} else {
+			msg = f.config()
+		}
+		cfg, err := anypb.New(msg)
 		if err != nil {
 			return nil, fmt.Errorf("packing the %s filter: %w", f.name, err)
 		}
@@ -132,7 +147,10 @@ func httpFilters(uses filterSet) ([]*hcmv3.HttpFilter, error) {
 // httpConnectionManager is the network filter of listener l that routes
 // HTTP by the named route configuration, fetched over ADS.
 func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*listenerv3.Filter, error) {
-	filters, err := httpFilters(uses)
+	if l.Block != nil {
+		uses |= useBlock
+	}
+	filters, err := httpFilters(uses, l)
 	if err != nil {
 		return nil, err
 	}

@@ -235,6 +235,7 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 		res.Clusters = append(res.Clusters, msg)
 		eds[b] = eds[b] || cl.UsesEndpoints()
 	}
+	c.prerenderLoads(m.Backends, eds) // parallel.go
 	for i, be := range m.Backends {
 		if be.ExternalName == "" && eds[i] {
 			res.Endpoints = append(res.Endpoints, c.LoadAssignment(be))

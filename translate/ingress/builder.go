@@ -136,6 +136,8 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	if l.Protocol == ir.HTTPS {
 		want.HSTS = b.memo.config.hsts()
 	}
+	// The ConfigMap's block-user-agents and block-referers (block.go).
+	want.Block = b.memo.config.block()
 	if want.TrustedHops == 0 {
 		want.TrustedHops = b.memo.config.trustedHops()
 	}

@@ -73,6 +73,9 @@ type Listener struct {
 	// every response it sends carries, replacing the backend's
 	// (ingress-nginx's hsts ConfigMap keys); empty: none.
 	HSTS string `json:"hsts,omitempty"`
+	// Block refuses the requests whose headers it names (block.go);
+	// nil: none.
+	Block *RequestBlock `json:"block,omitempty"`
 	// Downstream is how it treats its clients' connections (keep-alive,
 	// TLS, client address, access log: connections.go); nil: Envoy's way.
 	Downstream *Downstream `json:"downstream,omitempty"`

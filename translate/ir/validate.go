@@ -48,6 +48,11 @@ func (r *IR) Validate() error {
 		if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
 			bad("listener %s: HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.Name, l.HSTS)
 		}
+		if l.Block != nil {
+			if err := l.Block.validate(); err != nil {
+				bad("listener %s: %v", l.Name, err)
+			}
+		}
 		if l.Downstream != nil {
 			if err := l.Downstream.validate(l); err != nil {
 				bad("listener %s: %v", l.Name, err)

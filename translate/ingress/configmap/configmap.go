@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // Key is one row of the table.
@@ -128,11 +129,15 @@ type Settings struct {
 	// NoTLSRedirect are no-tls-redirect-locations' paths; nil: unset
 	// (NoTLSRedirectLocations gives the default).
 	NoTLSRedirect []string
+	// Block is what every listener refuses (block-user-agents,
+	// block-referers; block.go); nil: nothing.
+	Block *ir.RequestBlock
 	// Connections are the listeners' and clusters' settings
 	// (connections.go).
 	Connections
 
-	hsts hstsKeys
+	hsts   hstsKeys
+	blocks blockKeys
 }
 
 // NginxDefaults are ingress-nginx's defaults where they differ from
@@ -202,6 +207,7 @@ func (t *Table) Parse(data map[string]string) *Settings {
 		}
 	}
 	s.HSTS = s.hsts.header()
+	s.Block = s.blocks.requestBlock()
 	s.finishConnections()
 	return s
 }
