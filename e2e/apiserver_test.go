@@ -53,7 +53,7 @@ func TestClusterMode(t *testing.T) {
 
 	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig, "--status-address", "203.0.113.7,lb.example.com")
 	framework.Eventually(t, 60*time.Second, "ingress-xds /readyz returns 200", cp.Ready)
-	ads, err := adsclient.Dial(ctx, cp.XDSAddress, adsclient.Options{NodeID: "e2e-" + t.Name()})
+	ads, err := adsclient.Dial(ctx, cp.XDSAddress, adsclient.Options{NodeID: "e2e-" + t.Name(), Delta: framework.VHDS()}) // VHDS needs delta, as from Envoy
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,11 @@ func routeTable(s *adsclient.Snapshot) map[string][]string {
 				}
 				lines = append(lines, match+" -> "+action)
 			}
-			table[vh.GetName()] = lines
+			// Over VHDS (serve --vhds) a virtual host is named
+			// <route configuration>/<host>: the host is the key.
+			name := vh.GetName()
+			name = name[strings.LastIndexByte(name, '/')+1:]
+			table[name] = lines
 		}
 	}
 	return table

@@ -68,6 +68,9 @@ type Snapshot struct {
 	Responses int
 	// Rejected lists why responses were NACKed, oldest first.
 	Rejected []string
+
+	// discovery is what the client holds of VHDS (vhds.go).
+	discovery discovery
 }
 
 // Client is one ADS stream to a control plane.
@@ -127,6 +130,9 @@ func Dial(ctx context.Context, address string, opts Options) (*Client, error) {
 			resource.ClusterType:  {wildcard: true},
 			resource.RouteType:    {},
 			resource.EndpointType: {},
+			// Over delta only, as Envoy: named for the route
+			// configurations that say so (vhds.go).
+			resource.VirtualHostType: {},
 		},
 		snap: &Snapshot{
 			Listeners: map[string]*listenerv3.Listener{},
@@ -387,6 +393,7 @@ func (s *Snapshot) clone() *Snapshot {
 		Received:  clone(s.Received),
 		Responses: s.Responses,
 		Rejected:  slices.Clone(s.Rejected),
+		discovery: s.discovery.clone(),
 	}
 }
 
@@ -428,6 +435,8 @@ func (s *Snapshot) prune(typeURL string, names []string) {
 		s.Routes = filter(s.Routes, keep)
 	case resource.EndpointType:
 		s.Endpoints = filter(s.Endpoints, keep)
+	case resource.VirtualHostType: // vhds.go
+		s.pruneDiscovered(names)
 	}
 }
 
@@ -503,6 +512,8 @@ func nameOf(m proto.Message) string {
 		return r.GetName()
 	case *endpointv3.ClusterLoadAssignment:
 		return r.GetClusterName()
+	case *routev3.VirtualHost: // vhds.go
+		return r.GetName()
 	}
 	return ""
 }

@@ -70,7 +70,7 @@ func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse, received 
 		s.Responses++
 		s.Versions[resp.TypeUrl] = resp.SystemVersionInfo
 		s.Received[resp.TypeUrl] = received
-		s.apply(resp.TypeUrl, decoded, resp.RemovedResources, sub)
+		s.apply(resp.TypeUrl, decoded, resp.RemovedResources, sub, received)
 		next = s
 	})
 	if c.log != nil {
@@ -86,6 +86,8 @@ func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse, received 
 		return c.followDelta(resource.RouteType, routeNames(next.Listeners))
 	case resource.ClusterType:
 		return c.followDelta(resource.EndpointType, endpointNames(next.Clusters))
+	case resource.RouteType:
+		return c.followDelta(resource.VirtualHostType, discoveredNames(next)) // vhds.go
 	}
 	return nil
 }
@@ -160,7 +162,7 @@ func decodeDelta(resp *discoveryv3.DeltaDiscoveryResponse) (map[string]proto.Mes
 // apply installs a delta response: the resources it carries replace or add
 // to those held, and those it names as removed go. For routes and
 // endpoints, names not subscribed are ignored.
-func (s *Snapshot) apply(typeURL string, decoded map[string]proto.Message, removed []string, sub *subscription) {
+func (s *Snapshot) apply(typeURL string, decoded map[string]proto.Message, removed []string, sub *subscription, received time.Time) {
 	keep := func(name string) bool {
 		_, found := slices.BinarySearch(sub.names, name)
 		return sub.wildcard || found
@@ -171,7 +173,10 @@ func (s *Snapshot) apply(typeURL string, decoded map[string]proto.Message, remov
 	case resource.ClusterType:
 		s.Clusters = patch(s.Clusters, typed[*clusterv3.Cluster](decoded, keep), removed)
 	case resource.RouteType:
-		s.Routes = patch(s.Routes, typed[*routev3.RouteConfiguration](decoded, keep), removed)
+		s.applyRoutes(typed[*routev3.RouteConfiguration](decoded, keep), removed) // vhds.go
+	case resource.VirtualHostType:
+		inNamespaces := func(name string) bool { return inNamespace(sub.names, name) }
+		s.applyVirtualHosts(typed[*routev3.VirtualHost](decoded, inNamespaces), removed, received)
 	case resource.EndpointType:
 		s.Endpoints = patch(s.Endpoints, typed[*endpointv3.ClusterLoadAssignment](decoded, keep), removed)
 	}
