@@ -145,7 +145,7 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 	p.server.ObserveBuild(time.Since(start))
 	r := res.Resources
 	p.log.Info("published snapshot", "path", path,
-		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts()), "clusters", len(r.Clusters),
+		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts())+len(r.VirtualHosts), "clusters", len(r.Clusters),
 		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
 		"took", time.Since(start).Round(time.Microsecond), marks.attr(start, p.server))
 }
