@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,3 +426,40 @@ spec:
   - host: pool.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: pool, port: {number: 80}}}}]}
 `
+
+// TestNginxDefaultsAccessLog checks that serve --nginx-defaults logs every
+// request, as ingress-nginx does by default, in its default
+// log-format-upstream translated to Envoy's operators (settings/log-format.go
+// reads the controller's log the same way): the client, the request line,
+// the status, the User-Agent, the cluster, the upstream's address and the
+// request's X-Request-ID; $remote_user and
+// $proxy_alternative_upstream_name, without an Envoy form, are "-".
+func TestNginxDefaultsAccessLog(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "ingresses.yaml", connectionIngressesYAML)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--nginx-defaults")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	framework.Eventually(t, convergeTimeout, "plain.example.com served", func() error {
+		return envoy.Expect("plain.example.com", "/", http.StatusOK, "alpha")
+	})
+	h := http.Header{"User-Agent": {"m1-agent"}, "X-Request-Id": {"m1-request-1"}}
+	if status, err := getStatus(envoy.HTTPAddress, "plain.example.com", "/logged?a=b", h); err != nil || status != http.StatusOK {
+		t.Fatalf("GET /logged: %d, %v", status, err)
+	}
+	line := regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] "GET /logged\?a=b HTTP/1\.1" 200 \d+ "-" "m1-agent" \d+ \d+ ` +
+		`\[default/alpha/80(/[0-9a-f]+)?\] \[-\] 127\.0\.0\.1:` + strconv.Itoa(alpha.Port) + ` \d+ \d+ 200 m1-request-1$`)
+	framework.Eventually(t, convergeTimeout, "the request's line", func() error {
+		out := envoy.Output()
+		if !line.MatchString(out) {
+			i := strings.Index(out, "m1-agent")
+			return fmt.Errorf("no line matching %s in Envoy's output (around the User-Agent: %q)", line, out[max(0, i-200):min(len(out), i+200)])
+		}
+		return nil
+	})
+}

@@ -28,7 +28,7 @@ func (t *Table) Markdown() []byte {
 		"(its paths answer 503): the Ingresses are not served open. A key marked refused is an access control ingress-xds does not apply: " +
 		"while it is set, every Ingress is refused, unless `serve --unsupported-annotations=ignore` serves them without it.\n\n" +
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
-		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked). `serve --nginx-defaults` gives every Ingress " +
+		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked, no access log). `serve --nginx-defaults` gives every Ingress " +
 		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
 		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations).\n\n")
 	b.WriteString("| key | ingress-nginx's default | verdict | note |\n|---|---|---|---|\n")
@@ -43,6 +43,10 @@ func nginxDefaultsList() string {
 	d := NginxDefaults()
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(d)) {
+		if d[k] == DefaultLogFormat {
+			out = append(out, fmt.Sprintf("`%s` (its default format: an access log of every request)", k))
+			continue
+		}
 		out = append(out, fmt.Sprintf("`%s: %s`", k, d[k]))
 	}
 	return strings.Join(out, ", ")
