@@ -27,6 +27,10 @@ type Config struct {
 	// etcd from KubeAssets.
 	Kubeconfig string
 	KubeAssets string
+	// CRDs is a file or directory of CustomResourceDefinitions installed
+	// before the workload: a peer's own kinds (Contour's HTTPProxy...),
+	// without which it does not start. Empty: none.
+	CRDs string
 	// Command is the control plane's command line, with {kubeconfig},
 	// {xds}, {xds_port} and {http_port} placeholders.
 	Command string
@@ -89,6 +93,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer stop()
+	if err := installCRDs(restCfg, cfg.CRDs, s.log); err != nil {
+		return nil, err
+	}
 	// Cancelled before the API server stops: its watches and streams
 	// would otherwise hold up its shutdown.
 	ctx, cancel := context.WithCancel(ctx)

@@ -49,6 +49,7 @@ func run() error {
 	flag.BoolVar(&cfg.Workload.Headless, "headless", true, "create headless Services: the control plane routes to endpoints either way, and allocating 100,000 ClusterIPs makes creation 20 times slower")
 	flag.StringVar(&cfg.Command, "cmd", "", "control plane command line; {kubeconfig}, {xds} (127.0.0.1:port), {xds_port} and {http_port} (a free port for Envoy's HTTP listener) are filled in")
 	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "load an existing cluster instead of starting kube-apiserver and etcd")
+	flag.StringVar(&cfg.CRDs, "crds", "", "install the CustomResourceDefinitions of this YAML file or directory first (a peer's, e.g. Contour's examples/contour/01-crds.yaml)")
 	flag.StringVar(&cfg.KubeAssets, "kube-assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else .tools/kube)")
 	flag.BoolVar(&cfg.Delta, "delta", false, "ADS clients speak incremental (delta) xDS rather than state of the world")
 	flag.IntVar(&cfg.Changes, "changes", 20, "samples of each kind of change")
