@@ -188,6 +188,9 @@ func TestBootstrapLeverOptions(t *testing.T) {
 	if b.GetOverloadManager() != nil {
 		t.Errorf("an overload manager without a heap limit: %v", b.GetOverloadManager())
 	}
+	if !b.GetClusterManager().GetEnableDeferredClusterCreation() {
+		t.Error("workers create every cluster up front")
+	}
 	all := base
 	all.Stats = StatsAll
 	if b, err = Bootstrap(all); err != nil {
