@@ -35,7 +35,7 @@ const envoyNodeID = "ingress-load-envoy"
 // startEnvoy writes a bootstrap with the bootstrap command template and
 // starts the Envoy binary with it, its files and log in dir. httpPort is
 // the port the control plane tells Envoy's HTTP listener to bind.
-func startEnvoy(binary, bootstrapCmd, xds string, httpPort int, dir string) (*envoyProc, error) {
+func startEnvoy(binary, bootstrapCmd, xds string, httpPort, concurrency int, dir string) (*envoyProc, error) {
 	adminPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -60,9 +60,17 @@ func startEnvoy(binary, bootstrapCmd, xds string, httpPort int, dir string) (*en
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("writing the Envoy bootstrap (%s): %w\n%s", strings.Join(argv, " "), err, out)
 	}
-	e.ControlPlane, err = startProcess("envoy", nil,
-		append([]string{binary}, framework.EnvoyArgs(bootstrap, filepath.Join(dir, "envoy-base-id"))...),
-		filepath.Join(dir, "envoy.log"))
+	args := framework.EnvoyArgs(bootstrap, filepath.Join(dir, "envoy-base-id"))
+	if concurrency > 0 {
+		// Workers each hold every cluster (its load balancer and host
+		// sets) unless the bootstrap defers that: memory grows with them.
+		for i := range args[:len(args)-1] {
+			if args[i] == "--concurrency" {
+				args[i+1] = strconv.Itoa(concurrency)
+			}
+		}
+	}
+	e.ControlPlane, err = startProcess("envoy", nil, append([]string{binary}, args...), filepath.Join(dir, "envoy.log"))
 	if err != nil {
 		return nil, err
 	}

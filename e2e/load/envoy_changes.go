@@ -185,7 +185,7 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	defer func() { res.XDSConnections = meter.Connections() }()
 	s.log.Info("starting Envoy", "binary", cfg.EnvoyBinary, "listener port", s.httpPort)
 	envoyStart := time.Now()
-	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, meter.Address(), s.httpPort, cfg.Dir)
+	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, meter.Address(), s.httpPort, cfg.EnvoyConcurrency, cfg.Dir)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,10 @@ type Config struct {
 	// EnvoyProfile reads, after the changes, where Envoy's memory is
 	// (/memory, and the sizes of /stats, /clusters and /config_dump).
 	EnvoyProfile bool
-	Log          *slog.Logger
+	// EnvoyConcurrency is Envoy's --concurrency (worker threads); 0 keeps
+	// the framework's 1.
+	EnvoyConcurrency int
+	Log              *slog.Logger
 }
 
 // Run creates the workload, starts the control plane and measures it.

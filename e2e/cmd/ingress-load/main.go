@@ -68,6 +68,7 @@ func run() error {
 	flag.DurationVar(&cfg.EnvoyPoll, "envoy-poll", 2*time.Millisecond, "pause between requests to Envoy while waiting for an Ingress to be served")
 	envoyKinds := flag.String("envoy-kinds", strings.Join(load.AllKinds, ","), "kinds of change of -envoy-changes, taking turns: host (a new Ingress of a new host), path (a new Ingress adding a path to a host), backend (a path switched to a Service Envoy has no cluster of), endpoint (an EndpointSlice moved to another backend)")
 	flag.DurationVar(&cfg.EnvoyInterval, "envoy-interval", 500*time.Millisecond, "pause after each change of -envoy-changes (the bytes and CPU of a change are counted until the end of it)")
+	flag.IntVar(&cfg.EnvoyConcurrency, "envoy-concurrency", 1, "Envoy's --concurrency (worker threads) in the Envoy phase")
 	flag.BoolVar(&cfg.EnvoyProfile, "envoy-profile", true, "after -envoy-changes, read where Envoy's memory is: /memory, and the sizes of /stats, /clusters and /config_dump (minutes at 10,000 Ingresses)")
 	flag.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file (- for stdout)")
 	flag.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
