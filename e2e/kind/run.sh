@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# End-to-end tests on kind (`make e2e-kind`): creates a kind cluster, builds
-# the ingress-xds and echo images and loads them into it, then runs the Go
-# test in e2e/kind, which installs deploy/ with those images, deploys echo
-# backends and checks routing, TLS, Ingress status and leader failover
-# through the Envoy DaemonSet's host ports. The cluster is deleted at the end
-# (KEEP_CLUSTER=1 keeps it). Needs a Docker engine, Go, and network access
-# for the base images; kind itself is installed with `go install`.
+# End-to-end tests on kind (`make e2e-kind`, docs/kind.md): makes sure a
+# Docker engine runs (hack/docker.sh), builds every image the cluster needs
+# with no registry (hack/kind-images.sh: kind's base and node images;
+# hack/project-images.sh: ingress-xds, Envoy, echo), creates a kind cluster,
+# loads the project's images into it, then runs the Go test in e2e/kind,
+# which applies deploy/ with those images and runs the scenarios through the
+# Envoy DaemonSet's host ports. The cluster is deleted at the end
+# (KEEP_CLUSTER=1 keeps it); on failure kind's logs are exported first.
+#
+# With a registry, KIND_NODE_IMAGE=pinned selects the node image kind
+# v0.33.0 was released with, and the project's images are built from
+# deploy/Dockerfile and e2e/kind/echo.Dockerfile, Envoy pulled, as before.
 #
 # Environment (all optional):
-#   KIND_CLUSTER     cluster name                     (ingress-xds-e2e)
-#   KIND_HTTP_PORT   loopback port for Envoy's :80    (18080)
-#   KIND_HTTPS_PORT  loopback port for Envoy's :443   (18443)
+#   KIND_CLUSTER     cluster name                          (ingress-xds-e2e)
+#   KIND_HTTP_PORT   loopback port for Envoy's :80         (18080)
+#   KIND_HTTPS_PORT  loopback port for Envoy's :443        (18443)
+#   KIND_NODE_IMAGE  a node image to use instead of building one; "pinned"
+#                    for kind's own (needs a registry)
 #   KEEP_CLUSTER=1   leave the cluster running afterwards
 #   GO_TEST_FLAGS    extra flags for go test, e.g. "-run TestKind/routing"
 set -euo pipefail
@@ -19,22 +26,27 @@ cd "$(dirname "$0")/../.."
 # Pinned: kind and the node image it was released with (from kind's
 # pkg/apis/config/defaults/image.go at that version).
 KIND_VERSION=v0.33.0
-KIND_NODE_IMAGE="kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5"
+PINNED_NODE_IMAGE="kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5"
 
 CLUSTER="${KIND_CLUSTER:-ingress-xds-e2e}"
 HTTP_PORT="${KIND_HTTP_PORT:-18080}"
 HTTPS_PORT="${KIND_HTTPS_PORT:-18443}"
 TOOLS="$PWD/.tools"
 KIND="$TOOLS/bin/kind"
+# The nodes' docker network, made here rather than by kind: kind's own
+# "kind" network would get an IPv6 ULA prefix besides the IPv4 one, and the
+# cluster's addresses all come from 198.19.0.0/16 (hack/docker.sh).
+KIND_NETWORK=ingress-xds-kind
+KIND_SUBNET=198.19.16.0/24
 export GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false"
 
 log() { printf '\n=== %s\n' "$*" >&2; }
+t0=$SECONDS
+times=()
+timed() { times+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t0)))"); t0=$SECONDS; }
 
-if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-  echo "e2e-kind needs a running Docker engine (docker info failed)." >&2
-  echo "Without one, run the same scenarios locally against a real API server and Envoy: make test" >&2
-  exit 1
-fi
+bash hack/docker.sh
+timed "docker engine"
 
 if [[ ! -x "$KIND" ]] || [[ "$("$KIND" version 2>/dev/null | awk '{print $2}')" != "$KIND_VERSION" ]]; then
   log "installing kind $KIND_VERSION into $TOOLS/bin"
@@ -43,8 +55,34 @@ if [[ ! -x "$KIND" ]] || [[ "$("$KIND" version 2>/dev/null | awk '{print $2}')" 
 fi
 
 TAG="kind-$(git rev-parse --short HEAD 2>/dev/null || echo dev)$(git diff --quiet 2>/dev/null || echo -dirty)"
-IMAGE="ingress-xds:$TAG"
-ECHO_IMAGE="ingress-xds-echo:$TAG"
+case "${KIND_NODE_IMAGE:-}" in
+  "")
+    log "building kind's images locally (hack/kind-images.sh)"
+    NODE_IMAGE="$(bash hack/kind-images.sh | tail -1)"
+    timed "kind images"
+    if [[ -f hack/project-images.sh ]]; then
+      log "building the project's images locally (hack/project-images.sh)"
+      eval "$(bash hack/project-images.sh)"
+      timed "project images"
+    else
+      echo "hack/project-images.sh does not exist yet: no project images to load" >&2
+      INGRESS_XDS_IMAGE="" ENVOY_IMAGE="" ECHO_IMAGE=""
+    fi
+    ;;
+  *)
+    [[ "$KIND_NODE_IMAGE" == pinned ]] && KIND_NODE_IMAGE="$PINNED_NODE_IMAGE"
+    NODE_IMAGE="$KIND_NODE_IMAGE"
+    INGRESS_XDS_IMAGE="ingress-xds:$TAG"
+    ECHO_IMAGE="ingress-xds-echo:$TAG"
+    log "building $INGRESS_XDS_IMAGE and $ECHO_IMAGE (deploy/Dockerfile, needs a registry)"
+    DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile --build-arg VERSION="$TAG" -t "$INGRESS_XDS_IMAGE" .
+    DOCKER_BUILDKIT=1 docker build -f e2e/kind/echo.Dockerfile -t "$ECHO_IMAGE" .
+    # Envoy too: pulled once here rather than by every node.
+    ENVOY_IMAGE="$(awk '/image: envoyproxy\/envoy:/ {print $2; exit}' deploy/envoy.yaml)"
+    docker pull "$ENVOY_IMAGE"
+    timed "project images"
+    ;;
+esac
 
 work="$(mktemp -d)"
 created=""
@@ -63,6 +101,10 @@ cleanup() {
   if [[ $status -eq 0 && "${KEEP_CLUSTER:-}" != 1 ]]; then
     rm -rf "$work"
   fi
+  if [[ ${#times[@]} -gt 0 ]]; then
+    printf '\ne2e-kind steps:\n' >&2
+    printf '  %s\n' "${times[@]}" >&2
+  fi
   exit $status
 }
 trap cleanup EXIT
@@ -71,28 +113,37 @@ if "$KIND" get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
   echo "a kind cluster named $CLUSTER exists already: delete it or set KIND_CLUSTER" >&2
   exit 1
 fi
+if ! docker network inspect "$KIND_NETWORK" >/dev/null 2>&1; then
+  docker network create --driver bridge --subnet "$KIND_SUBNET" \
+    -o com.docker.network.bridge.enable_ip_masquerade=true \
+    -o com.docker.network.driver.mtu=1500 "$KIND_NETWORK" >/dev/null
+fi
+export KIND_EXPERIMENTAL_DOCKER_NETWORK="$KIND_NETWORK"
 
-log "creating kind cluster $CLUSTER ($KIND_NODE_IMAGE), Envoy on 127.0.0.1:$HTTP_PORT and :$HTTPS_PORT"
+log "creating kind cluster $CLUSTER ($NODE_IMAGE), Envoy on 127.0.0.1:$HTTP_PORT and :$HTTPS_PORT"
 sed -e "s/@HTTP_PORT@/$HTTP_PORT/" -e "s/@HTTPS_PORT@/$HTTPS_PORT/" e2e/kind/cluster.yaml > "$work/cluster.yaml"
 created=1
-"$KIND" create cluster --name "$CLUSTER" --image "$KIND_NODE_IMAGE" \
+"$KIND" create cluster --name "$CLUSTER" --image "$NODE_IMAGE" \
   --config "$work/cluster.yaml" --kubeconfig "$work/kubeconfig" --wait 180s
+timed "kind create cluster"
 
-log "building $IMAGE and $ECHO_IMAGE"
-DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile --build-arg VERSION="$TAG" -t "$IMAGE" .
-DOCKER_BUILDKIT=1 docker build -f e2e/kind/echo.Dockerfile -t "$ECHO_IMAGE" .
-
-log "loading the images into the cluster"
-# Envoy too: pulled once here rather than by every node.
-ENVOY_IMAGE="$(awk '/image: envoyproxy\/envoy:/ {print $2; exit}' deploy/envoy.yaml)"
-docker pull "$ENVOY_IMAGE"
-"$KIND" load docker-image --name "$CLUSTER" "$IMAGE" "$ECHO_IMAGE" "$ENVOY_IMAGE"
+images=()
+for i in "$INGRESS_XDS_IMAGE" "$ENVOY_IMAGE" "$ECHO_IMAGE"; do [[ -n "$i" ]] && images+=("$i"); done
+if [[ ${#images[@]} -eq 0 ]]; then
+  echo "no project images to load: stopping before the tests" >&2
+  exit 1
+fi
+log "loading ${images[*]} into the cluster"
+"$KIND" load docker-image --name "$CLUSTER" "${images[@]}"
+timed "kind load docker-image"
 
 log "running the end-to-end tests"
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 INGRESS_XDS_KIND_KUBECONFIG="$work/kubeconfig" \
-INGRESS_XDS_KIND_IMAGE="$IMAGE" \
+INGRESS_XDS_KIND_IMAGE="$INGRESS_XDS_IMAGE" \
+INGRESS_XDS_KIND_ENVOY_IMAGE="$ENVOY_IMAGE" \
 INGRESS_XDS_KIND_ECHO_IMAGE="$ECHO_IMAGE" \
 INGRESS_XDS_KIND_HTTP="127.0.0.1:$HTTP_PORT" \
 INGRESS_XDS_KIND_HTTPS="127.0.0.1:$HTTPS_PORT" \
   go test -count=1 -v -timeout 30m ${GO_TEST_FLAGS:-} ./e2e/kind/
+timed "go test ./e2e/kind"
