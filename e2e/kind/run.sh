@@ -62,7 +62,9 @@ case "${KIND_NODE_IMAGE:-}" in
     timed "kind images"
     if [[ -f hack/project-images.sh ]]; then
       log "building the project's images locally (hack/project-images.sh)"
-      eval "$(bash hack/project-images.sh)"
+      # An assignment first: eval "$(...)" would hide the script's failure.
+      assignments="$(bash hack/project-images.sh)"
+      eval "$assignments"
       timed "project images"
     else
       echo "hack/project-images.sh does not exist yet: no project images to load" >&2
