@@ -36,7 +36,7 @@ func TestControllerConfigMapConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An RSA certificate, as settings/tls.go's ECDHE-RSA ciphers need.
-	secure := ca.IssueWithKey(t, rsaKey, "secure", "secure.example.com")
+	secure := ca.IssueWithKey(t, rsaKey, "secure", "secure.example.com", "own.example.com")
 	dir := t.TempDir()
 	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha)+readyServiceYAML("pool", pool.backend)+tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM))
 	writeManifest(t, dir, "ingresses.yaml", connectionIngressesYAML)
@@ -72,7 +72,8 @@ func TestControllerConfigMapConnections(t *testing.T) {
 	// suite": ssl-ciphers ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-SHA
 	// with ssl-protocols TLSv1.2: a client gets TLS 1.2 and the first of
 	// them; one offering only another suite, or only TLS 1.3, fails its
-	// handshake.
+	// handshake. An Ingress's ssl-ciphers annotation (ingress-nginx's
+	// SSLCipher parser, per server) overrides the ConfigMap's for its host.
 	t.Run("ssl-protocols and ssl-ciphers", func(t *testing.T) {
 		configure(map[string]string{"ssl-ciphers": "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-SHA", "ssl-protocols": "TLSv1.2"})
 		framework.Eventually(t, convergeTimeout, "TLS 1.2 and the ConfigMap's ciphers", func() error {
@@ -93,6 +94,16 @@ func TestControllerConfigMapConnections(t *testing.T) {
 			}
 			if state.Version != tls.VersionTLS12 || state.CipherSuite != tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 {
 				return fmt.Errorf("TLS %x with %s, want TLS 1.2 with ECDHE-RSA-AES256-GCM-SHA384", state.Version, tls.CipherSuiteName(state.CipherSuite))
+			}
+			// own.example.com's Ingress has its own ssl-ciphers: the
+			// annotation overrides the ConfigMap for its host.
+			ownCfg := tlsConfig()
+			ownCfg.ServerName = "own.example.com"
+			if state, err = httpsGet(envoy.HTTPSAddress, ownCfg); err != nil {
+				return fmt.Errorf("own.example.com: %w", err)
+			}
+			if state.CipherSuite != tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 {
+				return fmt.Errorf("own.example.com: %s, want its annotation's ECDHE-RSA-AES128-GCM-SHA256", tls.CipherSuiteName(state.CipherSuite))
 			}
 			return nil
 		})
@@ -268,7 +279,7 @@ func TestControllerConfigMapConnections(t *testing.T) {
 	})
 }
 
-// httpsGet sends GET / for secure.example.com over a new TLS connection
+// httpsGet sends GET / for cfg's server name over a new TLS connection
 // with cfg, and returns the connection's state.
 func httpsGet(address string, cfg *tls.Config) (tls.ConnectionState, error) {
 	tr := &http.Transport{Proxy: nil, TLSClientConfig: cfg, ForceAttemptHTTP2: true, DisableKeepAlives: true}
@@ -277,7 +288,7 @@ func httpsGet(address string, cfg *tls.Config) (tls.ConnectionState, error) {
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
-	req.Host = "secure.example.com"
+	req.Host = cfg.ServerName
 	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return tls.ConnectionState{}, err
@@ -408,6 +419,18 @@ spec:
   tls: [{hosts: [secure.example.com], secretName: secure-cert}]
   rules:
   - host: secure.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: own
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/ssl-ciphers: "ECDHE-RSA-AES128-GCM-SHA256"}
+spec:
+  tls: [{hosts: [own.example.com], secretName: secure-cert}]
+  rules:
+  - host: own.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1

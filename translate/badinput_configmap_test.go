@@ -36,6 +36,9 @@ func configMapBadInputCases() []badInputCase {
 		{name: "configmap-connection-value-unparsable", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(connectionBadValues),
 			check:     connectionKeysUnset("bad.example.com")},
+		{name: "ssl-ciphers-unparsable", reason: "InvalidAnnotation",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/ssl-ciphers: "HIGH:!aNULL:DHE-RSA-AES128-GCM-SHA256"`, rule),
+			check:     plainRoute("bad.example.com")},
 		{name: "configmap-value-huge", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(`proxy-body-size: "`+strings.Repeat("9", 5000)+`"`),
 			check: func(t *testing.T, res *translate.Result) {

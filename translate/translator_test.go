@@ -427,6 +427,8 @@ var toggledAnnotations = []struct{ key, value string }{
 	// the URL is refused where a rule has no exact host.
 	{"nginx.ingress.kubernetes.io/auth-url", "http://$host/verify"},
 	{"nginx.ingress.kubernetes.io/auth-cache-key", "$remote_user"},
+	// ssl-ciphers: the host's HTTPS filter chain offers its own suites.
+	{"nginx.ingress.kubernetes.io/ssl-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"},
 	// CORS: routes for OPTIONS and for allowed origins ahead of each
 	// route; custom-headers reads a ConfigMap (503 where it is missing).
 	{"nginx.ingress.kubernetes.io/enable-cors", "true"},

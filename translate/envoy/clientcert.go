@@ -50,6 +50,7 @@ const (
 // hostTLS is the transport socket of a host's filter chain: its
 // certificate, and the CA its clients' certificates are checked against.
 func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, error) {
+	d = withHostCiphers(d, vh.TLSCiphers) // downstream.go
 	c := vh.ClientCert
 	if !c.Requested() {
 		return downstreamTLS(vh.Certificate, d)

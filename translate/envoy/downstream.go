@@ -181,3 +181,17 @@ func alpn(d *ir.Downstream) []string {
 	}
 	return []string{"h2", "http/1.1"}
 }
+
+// withHostCiphers is d with a host's own ciphers (the ssl-ciphers
+// annotation) in place of the listener's; d itself when it has none.
+func withHostCiphers(d *ir.Downstream, ciphers string) *ir.Downstream {
+	if ciphers == "" {
+		return d
+	}
+	out := ir.Downstream{}
+	if d != nil {
+		out = *d
+	}
+	out.TLSCiphers = ciphers
+	return &out
+}

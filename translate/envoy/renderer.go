@@ -121,6 +121,7 @@ type chainEntry struct {
 	// manager and TLS context say what the listener does.
 	listener ir.Listener
 	cert     string
+	ciphers  string // the host's own (downstream.go)
 	uses     filterSet
 	aliases  []string
 	client   *ir.ClientCert // clientcert.go
@@ -381,12 +382,12 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 
 func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
-	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
+	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.ciphers != vh.TLSCiphers || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
 		msg, err := sniFilterChain(l, vh, uses)
 		if err != nil {
 			return nil, err
 		}
-		e = &chainEntry{listener: *l, cert: vh.Certificate, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
+		e = &chainEntry{listener: *l, cert: vh.Certificate, ciphers: vh.TLSCiphers, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil

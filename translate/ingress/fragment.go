@@ -53,6 +53,9 @@ type fragment struct {
 	// clientCert is what the auth-tls keys ask of the hosts' clients
 	// (clientcert.go); nil: nothing.
 	clientCert *clientCertIntent
+	// sslCiphers are the ssl-ciphers annotation's, for its hosts
+	// (sslciphers.go); empty: none.
+	sslCiphers string
 	// passthrough: ssl-passthrough, with the serve flag (passthrough.go).
 	passthrough bool
 }

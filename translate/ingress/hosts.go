@@ -182,6 +182,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	out.addErrorRoutes(errorRoutes, usedCluster)
 	out.mergeAppRoot(host, frags)
 	out.mergeClientCert(host, frags)        // clientcert.go
+	out.mergeSSLCiphers(host, frags)        // sslciphers.go
 	out.mergePassthrough(host, frags, kept) // passthrough.go
 	return out
 }

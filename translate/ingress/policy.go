@@ -45,6 +45,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
 	f.readPassthrough(values)         // after upstream: it adds TLS to the cluster policy
 	f.readClientCert(values)
+	f.readSSLCiphers(values) // sslciphers.go
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}

@@ -150,3 +150,17 @@ func (d *Downstream) validate(l *Listener) error {
 	}
 	return nil
 }
+
+// validCiphers checks a colon-separated list of cipher suite names; empty
+// is none.
+func validCiphers(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, c := range strings.Split(s, ":") {
+		if !validCipher(c) {
+			return fmt.Errorf("cipher %q", c)
+		}
+	}
+	return nil
+}

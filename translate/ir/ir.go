@@ -126,6 +126,9 @@ type VirtualHost struct {
 	// ClientCert is how the host's clients are asked for certificates
 	// (clientcert.go); nil: they are not.
 	ClientCert *ClientCert `json:"clientCert,omitempty"`
+	// TLSCiphers, when set, are the host's TLS 1.2 cipher suites over
+	// HTTPS (as Downstream.TLSCiphers, which they replace for the host).
+	TLSCiphers string `json:"tlsCiphers,omitempty"`
 	// Passthrough, when set, sends the host's TLS connections to a backend
 	// that terminates TLS itself; its routes still serve plain HTTP.
 	Passthrough *Passthrough `json:"passthrough,omitempty"`

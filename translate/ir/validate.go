@@ -90,6 +90,9 @@ func (r *IR) Validate() error {
 				bad("virtual host %q: client certificates: %v", vh.Host, err)
 			}
 		}
+		if err := validCiphers(vh.TLSCiphers); err != nil {
+			bad("virtual host %q: %v", vh.Host, err)
+		}
 		if vh.Passthrough != nil {
 			if err := vh.Passthrough.validate(vh, clusters); err != nil {
 				bad("virtual host %q: passthrough: %v", vh.Host, err)

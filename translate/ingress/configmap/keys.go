@@ -100,7 +100,7 @@ func table() []Key {
 		ignored("reuse-port", `"true"`, nginxProcess),
 		ignored("server-tokens", `"false"`, "Envoy answers with its own Server header (envoy), which names no version either way."),
 		{Name: "ssl-ciphers", NginxDefault: `"ECDHE-ECDSA-AES128-GCM-SHA256:..."`, verdict: annotations.HonouredWithDifference, apply: sslCiphers,
-			Note: "The TLS 1.2 cipher suites of the HTTPS listener, in order. Envoy takes BoringSSL's names, not OpenSSL's expressions: the names BoringSSL lacks (the DHE suites of ingress-nginx's default among them) are dropped and reported; a value with an alias or an exclusion (\"ALL:!aNULL\", \"HIGH\") is reported and Envoy's ciphers are used. TLS 1.3's suites are not configurable. The ssl-ciphers annotation (per host) is not honoured yet."},
+			Note: "The TLS 1.2 cipher suites of the HTTPS listener, in order. Envoy takes BoringSSL's names, not OpenSSL's expressions: the names BoringSSL lacks (the DHE suites of ingress-nginx's default among them) are dropped and reported; a value with an alias or an exclusion (\"ALL:!aNULL\", \"HIGH\") is reported and Envoy's ciphers are used. TLS 1.3's suites are not configurable. An Ingress's ssl-ciphers annotation replaces it for the Ingress's hosts."},
 		notYet("ssl-ecdh-curve", `"auto"`, ""),
 		notYet("ssl-dh-param", `""`, ""),
 		{Name: "ssl-protocols", NginxDefault: `"TLSv1.2 TLSv1.3"`, verdict: annotations.HonouredWithDifference, apply: sslProtocols,
