@@ -321,7 +321,12 @@ node_image() {
   save_archive "$bin/kube-controller-manager.tar" "${KUBE_IMAGES[1]}"
   save_archive "$bin/kube-scheduler.tar" "${KUBE_IMAGES[2]}"
   save_archive "$bin/kube-proxy.tar" "${KUBE_IMAGES[3]}"
-  tar -C "$work" -czf "$work/kubernetes-server-linux-amd64.tar.gz" kubernetes
+  # kind reads it through gzip; the images inside are what takes room, and
+  # compressing 1.3 GB took gzip over ten minutes on a busy machine: stored
+  # blocks (level 0) instead.
+  tar -C "$work" -cf - kubernetes | python3 -c 'import gzip, shutil, sys
+with gzip.GzipFile(fileobj=sys.stdout.buffer, mode="wb", compresslevel=0) as z:
+    shutil.copyfileobj(sys.stdin.buffer, z, 1 << 20)' >"$work/kubernetes-server-linux-amd64.tar.gz"
   "$KIND" build node-image --type file --base-image "$BASE_IMAGE" --image "$NODE_IMAGE-kind" \
     "$work/kubernetes-server-linux-amd64.tar.gz" >&2
   # The recipe label, so that a second run knows the image.
