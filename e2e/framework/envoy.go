@@ -51,6 +51,10 @@ type EnvoyOptions struct {
 	// ready: for an Envoy that must not get a configuration, or whose
 	// start the test times itself.
 	NoWait bool
+	// Delta bootstraps Envoy with delta xDS (bootstrap --delta), which a
+	// control plane serving --vhds needs; the VHDS suite sets it always
+	// (vhds.go).
+	Delta bool
 }
 
 // StartEnvoyWith is StartEnvoy with options.
@@ -70,6 +74,9 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--admin-address", e.AdminAddress,
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
+	}
+	if o.Delta && !VHDS() {
+		args = append(args, "--delta")
 	}
 	args = append(args, vhdsBootstrapArgs()...) // vhds.go
 	files := o.TLS

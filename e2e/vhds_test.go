@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestVirtualHostDiscovery runs `serve --vhds --manifests DIR` with a real
+// Envoy on delta xDS (issue 18): the HTTP listener's virtual hosts come over
+// VHDS, one resource per host, and Envoy routes the cafe exactly as with
+// one route configuration (exact and one-label wildcard hosts, path
+// types, 404 and 503). An Ingress added while it runs is served, and
+// reaches Envoy as one VHDS update and no RDS update, without touching the
+// listener. It mirrors ingress-nginx's test/e2e/lua/dynamic_configuration.go
+// (a change applied to the running proxy, without a reload); the rest of
+// the suite runs with --vhds under INGRESS_XDS_E2E_VHDS=1.
+func TestVirtualHostDiscovery(t *testing.T) {
+	b := echoBackends(t, "coffee", "tea")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--vhds")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "first route served", func() error {
+		return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
+	})
+	expectAll(t, envoy, framework.CafeRoutes())
+
+	const rdsUpdates, vhdsUpdates, listenerChanges = "http.ingress_http.rds.ingress_http.update_success",
+		"http.ingress_http.rds.vhds.ingress_http.update_success", "listener_manager.listener_modified"
+	rds, vhds, listeners := stat(t, envoy, rdsUpdates), stat(t, envoy, vhdsUpdates), stat(t, envoy, listenerChanges)
+	if vhds == 0 {
+		t.Fatalf("%s is 0: the virtual hosts did not come over VHDS", vhdsUpdates)
+	}
+	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: menu, namespace: default}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: menu.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
+`)
+	framework.Eventually(t, convergeTimeout, "the new host served", func() error {
+		return envoy.Expect("menu.example.com", "/today", http.StatusOK, "tea")
+	})
+	expectAll(t, envoy, framework.CafeRoutes())
+	if got := stat(t, envoy, vhdsUpdates); got != vhds+1 {
+		t.Errorf("%s went from %d to %d, want one update for one new host", vhdsUpdates, vhds, got)
+	}
+	if got := stat(t, envoy, rdsUpdates); got != rds {
+		t.Errorf("%s went from %d to %d: the route configuration was sent again", rdsUpdates, rds, got)
+	}
+	if got := stat(t, envoy, listenerChanges); got != listeners {
+		t.Errorf("%s went from %d to %d: a new host must not rebuild the listener", listenerChanges, listeners, got)
+	}
+}
