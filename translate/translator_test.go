@@ -429,6 +429,9 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/auth-cache-key", "$remote_user"},
 	// ssl-ciphers: the host's HTTPS filter chain offers its own suites.
 	{"nginx.ingress.kubernetes.io/ssl-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"},
+	// satisfy any: the source ranges join the authentication (the
+	// route's RBAC rules go) where both are set.
+	{"nginx.ingress.kubernetes.io/satisfy", "any"},
 	// CORS: routes for OPTIONS and for allowed origins ahead of each
 	// route; custom-headers reads a ConfigMap (503 where it is missing).
 	{"nginx.ingress.kubernetes.io/enable-cors", "true"},

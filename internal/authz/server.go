@@ -70,6 +70,9 @@ func (s *Server) Check(ctx context.Context, req *authv3.CheckRequest) (*authv3.C
 		s.log.ErrorContext(ctx, "check request without a kind: refused", "path", req.GetAttributes().GetRequest().GetHttp().GetPath())
 		return Denied(http.StatusInternalServerError, nil, ""), nil
 	}
+	if ext[authzapi.KeySatisfy] == authzapi.SatisfyAny {
+		return s.checkAny(ctx, req, ext, strings.Split(kinds, ",")) // satisfy.go
+	}
 	var allowed *authv3.CheckResponse
 	for kind := range strings.SplitSeq(kinds, ",") {
 		c, ok := s.checkers[kind]

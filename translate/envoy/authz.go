@@ -77,6 +77,13 @@ func authzPerRoute(a *ir.Auth) *extauthzv3.ExtAuthzPerRoute {
 		externalAuthz(ext, e) // authz_external.go
 	}
 	ext[authzapi.KeyKind] = strings.Join(kinds, ",")
+	if a.Any {
+		ext[authzapi.KeySatisfy] = authzapi.SatisfyAny
+		if r := a.Address; r != nil {
+			ext[authzapi.AddressAllow] = strings.Join(r.Allow, ",")
+			ext[authzapi.AddressDeny] = strings.Join(r.Deny, ",")
+		}
+	}
 	return &extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
 		CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: ext},
 	}}

@@ -40,6 +40,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.accessAnnotations(values, &p)
 	f.readBasicAuth(values, &p) // auth.go
 	f.readExternalAuth(values, &p)
+	f.readSatisfy(values, &p) // after the address and authentication checks it chooses between
 	f.responseRewriteAnnotations(values, &p)
 	f.mirrorAnnotations(values, &p)
 	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy

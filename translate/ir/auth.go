@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -14,6 +16,14 @@ type Auth struct {
 	// External is nginx's auth_request to an HTTP auth service
 	// (auth_external.go); nil: none.
 	External *ExternalAuth `json:"external,omitempty"`
+	// Any lets a request in when one of the checks does (nginx's
+	// satisfy any): its address by Address, or Basic, or External. The
+	// default asks every part present.
+	Any bool `json:"any,omitempty"`
+	// Address, with Any, is the route's address check, decided with the
+	// authentication instead of before it (the route then has no
+	// IPRules of its own); nil: none.
+	Address *IPRules `json:"address,omitempty"`
 }
 
 // BasicAuth asks the client for a user and password of a user file.
@@ -34,6 +44,19 @@ func (a *Auth) validate() []error {
 	}
 	if e := a.External; e != nil {
 		errs = append(errs, e.validate()...)
+	}
+	if r := a.Address; r != nil {
+		if !a.Any {
+			errs = append(errs, fmt.Errorf("auth: an address check without any"))
+		}
+		if len(r.Allow) == 0 && len(r.Deny) == 0 {
+			errs = append(errs, fmt.Errorf("auth: an empty address check"))
+		}
+		for _, cidr := range append(slices.Clone(r.Allow), r.Deny...) {
+			if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
+				errs = append(errs, fmt.Errorf("auth: address %q is not a canonical CIDR", cidr))
+			}
+		}
 	}
 	if b := a.Basic; b != nil {
 		// The realm is written into a header between quotes.

@@ -12,6 +12,23 @@ package authzapi
 // external authentication).
 const KeyKind = "ingress-xds.io/kind"
 
+// KeySatisfy, "any", lets a request in when one of the kinds, or the
+// address check, does (nginx's satisfy any); absent, every kind must.
+const KeySatisfy = "ingress-xds.io/satisfy"
+
+// SatisfyAny is KeySatisfy's one value.
+const SatisfyAny = "any"
+
+// The address check of satisfy any: the client's address (the one Envoy
+// gives the check, X-Forwarded-For's as the listener trusts it) is refused
+// when in AddressDeny, then let in when in AddressAllow; in neither, the
+// check has no say (nginx's allow and deny matching no rule). Each is
+// comma-separated CIDRs.
+const (
+	AddressAllow = "ingress-xds.io/address.allow"
+	AddressDeny  = "ingress-xds.io/address.deny"
+)
+
 // The kinds.
 const (
 	KindBasic    = "basic"
