@@ -83,9 +83,16 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 	if _, err := netip.ParseAddr(xdsHost); err == nil {
 		discovery = clusterv3.Cluster_STATIC
 	}
+	// No initial fetch timeout: Envoy waits for its first listeners and
+	// clusters however long the control plane takes. With Envoy's default
+	// (15 s for CDS, then 15 s for LDS) an Envoy that cannot reach the
+	// control plane turns LIVE with no listener after 30 s, and its
+	// readiness probe (/ready) lets it into Services and Ingress status
+	// while it refuses every connection: the kind suite saw exactly that.
 	ads := &corev3.ConfigSource{
 		ResourceApiVersion:    corev3.ApiVersion_V3,
 		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+		InitialFetchTimeout:   durationpb.New(0),
 	}
 	xdsCluster := &clusterv3.Cluster{
 		Name:                          XDSClusterName,

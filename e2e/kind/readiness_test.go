@@ -64,11 +64,12 @@ func (c *cluster) testReadiness(t *testing.T) {
 	if err := c.client.CoreV1().Pods(systemNS).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Eight failures, three seconds apart: longer than Envoy's 15 s
-	// initial fetch timeout, after which an Envoy would start without
-	// configuration if its bootstrap allowed it.
-	fresh := c.replacement(t, victim, "a replacement of "+victim.Name+" whose readiness probe failed 8 times", func(p *corev1.Pod) error {
-		return c.probeFailed(p, 8)
+	// Fifteen failures, three seconds apart: longer than Envoy's default
+	// initial fetch timeouts (15 s for clusters, then 15 s for listeners),
+	// after which an Envoy would turn ready with no listener if its
+	// bootstrap allowed it (it did, until this test ran on a cluster).
+	fresh := c.replacement(t, victim, "a replacement of "+victim.Name+" whose readiness probe failed 15 times", func(p *corev1.Pod) error {
+		return c.probeFailed(p, 15)
 	})
 	if podReady(&fresh) {
 		t.Fatalf("%s is Ready without a control plane", fresh.Name)
