@@ -11,6 +11,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // request is one thing a ServiceAccount may or may not do: resource is
@@ -224,6 +226,11 @@ func TestGrantedRules(t *testing.T) {
 // replica (the ones that served through the failover and the rollout):
 // none may mention a request the API server refused.
 func (c *cluster) testNothingForbidden(t *testing.T) {
+	// The replica that replaced the failed-over leader may still be
+	// starting: its log exists once it runs.
+	framework.Eventually(t, rollout, "the control plane rolled out", func() error {
+		return deploymentReady(c.ctx(), c.client, systemNS, "ingress-xds")
+	})
 	pods, err := c.client.CoreV1().Pods(systemNS).List(c.ctx(), metav1.ListOptions{LabelSelector: controlPlaneLabel})
 	if err != nil {
 		t.Fatal(err)
@@ -232,10 +239,11 @@ func (c *cluster) testNothingForbidden(t *testing.T) {
 		t.Fatal("no control plane pod")
 	}
 	for _, p := range pods.Items {
-		raw, err := c.client.CoreV1().Pods(systemNS).GetLogs(p.Name, &corev1.PodLogOptions{Container: "ingress-xds"}).DoRaw(c.ctx())
-		if err != nil {
-			t.Fatalf("logs of %s: %v", p.Name, err)
-		}
+		var raw []byte
+		framework.Eventually(t, converge, "the log of "+p.Name, func() (err error) {
+			raw, err = c.client.CoreV1().Pods(systemNS).GetLogs(p.Name, &corev1.PodLogOptions{Container: "ingress-xds"}).DoRaw(c.ctx())
+			return err
+		})
 		for _, line := range strings.Split(string(raw), "\n") {
 			if strings.Contains(strings.ToLower(line), "forbidden") {
 				t.Errorf("%s: %s", p.Name, line)
