@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -353,6 +354,31 @@ func TestNginxDefaults(t *testing.T) {
 			t.Errorf("HTTPS: Strict-Transport-Security %q, %v: want ingress-nginx's default", r.Header.Get("Strict-Transport-Security"), err)
 		}
 	})
+	// The trailing-slash 301 of the Kubernetes blog post "Before You
+	// Migrate: Five Surprising Ingress-NGINX Behaviors" (nginx's
+	// auto_redirect of a location ending in / that proxies; ingress-nginx
+	// has no e2e test of it): /my-path, of the path /my-path/ (Prefix),
+	// gets a 301 to /my-path/ with its query, as /exact of /exact/
+	// (Exact); /served has a path of its own, so no redirect.
+	t.Run("the trailing-slash redirect", func(t *testing.T) {
+		writeManifest(t, dir, "slash.yaml", slashIngressYAML)
+		framework.Eventually(t, convergeTimeout, "the slash Ingress served", func() error {
+			return envoy.Expect("slash.example.com", "/my-path/x", http.StatusOK, "alpha")
+		})
+		for _, c := range []struct {
+			path, location string
+		}{{"/my-path?a=b", "/my-path/?a=b"}, {"/exact", "/exact/"}} {
+			r, err := framework.Get(envoy.HTTPAddress, "slash.example.com", c.path)
+			if loc, _ := url.Parse(r.Header.Get("Location")); err != nil || r.Status != http.StatusMovedPermanently || loc == nil || loc.RequestURI() != c.location {
+				t.Errorf("GET %s: %d, Location %q, %v: want 301 to %s", c.path, r.Status, r.Header.Get("Location"), err, c.location)
+			}
+		}
+		for _, path := range []string{"/my-path/", "/exact/", "/served", "/served/"} {
+			if err := envoy.Expect("slash.example.com", path, http.StatusOK, "alpha"); err != nil {
+				t.Errorf("GET %s: %v", path, err)
+			}
+		}
+	})
 	// settings/no_tls_redirect_locations.go: ingress-nginx's
 	// no-tls-redirect-locations (by default /.well-known/acme-challenge)
 	// keeps an ACME HTTP-01 challenge's Ingress path, as cert-manager's
@@ -371,6 +397,23 @@ func TestNginxDefaults(t *testing.T) {
 		}
 	})
 }
+
+// slashIngressYAML has paths configured with a trailing slash: the
+// blog post "Before You Migrate: Five Surprising Ingress-NGINX Behaviors".
+const slashIngressYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: slash, namespace: default}
+spec:
+  rules:
+  - host: slash.example.com
+    http:
+      paths:
+      - {path: /my-path/, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
+      - {path: /exact/, pathType: Exact, backend: {service: {name: alpha, port: {number: 80}}}}
+      - {path: /served/, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
+      - {path: /served, pathType: Exact, backend: {service: {name: alpha, port: {number: 80}}}}
+`
 
 // acmeSolverIngressYAML is the Ingress cert-manager's HTTP-01 solver makes
 // on the TLS host: the challenge's token path alone.

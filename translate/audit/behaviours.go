@@ -107,7 +107,9 @@ func behaviours(ing *networkingv1.Ingress, o ir.Object, routes map[ir.Object][]p
 	// The hosts the front-end put in regex mode where this Ingress has a
 	// route, and the others' routes there.
 	regexHosts := map[string]*ir.VirtualHost{}
+	hosts := map[string]*ir.VirtualHost{} // every host the Ingress has a route in
 	for _, p := range routes[o] {
+		hosts[p.vhost.Host] = p.vhost
 		if regexMode(p.vhost) {
 			regexHosts[p.vhost.Host] = p.vhost
 		}
@@ -126,7 +128,7 @@ func behaviours(ing *networkingv1.Ingress, o ir.Object, routes map[ir.Object][]p
 			vh := regexHosts[host]
 			switch {
 			case vh == nil:
-				if b, ok := trailingSlash(p, raw, at); ok {
+				if b, ok := trailingSlash(p, raw, at, hosts[host]); ok {
 					trailing = append(trailing, b)
 				}
 			case in.useRegex:
@@ -197,17 +199,27 @@ func affectedBy(self ir.Object, hosts map[string]*ir.VirtualHost, intents map[ir
 }
 
 // trailingSlash is the blog's trailing-slash redirect for a path outside
-// regex mode that ends in a slash.
-func trailingSlash(p networkingv1.HTTPIngressPath, raw, at string) (Behaviour, bool) {
+// regex mode that ends in a slash, as the front-end made it in vh (its
+// 301 route for the path without the slash, under serve --configmap or
+// --nginx-defaults) or not.
+func trailingSlash(p networkingv1.HTTPIngressPath, raw, at string, vh *ir.VirtualHost) (Behaviour, bool) {
 	if raw == "/" || !strings.HasSuffix(raw, "/") {
 		return Behaviour{}, false
 	}
 	without := strings.TrimRight(raw, "/")
 	b := Behaviour{ID: TrailingSlash, Title: "the trailing-slash redirect", Where: at, IngressNginx: trailingNginx}
+	if vh != nil && slices.ContainsFunc(vh.Routes, func(rt *ir.Route) bool {
+		return rt.Match.PathType == ir.PathExact && rt.Match.Path == without && rt.Action.Redirect != nil && rt.Action.Redirect.Code == 301 && rt.Action.Redirect.Path == raw
+	}) {
+		b.IngressXDS = fmt.Sprintf("The same (serve --configmap or --nginx-defaults): %s gets a 301 to %s, its query kept.", without, raw)
+		b.Same = true
+		return b, true
+	}
+	const how = " serve --configmap or --nginx-defaults adds ingress-nginx's redirect (where no other path of the host is that path)."
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-		b.IngressXDS = fmt.Sprintf("Not reproduced yet: %s does not match the Exact path %s and answers 404 (or another path's backend) where ingress-nginx answers 301 to %s.", without, raw, raw)
+		b.IngressXDS = fmt.Sprintf("Not reproduced: %s does not match the Exact path %s and answers 404 (or another path's backend) where ingress-nginx answers 301 to %s;", without, raw, raw) + how
 	} else {
-		b.IngressXDS = fmt.Sprintf("Not reproduced yet: a Prefix path's trailing slash is ignored, so %s is served by the backend as it is where ingress-nginx answers 301 to %s.", without, raw)
+		b.IngressXDS = fmt.Sprintf("Not reproduced: a Prefix path's trailing slash is ignored, so %s is served by the backend as it is where ingress-nginx answers 301 to %s;", without, raw) + how
 	}
 	return b, true
 }

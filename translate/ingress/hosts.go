@@ -162,6 +162,9 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			}
 		}
 	}
+	if !regexMode && m.config != nil {
+		out.addSlashRedirects(host, frags, kept) // trailingslash.go
+	}
 	if out.vhost != nil && regexMode {
 		var problems []ir.Problem
 		out.vhost.Routes, problems = regexRoutes(kept)

@@ -30,7 +30,9 @@ func (t *Table) Markdown() []byte {
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
 		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked, no access log). `serve --nginx-defaults` gives every Ingress " +
 		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
-		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations).\n\n")
+		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations), and a path " +
+		"configured with a trailing slash (`/foo/`, Prefix or Exact, outside regex mode) answers `/foo` with nginx's 301 to `/foo/` " +
+		"where no other path of the host is `/foo`; without either, a Prefix path's trailing slash is ignored, as Kubernetes defines Prefix.\n\n")
 	b.WriteString("| key | ingress-nginx's default | verdict | note |\n|---|---|---|---|\n")
 	for _, k := range t.keys {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", k.Name, cell(k.NginxDefault), k.verdictOrDefault(), cell(k.Note))
