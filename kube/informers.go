@@ -45,8 +45,18 @@ type InformerFactories struct {
 	tlsSecrets informers.SharedInformerFactory
 }
 
-// NewInformerFactories returns factories reading through client.
+// NewInformerFactories returns factories reading through client, with
+// the default InformerOptions.
 func NewInformerFactories(client kubernetes.Interface) *InformerFactories {
+	return NewInformerFactoriesWith(client, InformerOptions{})
+}
+
+// NewInformerFactoriesWith returns factories reading through client, as o
+// says.
+func NewInformerFactoriesWith(client kubernetes.Interface, o InformerOptions) *InformerFactories {
+	if o.List {
+		client = listingClient{client}
+	}
 	return &InformerFactories{
 		client: client,
 		all: informers.NewSharedInformerFactoryWithOptions(client, 0,

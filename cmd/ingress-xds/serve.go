@@ -42,6 +42,7 @@ type serveFlags struct {
 	maxHoldoff      time.Duration
 	endpointHoldoff time.Duration
 	logLevel        string
+	streamingList   bool
 }
 
 func runServe(ctx context.Context, args []string) error {
@@ -61,6 +62,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
 	fs.DurationVar(&f.endpointHoldoff, "endpoint-holdoff", 10*time.Millisecond, "the holdoff of changes to endpoints alone, which take a fast path (at most 10 times this)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.streamingList, "streaming-list", true, "fill the informers' caches from watches that stream every object (client-go's WatchList); false: from one list per kind, which at start-up costs less CPU but holds each kind's objects untrimmed until its list is in")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,7 +111,7 @@ func runServe(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
-		factories = kube.NewInformerFactories(client)
+		factories = kube.NewInformerFactoriesWith(client, kube.InformerOptions{List: !f.streamingList})
 		source = &kube.ClusterSource{
 			Informers:        factories.Informers(),
 			Filter:           filter,
