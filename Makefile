@@ -19,10 +19,12 @@ build:
 tools:
 	bash hack/install-tools.sh
 
-## test: every test (unit, golden, real API server, real Envoy)
+## test: every test (unit, golden, real API server, real Envoy), the demo,
+## then the kind suite on a real cluster built from local images (e2e-kind)
 test: tools build
 	KUBEBUILDER_ASSETS=$(TOOLS)/kube $(GO) test -count=1 -timeout 30m ./...
 	bash hack/demo.sh --check
+	bash e2e/kind/run.sh
 
 ## unit: the tests that need no external binary
 unit:
@@ -55,6 +57,8 @@ bench: tools build
 	    -json bin/bench/load-$$n.json -cmd '$(BENCH_CMD)' || exit 1; \
 	done
 
+## e2e-kind: the kind suite alone (docs/kind.md): starts dockerd if none runs,
+## builds and caches every image locally, creates a cluster, applies deploy/
 e2e-kind:
 	bash e2e/kind/run.sh
 
