@@ -43,6 +43,7 @@ type resourceCache struct {
 	sotw  map[string]map[int64]*sotwWatch
 	delta map[string]map[int64]*deltaWatch
 	next  int64
+	mbb   makeBeforeBreak // makebeforebreak.go
 }
 
 // sotwWatch is a state-of-the-world request waiting for a change.
@@ -50,6 +51,12 @@ type sotwWatch struct {
 	req *cache.Request
 	sub cache.Subscription
 	out chan cache.Response
+	// stream is the watch's stream, when bound (makebeforebreak.go);
+	// held says the watch was kept from a change until its stream has
+	// the clusters that change added, and is answered from everything
+	// the client holds when released.
+	stream      streamKey
+	bound, held bool
 }
 
 // deltaWatch is an incremental request waiting for a change. When it was
@@ -60,6 +67,9 @@ type deltaWatch struct {
 	req *cache.DeltaRequest
 	sub cache.Subscription
 	out chan cache.DeltaResponse
+	// stream, bound and held are as in sotwWatch.
+	stream      streamKey
+	bound, held bool
 }
 
 var _ cache.Cache = (*resourceCache)(nil)
@@ -82,6 +92,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		types: map[string]*typeSnapshot{},
 		sotw:  map[string]map[int64]*sotwWatch{},
 		delta: map[string]map[int64]*deltaWatch{},
+		mbb:   newMakeBeforeBreak(),
 	}
 }
 
@@ -106,19 +117,33 @@ func (c *resourceCache) update(changes []typeChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byType := make(map[string]*typeSnapshot, len(changes))
+	prevClusters := c.types[resource.ClusterType]
 	for _, ch := range changes {
 		ch.state.namespaced = ch.typeURL == resource.VirtualHostType // vhds.go
 		c.types[ch.typeURL] = ch.state
 		byType[ch.typeURL] = ch.state
+	}
+	if ts, ok := byType[resource.ClusterType]; ok {
+		c.noteClusters(prevClusters, ts, c.types[resource.EndpointType])
+		// Watches held for the previous change's clusters wait for this
+		// one's now, or for nothing.
+		defer c.release(func(streamKey) bool { return true })
 	}
 	for _, typeURL := range updateOrder {
 		ts, ok := byType[typeURL]
 		if !ok {
 			continue
 		}
+		held := heldBack(typeURL)
 		for id, w := range c.sotw[typeURL] {
 			var resp *sotwResponse
 			switch {
+			case held && w.bound && !c.ready(w.stream):
+				w.held = true // answered by release
+				continue
+			case w.held: // it missed a change: compare everything
+				w.held = false
+				resp = sotwNow(w.req, w.sub, ts)
 			case !cache.ResourceRequiresFullStateInSotw(typeURL):
 				resp = sotwChanges(w.req, w.sub, ts)
 			case w.req.GetVersionInfo() != ts.version:
@@ -130,7 +155,15 @@ func (c *resourceCache) update(changes []typeChange) {
 			}
 		}
 		for id, w := range c.delta[typeURL] {
-			if resp := deltaChanges(w.req, w.sub, ts); resp != nil {
+			if held && w.bound && !c.ready(w.stream) {
+				w.held = true // answered by release
+				continue
+			}
+			changes := deltaChanges
+			if w.held { // it missed a change: compare everything
+				w.held, changes = false, deltaNow
+			}
+			if resp := changes(w.req, w.sub, ts); resp != nil {
 				w.out <- resp
 				delete(c.delta[typeURL], id)
 			}
@@ -150,15 +183,13 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ts, ok := c.types[typeURL]; ok {
-		var resp *sotwResponse
-		switch {
-		case !cache.ResourceRequiresFullStateInSotw(typeURL):
-			resp = sotwDiff(req, sub, ts)
-		case sotwOutdated(req, sub, ts):
-			resp = sotwAnswer(req, sub, ts)
-		}
-		if resp != nil {
+	key, bound := c.streamOf(req)
+	if bound {
+		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
+	}
+	held := bound && heldBack(typeURL) && !c.ready(key)
+	if ts, ok := c.types[typeURL]; ok && !held {
+		if resp := sotwNow(req, sub, ts); resp != nil {
 			out <- resp
 			return func() {}, nil
 		}
@@ -168,7 +199,7 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	if c.sotw[typeURL] == nil {
 		c.sotw[typeURL] = map[int64]*sotwWatch{}
 	}
-	c.sotw[typeURL][id] = &sotwWatch{req: req, sub: sub, out: out}
+	c.sotw[typeURL][id] = &sotwWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -327,17 +358,13 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ts, ok := c.types[typeURL]; ok && !inSync(req, sub, ts) {
-		resp := deltaDiff(req, sub, ts)
-		if resp != nil || ((sub.IsWildcard() || ts.namespaced) && req.GetResponseNonce() == "") {
-			if resp == nil {
-				returned := maps.Clone(sub.ReturnedResources())
-				if returned == nil {
-					returned = map[string]string{}
-				}
-				returned[syncedAt] = ts.version
-				resp = &deltaResponse{req: req, version: ts.version, returned: returned}
-			}
+	key, bound := c.streamOf(req)
+	if bound {
+		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
+	}
+	held := bound && heldBack(typeURL) && !c.ready(key)
+	if ts, ok := c.types[typeURL]; ok && !held {
+		if resp := deltaNow(req, sub, ts); resp != nil {
 			out <- resp
 			return func() {}, nil
 		}
@@ -347,7 +374,7 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	if c.delta[typeURL] == nil {
 		c.delta[typeURL] = map[int64]*deltaWatch{}
 	}
-	c.delta[typeURL][id] = &deltaWatch{req: req, sub: sub, out: out}
+	c.delta[typeURL][id] = &deltaWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()

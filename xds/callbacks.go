@@ -28,6 +28,7 @@ func (c callbacks) OnStreamOpen(_ context.Context, id int64, typeURL string) err
 // with the node of its first request (assumption 9).
 func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 	c.s.clients.close(streamKey{id: id})
+	c.s.cache.forget(streamKey{id: id})
 	c.s.metrics.connected.WithLabelValues(protocolSotW).Dec()
 	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolSotW, "node", node.GetId())
 }
@@ -57,6 +58,7 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 // already set, the cache answers a new stream anyway.
 func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
+	c.s.cache.bind(req, key) // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	if !cache.ResourceRequiresFullStateInSotw(req.GetTypeUrl()) {
@@ -103,6 +105,7 @@ func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, typeURL string
 
 func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 	c.s.clients.close(streamKey{delta: true, id: id})
+	c.s.cache.forget(streamKey{delta: true, id: id})
 	c.s.metrics.connected.WithLabelValues(protocolDelta).Dec()
 	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolDelta, "node", node.GetId())
 }
@@ -115,6 +118,7 @@ func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 // initial_resource_versions are what it runs (assumption 12).
 func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
+	c.s.cache.bind(req, key) // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), req.GetInitialResourceVersions(), c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	return nil

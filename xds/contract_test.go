@@ -336,9 +336,16 @@ func checkDeltaOrder(t *testing.T, delta bool) {
 	f.clusters["c"] = []string{"10.0.0.3:80"}
 	f.listenerPort++
 	h.publish(f)
+	// The listener and route wait for the new cluster's endpoints to be
+	// acknowledged (make-before-break, makebeforebreak.go), and then come
+	// in the same order.
 	var got []string
 	for range order {
-		got = append(got, c.recv().typeURL)
+		r := c.recv()
+		got = append(got, r.typeURL)
+		if r.typeURL == resource.EndpointType {
+			c.ack(r)
+		}
 	}
 	if !slices.Equal(got, order) {
 		t.Errorf("the delta server sent %v, want the order the cache answered, %v", got, order)

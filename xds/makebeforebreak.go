@@ -1,0 +1,238 @@
+package xds
+
+import (
+	"maps"
+
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+)
+
+// Make-before-break. A route (or listener, or virtual host) that names a
+// cluster an Envoy has just been sent is useless to it until that cluster
+// has warmed, which it does when its load assignment comes; applied
+// earlier, the route sends every request to a cluster Envoy does not yet
+// serve, and Envoy answers 503 until the endpoints arrive (a path switched
+// to a new Service answered 503 for over 100 ms in the load command's
+// Envoy phase, docs/benchmarks.md "Issue 18"). So, for each ADS stream,
+// the cache holds back the route types while the stream has not
+// acknowledged the load assignments of the clusters the last cluster
+// change added ("fresh"), and answers them once it has.
+//
+// What counts as acknowledged: a request of the load assignment type
+// that comes after the stream was sent every fresh load assignment. That
+// request is an ACK or a NACK; either ends the hold, so that a client that
+// rejects the endpoints is not kept from its routes forever (it gets them,
+// and answers 503 for that cluster as it would have anyway). A NACK of the
+// clusters themselves ends it too: such an Envoy never asks for the fresh
+// load assignments. A stream that has never asked for load assignments
+// (a non-ADS client of routes alone, or an Envoy in its initial fetch,
+// whose own warming already waits for endpoints) is never held.
+//
+// Only the clusters the last cluster change added are waited for: an
+// Envoy that has not yet taken a previous change's is held for the new
+// ones, which it can only get after those. Every fresh cluster with a load
+// assignment in the current content is waited for, whether or not the held
+// route names it: working out which clusters a route names means decoding
+// it, and the wait is one round trip.
+type makeBeforeBreak struct {
+	fresh   []string // load assignment names of the clusters the last cluster change added
+	gen     int64    // counts cluster changes that set fresh
+	streams map[streamKey]*streamGate
+	// bound maps a request to its stream, from the request callback to
+	// the watch the cache creates for the very same request (assumptions
+	// 1 and 2); the cache is told nothing else of which stream asks.
+	// Each stream has at most one request between the two (assumption
+	// 1); last is that request, so that one the server drops after the
+	// callback (a stale nonce, assumption 4) is forgotten with the next.
+	bound map[any]streamKey
+	last  map[streamKey]any
+}
+
+// streamGate is what the cache knows of one stream's load assignments.
+type streamGate struct {
+	eds       bool  // it has asked for load assignments
+	edsAcked  int64 // the gen at which it acknowledged every fresh one
+	cdsNacked int64 // the gen at which it rejected the clusters
+}
+
+func newMakeBeforeBreak() makeBeforeBreak {
+	return makeBeforeBreak{streams: map[streamKey]*streamGate{}, bound: map[any]streamKey{}, last: map[streamKey]any{}}
+}
+
+// heldBack says whether a type's responses wait for the clusters they use.
+func heldBack(typeURL string) bool {
+	return typeURL == resource.ListenerType || typeURL == resource.RouteType || typeURL == resource.VirtualHostType
+}
+
+// bind records which stream a request is on; the callbacks call it for
+// each request, before the server asks the cache for its watch.
+func (c *resourceCache) bind(req any, key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.mbb.last[key]; ok {
+		delete(c.mbb.bound, prev)
+	}
+	c.mbb.bound[req] = key
+	c.mbb.last[key] = req
+}
+
+// forget drops what the cache knows of a closed stream.
+func (c *resourceCache) forget(key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.mbb.streams, key)
+	if req, ok := c.mbb.last[key]; ok {
+		delete(c.mbb.bound, req)
+		delete(c.mbb.last, key)
+	}
+}
+
+// streamOf returns the stream a request was bound to, forgetting the
+// binding; ok is false for a request no callback saw (REST, tests driving
+// the cache alone).
+func (c *resourceCache) streamOf(req any) (streamKey, bool) {
+	key, ok := c.mbb.bound[req]
+	if ok {
+		delete(c.mbb.bound, req)
+		delete(c.mbb.last, key)
+	}
+	return key, ok
+}
+
+// ready says whether a stream may be sent the route types now.
+func (c *resourceCache) ready(key streamKey) bool {
+	if len(c.mbb.fresh) == 0 {
+		return true
+	}
+	g := c.mbb.streams[key]
+	if g == nil || !g.eds {
+		return true
+	}
+	return g.edsAcked == c.mbb.gen || g.cdsNacked == c.mbb.gen
+}
+
+// noteClusters computes the fresh load assignments of a cluster change:
+// the names it added (prev is the cluster content it replaces) that have a
+// load assignment in eds.
+func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
+	var fresh []string
+	if prev != nil && eds != nil { // the first content is Envoy's initial fetch
+		for _, name := range next.updated {
+			if _, old := prev.index[name]; old {
+				continue
+			}
+			if _, ok := eds.index[name]; ok {
+				fresh = append(fresh, name)
+			}
+		}
+	}
+	c.mbb.fresh = fresh
+	c.mbb.gen++
+}
+
+// sawRequest records what a request says of its stream's clusters and
+// load assignments, and answers the stream's held watches if that ends
+// the hold.
+func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bool, sub cache.Subscription) {
+	switch typeURL {
+	case resource.EndpointType:
+		g := c.gate(key)
+		g.eds = true
+		known := sub.ReturnedResources()
+		for _, name := range c.mbb.fresh {
+			if _, sent := known[name]; !sent {
+				return
+			}
+		}
+		g.edsAcked = c.mbb.gen
+	case resource.ClusterType:
+		if !errorDetail {
+			return
+		}
+		c.gate(key).cdsNacked = c.mbb.gen
+	default:
+		return
+	}
+	if c.ready(key) {
+		c.release(func(k streamKey) bool { return k == key })
+	}
+}
+
+func (c *resourceCache) gate(key streamKey) *streamGate {
+	g := c.mbb.streams[key]
+	if g == nil {
+		g = &streamGate{}
+		c.mbb.streams[key] = g
+	}
+	return g
+}
+
+// release answers the held watches of the streams that are ready: from
+// everything the client holds, since it missed at least one change.
+func (c *resourceCache) release(which func(streamKey) bool) {
+	// In the update's order, which the delta server keeps (assumption 8).
+	for _, typeURL := range updateOrder {
+		ws, ts := c.sotw[typeURL], c.types[typeURL]
+		if !heldBack(typeURL) || ts == nil {
+			continue
+		}
+		for id, w := range ws {
+			if !w.held || !which(w.stream) || !c.ready(w.stream) {
+				continue
+			}
+			w.held = false
+			if resp := sotwNow(w.req, w.sub, ts); resp != nil {
+				w.out <- resp
+				delete(ws, id)
+			}
+		}
+	}
+	for _, typeURL := range updateOrder {
+		ws, ts := c.delta[typeURL], c.types[typeURL]
+		if !heldBack(typeURL) || ts == nil {
+			continue
+		}
+		for id, w := range ws {
+			if !w.held || !which(w.stream) || !c.ready(w.stream) {
+				continue
+			}
+			w.held = false
+			if resp := deltaNow(w.req, w.sub, ts); resp != nil {
+				w.out <- resp
+				delete(ws, id)
+			}
+		}
+	}
+}
+
+// sotwNow is what a state-of-the-world request is answered with at once,
+// if anything: what the client lacks of the current content.
+func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
+	switch {
+	case !cache.ResourceRequiresFullStateInSotw(req.GetTypeUrl()):
+		return sotwDiff(req, sub, ts)
+	case sotwOutdated(req, sub, ts):
+		return sotwAnswer(req, sub, ts)
+	}
+	return nil
+}
+
+// deltaNow is what an incremental request is answered with at once, if
+// anything: what the client lacks or holds in excess, or, for the first
+// request of a wildcard (or namespaced) subscription, an empty answer,
+// which Envoy waits for to finish starting.
+func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
+	if inSync(req, sub, ts) {
+		return nil
+	}
+	resp := deltaDiff(req, sub, ts)
+	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
+		return resp
+	}
+	returned := maps.Clone(sub.ReturnedResources())
+	if returned == nil {
+		returned = map[string]string{}
+	}
+	returned[syncedAt] = ts.version
+	return &deltaResponse{req: req, version: ts.version, returned: returned}
+}
