@@ -170,7 +170,7 @@ func TestControllerConfigMapConnections(t *testing.T) {
 	t.Run("upstream keep-alive", func(t *testing.T) {
 		configure(map[string]string{"upstream-keepalive-requests": "2", "upstream-keepalive-timeout": "30", "upstream-keepalive-time": "1h"})
 		framework.Eventually(t, convergeTimeout, "two requests a backend connection", func() error {
-			return pool.expect(envoy.HTTPAddress, 6, 3)
+			return pool.expectPerConnection(envoy.HTTPAddress, 6, 2)
 		})
 		configure(map[string]string{"upstream-keepalive-connections": "0"})
 		framework.Eventually(t, convergeTimeout, "a backend connection a request", func() error {
@@ -407,6 +407,51 @@ func (c *connectionCounter) expect(address string, n, want int) error {
 	slices.Sort(peers)
 	if got := len(slices.Compact(peers)); len(peers) != n || got != want {
 		return fmt.Errorf("%d requests reached the backend on %d connections, want %d requests on %d", len(peers), got, n, want)
+	}
+	return nil
+}
+
+// expectPerConnection sends n requests and checks that the backend's
+// connections from Envoy carried at most per requests each, and that those
+// it opened for them carried exactly per. A connection opened before the
+// n requests may have served some already, so the first connection and
+// the last one (which may stay open for the next call) can carry fewer;
+// counting connections, as expect does, would then see one more.
+func (c *connectionCounter) expectPerConnection(address string, n, per int) error {
+	c.mu.Lock()
+	c.peers = nil
+	c.mu.Unlock()
+	for i := range n {
+		status, err := getStatus(address, "pool.example.com", "/", nil)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("request %d: status %d", i+1, status)
+		}
+	}
+	c.mu.Lock()
+	peers := slices.Clone(c.peers)
+	c.mu.Unlock()
+	if len(peers) != n {
+		return fmt.Errorf("%d requests reached the backend, want %d", len(peers), n)
+	}
+	// Requests are sequential, so each connection's requests are one run.
+	var runs []int
+	for i, p := range peers {
+		if i == 0 || p != peers[i-1] {
+			runs = append(runs, 0)
+		}
+		runs[len(runs)-1]++
+	}
+	for i, r := range runs {
+		inner := i > 0 && i < len(runs)-1
+		if r > per || (inner && r != per) {
+			return fmt.Errorf("requests per backend connection %v, want at most %d, and %d on every connection but the first and last", runs, per, per)
+		}
+	}
+	if len(runs) < n/per {
+		return fmt.Errorf("requests per backend connection %v: fewer connections than %d requests at %d each need", runs, n, per)
 	}
 	return nil
 }
