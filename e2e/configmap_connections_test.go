@@ -388,22 +388,31 @@ func startConnectionCounter(t *testing.T) *connectionCounter {
 
 // expect sends n requests to pool.example.com one after the other and
 // checks how many of Envoy's connections the backend saw them on.
-func (c *connectionCounter) expect(address string, n, want int) error {
+// send makes n requests to pool.example.com through Envoy, one after the
+// other, and returns the backend connection each one came on, in order.
+func (c *connectionCounter) send(address string, n int) ([]string, error) {
 	c.mu.Lock()
 	c.peers = nil
 	c.mu.Unlock()
 	for i := range n {
 		status, err := getStatus(address, "pool.example.com", "/", nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if status != http.StatusOK {
-			return fmt.Errorf("request %d: status %d", i+1, status)
+			return nil, fmt.Errorf("request %d: status %d", i+1, status)
 		}
 	}
 	c.mu.Lock()
-	peers := slices.Clone(c.peers)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.peers), nil
+}
+
+func (c *connectionCounter) expect(address string, n, want int) error {
+	peers, err := c.send(address, n)
+	if err != nil {
+		return err
+	}
 	slices.Sort(peers)
 	if got := len(slices.Compact(peers)); len(peers) != n || got != want {
 		return fmt.Errorf("%d requests reached the backend on %d connections, want %d requests on %d", len(peers), got, n, want)
@@ -418,21 +427,10 @@ func (c *connectionCounter) expect(address string, n, want int) error {
 // the last one (which may stay open for the next call) can carry fewer;
 // counting connections, as expect does, would then see one more.
 func (c *connectionCounter) expectPerConnection(address string, n, per int) error {
-	c.mu.Lock()
-	c.peers = nil
-	c.mu.Unlock()
-	for i := range n {
-		status, err := getStatus(address, "pool.example.com", "/", nil)
-		if err != nil {
-			return err
-		}
-		if status != http.StatusOK {
-			return fmt.Errorf("request %d: status %d", i+1, status)
-		}
+	peers, err := c.send(address, n)
+	if err != nil {
+		return err
 	}
-	c.mu.Lock()
-	peers := slices.Clone(c.peers)
-	c.mu.Unlock()
 	if len(peers) != n {
 		return fmt.Errorf("%d requests reached the backend, want %d", len(peers), n)
 	}
