@@ -33,6 +33,9 @@ type (
 	Options = ingress.Options
 	// Resources are the Envoy resources of one translation.
 	Resources = envoy.Resources
+	// OnDemand says which clusters an Envoy fetches when a request needs
+	// one (translate/envoy/ondemand.go).
+	OnDemand = envoy.OnDemand
 	// Problem is something wrong with an object, to be reported on it.
 	Problem = ir.Problem
 )
@@ -105,7 +108,7 @@ type loadSlot struct {
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery})}
+	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters})}
 }
 
 // Translate translates one state.

@@ -415,7 +415,13 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())
 	}
-	return newDeltaResponse(req, known, ts, lacking(sub, ts, everything(sub, ts)), heldGone(known, ts, held))
+	gone := heldGone(known, ts, held)
+	if missing := missingAsked(req, ts); len(missing) > 0 { // ondemand.go
+		gone = append(gone, missing...)
+		slices.Sort(gone)
+		gone = slices.Compact(gone)
+	}
+	return newDeltaResponse(req, known, ts, lacking(sub, ts, everything(sub, ts)), gone)
 }
 
 // deltaChanges is deltaDiff for a client that was up to date before the
@@ -429,6 +435,16 @@ func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnaps
 // to all (wildcard), else the ones it names. Whether it is a wildcard is
 // the server's call: a request naming nothing is one (assumption 17).
 func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
+	if sub.IsWildcard() && ts.lazy != nil {
+		// ondemand.go: the eager ones, and the lazy ones asked for.
+		return func(yield func(string) bool) {
+			for _, name := range ts.names {
+				if ts.wantedBy(sub, name) && !yield(name) {
+					return
+				}
+			}
+		}
+	}
 	if sub.IsWildcard() {
 		return slices.Values(ts.names)
 	}
@@ -442,14 +458,14 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 // resources among names that exist, that the client subscribes to, and
 // whose current version it does not hold.
 func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) []int {
-	known, subscribed := sub.ReturnedResources(), sub.SubscribedResources()
+	known := sub.ReturnedResources()
 	var send []int
 	for name := range names {
 		j, exists := ts.index[name]
 		if !exists {
 			continue
 		}
-		if !sub.IsWildcard() && !ts.wants(subscribed, name) {
+		if !ts.wantedBy(sub, name) { // ondemand.go
 			continue
 		}
 		if v, held := known[name]; !held || v != ts.hashes[j] {

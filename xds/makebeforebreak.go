@@ -121,6 +121,11 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 			if _, old := prev.index[name]; old {
 				continue
 			}
+			if next.lazy.Lazy(name) {
+				// ondemand.go: a delta Envoy asks for it when a request
+				// needs it, and that request waits for it to warm.
+				continue
+			}
 			if _, ok := eds.index[name]; ok {
 				fresh = append(fresh, name)
 			}

@@ -102,6 +102,10 @@ type typeSnapshot struct {
 	// resource in that namespace (VHDS's virtual hosts, vhds.go); the cache
 	// sets it.
 	namespaced bool
+	// lazy, for clusters, says which come on demand (ondemand.go): a delta
+	// client's wildcard subscription leaves them out, and the client asks
+	// for each by name; nil: none.
+	lazy *translate.OnDemand
 }
 
 // nameIndexes are a type's versions and resources by name, built on first
@@ -202,6 +206,7 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 		namesChanged = namesChanged || !sameNames
 		next[i] = ts
 	}
+	onDemandInto(&next[types.Cluster], &s.prev[types.Cluster], r.OnDemand) // ondemand.go
 	// Consistency depends on names only: with the same names as a published
 	// snapshot, it holds already.
 	if namesChanged {

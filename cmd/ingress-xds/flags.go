@@ -46,6 +46,8 @@ type translateFlags struct {
 	nginxDefaults bool
 	// vhds sends the plain-HTTP virtual hosts over VHDS.
 	vhds bool
+	// onDemandClusters has Envoy fetch a route's cluster on its first request.
+	onDemandClusters bool
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -63,6 +65,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys: a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS, an access log of every request on Envoy's standard output in ingress-nginx's format (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
+	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 }
 
 func (t *translateFlags) validate() error {
@@ -120,6 +123,7 @@ func (t *translateFlags) options() translate.Options {
 		NginxDefaults: t.nginxDefaults,
 
 		VirtualHostDiscovery: t.vhds,
+		OnDemandClusters:     t.onDemandClusters,
 	}
 }
 

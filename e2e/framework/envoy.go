@@ -75,10 +75,9 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
-	if o.Delta && !VHDS() {
+	if o.Delta || suiteDelta() { // vhds.go
 		args = append(args, "--delta")
 	}
-	args = append(args, vhdsBootstrapArgs()...) // vhds.go
 	files := o.TLS
 	if files == nil && cp.TLS != nil {
 		files = &cp.TLS.Client
@@ -212,6 +211,9 @@ func (e *Envoy) ConfigDump() string {
 	}
 	return body
 }
+
+// Admin GETs a path of Envoy's admin interface.
+func (e *Envoy) Admin(path string) (int, string, error) { return e.admin(path) }
 
 func (e *Envoy) admin(path string) (int, string, error) {
 	return adminGet(e.AdminAddress, path)

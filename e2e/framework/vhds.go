@@ -14,21 +14,21 @@ const VHDSEnv = "INGRESS_XDS_E2E_VHDS"
 // VHDS says whether the suite runs with virtual host discovery.
 func VHDS() bool { return os.Getenv(VHDSEnv) == "1" }
 
-// vhdsServeArgs are the flags serve gets for the suite's mode.
+// vhdsServeArgs are the flags serve gets for the suite's modes (this
+// one's, and ondemand.go's).
 func vhdsServeArgs() []string {
+	var args []string
 	if VHDS() {
-		return []string{"--vhds"}
+		args = append(args, "--vhds")
 	}
-	return nil
+	if OnDemand() {
+		args = append(args, "--on-demand-clusters")
+	}
+	return args
 }
 
-// vhdsBootstrapArgs are the flags bootstrap gets for the suite's mode.
-func vhdsBootstrapArgs() []string {
-	if VHDS() {
-		return []string{"--delta"}
-	}
-	return nil
-}
+// suiteDelta says whether the suite's mode needs every Envoy on delta xDS.
+func suiteDelta() bool { return VHDS() || OnDemand() }
 
 // HTTPRouteUpdates is the Envoy counter of accepted updates of the HTTP
 // listener's routes: its route configuration's over RDS, or, in the VHDS

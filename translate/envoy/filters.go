@@ -38,6 +38,7 @@ const (
 	useRateLimitExempt
 	useAuthCookie
 	useBlock
+	useOnDemand
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -60,7 +61,11 @@ type httpFilter struct {
 // filterSet, and its per-route configuration in the feature's file.
 func httpFilterOrder() []httpFilter {
 	return []httpFilter{
-		// The error pages first (errorpages.go): nginx's error_page
+		// On-demand clusters before all (ondemand.go): when a route's
+		// cluster comes, Envoy re-runs the request's chain from its start,
+		// so that any filter before this one would act twice.
+		{name: onDemandFilter, use: useOnDemand, config: onDemandListenerConfig},
+		// Then the error pages (errorpages.go): nginx's error_page
 		// replaces a response of its codes whoever made it (the upstream,
 		// or nginx refusing a client or a body), so the filter sees every
 		// response, the other filters' local replies included, and the

@@ -59,6 +59,9 @@ type Options struct {
 	// over VHDS, each a resource of its own, for Envoys on delta xDS
 	// (vhds.go).
 	VirtualHostDiscovery bool
+	// OnDemandClusters has Envoy fetch a route's cluster when a request
+	// first needs it (ondemand.go), for Envoys on delta xDS.
+	OnDemandClusters bool
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -163,6 +166,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if err != nil {
 				return nil, err
 			}
+			uses |= c.onDemandUse() // ondemand.go
 			if c.opts.VirtualHostDiscovery {
 				// vhds.go: the virtual hosts go as resources of their own.
 				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)
@@ -201,6 +205,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 		return nil, err
 	}
 	res.Clusters = clusters
+	res.OnDemand = c.onDemand(m) // ondemand.go
 	c.chains, c.secrets = c.next.chains, c.next.secrets
 	c.next = generation{}
 	c.prune(m)

@@ -22,6 +22,10 @@ type Resources struct {
 	// named for its route configuration; none unless the Renderer's
 	// Options.VirtualHostDiscovery is set.
 	VirtualHosts []*routev3.VirtualHost
+	// OnDemand says which clusters an Envoy on delta xDS fetches only
+	// when a request needs one (ondemand.go); nil unless the Renderer's
+	// Options.OnDemandClusters is set: every cluster is sent.
+	OnDemand *OnDemand
 }
 
 // Cluster is a cluster resource: a *clusterv3.Cluster, or an *EDSCluster.

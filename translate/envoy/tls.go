@@ -39,7 +39,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if err != nil {
 			return err
 		}
-		chain, err := c.filterChain(l, vh, rendered.uses)
+		chain, err := c.filterChain(l, vh, rendered.uses|c.onDemandUse()) // ondemand.go
 		if err != nil {
 			return err
 		}

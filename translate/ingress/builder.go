@@ -59,6 +59,11 @@ type Options struct {
 	// each a resource of its own, for Envoys on delta xDS (serve --vhds;
 	// translate/envoy/vhds.go). The renderer uses it, not the front-end.
 	VirtualHostDiscovery bool
+	// OnDemandClusters has each Envoy, on delta xDS, fetch a route's
+	// cluster when a request first needs it rather than hold every
+	// cluster (serve --on-demand-clusters; translate/envoy/ondemand.go).
+	// The renderer uses it, not the front-end.
+	OnDemandClusters bool
 	// IgnoreRefusals serves an Ingress that carries an access control
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).
