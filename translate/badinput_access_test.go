@@ -35,6 +35,15 @@ func accessBadInputCases() []badInputCase {
 		{name: "rate-limit-extreme", reason: "",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-rps: "2147483647", nginx.ingress.kubernetes.io/limit-rpm: "2147483647", nginx.ingress.kubernetes.io/limit-burst-multiplier: "2147483647", nginx.ingress.kubernetes.io/limit-whitelist: "0.0.0.0/0, ::/0"`, rule),
 			check:     rateLimited("bad.example.com", true)},
+		// limit-rate is an access control: a value that does not parse
+		// refuses, never serving the responses at full speed.
+		{name: "limit-rate-unparsable", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-rate: "10k"`, rule),
+			check:     routeAnswers("bad.example.com", 503)},
+		// The largest pace that parses is one Envoy takes.
+		{name: "limit-rate-extreme", reason: "",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-rate: "2147483647"`, rule),
+			check:     responsePaced("bad.example.com")},
 		{name: "limit-connections-refused", reason: "AnnotationRefused",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-connections: "8", nginx.ingress.kubernetes.io/limit-rate: "100", nginx.ingress.kubernetes.io/limit-rate-after: "10"`, rule),
 			check:     routeAnswers("bad.example.com", 503)},
@@ -56,6 +65,21 @@ func rateLimited(host string, exempt bool) func(*testing.T, *translate.Result) {
 		}
 		if got := per["ingress-xds.rate-limit-exempt"] != nil; got != exempt {
 			t.Errorf("%s: exemptions configured %v, want %v", host, got, exempt)
+		}
+	}
+}
+
+// responsePaced checks that host's route forwards with the fault filter's
+// pace (limit-rate).
+func responsePaced(host string) func(*testing.T, *translate.Result) {
+	return func(t *testing.T, res *translate.Result) {
+		t.Helper()
+		vh := vhostNamed(res, frontend.HTTPListenerName, host)
+		if vh == nil || len(vh.GetRoutes()) != 1 || vh.GetRoutes()[0].GetRoute().GetCluster() == "" {
+			t.Fatalf("%s is not forwarded to its Service: %v", host, vh)
+		}
+		if vh.GetRoutes()[0].GetTypedPerFilterConfig()["envoy.filters.http.fault"] == nil {
+			t.Errorf("%s: no pace: %v", host, vh.GetRoutes()[0].GetTypedPerFilterConfig())
 		}
 	}
 }

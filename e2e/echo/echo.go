@@ -23,13 +23,14 @@ type Reply struct {
 
 // Handler answers every request with a Reply naming backend (with the
 // status its query's "status" asks for, from 200 to 599, else 200), or, when its
-// query asks for one, a slow response (slow.go), or, under /auth/, an auth
+// query asks for one, a slow response (slow.go) or one of a known size
+// (size.go), or, under /auth/, an auth
 // service's answer (auth.go), or, to a WebSocket
 // handshake, an upgraded connection that echoes (upgrade.go).
 func Handler(backend string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Backend", backend)
-		if slow(w, r) || upgrade(w, r) || auth(w, r) {
+		if slow(w, r) || sized(w, r) || upgrade(w, r) || auth(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -39,6 +39,7 @@ const (
 	useAuthCookie
 	useBlock
 	useOnDemand
+	useResponseRate
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -120,6 +121,10 @@ func httpFilterOrder() []httpFilter {
 		// nginx's proxy_redirect and proxy_cookie_* see only the
 		// upstream's.
 		{name: luaFilter, use: useLua, config: func() proto.Message { return luaListenerConfig() }, disabled: true},
+		// Nearest the router, each response's pace (responserate.go,
+		// limit-rate): it slows the body as it leaves the router, before
+		// any filter above sees it, and paces it whatever they add.
+		{name: responseRateFilter, use: useResponseRate, config: responseRateListenerConfig, disabled: true},
 	}
 }
 

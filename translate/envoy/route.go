@@ -138,6 +138,10 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[extAuthzFilter] = cfg
 		uses |= useExtAuthz | authCookie(per, p.Auth) // authz_cookie.go
 	}
+	if p.ResponseRate != nil {
+		per[responseRateFilter] = responseRate(p.ResponseRate)
+		uses |= useResponseRate
+	}
 	if p.RequestBody != nil {
 		per[bufferFilter] = bodyLimit(p.RequestBody)
 		uses |= useBuffer

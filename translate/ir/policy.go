@@ -43,6 +43,9 @@ type RoutePolicy struct {
 	IPRules *IPRules `json:"ipRules,omitempty"`
 	// RateLimit bounds each client's requests (ratelimit.go); nil: none.
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// ResponseRate slows each response (responserate.go); nil: full
+	// speed.
+	ResponseRate *ResponseRate `json:"responseRate,omitempty"`
 	// Auth asks the client who it is (auth.go); nil: nobody is asked.
 	Auth *Auth `json:"auth,omitempty"`
 	// RequestBody bounds the request body; nil: no bound.

@@ -4,7 +4,8 @@ package annotations
 // each client address may send, per Envoy as ingress-nginx's are per
 // replica. translate/ingress/access.go applies them, translate/envoy/
 // ratelimit.go renders them as Envoy's local rate limit with a token bucket
-// per client address. The keys Envoy cannot apply as nginx does are
+// per client address; limit-rate is Envoy's fault filter's pace per
+// response (translate/envoy/responserate.go). The keys Envoy cannot apply as nginx does are
 // refused: an Ingress carrying them is not served (refusal.go).
 
 // DefaultBurstMultiplier is limit-burst-multiplier's default, ingress-nginx's
@@ -79,18 +80,24 @@ var LimitConnections = Key[int]{&definition{
 	parse: parseNonNegative,
 }}
 
-// limitRateNote says why limit-rate and limit-rate-after are refused.
-const limitRateNote = `nginx slows each response to the rate after its first limit-rate-after kilobytes. Envoy's bandwidth_limit ` +
-	`filter shares one token bucket between all the requests of a route and cannot start after an amount: the bound cannot be ` +
-	`applied per response, and the paths are not served without it.`
+// limitRateNote says how limit-rate differs from nginx's limit_rate.
+const limitRateNote = `Envoy's fault filter paces each response body (envoy.filters.http.fault, its response_rate_limit: no ` +
+	`delay or abort, and no header of the client's changes it), per request as nginx's limit_rate is: two responses at once ` +
+	`get the rate each. Differences: Envoy paces from the response's first byte, in sixteenths of a second, where nginx ` +
+	`lets a response have the rate times the seconds since the request began, plus one: nginx sends the first second's worth ` +
+	`at once (a response takes up to a second longer through Envoy), and the time the backend took to answer is credit ` +
+	`nginx spends at once, where Envoy never sends ahead of the pace; nginx ` +
+	`counts the response's headers, Envoy its body only; and ingress-nginx says the key needs proxy-buffering: on, where ` +
+	`Envoy paces either way. limit-allowlist does not exempt anyone, as in nginx. "0": no limit. The ConfigMap's ` +
+	`limit-rate is the default.`
 
-// LimitRate would slow each response.
+// LimitRate slows each response.
 var LimitRate = Key[int]{&definition{
 	name:    "limit-rate",
 	under:   Nginx,
 	scope:   ScopeRoute,
-	doc:     `Kilobytes per second each response is sent at, at most (nginx's limit_rate).`,
-	verdict: Refused,
+	doc:     `Kilobytes (1,024 bytes) per second each response is sent at, at most (nginx's limit_rate); "0": no limit.`,
+	verdict: HonouredWithDifference,
 	note:    limitRateNote,
 	parse:   parseNonNegative,
 }}
@@ -102,8 +109,9 @@ var LimitRateAfter = Key[int]{&definition{
 	scope:   ScopeRoute,
 	doc:     `Kilobytes of each response sent before limit-rate applies (nginx's limit_rate_after).`,
 	verdict: Refused,
-	note:    limitRateNote,
-	parse:   parseNonNegative,
+	note: `Envoy's fault filter, which paces limit-rate's responses, has no amount sent at full speed first, and nothing else ` +
+		`in Envoy paces a response: the paths are not served, rather than served with each response's first kilobytes slowed.`,
+	parse: parseNonNegative,
 }}
 
 // rateLimitKeys lists the keys of this file, for table.

@@ -1,0 +1,19 @@
+package ir
+
+import "errors"
+
+// ResponseRate slows each response of a route to the client: nginx's
+// limit_rate, per request (each response on its own, however many a
+// client has at once), whoever the client is.
+type ResponseRate struct {
+	// KiBPerSecond is the pace, in kibibytes (1,024 bytes) per second, as
+	// nginx's "k": at least 1.
+	KiBPerSecond uint64 `json:"kibPerSecond"`
+}
+
+func (r *ResponseRate) validate() error {
+	if r.KiBPerSecond == 0 {
+		return errors.New("0 KiB/s: leave it nil for no limit")
+	}
+	return nil
+}
