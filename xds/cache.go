@@ -44,6 +44,7 @@ type resourceCache struct {
 	delta map[string]map[int64]*deltaWatch
 	next  int64
 	mbb   makeBeforeBreak // makebeforebreak.go
+	acks  routeAcks       // routeacks.go
 }
 
 // sotwWatch is a state-of-the-world request waiting for a change.
@@ -93,6 +94,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		sotw:  map[string]map[int64]*sotwWatch{},
 		delta: map[string]map[int64]*deltaWatch{},
 		mbb:   newMakeBeforeBreak(),
+		acks:  newRouteAcks(),
 	}
 }
 
@@ -112,10 +114,12 @@ type typeChange struct {
 // gives every watch room for that one response (assumption 5), so no send
 // blocks. A watch still here is one whose stream has not cancelled it,
 // which the stream does before touching its subscription (assumption 3):
-// the subscriptions read here are not being written.
-func (c *resourceCache) update(changes []typeChange) {
+// the subscriptions read here are not being written. It returns the
+// update's number (routeacks.go).
+func (c *resourceCache) update(changes []typeChange) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.acks.seq++
 	byType := make(map[string]*typeSnapshot, len(changes))
 	prevClusters := c.types[resource.ClusterType]
 	for _, ch := range changes {
@@ -169,6 +173,7 @@ func (c *resourceCache) update(changes []typeChange) {
 			}
 		}
 	}
+	return c.acks.seq
 }
 
 // CreateWatch answers a state-of-the-world request at once when the client
@@ -191,6 +196,9 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	if ts, ok := c.types[typeURL]; ok && !held {
 		if resp := sotwNow(req, sub, ts); resp != nil {
 			out <- resp
+			if bound && heldBack(typeURL) {
+				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
+			}
 			return func() {}, nil
 		}
 	}
@@ -200,6 +208,9 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 		c.sotw[typeURL] = map[int64]*sotwWatch{}
 	}
 	c.sotw[typeURL][id] = &sotwWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
+	if bound && heldBack(typeURL) {
+		c.sawRoutes(key, typeURL, !held, req.GetResponseNonce()) // routeacks.go
+	}
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -366,6 +377,9 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	if ts, ok := c.types[typeURL]; ok && !held {
 		if resp := deltaNow(req, sub, ts); resp != nil {
 			out <- resp
+			if bound && heldBack(typeURL) {
+				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
+			}
 			return func() {}, nil
 		}
 	}
@@ -375,6 +389,9 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 		c.delta[typeURL] = map[int64]*deltaWatch{}
 	}
 	c.delta[typeURL][id] = &deltaWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
+	if bound && heldBack(typeURL) {
+		c.sawRoutes(key, typeURL, !held, req.GetResponseNonce()) // routeacks.go
+	}
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
@@ -42,6 +43,11 @@ type cacheClient struct {
 	// slow clients acknowledge a response only at the next drain, after
 	// the next change: the change lands between a response and its ACK.
 	slow, ackDue bool
+	// stream, when set, binds each request to that stream, as the
+	// request callback does (makebeforebreak.go); nack makes the next
+	// request a rejection of the last response.
+	stream *streamKey
+	nack   bool
 }
 
 func newCacheClient(name string, delta bool, typeURL string, names []string) *cacheClient {
@@ -71,6 +77,12 @@ func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscr
 		}
 		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: c.typeURL, ResponseNonce: c.nonce,
 			ResourceNamesSubscribe: subscribe, ResourceNamesUnsubscribe: unsubscribe}
+		if c.nack {
+			req.ErrorDetail = &status.Status{Message: "rejected"}
+		}
+		if c.stream != nil {
+			rc.bind(req, *c.stream)
+		}
 		c.cancel, err = rc.CreateDeltaWatch(req, c.sub, c.dOut)
 	} else {
 		c.sub.SetResourceSubscription(c.names)
@@ -87,6 +99,13 @@ func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscr
 			}
 		}
 		req := &discoveryv3.DiscoveryRequest{TypeUrl: c.typeURL, VersionInfo: c.version, ResponseNonce: c.nonce, ResourceNames: c.names}
+		if c.nack {
+			// The version rejected, as the request callback rewrites a NACK.
+			req.ErrorDetail = &status.Status{Message: "rejected"}
+		}
+		if c.stream != nil {
+			rc.bind(req, *c.stream)
+		}
 		c.cancel, err = rc.CreateWatch(req, c.sub, c.sotwOut)
 	}
 	if err != nil {

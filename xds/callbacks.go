@@ -90,6 +90,7 @@ func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discover
 		r.full, r.fullNames = true, sentNames(ctx)
 	}
 	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), r)
+	c.s.cache.sentRoutes(streamKey{id: id}, resp.GetTypeUrl(), resp.GetNonce()) // routeacks.go
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Inc()
 	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolSotW).Add(float64(len(resp.GetResources())))
 	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),
@@ -132,6 +133,7 @@ func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscove
 	c.s.clients.sent(streamKey{delta: true, id: id}, resp.GetTypeUrl(), sentResponse{
 		nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), names: names, removed: resp.GetRemovedResources(),
 	})
+	c.s.cache.sentRoutes(streamKey{delta: true, id: id}, resp.GetTypeUrl(), resp.GetNonce()) // routeacks.go
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Inc()
 	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Add(float64(len(names)))
 	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),

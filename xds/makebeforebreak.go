@@ -2,6 +2,7 @@ package xds
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -81,6 +82,7 @@ func (c *resourceCache) forget(key streamKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.mbb.streams, key)
+	c.forgetRoutes(key) // routeacks.go
 	if req, ok := c.mbb.last[key]; ok {
 		delete(c.mbb.bound, req)
 		delete(c.mbb.last, key)
@@ -112,8 +114,11 @@ func (c *resourceCache) ready(key streamKey) bool {
 }
 
 // noteClusters computes the fresh load assignments of a cluster change:
-// the names it added (prev is the cluster content it replaces) that have a
-// load assignment in eds.
+// those of the EDS clusters it added (prev is the cluster content it
+// replaces) that are in eds. A load assignment is named for its cluster's
+// EDS service name, which several clusters may share (one per policy of a
+// backend: translate/envoy/cluster.go), so a new cluster is waited for by
+// the name it takes its endpoints from, not by its own.
 func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 	var fresh []string
 	if prev != nil && eds != nil { // the first content is Envoy's initial fetch
@@ -126,10 +131,18 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 				// needs it, and that request waits for it to warm.
 				continue
 			}
-			if _, ok := eds.index[name]; ok {
-				fresh = append(fresh, name)
+			j, ok := next.index[name]
+			if !ok {
+				continue
+			}
+			if assignment, ok := edsName(next.items[j]); ok { // breakaftermake.go
+				if _, ok := eds.index[assignment]; ok {
+					fresh = append(fresh, assignment)
+				}
 			}
 		}
+		slices.Sort(fresh)
+		fresh = slices.Compact(fresh)
 	}
 	c.mbb.fresh = fresh
 	c.mbb.gen++
@@ -208,6 +221,7 @@ func (c *resourceCache) release(which func(streamKey) bool) {
 			}
 		}
 	}
+	c.checkRoutesAcked() // routeacks.go: a watch released with nothing to send is in sync
 }
 
 // sotwNow is what a state-of-the-world request is answered with at once,

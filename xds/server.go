@@ -33,6 +33,7 @@ type Server struct {
 	snapshot  *Snapshot
 	snapshots *snapshotter // guarded by mu
 	steps     publishSteps // the last Publish's, guarded by mu
+	keep      keeping      // removed clusters still published (breakaftermake.go), guarded by mu
 }
 
 // Options tune the transport. The zero value of each field means its
@@ -96,6 +97,7 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 		metrics:   newMetrics(),
 		health:    hs,
 		now:       time.Now,
+		keep:      keeping{max: keepAtMost},
 	}
 }
 
@@ -104,10 +106,19 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 // those are sent: a change to endpoints alone pushes only EDS. Publishing
 // content identical to the current snapshot changes no version and sends
 // nothing. It returns the snapshot being served.
+//
+// A cluster r no longer has stays published, with its load assignment,
+// until the Envoys have acknowledged the routes that stopped using it
+// (break-after-make, breakaftermake.go); the snapshot returned has it.
 func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*Snapshot, error) {
-	start := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.publishLocked(ctx, r)
+}
+
+func (s *Server) publishLocked(_ context.Context, in *translate.Resources) (*Snapshot, error) {
+	start := s.now()
+	r, kept := s.withKept(in)
 	if err := s.snapshots.validate(r); err != nil {
 		s.metrics.publishes.WithLabelValues("invalid").Inc()
 		return nil, fmt.Errorf("refusing to publish invalid resources: %w", err)
@@ -120,11 +131,12 @@ func (s *Server) Publish(ctx context.Context, r *translate.Resources) (*Snapshot
 		return nil, err
 	}
 	if s.snapshot != nil && sameVersions(s.snapshot, snap) {
+		s.keptPublished(in, kept, s.cache.lastUpdate())
 		s.metrics.publishes.WithLabelValues("unchanged").Inc()
 		s.metrics.publishSeconds.Observe(s.now().Sub(start).Seconds())
 		return s.snapshot, nil
 	}
-	s.cache.update(s.snapshots.changedTypes(s.snapshot))
+	s.keptPublished(in, kept, s.cache.update(s.snapshots.changedTypes(s.snapshot)))
 	first := s.snapshot == nil
 	s.snapshot = snap
 	now := s.now()

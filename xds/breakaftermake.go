@@ -1,0 +1,246 @@
+package xds
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+
+	"github.com/ingress-xds/ingress-xds/internal/listdiff"
+	"github.com/ingress-xds/ingress-xds/translate"
+	envoyres "github.com/ingress-xds/ingress-xds/translate/envoy"
+)
+
+// Break-after-make. A cluster that a change removes is still named by the
+// routes an Envoy runs until it has applied the change's routes; removed
+// from Envoy at once (delta: removed_resources; state of the world: absent
+// from the full cluster state), it answers 503 (no cluster) for every
+// request those routes send it in between: about 6 per backend switch in
+// the load command's Envoy phase (docs/benchmarks.md). So a cluster the
+// translator no longer produces is kept in what is published, with its
+// load assignment, until every ADS stream that asks for the route types
+// (listeners, routes, virtual hosts) has acknowledged, ACK or NACK, the
+// route types of the publish that removed it; then the Server publishes
+// again without it. The route types a stream is sent are already held until
+// the stream has the clusters they add (makebeforebreak.go), so that order
+// is: new cluster, its endpoints, the routes, their acknowledgement, and
+// only then the old cluster's removal.
+//
+// It is done at publish level, one content for every Envoy, rather than per
+// stream in the cache: a per-stream removal would make each stream's state
+// of the world cluster answer its own list of 100,000 clusters and its own
+// version, where one shared encoding serves all of them now; a cluster
+// kept a round trip longer than some Envoy needs it costs nothing but its
+// place in the list. A stream that does not acknowledge within keepAtMost
+// (a stuck client; a dead one is dropped by the keepalive sooner) does not
+// keep a cluster longer: the cluster goes then, and that stream may see the
+// 503s this avoids for the others. Without any stream that asks for route
+// types (no Envoy connected, or tests driving the cache alone), nothing is
+// kept: a removal is published as it is.
+//
+// What a stream has acknowledged is read from its watches (the cache's
+// side, below): a watch of a route type that the cache stores rather than
+// answers is a request, an ACK or a NACK, from a client holding the
+// current content of that type (else it would have been answered), which
+// go-control-plane opens only after the response before it (one watch per
+// type and stream, the previous one cancelled first: assumptions 1, 3).
+
+// keepAtMost bounds how long a removed cluster is kept for a stream that
+// has not acknowledged the routes that stopped using it. Long enough for an
+// Envoy applying a large state-of-the-world cluster update (17 s for
+// 100,000 clusters at 10,000 Ingresses, docs/benchmarks.md) and for the
+// keepalive to drop a dead connection (30 s + 10 s); short enough that a
+// stuck client does not keep every removed Service for the others.
+const keepAtMost = 60 * time.Second
+
+// keptCluster is a cluster the translator removed that is still published.
+type keptCluster struct {
+	cluster envoyres.Cluster
+	// seq is the cache update that removed it from what the translator
+	// produces (0 until that update is made).
+	seq      int64
+	deadline time.Time
+}
+
+// keeping is the Server's part: what is kept, and the last translator
+// output, which a publish that lets clusters go publishes again.
+type keeping struct {
+	input *translate.Resources
+	kept  map[string]*keptCluster
+	// served is the last composition of input with the kept clusters, so
+	// that an unchanged one is handed to the snapshotter as the very same
+	// lists (which it recognises without looking into them).
+	served       *translate.Resources
+	servedOf     *translate.Resources
+	servedKept   []string
+	max          time.Duration // keepAtMost, shorter in tests
+	releaseArmed bool
+}
+
+// withKept returns what to publish for r: r, plus the clusters removed
+// from the previous input that streams may still route to, and their load
+// assignments; and the kept set that publishing it makes current.
+func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[string]*keptCluster) {
+	k := &s.keep
+	kept := make(map[string]*keptCluster, len(k.kept))
+	through, interested := s.cache.routesAckedThrough()
+	now := s.now()
+	for name, kc := range k.kept {
+		if !interested || (kc.seq > 0 && kc.seq <= through) || !now.Before(kc.deadline) {
+			continue // acknowledged, or kept long enough
+		}
+		kept[name] = kc
+	}
+	if prev := k.input; prev != nil && !sameClusters(prev.Clusters, r.Clusters) {
+		var removed []envoyres.Cluster
+		added := map[string]bool{}
+		listdiff.Walk(prev.Clusters, r.Clusters,
+			func(int, int) {},
+			func(i int) { added[r.Clusters[i].GetName()] = true },
+			func(j int) { removed = append(removed, prev.Clusters[j]) })
+		for name := range added {
+			delete(kept, name) // produced again
+		}
+		for _, c := range removed {
+			if name := c.GetName(); interested && !added[name] {
+				kept[name] = &keptCluster{cluster: c, deadline: now.Add(k.max)}
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return r, kept
+	}
+	return s.compose(r, kept), kept
+}
+
+func sameClusters(a, b []envoyres.Cluster) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// compose is r with the kept clusters after its own, and the load
+// assignments of those whose assignment r no longer has, as last published.
+func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *translate.Resources {
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range kept {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	k := &s.keep
+	if k.servedOf == r && slices.Equal(k.servedKept, names) {
+		return k.served
+	}
+	out := *r
+	out.Clusters = make([]envoyres.Cluster, 0, len(r.Clusters)+len(names))
+	out.Clusters = append(out.Clusters, r.Clusters...)
+	need := map[string]bool{}
+	for _, name := range names {
+		c := kept[name].cluster
+		out.Clusters = append(out.Clusters, c)
+		if eds, ok := edsName(c); ok {
+			need[eds] = true
+		}
+	}
+	for _, la := range r.Endpoints {
+		delete(need, la.GetClusterName())
+	}
+	if len(need) > 0 {
+		prev := &s.snapshots.prev[types.Endpoint]
+		out.Endpoints = slices.Clip(r.Endpoints)
+		for _, eds := range slices.Sorted(func(yield func(string) bool) {
+			for n := range need {
+				if !yield(n) {
+					return
+				}
+			}
+		}) {
+			j, ok := prev.index[eds]
+			if !ok {
+				continue // cannot happen: it was published with its cluster
+			}
+			if la, ok := prev.items[j].(envoyres.LoadAssignment); ok {
+				out.Endpoints = append(out.Endpoints, la)
+			}
+		}
+	}
+	k.served, k.servedOf, k.servedKept = &out, r, names
+	return &out
+}
+
+// edsName is the load assignment an EDS cluster takes its endpoints from
+// (snapshot.go's consistency rule); ok is false for other clusters.
+func edsName(item types.Resource) (string, bool) {
+	switch c := item.(type) {
+	case clusterStandIn:
+		return c.GetName(), true
+	case *clusterv3.Cluster:
+		if c.GetType() != clusterv3.Cluster_EDS {
+			return "", false
+		}
+		if name := c.GetEdsClusterConfig().GetServiceName(); name != "" {
+			return name, true
+		}
+		return c.GetName(), true
+	}
+	return "", false
+}
+
+// keptPublished makes a publish's kept set current, seq being the cache
+// update that published it, and asks the cache to say when the streams
+// have acknowledged the route types through the oldest kept, or arms the
+// bound.
+func (s *Server) keptPublished(r *translate.Resources, kept map[string]*keptCluster, seq int64) {
+	k := &s.keep
+	k.input = r
+	k.kept = kept
+	if len(kept) == 0 {
+		k.served, k.servedOf, k.servedKept = nil, nil, nil
+		return
+	}
+	oldest, first := int64(0), time.Time{}
+	for _, kc := range kept {
+		if kc.seq == 0 {
+			kc.seq = seq
+		}
+		if oldest == 0 || kc.seq < oldest {
+			oldest = kc.seq
+		}
+		if first.IsZero() || kc.deadline.Before(first) {
+			first = kc.deadline
+		}
+	}
+	s.cache.awaitRoutes(oldest, s.releaseKeptSoon)
+	if !k.releaseArmed {
+		k.releaseArmed = true
+		time.AfterFunc(max(first.Sub(s.now()), 0)+time.Millisecond, func() {
+			s.mu.Lock()
+			s.keep.releaseArmed = false
+			s.mu.Unlock()
+			s.releaseKept()
+		})
+	}
+}
+
+// releaseKeptSoon is the cache's call when the streams have acknowledged
+// the route types through a kept cluster's removal; it holds the cache's
+// lock, which Publish takes under the Server's, hence the goroutine.
+func (s *Server) releaseKeptSoon() { go s.releaseKept() }
+
+// releaseKept publishes the last input again if some kept cluster may go
+// now; otherwise it waits again.
+func (s *Server) releaseKept() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := &s.keep
+	if len(k.kept) == 0 || k.input == nil {
+		return
+	}
+	if _, err := s.publishLocked(context.Background(), k.input); err != nil {
+		// The same input was published before; only the kept clusters'
+		// going differs, which validation does not look at.
+		s.log.Error("publishing without the removed clusters", "error", err)
+	}
+}

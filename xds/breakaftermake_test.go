@@ -1,0 +1,347 @@
+package xds
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/ingress-xds/ingress-xds/translate"
+)
+
+// adsStream is one Envoy's ADS stream as the cache sees it: a client per
+// type, every request bound to the stream (as the request callback binds
+// it), the endpoints asked for by name as Envoy asks for its clusters'.
+type adsStream struct {
+	key                                    streamKey
+	listeners, routes, clusters, endpoints *cacheClient
+}
+
+func newADSStream(delta bool, id int64, endpoints ...string) *adsStream {
+	a := &adsStream{key: streamKey{delta: delta, id: id}}
+	mk := func(typeURL string, names []string) *cacheClient {
+		c := newCacheClient(fmt.Sprintf("stream %d %s", id, typeURL), delta, typeURL, names)
+		c.stream = &a.key
+		return c
+	}
+	a.listeners = mk(resource.ListenerType, nil)
+	a.routes = mk(resource.RouteType, []string{fixtureRoute})
+	a.clusters = mk(resource.ClusterType, nil)
+	a.endpoints = mk(resource.EndpointType, endpoints)
+	return a
+}
+
+func (a *adsStream) all() []*cacheClient {
+	return []*cacheClient{a.clusters, a.endpoints, a.listeners, a.routes}
+}
+
+// open sends each type's first request and takes every answer.
+func (a *adsStream) open(t *testing.T, rc *resourceCache) {
+	t.Helper()
+	for _, c := range a.all() {
+		c.watch(t, rc, nil, nil)
+	}
+	a.drain(t, rc)
+}
+
+func (a *adsStream) drain(t *testing.T, rc *resourceCache) {
+	t.Helper()
+	for range 3 {
+		for _, c := range a.all() {
+			c.drain(t, rc)
+		}
+	}
+}
+
+// askEndpoints changes the load assignments the stream asks for, as Envoy
+// does when its clusters change.
+func (a *adsStream) askEndpoints(t *testing.T, rc *resourceCache, names ...string) {
+	t.Helper()
+	e := a.endpoints
+	e.drain(t, rc) // what the server sent before the request
+	if e.delta {
+		var add, drop []string
+		for _, n := range names {
+			if !slices.Contains(e.names, n) {
+				add = append(add, n)
+			}
+		}
+		for _, n := range e.names {
+			if !slices.Contains(names, n) {
+				drop = append(drop, n)
+			}
+		}
+		e.names = names
+		e.watch(t, rc, add, drop)
+		return
+	}
+	e.names = names
+	e.watch(t, rc, nil, nil)
+}
+
+// switched is switchedTo's resources with every cluster at 127.0.0.1:1.
+func switched(t *testing.T, target string, clusters ...string) *translate.Resources {
+	t.Helper()
+	m := map[string]string{}
+	for _, c := range clusters {
+		m[c] = "127.0.0.1:1"
+	}
+	return switchedTo(t, 10000, target, m)
+}
+
+func publishOK(t *testing.T, s *Server, r *translate.Resources) {
+	t.Helper()
+	if _, err := s.Publish(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func quietServer() *Server { return NewServer(slog.New(slog.NewTextHandler(io.Discard, nil))) }
+
+func clusterNames(s *Server) []string {
+	return sortedKeys(s.Snapshot().GetResources(resource.ClusterType))
+}
+
+func wantClusters(t *testing.T, s *Server, why string, want ...string) {
+	t.Helper()
+	if got := clusterNames(s); !slices.Equal(got, want) {
+		t.Fatalf("%s: published clusters %v, want %v", why, got, want)
+	}
+}
+
+func eventuallyClusters(t *testing.T, s *Server, why string, want ...string) {
+	t.Helper()
+	eventually(t, why, func() error {
+		if got := clusterNames(s); !slices.Equal(got, want) {
+			return fmt.Errorf("published clusters %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestBreakAfterMakeHoldsRemovedCluster: a path switched from cluster a to
+// a new cluster b, a removed by the same change. a stays published (its
+// load assignment too) while the stream has the new routes but has not
+// acknowledged them; the stream's first request of the routes after them
+// lets it go, and the stream is then told a is gone. Over both protocols.
+func TestBreakAfterMakeHoldsRemovedCluster(t *testing.T) {
+	for _, delta := range []bool{false, true} {
+		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
+			s := quietServer()
+			publishOK(t, s, switched(t, "a", "a"))
+			st := newADSStream(delta, 1, "a")
+			st.open(t, s.cache)
+			st.routes.slow = true // acknowledges at its next drain
+
+			publishOK(t, s, switched(t, "b", "b"))
+			wantClusters(t, s, "just switched", "a", "b")
+			if got := sortedKeys(s.Snapshot().GetResources(resource.EndpointType)); !slices.Equal(got, []string{"a", "b"}) {
+				t.Fatalf("just switched: published load assignments %v, want a's kept beside b's", got)
+			}
+			st.clusters.drain(t, s.cache)
+			if got := sortedKeys(st.clusters.held); !slices.Equal(got, []string{"a", "b"}) {
+				t.Fatalf("the stream holds clusters %v, want a kept beside b", got)
+			}
+			st.askEndpoints(t, s.cache, "a", "b")
+			st.endpoints.drain(t, s.cache)
+			st.routes.drain(t, s.cache) // the new routes, not acknowledged
+			if st.routes.answers != 2 {
+				t.Fatalf("routes answered %d times, want 2 (the first content, the switch)", st.routes.answers)
+			}
+			time.Sleep(20 * time.Millisecond) // what a wrong release would take to show
+			wantClusters(t, s, "routes sent, not acknowledged", "a", "b")
+
+			st.routes.drain(t, s.cache) // the acknowledgement
+			eventuallyClusters(t, s, "after the routes' acknowledgement", "b")
+			st.drain(t, s.cache)
+			if got := sortedKeys(st.clusters.held); !slices.Equal(got, []string{"b"}) {
+				t.Fatalf("after a went, the stream holds clusters %v, want b", got)
+			}
+			if delta {
+				if got := sortedKeys(st.endpoints.held); !slices.Equal(got, []string{"b"}) {
+					t.Fatalf("after a went, the stream holds load assignments %v, want b", got)
+				}
+			}
+		})
+	}
+}
+
+// TestBreakAfterMakeReleasedByNACK: a stream that rejects the routes that
+// stop using the removed cluster lets it go as an acknowledgement does
+// (it keeps its old routes, which a 503 would have hit anyway after the
+// bound).
+func TestBreakAfterMakeReleasedByNACK(t *testing.T) {
+	for _, delta := range []bool{false, true} {
+		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
+			s := quietServer()
+			publishOK(t, s, switched(t, "a", "a"))
+			st := newADSStream(delta, 1, "a")
+			st.open(t, s.cache)
+			st.routes.slow = true
+			publishOK(t, s, switched(t, "b", "b"))
+			st.clusters.drain(t, s.cache)
+			st.askEndpoints(t, s.cache, "a", "b")
+			st.endpoints.drain(t, s.cache)
+			st.routes.drain(t, s.cache)
+			wantClusters(t, s, "routes sent", "a", "b")
+			st.routes.nack = true
+			st.routes.drain(t, s.cache) // the rejection
+			eventuallyClusters(t, s, "after the routes' rejection", "b")
+		})
+	}
+}
+
+// TestBreakAfterMakeEveryStream: the removed cluster stays until every
+// stream that asks for routes has acknowledged them; a stream that closes
+// meanwhile no longer counts; a stream that asks for no route type never
+// did.
+func TestBreakAfterMakeEveryStream(t *testing.T) {
+	s := quietServer()
+	publishOK(t, s, switched(t, "a", "a"))
+	fast, slow := newADSStream(true, 1, "a"), newADSStream(false, 2, "a")
+	fast.open(t, s.cache)
+	slow.open(t, s.cache)
+	edsOnly := newCacheClient("endpoints only", true, resource.EndpointType, []string{"a"})
+	edsOnly.stream = &streamKey{delta: true, id: 3}
+	edsOnly.watch(t, s.cache, nil, nil)
+	edsOnly.drain(t, s.cache)
+	slow.routes.slow = true
+
+	publishOK(t, s, switched(t, "b", "b"))
+	for _, st := range []*adsStream{fast, slow} {
+		st.clusters.drain(t, s.cache)
+		st.askEndpoints(t, s.cache, "a", "b")
+		st.endpoints.drain(t, s.cache)
+		st.routes.drain(t, s.cache)
+	}
+	time.Sleep(20 * time.Millisecond)
+	wantClusters(t, s, "one stream acknowledged, the other not", "a", "b")
+
+	// The slow stream goes away; its watches are cancelled first
+	// (assumption 3), then the close callback.
+	for _, c := range slow.all() {
+		c.cancel()
+	}
+	s.cache.forget(slow.key)
+	eventuallyClusters(t, s, "the unacknowledging stream closed", "b")
+}
+
+// TestBreakAfterMakeBounded: a stream that never acknowledges does not keep
+// a removed cluster for longer than the bound.
+func TestBreakAfterMakeBounded(t *testing.T) {
+	s := quietServer()
+	s.keep.max = 50 * time.Millisecond
+	publishOK(t, s, switched(t, "a", "a"))
+	st := newADSStream(false, 1, "a")
+	st.open(t, s.cache)
+	st.routes.slow = true
+	publishOK(t, s, switched(t, "b", "b"))
+	wantClusters(t, s, "just switched", "a", "b")
+	eventuallyClusters(t, s, "the bound passed", "b")
+}
+
+// TestBreakAfterMakeNothingKeptWithoutStreams: with no stream asking for
+// routes, a removal is published as it is; a cluster kept and produced
+// again is the translator's again, not removed when the kept ones go.
+func TestBreakAfterMakeNothingKeptWithoutStreams(t *testing.T) {
+	s := quietServer()
+	publishOK(t, s, switched(t, "a", "a"))
+	publishOK(t, s, switched(t, "b", "b"))
+	wantClusters(t, s, "no stream", "b")
+
+	st := newADSStream(true, 1, "b")
+	st.open(t, s.cache)
+	st.routes.slow = true
+	publishOK(t, s, switched(t, "c", "c"))
+	wantClusters(t, s, "b switched to c", "b", "c")
+	publishOK(t, s, switched(t, "b", "b", "c")) // back to b, c still there
+	st.drain(t, s.cache)
+	st.askEndpoints(t, s.cache, "b", "c")
+	st.drain(t, s.cache)
+	st.routes.drain(t, s.cache)
+	time.Sleep(20 * time.Millisecond)
+	wantClusters(t, s, "b produced again", "b", "c")
+	publishOK(t, s, switched(t, "b", "b")) // c goes
+	wantClusters(t, s, "c removed", "b", "c")
+	st.drain(t, s.cache)
+	st.routes.drain(t, s.cache)
+	eventuallyClusters(t, s, "c's removal acknowledged", "b")
+}
+
+// TestMakeBeforeBreakNACKs: routes held for a new cluster's load
+// assignment are released when the stream rejects the clusters (it will
+// never ask for the new endpoints) or rejects the endpoints (it asked and
+// was sent them), not held forever.
+func TestMakeBeforeBreakNACKs(t *testing.T) {
+	for _, delta := range []bool{false, true} {
+		for _, rejects := range []string{"clusters", "endpoints"} {
+			t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta]+"/"+rejects, func(t *testing.T) {
+				s := quietServer()
+				publishOK(t, s, switched(t, "a", "a"))
+				st := newADSStream(delta, 1, "a")
+				st.open(t, s.cache)
+				publishOK(t, s, switched(t, "b", "a", "b"))
+				before := st.routes.answers
+				st.routes.drain(t, s.cache)
+				if st.routes.answers != before {
+					t.Fatal("the routes were sent before the stream had b's endpoints")
+				}
+				if rejects == "clusters" {
+					st.clusters.nack = true
+					st.clusters.drain(t, s.cache)
+				} else {
+					st.clusters.drain(t, s.cache)
+					st.askEndpoints(t, s.cache, "a", "b")
+					st.routes.drain(t, s.cache)
+					if st.routes.answers != before {
+						t.Fatal("the routes were sent before the stream answered b's endpoints")
+					}
+					st.endpoints.nack = true
+					st.endpoints.drain(t, s.cache)
+				}
+				st.routes.drain(t, s.cache)
+				if st.routes.answers != before+1 {
+					t.Fatalf("after the stream rejected the %s, routes answered %d times, want %d", rejects, st.routes.answers, before+1)
+				}
+			})
+		}
+	}
+}
+
+// TestMakeBeforeBreakSharedLoadAssignment: clusters that take their
+// endpoints from one load assignment named otherwise (a backend's policy
+// clusters: eds_cluster_config.service_name) are waited for by that
+// assignment's name.
+func TestMakeBeforeBreakSharedLoadAssignment(t *testing.T) {
+	s := quietServer()
+	publishOK(t, s, switched(t, "a", "a"))
+	st := newADSStream(true, 1, "a")
+	st.open(t, s.cache)
+	r := switched(t, "s-p1", "a")
+	for _, name := range []string{"s-p1", "s-p2"} {
+		c := edsCluster(name)
+		c.EdsClusterConfig.ServiceName = "s"
+		r.Clusters = append(r.Clusters, c)
+	}
+	r.Endpoints = append(r.Endpoints, loadAssignment(t, "s", []string{"127.0.0.1:2"}))
+	publishOK(t, s, r)
+	if !slices.Equal(s.cache.mbb.fresh, []string{"s"}) {
+		t.Fatalf("routes wait for %v, want the policy clusters' load assignment s", s.cache.mbb.fresh)
+	}
+	before := st.routes.answers
+	st.clusters.drain(t, s.cache)
+	st.routes.drain(t, s.cache)
+	if st.routes.answers != before {
+		t.Fatal("the routes were sent before the stream had s")
+	}
+	st.askEndpoints(t, s.cache, "a", "s")
+	st.endpoints.drain(t, s.cache)
+	st.routes.drain(t, s.cache)
+	if st.routes.answers != before+1 {
+		t.Fatalf("after s was acknowledged, routes answered %d times, want %d", st.routes.answers, before+1)
+	}
+}

@@ -1,0 +1,168 @@
+package xds
+
+// The cache's part of break-after-make (breakaftermake.go): which update
+// of the route types (listeners, routes, virtual hosts) each ADS stream
+// has acknowledged, so that the Server lets a removed cluster go once
+// every stream routes without it.
+//
+// Updates are numbered (seq). A stream is known to have acknowledged a
+// route type through seq n when the cache stored, rather than answered, a
+// watch of that type on it at n: a stored watch is a request (ACK or NACK;
+// a SotW NACK's version is rewritten to the rejected one, so it is stored
+// too) from a client that holds the current content, and go-control-plane
+// opens it only after the response before it (assumptions 1, 3). While
+// that watch stays stored (no later update had anything for it) the stream
+// stays in sync, through the latest update. A held watch
+// (makebeforebreak.go) is not in sync: its routes have not been sent.
+//
+// A stored watch counts only if its request answers the last response of
+// its type sent on the stream, by nonce: the response callback records
+// each response's nonce before the response is sent (assumption 15). A
+// delta request that only changes the subscription while a response is on
+// its way (the delta server checks no nonce, assumption 4) finds the
+// client state the server already updated for that response, and would
+// look in sync before the client has applied it. (SotW requests with
+// another nonce never reach the cache, assumption 4.) A stream whose
+// responses nobody recorded (tests driving the cache alone) is taken at
+// its watches' word.
+type routeAcks struct {
+	seq int64 // the last update's number
+	// streams holds, per stream that asked for a route type, per such
+	// type, the update through which it acknowledged it (0: none yet).
+	streams map[streamKey]map[string]int64
+	// sent is the nonce of the last route-type response sent, per stream
+	// and type.
+	sent map[streamKey]map[string]string
+	// wait, when not 0, is the update the Server waits for every stream
+	// to have acknowledged; done is called (holding the cache's lock)
+	// once they have, and wait cleared.
+	wait int64
+	done func()
+}
+
+func newRouteAcks() routeAcks {
+	return routeAcks{streams: map[streamKey]map[string]int64{}, sent: map[streamKey]map[string]string{}}
+}
+
+// sawRoutes records a route-type request of a stream: that the stream
+// asks for the type, and, when the cache stored its watch unanswered and
+// not held, that it holds the type's current content; nonce is the
+// request's.
+func (c *resourceCache) sawRoutes(key streamKey, typeURL string, synced bool, nonce string) {
+	if last, ok := c.acks.sent[key][typeURL]; ok && last != nonce {
+		synced = false
+	}
+	m := c.acks.streams[key]
+	if m == nil {
+		m = map[string]int64{}
+		c.acks.streams[key] = m
+	}
+	if synced {
+		m[typeURL] = c.acks.seq
+		c.checkRoutesAcked()
+	} else if _, ok := m[typeURL]; !ok {
+		m[typeURL] = 0
+	}
+}
+
+// lastUpdate is the last update's number.
+func (c *resourceCache) lastUpdate() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.acks.seq
+}
+
+// sentRoutes records the nonce of a response about to be sent on a stream
+// (the response callbacks call it).
+func (c *resourceCache) sentRoutes(key streamKey, typeURL, nonce string) {
+	if !heldBack(typeURL) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.acks.sent[key]
+	if m == nil {
+		m = map[string]string{}
+		c.acks.sent[key] = m
+	}
+	m[typeURL] = nonce
+}
+
+// routesAckedThrough returns the update through which every stream has
+// acknowledged every route type it asks for, and whether any stream asks
+// for one (when none does, the latest update).
+func (c *resourceCache) routesAckedThrough() (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ackedThrough()
+}
+
+func (c *resourceCache) ackedThrough() (int64, bool) {
+	through := c.acks.seq
+	if len(c.acks.streams) == 0 {
+		return through, false
+	}
+	type watchOf struct {
+		key     streamKey
+		typeURL string
+	}
+	current := map[watchOf]bool{}
+	for typeURL, ws := range c.sotw {
+		if heldBack(typeURL) {
+			for _, w := range ws {
+				if w.bound && !w.held {
+					current[watchOf{w.stream, typeURL}] = true
+				}
+			}
+		}
+	}
+	for typeURL, ws := range c.delta {
+		if heldBack(typeURL) {
+			for _, w := range ws {
+				if w.bound && !w.held {
+					current[watchOf{w.stream, typeURL}] = true
+				}
+			}
+		}
+	}
+	for key, m := range c.acks.streams {
+		for typeURL, at := range m {
+			if !current[watchOf{key, typeURL}] && at < through {
+				through = at
+			}
+		}
+	}
+	return through, true
+}
+
+// awaitRoutes has done called once every stream has acknowledged the route
+// types through update seq: at once if they have.
+func (c *resourceCache) awaitRoutes(seq int64, done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acks.wait, c.acks.done = seq, done
+	c.checkRoutesAcked()
+}
+
+// checkRoutesAcked calls the waiting done if the streams have acknowledged
+// what it waits for. The cache's lock is held.
+func (c *resourceCache) checkRoutesAcked() {
+	if c.acks.wait == 0 {
+		return
+	}
+	if through, _ := c.ackedThrough(); through >= c.acks.wait {
+		done := c.acks.done
+		c.acks.wait, c.acks.done = 0, nil
+		done()
+	}
+}
+
+// forgetRoutes drops a closed stream, which may be the one waited for.
+// The cache's lock is held.
+func (c *resourceCache) forgetRoutes(key streamKey) {
+	delete(c.acks.sent, key)
+	if _, ok := c.acks.streams[key]; ok {
+		delete(c.acks.streams, key)
+		c.checkRoutesAcked()
+	}
+}
