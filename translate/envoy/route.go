@@ -58,21 +58,30 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 	if err != nil {
 		return nil, 0, fmt.Errorf("virtual host %s: %w", vh.Host, err)
 	}
+	shareRouteSettings(evh) // vhost_shared.go
 	return compactVirtualHost(evh), uses | u, nil
 }
 
 // compactVirtualHost keeps a virtual host's routes as their encoding, as
 // unknown fields, which protobuf encodes as they are: on the wire the
 // message is the same, and routes as Go messages take several times their
-// encoded size. The name and domains stay fields. Routes are the last
-// field written, so the encoding is the whole message's. A virtual host
-// that fails validation is left whole, for the xDS layer to refuse with
-// the detail.
+// encoded size. The name and domains stay fields; the rest (routes and what
+// shareRouteSettings moved up from them) is encoded. Name and domains are
+// the first fields written, so the encoding is the whole message's. A
+// virtual host that fails validation is left whole, for the xDS layer to
+// refuse with the detail.
 func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
 	if len(vh.Routes) == 0 || vh.ValidateAll() != nil {
 		return vh
 	}
-	return keepEncoded(vh, &routev3.VirtualHost{Routes: vh.Routes}, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
+	rest := &routev3.VirtualHost{
+		Routes:                 vh.Routes,
+		RetryPolicy:            vh.RetryPolicy,
+		TypedPerFilterConfig:   vh.TypedPerFilterConfig,
+		RequestHeadersToAdd:    vh.RequestHeadersToAdd,
+		RequestHeadersToRemove: vh.RequestHeadersToRemove,
+	}
+	return keepEncoded(vh, rest, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
 }
 
 // renderRoute renders a route that does not redirect (redirect.go renders

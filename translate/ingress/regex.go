@@ -105,6 +105,9 @@ func (f *fragmentBuilder) regexRoute(raw string, where location) (*ir.Route, boo
 // locationRegex is `~* "^<path>"` as Envoy's whole-path match: the path is
 // RE2 (Envoy's syntax), case-insensitive, followed by anything.
 func locationRegex(path string) (string, error) {
+	if out, ok, err := literalRegex(path, "(?i)(?:"+path+").*"); ok { // regex_literal.go
+		return out, err
+	}
 	re, err := syntax.Parse(path, syntax.Perl)
 	if err != nil {
 		return "", fmt.Errorf("not a regular expression RE2 accepts: %w", err)
@@ -122,6 +125,9 @@ func locationRegex(path string) (string, error) {
 // the whole path: the pattern covers all of it, and its leftmost match of
 // the location's path.
 func rewriteRegex(path string) (string, error) {
+	if out, ok, err := literalRegex(path, "(?i)^(?:"+path+").*"); ok {
+		return out, err
+	}
 	re, err := syntax.Parse(path, syntax.Perl)
 	if err != nil {
 		return "", fmt.Errorf("not a regular expression RE2 accepts: %w", err)
