@@ -55,8 +55,40 @@ func TestOnDemandClusters(t *testing.T) {
 	}
 	expectAll(t, envoy, framework.CafeRoutes())
 
-	// A new host, to a Service no request has used: served on its first try.
+	// A second cluster of a backend Envoy holds (a policy cluster, here
+	// proxy-connect-timeout's, reads the backend's one load assignment):
+	// served on its first request, though Envoy, already subscribed to
+	// that load assignment, asks for nothing (xds/sharededs.go).
 	before := stat(t, envoy, routes)
+	writeManifest(t, dir, "patient.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: patient
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "3"}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: patient.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
+`)
+	framework.Eventually(t, convergeTimeout, "the patient host's route", func() error {
+		if stat(t, envoy, routes) == before {
+			return errors.New("no route update yet")
+		}
+		return nil
+	})
+	if err := envoy.Expect("patient.example.com", "/", http.StatusOK, "coffee"); err != nil {
+		t.Fatalf("the first request to a second cluster of a backend Envoy holds: %v", err)
+	}
+	if held := backendClusters(t, envoy); !slices.ContainsFunc(held, func(name string) bool { return strings.HasPrefix(name, "default/coffee/80/") }) {
+		t.Fatalf("Envoy holds %v, no policy cluster of default/coffee/80", held)
+	}
+
+	// A new host, to a Service no request has used: served on its first try.
+	before = stat(t, envoy, routes)
 	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: menu, namespace: default}

@@ -43,8 +43,8 @@ func checkOnDemand(t *testing.T, res *translate.Resources, at string) int {
 				}
 				switch m := msg.(type) {
 				case *hcmv3.HttpConnectionManager:
-					if first := m.GetHttpFilters()[0].GetName(); first != "envoy.filters.http.on_demand" {
-						t.Fatalf("%s: listener %s chain %q starts with %s, not the on_demand filter", at, l.GetName(), fc.GetName(), first)
+					if first := m.GetHttpFilters()[0]; first.GetName() != "envoy.filters.http.on_demand" || !first.GetDisabled() {
+						t.Fatalf("%s: listener %s chain %q starts with %s (disabled %v), not the on_demand filter, off", at, l.GetName(), fc.GetName(), first.GetName(), first.GetDisabled())
 					}
 				case *tcpproxyv3.TcpProxy:
 					mustEager[m.GetCluster()] = "passthrough"
@@ -54,6 +54,11 @@ func checkOnDemand(t *testing.T, res *translate.Resources, at string) int {
 	}
 	for _, stored := range res.Routes {
 		rc := decodedRoutes(t, stored)
+		// On in every route configuration, so only for requests with a
+		// route (a 404 must not ask the control plane for a virtual host).
+		if rc.GetTypedPerFilterConfig()["envoy.filters.http.on_demand"] == nil {
+			t.Fatalf("%s: route configuration %s does not turn the on_demand filter on", at, rc.GetName())
+		}
 		for _, vh := range rc.GetVirtualHosts() {
 			for _, r := range vh.GetRoutes() {
 				for _, mp := range r.GetRoute().GetRequestMirrorPolicies() {

@@ -44,6 +44,9 @@ type resourceCache struct {
 	delta map[string]map[int64]*deltaWatch
 	next  int64
 	mbb   makeBeforeBreak // makebeforebreak.go
+	// resend is, by delta stream, the load assignments to send again
+	// (sharededs.go).
+	resend map[streamKey]*edsResend
 	acks  routeAcks       // routeacks.go
 }
 
@@ -154,6 +157,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 				resp = sotwAnswer(w.req, w.sub, ts)
 			}
 			if resp != nil {
+				c.sentSotw(w.stream, w.bound, typeURL, ts, resp) // sharededs.go
 				w.out <- resp
 				delete(c.sotw[typeURL], id)
 			}
@@ -169,6 +173,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 			}
 			if resp := changes(w.req, w.sub, ts); resp != nil {
 				w.out <- resp
+				c.sentDelta(w.stream, w.bound, typeURL, ts, resp) // sharededs.go
 				delete(c.delta[typeURL], id)
 			}
 		}
@@ -199,6 +204,12 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 			if bound && heldBack(typeURL) {
 				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
 			}
+			return func() {}, nil
+		}
+	}
+	if bound {
+		if resp := c.sharedEDSSotw(key, req, sub); resp != nil { // sharededs.go
+			out <- resp
 			return func() {}, nil
 		}
 	}
@@ -377,9 +388,16 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	if ts, ok := c.types[typeURL]; ok && !held {
 		if resp := deltaNow(req, sub, ts); resp != nil {
 			out <- resp
+			c.sentDelta(key, bound, typeURL, ts, resp) // sharededs.go
 			if bound && heldBack(typeURL) {
 				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
 			}
+			return func() {}, nil
+		}
+	}
+	if bound {
+		if resp := c.sharedEDS(key, req, sub); resp != nil { // sharededs.go
+			out <- resp
 			return func() {}, nil
 		}
 	}
@@ -432,13 +450,7 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())
 	}
-	gone := heldGone(known, ts, held)
-	if missing := missingAsked(req, ts); len(missing) > 0 { // ondemand.go
-		gone = append(gone, missing...)
-		slices.Sort(gone)
-		gone = slices.Compact(gone)
-	}
-	return newDeltaResponse(req, known, ts, lacking(sub, ts, everything(sub, ts)), gone)
+	return withMissing(req, known, ts, lacking(sub, ts, everything(sub, ts)), heldGone(known, ts, held)) // ondemand.go
 }
 
 // deltaChanges is deltaDiff for a client that was up to date before the
@@ -586,6 +598,9 @@ type sotwResponse struct {
 	// names, for a full response, are its resources' names in order (the
 	// snapshot's own strings), for the client registry (see sentNames).
 	names []string
+	// onSend, when set, runs when the server takes the response to send
+	// it (sharededs.go).
+	onSend func()
 }
 
 // sentVersionsKey carries a partial response's per-resource versions to
@@ -626,6 +641,10 @@ func (r *sotwResponse) GetResponseVersion() string                { return r.ver
 // subscription's map is brought up to date (see newSotwPartial). It calls
 // it once per response sent, and never for a response it drops.
 func (r *sotwResponse) GetReturnedResources() map[string]string {
+	if r.onSend != nil { // sharededs.go
+		r.onSend()
+		r.onSend = nil
+	}
 	if r.sent != nil {
 		for name, v := range r.sent {
 			r.returned[name] = v

@@ -82,6 +82,7 @@ func (c *resourceCache) forget(key streamKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.mbb.streams, key)
+	delete(c.resend, key) // sharededs.go
 	c.forgetRoutes(key) // routeacks.go
 	if req, ok := c.mbb.last[key]; ok {
 		delete(c.mbb.bound, req)

@@ -79,6 +79,17 @@ func (ts *typeSnapshot) wantedBy(sub cache.Subscription, name string) bool {
 	return ts.wants(subscribed, name)
 }
 
+// withMissing is newDeltaResponse, telling the client of the names it asked
+// for that do not exist (missingAsked) that they are removed.
+func withMissing(req *cache.DeltaRequest, known map[string]string, ts *typeSnapshot, send []int, gone []string) *deltaResponse {
+	if missing := missingAsked(req, ts); len(missing) > 0 {
+		gone = append(gone, missing...)
+		slices.Sort(gone)
+		gone = slices.Compact(gone)
+	}
+	return newDeltaResponse(req, known, ts, send, gone)
+}
+
 // missingAsked is the names a delta request newly subscribes to that the
 // type, whose resources come on demand, does not have: the client is told
 // they are removed.

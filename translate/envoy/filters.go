@@ -64,8 +64,9 @@ func httpFilterOrder() []httpFilter {
 	return []httpFilter{
 		// On-demand clusters before all (ondemand.go): when a route's
 		// cluster comes, Envoy re-runs the request's chain from its start,
-		// so that any filter before this one would act twice.
-		{name: onDemandFilter, use: useOnDemand, config: onDemandListenerConfig},
+		// so that any filter before this one would act twice. On in the
+		// route configurations only.
+		{name: onDemandFilter, use: useOnDemand, config: onDemandListenerConfig, disabled: true},
 		// Then the error pages (errorpages.go): nginx's error_page
 		// replaces a response of its codes whoever made it (the upstream,
 		// or nginx refusing a client or a body), so the filter sees every

@@ -1,9 +1,11 @@
 package envoy
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	ondemandv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/on_demand/v3"
@@ -36,6 +38,14 @@ import (
 // re-runs the request's filter chain from the start, and the filters
 // before the on_demand one would then act twice on one request (a rate
 // limit would count it twice).
+//
+// It is off in the connection manager and on in every route configuration
+// (its per-filter configuration, which all of its routes inherit), so that
+// it runs only for a request that has a route. A request with none (a
+// host or path nothing serves) would otherwise make the filter ask the
+// control plane for the host's virtual host over VHDS (with serve --vhds)
+// and wait for the answer: a round trip to the control plane for every
+// 404, and a subscription in Envoy for every Host a client makes up.
 
 // onDemandFilter is the on_demand filter's name.
 const onDemandFilter = "envoy.filters.http.on_demand"
@@ -62,11 +72,26 @@ func (o *OnDemand) Lazy(name string) bool {
 	return !eager
 }
 
-func onDemandListenerConfig() proto.Message {
-	return &ondemandv3.OnDemand{Odcds: &ondemandv3.OnDemandCds{
-		Source:  adsSource(),
-		Timeout: durationpb.New(OnDemandTimeout),
-	}}
+func onDemandListenerConfig() proto.Message { return &ondemandv3.OnDemand{} }
+
+// onDemandRouteConfig is the per-filter configuration of every route
+// configuration with Options.OnDemandClusters: it turns the filter on, for
+// clusters. Made once: messages handed out are never modified.
+func (c *Renderer) onDemandRouteConfig() map[string]*anypb.Any {
+	if !c.opts.OnDemandClusters {
+		return nil
+	}
+	if c.onDemandRoutes == nil {
+		cfg, err := anypb.New(&ondemandv3.PerRouteConfig{Odcds: &ondemandv3.OnDemandCds{
+			Source:  adsSource(),
+			Timeout: durationpb.New(OnDemandTimeout),
+		}})
+		if err != nil {
+			panic(fmt.Sprintf("packing the on_demand filter's configuration: %v", err)) // a fixed message
+		}
+		c.onDemandRoutes = map[string]*anypb.Any{onDemandFilter: cfg}
+	}
+	return c.onDemandRoutes
 }
 
 // onDemandUse is the filter bit every connection manager gets with

@@ -7,6 +7,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -39,6 +40,9 @@ type Renderer struct {
 	lastEndpoints     []LoadAssignment
 	lastHTTP          httpRoutes
 	parts             *clusterParts
+	// onDemandRoutes is the route configurations' on_demand filter
+	// configuration (ondemand.go).
+	onDemandRoutes map[string]*anypb.Any
 
 	next generation
 
@@ -258,7 +262,8 @@ func (c *Renderer) clustersAndLoads(res *Resources, m *ir.IR) error {
 // two: the previous one gives the renderings of the unchanged virtual hosts,
 // found in place by identity, without a lookup each.
 func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
-	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)), RequestHeadersToAdd: forwardedHeaders(l)}
+	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)), RequestHeadersToAdd: forwardedHeaders(l),
+		TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error

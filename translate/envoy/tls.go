@@ -44,7 +44,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 			return err
 		}
 		chains = append(chains, chain)
-		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg}}
+		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
+			TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
 		rc.ResponseHeadersToAdd = hstsHeaders(l)     // hsts.go
 		rc.RequestHeadersToAdd = forwardedHeaders(l) // downstream.go
 		// A wildcard chain also receives requests for the exact hosts it

@@ -1,0 +1,222 @@
+package xds
+
+import (
+	"slices"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+)
+
+// Load assignments shared by clusters. Clusters that differ only in policy
+// send to one backend and read its one load assignment (the EDS service
+// name of a policy cluster is the backend's). When a delta Envoy is sent a
+// cluster whose load assignment it already subscribes to for another
+// cluster, it asks for nothing (the name is subscribed already), and the
+// new cluster's subscription waits for an update of that load assignment:
+// the cluster warms only when the endpoints next change, or at its initial
+// fetch timeout (15 s); meanwhile a route to it answers 503, and Envoy
+// does not acknowledge the clusters (it does once they have warmed). That
+// happens to a policy cluster added beside its backend's others (an
+// annotation added to an Ingress), to a cluster whose policy changed
+// (Envoy makes it anew), and, with on-demand clusters (ondemand.go), each
+// time Envoy fetches the second cluster of a backend.
+//
+// So right after a response of clusters to a delta stream, the cache sends
+// the stream, on its endpoint watch, the load assignments of those
+// clusters that it already holds, again, as they are. Envoy takes a
+// stream's responses in order (the delta server sends them in the order
+// they were put on the stream's one channel: assumption 8), so it has made
+// the new clusters' subscriptions by then, and it hands each load
+// assignment to every subscription of its name. With no endpoint watch
+// open, the next one is answered with them.
+
+// edsResend is, for one stream, the load assignments to send its next
+// endpoint watch.
+type edsResend struct {
+	force []string
+}
+
+// edsNameOf is the load assignment an EDS cluster reads.
+func edsNameOf(item types.Resource) (string, bool) {
+	switch c := item.(type) {
+	case clusterStandIn:
+		return c.GetName(), true
+	case *clusterv3.Cluster:
+		if c.GetType() != clusterv3.Cluster_EDS {
+			return "", false
+		}
+		if name := c.GetEdsClusterConfig().GetServiceName(); name != "" {
+			return name, true
+		}
+		return c.GetName(), true
+	}
+	return "", false
+}
+
+// sentDelta notes a response sent to a delta stream: after clusters, the
+// load assignments it holds of them go again.
+func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts *typeSnapshot, resp *deltaResponse) {
+	if !bound || typeURL != resource.ClusterType {
+		return
+	}
+	var names []string
+	for _, res := range resp.resources {
+		if j, ok := ts.index[res.GetName()]; ok {
+			if name, ok := edsNameOf(ts.items[j]); ok {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	for id, w := range c.delta[resource.EndpointType] {
+		if w.bound && w.stream == key {
+			if resp := c.heldLoads(w.req, w.sub.ReturnedResources(), names); resp != nil {
+				w.out <- resp
+				delete(c.delta[resource.EndpointType], id)
+			}
+			return
+		}
+	}
+	if c.resend == nil {
+		c.resend = map[streamKey]*edsResend{}
+	}
+	r := c.resend[key]
+	if r == nil {
+		r = &edsResend{}
+		c.resend[key] = r
+	}
+	r.force = append(r.force, names...)
+}
+
+// heldLoads is a response with those of the named load assignments that
+// the client holds, or nil.
+func (c *resourceCache) heldLoads(req *cache.DeltaRequest, known map[string]string, names []string) *deltaResponse {
+	ts := c.types[resource.EndpointType]
+	if ts == nil {
+		return nil
+	}
+	var send []int
+	for _, name := range names {
+		if _, held := known[name]; !held {
+			continue // not subscribed yet: Envoy asks for it, and gets it
+		}
+		if j, ok := ts.index[name]; ok {
+			send = append(send, j)
+		}
+	}
+	slices.Sort(send)
+	send = slices.Compact(send)
+	if len(send) == 0 {
+		return nil
+	}
+	return newDeltaResponse(req, known, ts, send, nil)
+}
+
+// sharedEDS answers a bound delta stream's endpoint request, that nothing
+// else answers, with the load assignments due to it, if any.
+func (c *resourceCache) sharedEDS(key streamKey, req *cache.DeltaRequest, sub cache.Subscription) *deltaResponse {
+	r := c.resend[key]
+	if req.GetTypeUrl() != resource.EndpointType || r == nil || len(r.force) == 0 {
+		return nil
+	}
+	names := r.force
+	r.force = nil
+	return c.heldLoads(req, sub.ReturnedResources(), names)
+}
+
+// State of the world. A SotW Envoy is stuck the same way (and acknowledges
+// the clusters only once they have warmed, 15 s later), but the SotW server
+// sends each type from a channel of its own, picking among those ready at
+// random: a load assignment put on its channel with the clusters could
+// reach Envoy before them, and miss the new cluster. So the load
+// assignments are put on the stream's endpoint watch when the server takes
+// the cluster response to send it (sotwResponse.onSend), which it sends
+// before it picks its next response. Only a cluster change sent as it
+// happens (to an open watch) does this, with the clusters it changed: an
+// Envoy that acknowledges clusters after a later change has happened is
+// sent the whole state, with no telling which clusters are new to it.
+
+// sentSotw arranges for a SotW cluster response to send, as it goes, the
+// load assignments the stream holds of the clusters the update changed.
+func (c *resourceCache) sentSotw(key streamKey, bound bool, typeURL string, ts *typeSnapshot, resp *sotwResponse) {
+	if !bound || typeURL != resource.ClusterType || len(ts.updated) == 0 {
+		return
+	}
+	var names []string
+	for _, name := range ts.updated {
+		if j, ok := ts.index[name]; ok {
+			if eds, ok := edsNameOf(ts.items[j]); ok {
+				names = append(names, eds)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	resp.onSend = func() { c.pushHeldLoadsSotw(key, names) }
+}
+
+// pushHeldLoadsSotw sends a SotW stream's endpoint watch the named load
+// assignments it holds, or keeps them for its next endpoint watch.
+func (c *resourceCache) pushHeldLoadsSotw(key streamKey, names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, w := range c.sotw[resource.EndpointType] {
+		if w.bound && w.stream == key {
+			if resp := c.heldLoadsSotw(w.req, w.sub.ReturnedResources(), names); resp != nil {
+				w.out <- resp
+				delete(c.sotw[resource.EndpointType], id)
+			}
+			return
+		}
+	}
+	if c.resend == nil {
+		c.resend = map[streamKey]*edsResend{}
+	}
+	r := c.resend[key]
+	if r == nil {
+		r = &edsResend{}
+		c.resend[key] = r
+	}
+	r.force = append(r.force, names...)
+}
+
+// heldLoadsSotw is a partial SotW response with those of the named load
+// assignments the client holds, or nil.
+func (c *resourceCache) heldLoadsSotw(req *cache.Request, known map[string]string, names []string) *sotwResponse {
+	ts := c.types[resource.EndpointType]
+	if ts == nil {
+		return nil
+	}
+	var send []int
+	for _, name := range names {
+		if _, held := known[name]; !held {
+			continue
+		}
+		if j, ok := ts.index[name]; ok {
+			send = append(send, j)
+		}
+	}
+	slices.Sort(send)
+	send = slices.Compact(send)
+	if len(send) == 0 {
+		return nil
+	}
+	return newSotwPartial(req, known, ts, send, nil)
+}
+
+// sharedEDSSotw answers a bound SotW stream's endpoint request, that
+// nothing else answers, with the load assignments due to it, if any.
+func (c *resourceCache) sharedEDSSotw(key streamKey, req *cache.Request, sub cache.Subscription) *sotwResponse {
+	r := c.resend[key]
+	if req.GetTypeUrl() != resource.EndpointType || r == nil || len(r.force) == 0 {
+		return nil
+	}
+	names := r.force
+	r.force = nil
+	return c.heldLoadsSotw(req, sub.ReturnedResources(), names)
+}
