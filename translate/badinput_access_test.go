@@ -44,9 +44,17 @@ func accessBadInputCases() []badInputCase {
 		{name: "limit-rate-extreme", reason: "",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-rate: "2147483647"`, rule),
 			check:     responsePaced("bad.example.com")},
-		{name: "limit-connections-refused", reason: "AnnotationRefused",
-			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-connections: "8", nginx.ingress.kubernetes.io/limit-rate: "100", nginx.ingress.kubernetes.io/limit-rate-after: "10"`, rule),
+		{name: "limit-rate-after-refused", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-rate: "100", nginx.ingress.kubernetes.io/limit-rate-after: "10"`, rule),
 			check:     routeAnswers("bad.example.com", 503)},
+		{name: "limit-connections-unparsable", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-connections: "8 per client"`, rule),
+			check:     routeAnswers("bad.example.com", 503)},
+		// The largest limit that parses is one the service takes, and
+		// an allow-list of every address leaves nobody counted.
+		{name: "limit-connections-extreme", reason: "",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/limit-connections: "2147483647", nginx.ingress.kubernetes.io/limit-whitelist: "0.0.0.0/0, ::/0"`, rule),
+			check:     connectionLimited("bad.example.com")},
 	}
 }
 
@@ -80,6 +88,21 @@ func responsePaced(host string) func(*testing.T, *translate.Result) {
 		}
 		if vh.GetRoutes()[0].GetTypedPerFilterConfig()["envoy.filters.http.fault"] == nil {
 			t.Errorf("%s: no pace: %v", host, vh.GetRoutes()[0].GetTypedPerFilterConfig())
+		}
+	}
+}
+
+// connectionLimited checks that host's route forwards with the ext_proc
+// filter of the connection limit (limit-connections).
+func connectionLimited(host string) func(*testing.T, *translate.Result) {
+	return func(t *testing.T, res *translate.Result) {
+		t.Helper()
+		vh := vhostNamed(res, frontend.HTTPListenerName, host)
+		if vh == nil || len(vh.GetRoutes()) != 1 || vh.GetRoutes()[0].GetRoute().GetCluster() == "" {
+			t.Fatalf("%s is not forwarded to its Service: %v", host, vh)
+		}
+		if vh.GetRoutes()[0].GetTypedPerFilterConfig()["envoy.filters.http.ext_proc"] == nil {
+			t.Errorf("%s: no connection limit: %v", host, vh.GetRoutes()[0].GetTypedPerFilterConfig())
 		}
 	}
 }

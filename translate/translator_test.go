@@ -422,6 +422,9 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
 	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
 	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
+	// limit-connections: the ext_proc filter and the authorisation
+	// service's cluster, per route.
+	{"nginx.ingress.kubernetes.io/limit-connections", "8"},
 	// limit-rate: the fault filter's pace on the Ingress's routes.
 	{"nginx.ingress.kubernetes.io/limit-rate", "10"},
 	// External auth: the ext_authz filter and the authorisation

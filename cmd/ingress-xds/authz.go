@@ -9,6 +9,7 @@ import (
 	"os"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz"
@@ -46,6 +47,9 @@ func runAuthz(ctx context.Context, args []string) error {
 	}
 	srv := grpc.NewServer()
 	authv3.RegisterAuthorizationServer(srv, authz.NewServer(logger, authz.Options{Cache: cache}))
+	// The connection limit (limit-connections) is the same service's
+	// ext_proc server, on the same port.
+	extprocv3.RegisterExternalProcessorServer(srv, authz.NewConnLimiter(logger))
 	go func() {
 		<-ctx.Done()
 		srv.GracefulStop()

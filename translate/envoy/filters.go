@@ -40,6 +40,7 @@ const (
 	useBlock
 	useOnDemand
 	useResponseRate
+	useConnLimit
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -93,6 +94,12 @@ func httpFilterOrder() []httpFilter {
 		// limit that reads the tag.
 		{name: rateLimitExemptFilter, use: useRateLimitExempt, config: rateLimitExemptListenerConfig, disabled: true},
 		{name: rateLimitFilter, use: useRateLimit, config: rateLimitListenerConfig, disabled: true},
+		// Then how many requests a client may have in flight
+		// (connlimit.go, limit-connections), nginx's limit_conn, in the
+		// same preaccess phase: after the rate, so that a request refused
+		// by it is never counted in flight, as nginx's limit_req runs
+		// before its limit_conn.
+		{name: connLimitFilter, use: useConnLimit, config: connLimitListenerConfig, disabled: true},
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},

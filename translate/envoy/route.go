@@ -147,6 +147,10 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[extAuthzFilter] = cfg
 		uses |= useExtAuthz | authCookie(per, p.Auth) // authz_cookie.go
 	}
+	if p.Connections != nil {
+		per[connLimitFilter] = connLimit(p.Connections)
+		uses |= useConnLimit
+	}
 	if p.ResponseRate != nil {
 		per[responseRateFilter] = responseRate(p.ResponseRate)
 		uses |= useResponseRate

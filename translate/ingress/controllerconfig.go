@@ -48,6 +48,14 @@ func (c *controllerConfig) limitStatus() uint32 {
 	return uint32(c.settings.LimitReqStatus)
 }
 
+// limitConnStatus is the status of a request over limit-connections.
+func (c *controllerConfig) limitConnStatus() uint32 {
+	if c == nil || c.settings == nil || c.settings.LimitConnStatus == 0 {
+		return limitStatus
+	}
+	return uint32(c.settings.LimitConnStatus)
+}
+
 // redirectCode is the status of the redirects to HTTPS.
 func (c *controllerConfig) redirectCode() uint32 {
 	if c == nil || c.settings == nil || c.settings.HTTPRedirectCode == 0 {

@@ -38,6 +38,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.customHeaders(values, &p)
 	f.connectionHeader(values, &p)
 	f.accessAnnotations(values, &p)
+	f.connectionLimitAnnotations(values, &p) // connlimit.go
 	f.responseRateAnnotations(values, &p) // responserate.go
 	f.readBasicAuth(values, &p) // auth.go
 	f.readExternalAuth(values, &p)

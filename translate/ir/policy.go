@@ -43,6 +43,9 @@ type RoutePolicy struct {
 	IPRules *IPRules `json:"ipRules,omitempty"`
 	// RateLimit bounds each client's requests (ratelimit.go); nil: none.
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// Connections bounds each client's requests in flight (connlimit.go);
+	// nil: none.
+	Connections *ConnectionLimit `json:"connections,omitempty"`
 	// ResponseRate slows each response (responserate.go); nil: full
 	// speed.
 	ResponseRate *ResponseRate `json:"responseRate,omitempty"`

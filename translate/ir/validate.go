@@ -416,6 +416,11 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 			bad("rate limit: %v", err)
 		}
 	}
+	if c := p.Connections; c != nil {
+		if err := c.validate(); err != nil {
+			bad("connection limit: %v", err)
+		}
+	}
 	if r := p.ResponseRate; r != nil {
 		if err := r.validate(); err != nil {
 			bad("response rate: %v", err)

@@ -4,8 +4,10 @@ package annotations
 // each client address may send, per Envoy as ingress-nginx's are per
 // replica. translate/ingress/access.go applies them, translate/envoy/
 // ratelimit.go renders them as Envoy's local rate limit with a token bucket
-// per client address; limit-rate is Envoy's fault filter's pace per
-// response (translate/envoy/responserate.go). The keys Envoy cannot apply as nginx does are
+// per client address; limit-connections is counted by the authorisation
+// service over Envoy's ext_proc (translate/envoy/connlimit.go,
+// internal/authz/connlimit.go); limit-rate is Envoy's fault filter's pace
+// per response (translate/envoy/responserate.go). The keys Envoy cannot apply as nginx does are
 // refused: an Ingress carrying them is not served (refusal.go).
 
 // DefaultBurstMultiplier is limit-burst-multiplier's default, ingress-nginx's
@@ -60,23 +62,31 @@ var LimitAllowlist = Key[[]string]{&definition{
 	aliases: []string{"limit-whitelist"},
 	under:   Nginx,
 	scope:   ScopeRoute,
-	doc:     `Client addresses never rate limited by limit-rps and limit-rpm: CIDRs and single addresses, IPv4 or IPv6, comma separated.`,
+	doc:     `Client addresses never limited by limit-rps, limit-rpm and limit-connections: CIDRs and single addresses, IPv4 or IPv6, comma separated.`,
 	verdict: HonouredWithDifference,
 	note: `A shadow RBAC filter ahead of the rate limit tags the request when its client is in the ranges, and a tagged request ` +
-		`takes no token. A value that does not parse is reported and ignored: every client is limited (ingress-nginx drops the ` +
+		`takes no token; the service counting limit-connections never counts them. A value that does not parse is reported and ignored: every client is limited (ingress-nginx drops the ` +
 		`rate limits instead). ` + clientAddressNote,
 	parse: parseCIDRs,
 }}
 
-// LimitConnections would bound each client's requests in flight.
+// LimitConnections bounds each client's requests in flight.
 var LimitConnections = Key[int]{&definition{
 	name:    "limit-connections",
 	under:   Nginx,
 	scope:   ScopeRoute,
-	doc:     `Requests each client address may have in flight at once (nginx's limit_conn); beyond, 503.`,
-	verdict: Refused,
-	note: `Envoy has no count of requests in flight per client address: its circuit breakers count a cluster's requests from all ` +
-		`clients, and its connection limits count connections, not requests. The limit cannot be applied, and the paths are not served without it.`,
+	doc:     `Requests each client address may have in flight at once on the Ingress's paths (nginx's limit_conn); beyond, 503. "0": no limit.`,
+	verdict: HonouredWithDifference,
+	note: `Envoy has no count of requests in flight per client address, so the authorisation service beside each Envoy ` +
+		`(ingress-xds authz) counts them: Envoy's ext_proc filter, on the Ingress's routes only, opens a stream to it for each ` +
+		`request, with the client's address, and keeps it until the response has ended or the request was reset (a client gone ` +
+		`mid-request leaves the count); a request that would make one more than the limit gets 503 (ingress-nginx's ` +
+		`limit-conn-status-code) and is not counted. As nginx's zone, the count is the Ingress's, shared by all its paths ` +
+		`(over HTTP and HTTPS), per Envoy, and over HTTP/2 each stream counts; limit-allowlist's clients are never counted; ` +
+		`the limit applies after limit-rps and limit-rpm, so a request they refuse is not counted, as nginx's limit_req runs ` +
+		`before its limit_conn. Differences: these routes put the service on the request path (a loopback gRPC stream per ` +
+		`request, docs/benchmarks.md); when it is down or does not answer in 5 s the request gets 503, never the backend; and the counts start from zero when the service restarts, as nginx's when it restarts (not on reloads). ` +
+		clientAddressNote,
 	parse: parseNonNegative,
 }}
 

@@ -117,6 +117,9 @@ type Settings struct {
 	// LimitReqStatus is the status of a request over a rate limit
 	// (limit-req-status-code); 0: unset.
 	LimitReqStatus int
+	// LimitConnStatus is the status of a request over limit-connections
+	// (limit-conn-status-code); 0: unset.
+	LimitConnStatus int
 	// HTTPRedirectCode is the status of the redirects to HTTPS
 	// (http-redirect-code); 0: unset.
 	HTTPRedirectCode int

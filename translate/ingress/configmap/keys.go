@@ -234,8 +234,8 @@ func table() []Key {
 			Note: "The status of ssl-redirect's and force-ssl-redirect's redirect to HTTPS: 301, 302, 307 or 308 (ingress-nginx takes those)."},
 		{Name: "limit-req-status-code", NginxDefault: "503", apply: limitReqStatus,
 			Note: "The status of a request over limit-rps or limit-rpm (a 4xx or 5xx)."},
-		{Name: "limit-conn-status-code", NginxDefault: "503", verdict: annotations.Refused, check: statusCode,
-			Note: "The status of a request over limit-connections, which ingress-xds refuses (docs/annotations.md: an Ingress carrying it is not served), so no request is ever answered with it. Setting it refuses nothing; a value not from 400 to 599 is reported."},
+		{Name: "limit-conn-status-code", NginxDefault: "503", apply: limitConnStatus,
+			Note: "The status of a request over limit-connections (a 4xx or 5xx)."},
 		ignored("enable-syslog", `"false"`, nginxLogs),
 		ignored("syslog-host", `""`, nginxLogs),
 		ignored("syslog-port", "514", nginxLogs),
@@ -330,6 +330,15 @@ func limitReqStatus(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
+func limitConnStatus(_ *Table, s *Settings, _, value string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || n < 400 || n > 599 {
+		return fmt.Errorf("not a status from 400 to 599: treated as unset (503)")
+	}
+	s.LimitConnStatus = n
+	return nil
+}
+
 func redirectCode(_ *Table, s *Settings, _, value string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(value))
 	if err != nil || (n != 301 && n != 302 && n != 307 && n != 308) {
@@ -404,13 +413,6 @@ func useForwardedHeaders(_ *Table, s *Settings, _, value string) error {
 	}
 	if on {
 		s.TrustedHops = 1
-	}
-	return nil
-}
-
-func statusCode(s string) error {
-	if n, err := strconv.Atoi(strings.TrimSpace(s)); err != nil || n < 400 || n > 599 {
-		return fmt.Errorf("not a status from 400 to 599")
 	}
 	return nil
 }
