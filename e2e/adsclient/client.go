@@ -49,6 +49,12 @@ type Options struct {
 	// default of 4 MiB is far below the CDS or EDS response of a large
 	// cluster, which Envoy accepts.
 	MaxRecvMessageBytes int
+	// OnDemandClusters, with Delta, asks for each cluster a route sends
+	// to by name, besides the wildcard (ondemand.go): a control plane
+	// serving on-demand clusters leaves those out of the wildcard, and
+	// Envoy asks for them as requests come; this client asks for every
+	// one the routes name as soon as it sees them.
+	OnDemandClusters bool
 }
 
 // Snapshot is what the client holds at one moment. A Snapshot is never
@@ -87,6 +93,9 @@ type Client struct {
 	stream      discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
 	deltaStream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesClient
 	subs        map[string]*subscription
+	// askedClusters are the clusters asked for by name (ondemand.go).
+	onDemand      bool
+	askedClusters map[string]bool
 
 	mu      sync.Mutex
 	snap    *Snapshot
@@ -142,7 +151,8 @@ func Dial(ctx context.Context, address string, opts Options) (*Client, error) {
 			Versions:  map[string]string{},
 			Received:  map[string]time.Time{},
 		},
-		changed: make(chan struct{}),
+		changed:  make(chan struct{}),
+		onDemand: opts.Delta && opts.OnDemandClusters,
 	}
 	subscribe := c.request
 	if opts.Delta {

@@ -87,7 +87,12 @@ func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse, received 
 	case resource.ClusterType:
 		return c.followDelta(resource.EndpointType, endpointNames(next.Clusters))
 	case resource.RouteType:
-		return c.followDelta(resource.VirtualHostType, discoveredNames(next)) // vhds.go
+		if err := c.followDelta(resource.VirtualHostType, discoveredNames(next)); err != nil { // vhds.go
+			return err
+		}
+		return c.askClusters(next) // ondemand.go
+	case resource.VirtualHostType:
+		return c.askClusters(next) // ondemand.go
 	}
 	return nil
 }

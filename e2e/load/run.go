@@ -36,6 +36,9 @@ type Config struct {
 	Command string
 	// Delta makes the ADS clients speak incremental xDS.
 	Delta bool
+	// OnDemandClusters makes the delta ADS client ask for the clusters
+	// routes name, by name (a control plane serving on-demand clusters).
+	OnDemandClusters bool
 	// Changes is how many samples of each kind of change to take; Interval
 	// the pause after each.
 	Changes  int
@@ -243,7 +246,7 @@ func (s *session) profiled(name string, fn func() error) error {
 }
 
 func (s *session) converge(ctx context.Context) error {
-	opts := adsclient.Options{NodeID: "ingress-load", Delta: s.cfg.Delta}
+	opts := adsclient.Options{NodeID: "ingress-load", Delta: s.cfg.Delta, OnDemandClusters: s.cfg.OnDemandClusters}
 	ads, conv, err := converge(ctx, s.cfg.Timeout, s.xds, opts, s.cfg.Workload, s.start, s.cp.Exited)
 	if err != nil {
 		return err

@@ -52,6 +52,7 @@ func run() error {
 	flag.StringVar(&cfg.CRDs, "crds", "", "install the CustomResourceDefinitions of this YAML file or directory first (a peer's, e.g. Contour's examples/contour/01-crds.yaml)")
 	flag.StringVar(&cfg.KubeAssets, "kube-assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else .tools/kube)")
 	flag.BoolVar(&cfg.Delta, "delta", false, "ADS clients speak incremental (delta) xDS rather than state of the world")
+	flag.BoolVar(&cfg.OnDemandClusters, "on-demand-clusters", false, "with -delta, the ADS client also asks by name for every cluster the routes name, as a control plane serving on-demand clusters (serve --on-demand-clusters) needs; the fan-out clients do not")
 	flag.IntVar(&cfg.Changes, "changes", 20, "samples of each kind of change")
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "pause after each change sample")
 	flag.IntVar(&cfg.Fanout, "fanout", 0, "clients of the fan-out test (0 skips it)")
