@@ -55,6 +55,14 @@ import (
 // stuck client does not keep every removed Service for the others.
 const keepAtMost = 60 * time.Second
 
+// releaseQuiet is how long the removal of acknowledged clusters waits for
+// another publish to carry it: in state of the world a cluster change sends
+// every cluster (100,000 at 10,000 Ingresses), and a publish of its own for
+// each removal would send them twice per backend switch. A change that
+// comes meanwhile lets them go with it; after this long without one, the
+// Server publishes for them alone.
+const releaseQuiet = time.Second
+
 // keptCluster is a cluster the translator removed that is still published.
 type keptCluster struct {
 	cluster envoyres.Cluster
@@ -77,6 +85,7 @@ type keeping struct {
 	servedKept   []string
 	max          time.Duration // keepAtMost, shorter in tests
 	releaseArmed bool
+	lastPublish  time.Time
 }
 
 // withKept returns what to publish for r: r, plus the clusters removed
@@ -84,6 +93,10 @@ type keeping struct {
 // assignments; and the kept set that publishing it makes current.
 func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[string]*keptCluster) {
 	k := &s.keep
+	changed := k.input != nil && !sameClusters(k.input.Clusters, r.Clusters)
+	if len(k.kept) == 0 && !changed {
+		return r, nil // the common case: nothing to read of the streams
+	}
 	kept := make(map[string]*keptCluster, len(k.kept))
 	through, interested := s.cache.routesAckedThrough()
 	now := s.now()
@@ -93,7 +106,7 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 		}
 		kept[name] = kc
 	}
-	if prev := k.input; prev != nil && !sameClusters(prev.Clusters, r.Clusters) {
+	if prev := k.input; changed {
 		var removed []envoyres.Cluster
 		added := map[string]bool{}
 		listdiff.Walk(prev.Clusters, r.Clusters,
@@ -196,6 +209,7 @@ func (s *Server) keptPublished(r *translate.Resources, kept map[string]*keptClus
 	k := &s.keep
 	k.input = r
 	k.kept = kept
+	k.lastPublish = s.now()
 	if len(kept) == 0 {
 		k.served, k.servedOf, k.servedKept = nil, nil, nil
 		return
@@ -226,16 +240,20 @@ func (s *Server) keptPublished(r *translate.Resources, kept map[string]*keptClus
 
 // releaseKeptSoon is the cache's call when the streams have acknowledged
 // the route types through a kept cluster's removal; it holds the cache's
-// lock, which Publish takes under the Server's, hence the goroutine.
-func (s *Server) releaseKeptSoon() { go s.releaseKept() }
+// lock, which Publish takes under the Server's, hence the timer.
+func (s *Server) releaseKeptSoon() { time.AfterFunc(releaseQuiet, s.releaseKept) }
 
-// releaseKept publishes the last input again if some kept cluster may go
-// now; otherwise it waits again.
+// releaseKept publishes the last input again, which lets go the kept
+// clusters that may go now, once no publish came for releaseQuiet.
 func (s *Server) releaseKept() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := &s.keep
 	if len(k.kept) == 0 || k.input == nil {
+		return
+	}
+	if wait := releaseQuiet - s.now().Sub(k.lastPublish); wait > 0 {
+		time.AfterFunc(wait, s.releaseKept)
 		return
 	}
 	if _, err := s.publishLocked(context.Background(), k.input); err != nil {
