@@ -288,10 +288,10 @@ func TestRateLimits(t *testing.T) {
 				nginxKey + "limit-rpm":              "1",
 				nginxKey + "limit-burst-multiplier": "0",
 			}),
-			// limit-rate-after cannot be applied by Envoy, so the
-			// Ingress is refused, never served without it.
-			// (limit-connections: annotations_connlimit_test.go.)
-			accessIngress("pooled", "pooled.example.com", "/", map[string]string{nginxKey + "limit-rate": "1", nginxKey + "limit-rate-after": "8"}),
+			// A snippet cannot be applied by Envoy, so the Ingress is
+			// refused, never served without it. (limit-connections:
+			// annotations_connlimit_test.go.)
+			accessIngress("pooled", "pooled.example.com", "/", map[string]string{nginxKey + "configuration-snippet": "limit_conn addr 1;"}),
 		}, "")})
 	envoy := fm.envoy
 	port := fm.cp.HTTPPort

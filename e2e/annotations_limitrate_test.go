@@ -14,7 +14,8 @@ import (
 // size on a paced route takes at least what its size over the rate says,
 // after the one second's worth nginx sends at once, and arrives whole; the allow-listed client of limit-allowlist is paced too
 // (nginx's allow-list only empties the limit_conn and limit_req keys);
-// limit-rate-after, which Envoy cannot apply, refuses its Ingress.
+// with limit-rate-after the authorisation service paces, after the amount
+// at full speed; limit-rate-after alone does nothing.
 // Mirrors test/e2e/annotations/limitrate.go ("Check limit-rate
 // annotation", which reads limit_rate 1k and 90k from nginx.conf) with
 // the response itself, as nginx's limit_rate
@@ -33,16 +34,22 @@ func TestLimitRate(t *testing.T) {
 				nginxKey + "limit-allowlist": b.IP,
 			}),
 			accessIngress("full", "full.example.com", "/", nil),
+			// Paced by the authorisation service: 32 KiB at once, then
+			// nginx's allowance.
 			accessIngress("after", "after.example.com", "/", map[string]string{
-				nginxKey + "limit-rate":       "1",
-				nginxKey + "limit-rate-after": "10",
+				nginxKey + "limit-rate":       strconv.Itoa(kib),
+				nginxKey + "limit-rate-after": "32",
 			}),
+			// limit-rate-after alone: nothing (nginx: no rate, no pace).
+			accessIngress("lone", "lone.example.com", "/", map[string]string{nginxKey + "limit-rate-after": "32"}),
 		}, "")})
 	port := fm.cp.HTTPPort
 	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
 	framework.Eventually(t, convergeTimeout, "the hosts served", func() error {
-		if err := expectClient(a, port, "after.example.com", "/", http.StatusServiceUnavailable, ""); err != nil {
-			return err
+		for _, h := range []string{"after.example.com", "lone.example.com"} {
+			if err := expectClient(a, port, h, "/", http.StatusOK, "alpha"); err != nil {
+				return err
+			}
 		}
 		return expectClient(a, port, "rate.example.com", "/", http.StatusOK, "alpha")
 	})
@@ -74,6 +81,26 @@ func TestLimitRate(t *testing.T) {
 		if took < least {
 			t.Errorf("paced at %d KiB/s, from %s: %d bytes in %s, want %s at least", kib, c.IP, n, took, least)
 		}
+	}
+	// With limit-rate-after 32: nginx's allowance at t seconds is
+	// 32 KiB + rate*(t+1), so six seconds' worth (96 KiB) takes three
+	// seconds at least (less a sixteenth for rounding).
+	const afterSize = 6 * kib << 10
+	afterLeast := time.Duration(float64(afterSize-32<<10-kib<<10)/float64(kib<<10)*float64(time.Second)) - time.Second/16
+	{
+		start := time.Now()
+		r, err := a.Get(port, "after.example.com", "/?bytes="+strconv.Itoa(afterSize), nil)
+		took := time.Since(start)
+		t.Logf("paced after 32 KiB: %d bytes in %s (at least %s)", len(r.Body), took, afterLeast)
+		if err != nil || r.Status != http.StatusOK || len(r.Body) != afterSize {
+			t.Errorf("paced after 32 KiB: %v, %d, %d bytes; want 200 with %d", err, r.Status, len(r.Body), afterSize)
+		}
+		if took < afterLeast {
+			t.Errorf("paced at %d KiB/s after 32 KiB: %d bytes in %s, want %s at least", kib, afterSize, took, afterLeast)
+		}
+	}
+	if _, n := timed(a, "lone.example.com"); n != size {
+		t.Errorf("limit-rate-after alone: %d bytes, want %d", n, size)
 	}
 	// The unpaced host serves the same body whole (no bound on its time:
 	// only that it is not cut).

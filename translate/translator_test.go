@@ -427,6 +427,7 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/limit-connections", "8"},
 	// limit-rate: the fault filter's pace on the Ingress's routes.
 	{"nginx.ingress.kubernetes.io/limit-rate", "10"},
+	{"nginx.ingress.kubernetes.io/limit-rate-after", "100"},
 	// External auth: the ext_authz filter and the authorisation
 	// service's cluster, per route; a cache scope per route; $host in
 	// the URL is refused where a rule has no exact host.

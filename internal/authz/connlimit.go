@@ -64,6 +64,15 @@ type connRoute struct {
 // Process serves one request's stream.
 func (l *ConnLimiter) Process(stream extprocv3.ExternalProcessor_ProcessServer) error {
 	ctx := stream.Context()
+	// A paced route's stream (limit-rate-after: pace.go) is not counted:
+	// its route's own connection limit has a stream of its own.
+	if rate, after, ok, err := readPace(ctx); ok {
+		if err != nil {
+			l.log.ErrorContext(ctx, "paced stream without a usable route: refused", "error", err)
+			return err
+		}
+		return pace(stream, rate, after, sleepCtx)
+	}
 	route, err := readConnRoute(ctx)
 	if err != nil {
 		// A control-plane bug: Envoy answers its status_on_error (the
@@ -142,6 +151,8 @@ func (l *ConnLimiter) release(k connKey) {
 // continueResponse lets the phase msg is of go on unchanged.
 func continueResponse(msg *extprocv3.ProcessingRequest) *extprocv3.ProcessingResponse {
 	switch msg.GetRequest().(type) {
+	case *extprocv3.ProcessingRequest_RequestHeaders:
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{}}}
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}}
 	case *extprocv3.ProcessingRequest_RequestBody:

@@ -114,7 +114,7 @@ func authzCluster(address string) (*clusterv3.Cluster, error) {
 // the service's cluster is made once: what did not change keeps its
 // identity.
 func (c *Renderer) withAuthzCluster(clusters []Cluster, uses filterSet) ([]Cluster, error) {
-	if uses&(useExtAuthz|useConnLimit) == 0 { // connlimit.go's service is the same
+	if uses&(useExtAuthz|useConnLimit|useResponsePace) == 0 { // connlimit.go's and responsepace.go's service is the same
 		return clusters, nil
 	}
 	a := &c.authz

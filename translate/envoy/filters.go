@@ -41,6 +41,7 @@ const (
 	useOnDemand
 	useResponseRate
 	useConnLimit
+	useResponsePace
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -133,6 +134,10 @@ func httpFilterOrder() []httpFilter {
 		// limit-rate): it slows the body as it leaves the router, before
 		// any filter above sees it, and paces it whatever they add.
 		{name: responseRateFilter, use: useResponseRate, config: responseRateListenerConfig, disabled: true},
+		// Or, for a pace with an amount at full speed first
+		// (limit-rate-after), the authorisation service's
+		// (responsepace.go); a route has one or the other.
+		{name: responsePaceFilter, use: useResponsePace, config: responsePaceListenerConfig, disabled: true},
 	}
 }
 

@@ -151,8 +151,11 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		per[connLimitFilter] = connLimit(p.Connections)
 		uses |= useConnLimit
 	}
-	if p.ResponseRate != nil {
-		per[responseRateFilter] = responseRate(p.ResponseRate)
+	if r := p.ResponseRate; r != nil && r.AfterKiB > 0 {
+		per[responsePaceFilter] = responsePace(r) // responsepace.go
+		uses |= useResponsePace
+	} else if r != nil {
+		per[responseRateFilter] = responseRate(r)
 		uses |= useResponseRate
 	}
 	if p.RequestBody != nil {

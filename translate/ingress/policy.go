@@ -39,8 +39,8 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.connectionHeader(values, &p)
 	f.accessAnnotations(values, &p)
 	f.connectionLimitAnnotations(values, &p) // connlimit.go
-	f.responseRateAnnotations(values, &p) // responserate.go
-	f.readBasicAuth(values, &p) // auth.go
+	f.responseRateAnnotations(values, &p)    // responserate.go
+	f.readBasicAuth(values, &p)              // auth.go
 	f.readExternalAuth(values, &p)
 	f.readSatisfy(values, &p) // after the address and authentication checks it chooses between
 	f.responseRewriteAnnotations(values, &p)

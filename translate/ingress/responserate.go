@@ -7,10 +7,11 @@ import (
 
 // responseRateAnnotations reads limit-rate into p: nginx's limit_rate
 // <n>k, each response paced at n KiB/s; "0" (nginx's default) leaves the
-// responses at full speed. limit-rate-after is refused by the registry
-// (keys_ratelimit.go says why), so a route paced here never has one.
+// responses at full speed. limit-rate-after <a> is nginx's
+// limit_rate_after <a>k, which without a rate does nothing, as in nginx.
 func (f *fragmentBuilder) responseRateAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
 	if k, _ := annotations.LimitRate.Get(values); k > 0 {
-		p.ResponseRate = &ir.ResponseRate{KiBPerSecond: uint64(k)}
+		after, _ := annotations.LimitRateAfter.Get(values)
+		p.ResponseRate = &ir.ResponseRate{KiBPerSecond: uint64(k), AfterKiB: uint64(max(after, 0))}
 	}
 }

@@ -9,6 +9,9 @@ type ResponseRate struct {
 	// KiBPerSecond is the pace, in kibibytes (1,024 bytes) per second, as
 	// nginx's "k": at least 1.
 	KiBPerSecond uint64 `json:"kibPerSecond"`
+	// AfterKiB is how many kibibytes of each response go at full speed
+	// first (nginx's limit_rate_after); 0: none.
+	AfterKiB uint64 `json:"afterKiB,omitempty"`
 }
 
 func (r *ResponseRate) validate() error {

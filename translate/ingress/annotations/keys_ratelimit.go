@@ -99,7 +99,7 @@ const limitRateNote = `Envoy's fault filter paces each response body (envoy.filt
 	`nginx spends at once, where Envoy never sends ahead of the pace; nginx ` +
 	`counts the response's headers, Envoy its body only; and ingress-nginx says the key needs proxy-buffering: on, where ` +
 	`Envoy paces either way. limit-allowlist does not exempt anyone, as in nginx. "0": no limit. The ConfigMap's ` +
-	`limit-rate is the default.`
+	`limit-rate is the default. With limit-rate-after, the authorisation service paces instead (see that key).`
 
 // LimitRate slows each response.
 var LimitRate = Key[int]{&definition{
@@ -112,15 +112,22 @@ var LimitRate = Key[int]{&definition{
 	parse:   parseNonNegative,
 }}
 
-// LimitRateAfter would let a response's first kilobytes go unslowed.
+// LimitRateAfter lets a response's first kilobytes go unslowed.
 var LimitRateAfter = Key[int]{&definition{
 	name:    "limit-rate-after",
 	under:   Nginx,
 	scope:   ScopeRoute,
-	doc:     `Kilobytes of each response sent before limit-rate applies (nginx's limit_rate_after).`,
-	verdict: Refused,
-	note: `Envoy's fault filter, which paces limit-rate's responses, has no amount sent at full speed first, and nothing else ` +
-		`in Envoy paces a response: the paths are not served, rather than served with each response's first kilobytes slowed.`,
+	doc:     `Kilobytes of each response sent at full speed before limit-rate applies (nginx's limit_rate_after); without limit-rate, nothing.`,
+	verdict: HonouredWithDifference,
+	note: `Envoy's fault filter, which paces limit-rate's responses, has no amount at full speed first, so a route with both ` +
+		`is paced by the authorisation service beside each Envoy (ingress-xds authz) instead: an ext_proc filter of its own ` +
+		`streams the response's body to the service a chunk at a time, and Envoy forwards each chunk once the service answers, ` +
+		`when nginx's limit_rate would have sent it (the rate times the seconds since the request began, plus one, plus ` +
+		`limit-rate-after's kilobytes). Differences: the service is on the response path of those routes (a loopback round ` +
+		`trip per chunk); a chunk waits whole where nginx sends the part within the allowance, so a response is never faster ` +
+		`than nginx's but may end a little later; the response's headers are not counted, as nginx counts them; a chunk that ` +
+		`would wait more than 5 minutes ends the response (Envoy's default stream idle timeout would too); when the service ` +
+		`cannot be asked the request gets 503, never an unpaced response. The ConfigMap's limit-rate-after is the default.`,
 	parse: parseNonNegative,
 }}
 
