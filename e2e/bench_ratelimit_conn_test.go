@@ -14,8 +14,9 @@ import (
 // and of limit-rate (Envoy's fault filter pacing the response) at the data
 // plane: the same small request to the same backend through a host with
 // neither ("open"), with limit-connections high enough never to refuse
-// ("connlimit"), and with limit-rate high enough never to slow ("limitrate"),
-// serial and parallel (docs/benchmarks.md, "Issue 15: the cost of each
+// ("connlimit"), with limit-rate high enough never to slow ("limitrate"),
+// and with limit-rate-after too ("limitrate-after": the authorisation
+// service answers the response's body chunks), serial and parallel (docs/benchmarks.md, "Issue 15: the cost of each
 // access filter").
 //
 //	go test ./e2e -run '^$' -bench BenchmarkConnectionAndRateLimits -benchtime 2000x -count 3
@@ -30,6 +31,7 @@ func BenchmarkConnectionAndRateLimits(b *testing.B) {
 		{"open", nil},
 		{"connlimit", map[string]string{nginxKey + "limit-connections": "1000000"}},
 		{"limitrate", map[string]string{nginxKey + "limit-rate": "1000000"}},
+		{"limitrate-after", map[string]string{nginxKey + "limit-rate": "1000000", nginxKey + "limit-rate-after": "1"}},
 	}
 	var ingresses, names []string
 	for _, h := range hosts {
