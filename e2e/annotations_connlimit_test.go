@@ -23,7 +23,8 @@ import (
 // per address), and an allow-listed one is never counted (nginx's empty
 // limit_conn key for limit-allowlist's clients); the count goes back down
 // when the requests end, and when a client drops its request mid-way; and
-// with the service down, the limited paths answer 503, never the backend.
+// with the service down, the limited paths (and those it paces,
+// limit-rate-after) answer 503, never the backend.
 func TestLimitConnections(t *testing.T) {
 	backends := echoBackends(t, "alpha")
 	alpha := backends[0]
@@ -39,11 +40,16 @@ func TestLimitConnections(t *testing.T) {
 			// One at a time, for the dropped request.
 			accessIngress("single", "single.example.com", "/", map[string]string{nginxKey + "limit-connections": "1"}),
 			accessIngress("open", "open.example.com", "/", nil),
+			// Paced by the same service (limit-rate-after).
+			accessIngress("paced", "paced.example.com", "/", map[string]string{nginxKey + "limit-rate": "64", nginxKey + "limit-rate-after": "64"}),
 		}, "")})
 	port := fm.cp.HTTPPort
 	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
 	framework.Eventually(t, convergeTimeout, "the hosts served", func() error {
 		if err := expectClient(a, port, "pooled.example.com", "/", http.StatusOK, "alpha"); err != nil {
+			return err
+		}
+		if err := expectClient(a, port, "paced.example.com", "/", http.StatusOK, "alpha"); err != nil {
 			return err
 		}
 		return expectClient(a, port, "single.example.com", "/", http.StatusOK, "alpha")
@@ -125,6 +131,9 @@ func TestLimitConnections(t *testing.T) {
 		framework.Eventually(t, convergeTimeout, "the limited path refused", func() error {
 			return expectClient(a, port, "pooled.example.com", "/", http.StatusServiceUnavailable, "")
 		})
+		if err := expectClient(a, port, "paced.example.com", "/", http.StatusServiceUnavailable, ""); err != nil {
+			t.Errorf("a path paced by the service, the service down: %v, want 503, never an unpaced answer", err)
+		}
 		if err := expectClient(a, port, "open.example.com", "/", http.StatusOK, "alpha"); err != nil {
 			t.Errorf("a path without a limit, the service down: %v", err)
 		}
