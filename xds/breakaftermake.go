@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
@@ -153,7 +152,7 @@ func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *
 	for _, name := range names {
 		c := kept[name].cluster
 		out.Clusters = append(out.Clusters, c)
-		if eds, ok := edsName(c); ok {
+		if eds, ok := edsNameOf(c); ok { // sharededs.go
 			need[eds] = true
 		}
 	}
@@ -181,24 +180,6 @@ func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *
 	}
 	k.served, k.servedOf, k.servedKept = &out, r, names
 	return &out
-}
-
-// edsName is the load assignment an EDS cluster takes its endpoints from
-// (snapshot.go's consistency rule); ok is false for other clusters.
-func edsName(item types.Resource) (string, bool) {
-	switch c := item.(type) {
-	case clusterStandIn:
-		return c.GetName(), true
-	case *clusterv3.Cluster:
-		if c.GetType() != clusterv3.Cluster_EDS {
-			return "", false
-		}
-		if name := c.GetEdsClusterConfig().GetServiceName(); name != "" {
-			return name, true
-		}
-		return c.GetName(), true
-	}
-	return "", false
 }
 
 // keptPublished makes a publish's kept set current, seq being the cache

@@ -83,7 +83,7 @@ func (c *resourceCache) forget(key streamKey) {
 	defer c.mu.Unlock()
 	delete(c.mbb.streams, key)
 	delete(c.resend, key) // sharededs.go
-	c.forgetRoutes(key) // routeacks.go
+	c.forgetRoutes(key)   // routeacks.go
 	if req, ok := c.mbb.last[key]; ok {
 		delete(c.mbb.bound, req)
 		delete(c.mbb.last, key)
@@ -136,7 +136,7 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 			if !ok {
 				continue
 			}
-			if assignment, ok := edsName(next.items[j]); ok { // breakaftermake.go
+			if assignment, ok := edsNameOf(next.items[j]); ok { // sharededs.go
 				if _, ok := eds.index[assignment]; ok {
 					fresh = append(fresh, assignment)
 				}
