@@ -46,8 +46,7 @@ type resourceCache struct {
 	mbb   makeBeforeBreak // makebeforebreak.go
 	// resend is, by delta stream, the load assignments to send again
 	// (sharededs.go).
-	resend  map[streamKey]*edsResend
-	loadsOf loadsOf
+	resend map[streamKey]*edsResend
 	acks   routeAcks // routeacks.go
 }
 
