@@ -46,8 +46,9 @@ type resourceCache struct {
 	mbb   makeBeforeBreak // makebeforebreak.go
 	// resend is, by delta stream, the load assignments to send again
 	// (sharededs.go).
-	resend map[streamKey]*edsResend
-	acks   routeAcks // routeacks.go
+	resend  map[streamKey]*edsResend
+	loadsOf loadsOf
+	acks    routeAcks // routeacks.go
 }
 
 // sotwWatch is a state-of-the-world request waiting for a change.

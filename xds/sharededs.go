@@ -56,9 +56,23 @@ func edsNameOf(item types.Resource) (string, bool) {
 }
 
 // sentDelta notes a response sent to a delta stream: after clusters, the
-// load assignments it holds of them go again.
+// load assignments it holds of them go again. A stream that has not asked
+// for load assignments yet (an Envoy being sent its first clusters) holds
+// none: its response is not even looked at, which at 10,000 Ingresses is
+// 100,000 clusters per Envoy connecting.
 func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts *typeSnapshot, resp *deltaResponse) {
 	if !bound || typeURL != resource.ClusterType {
+		return
+	}
+	var open int64
+	var w *deltaWatch
+	for id, ew := range c.delta[resource.EndpointType] {
+		if ew.bound && ew.stream == key {
+			open, w = id, ew
+			break
+		}
+	}
+	if g := c.mbb.streams[key]; w == nil && (g == nil || !g.eds) {
 		return
 	}
 	var names []string
@@ -72,24 +86,14 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 	if len(names) == 0 {
 		return
 	}
-	for id, w := range c.delta[resource.EndpointType] {
-		if w.bound && w.stream == key {
-			if resp := c.heldLoads(w.req, w.sub.ReturnedResources(), names); resp != nil {
-				w.out <- resp
-				delete(c.delta[resource.EndpointType], id)
-			}
-			return
-		}
+	if w == nil {
+		c.dueLater(key, names)
+		return
 	}
-	if c.resend == nil {
-		c.resend = map[streamKey]*edsResend{}
+	if resp := c.heldLoads(w.req, w.sub.ReturnedResources(), names); resp != nil {
+		w.out <- resp
+		delete(c.delta[resource.EndpointType], open)
 	}
-	r := c.resend[key]
-	if r == nil {
-		r = &edsResend{}
-		c.resend[key] = r
-	}
-	r.force = append(r.force, names...)
 }
 
 // heldLoads is a response with those of the named load assignments that
@@ -146,6 +150,22 @@ func (c *resourceCache) sentSotw(key streamKey, bound bool, typeURL string, ts *
 	if !bound || typeURL != resource.ClusterType || len(ts.updated) == 0 {
 		return
 	}
+	if g := c.mbb.streams[key]; g == nil || !g.eds {
+		return // it holds no load assignment
+	}
+	names := c.updatedLoads(ts)
+	if len(names) == 0 {
+		return
+	}
+	resp.onSend = func() { c.pushHeldLoadsSotw(key, names) }
+}
+
+// updatedLoads is the load assignments that the clusters an update changed
+// read, worked out once for every stream the update answers.
+func (c *resourceCache) updatedLoads(ts *typeSnapshot) []string {
+	if c.loadsOf.clusters == ts {
+		return c.loadsOf.names
+	}
 	var names []string
 	for _, name := range ts.updated {
 		if j, ok := ts.index[name]; ok {
@@ -154,10 +174,14 @@ func (c *resourceCache) sentSotw(key streamKey, bound bool, typeURL string, ts *
 			}
 		}
 	}
-	if len(names) == 0 {
-		return
-	}
-	resp.onSend = func() { c.pushHeldLoadsSotw(key, names) }
+	c.loadsOf.clusters, c.loadsOf.names = ts, names
+	return names
+}
+
+// loadsOf is what updatedLoads worked out last.
+type loadsOf struct {
+	clusters *typeSnapshot
+	names    []string
 }
 
 // pushHeldLoadsSotw sends a SotW stream's endpoint watch the named load
@@ -174,15 +198,7 @@ func (c *resourceCache) pushHeldLoadsSotw(key streamKey, names []string) {
 			return
 		}
 	}
-	if c.resend == nil {
-		c.resend = map[streamKey]*edsResend{}
-	}
-	r := c.resend[key]
-	if r == nil {
-		r = &edsResend{}
-		c.resend[key] = r
-	}
-	r.force = append(r.force, names...)
+	c.dueLater(key, names)
 }
 
 // heldLoadsSotw is a partial SotW response with those of the named load
@@ -219,4 +235,23 @@ func (c *resourceCache) sharedEDSSotw(key streamKey, req *cache.Request, sub cac
 	names := r.force
 	r.force = nil
 	return c.heldLoadsSotw(req, sub.ReturnedResources(), names)
+}
+
+// dueLater keeps load assignments for a stream's next endpoint watch. A
+// stream that has never asked for load assignments holds none (an Envoy
+// being sent its first clusters): nothing is kept for it, rather than the
+// names of every cluster of its first response.
+func (c *resourceCache) dueLater(key streamKey, names []string) {
+	if g := c.mbb.streams[key]; g == nil || !g.eds {
+		return
+	}
+	if c.resend == nil {
+		c.resend = map[streamKey]*edsResend{}
+	}
+	r := c.resend[key]
+	if r == nil {
+		r = &edsResend{}
+		c.resend[key] = r
+	}
+	r.force = append(r.force, names...)
 }
