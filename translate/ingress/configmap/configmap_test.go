@@ -87,8 +87,8 @@ func TestParse(t *testing.T) {
 		{"block-user-agents that RE2 cannot take refuse", map[string]string{"block-user-agents": "AlphaBot, ~(?<=x)bot"}, 1, []string{"block-user-agents:InvalidConfigMapValue"}},
 		{"block-cidrs", map[string]string{"block-cidrs": "192.0.2.0/24, 198.51.100.7"}, 0, nil},
 		{"block-cidrs that do not parse refuse", map[string]string{"block-cidrs": "192.0.2.0/24, nonsense"}, 1, []string{"block-cidrs:InvalidConfigMapValue"}},
-		{"codes", map[string]string{"http-redirect-code": "301", "limit-req-status-code": "429"}, 0, nil},
-		{"codes out of range", map[string]string{"http-redirect-code": "303", "limit-req-status-code": "200"}, 0, []string{"http-redirect-code:InvalidConfigMapValue", "limit-req-status-code:InvalidConfigMapValue"}},
+		{"codes", map[string]string{"http-redirect-code": "301", "limit-req-status-code": "429", "limit-conn-status-code": "429"}, 0, nil},
+		{"codes out of range", map[string]string{"http-redirect-code": "303", "limit-req-status-code": "200", "limit-conn-status-code": "600"}, 0, []string{"http-redirect-code:InvalidConfigMapValue", "limit-conn-status-code:InvalidConfigMapValue", "limit-req-status-code:InvalidConfigMapValue"}},
 		{"a switch that does not parse refuses", map[string]string{"enable-modsecurity": "maybe"}, 1, []string{"enable-modsecurity:ConfigMapRefused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,8 +108,11 @@ func TestParse(t *testing.T) {
 			if want := map[string]uint32{"use-forwarded-headers": 1}[tc.name]; s.TrustedHops != want {
 				t.Errorf("trusted hops %d, want %d", s.TrustedHops, want)
 			}
-			if tc.name == "codes" && (s.HTTPRedirectCode != 301 || s.LimitReqStatus != 429) {
-				t.Errorf("codes %d %d", s.HTTPRedirectCode, s.LimitReqStatus)
+			if tc.name == "codes" && (s.HTTPRedirectCode != 301 || s.LimitReqStatus != 429 || s.LimitConnStatus != 429) {
+				t.Errorf("codes %d %d %d", s.HTTPRedirectCode, s.LimitReqStatus, s.LimitConnStatus)
+			}
+			if tc.name == "codes out of range" && s.LimitConnStatus != 0 {
+				t.Errorf("limit-conn-status-code 600 kept: %d", s.LimitConnStatus)
 			}
 		})
 	}
