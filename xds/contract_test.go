@@ -331,6 +331,11 @@ func checkDeltaOrder(t *testing.T, delta bool) {
 		c.ack(c.expect(typeURL))
 		h.next("waiting watch", func(e contractEvent) bool { return e.kind == evWatch && e.typeURL == typeURL && e.nonce != "" })
 	}
+	// Subscribed to the load assignments before the clusters that read
+	// them, the client is sent them again after the clusters
+	// (sharededs.go), on its endpoint watch.
+	c.ack(c.expect(resource.EndpointType))
+	h.next("waiting watch", func(e contractEvent) bool { return e.kind == evWatch && e.typeURL == resource.EndpointType && e.nonce != "" })
 	// A new cluster with its endpoints and route, and another port:
 	// every type changes in one update.
 	f.clusters["c"] = []string{"10.0.0.3:80"}
