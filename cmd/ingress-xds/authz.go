@@ -21,10 +21,10 @@ import (
 const defaultAuthzAddress = envoy.DefaultAuthzAddress
 
 // runAuthz runs the authorisation service Envoy calls over ext_authz
-// (package authz) until ctx ends.
+// and ext_proc (package authz) until ctx ends.
 func runAuthz(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("authz", flag.ContinueOnError)
-	listen := fs.String("listen", defaultAuthzAddress, "address of the ext_authz gRPC server (loopback: only the Envoy of the same pod calls it)")
+	listen := fs.String("listen", defaultAuthzAddress, "address of the ext_authz and ext_proc gRPC server (loopback: only the Envoy of the same pod calls it)")
 	cache := authz.DefaultCacheOptions()
 	fs.IntVar(&cache.Entries, "cache-entries", cache.Entries, "successful password verifications remembered at most (0: none)")
 	fs.DurationVar(&cache.TTL, "cache-ttl", cache.TTL, "how long a successful password verification is remembered")

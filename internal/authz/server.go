@@ -2,7 +2,10 @@
 // in its pod, and that Envoy calls over ext_authz gRPC on loopback for the
 // routes whose authentication Envoy cannot do faithfully by itself (basic
 // authentication against htpasswd hashes of every kind users have, external
-// authentication with nginx's auth_request semantics).
+// authentication with nginx's auth_request semantics). Envoy also calls it
+// over ext_proc on the routes with limit-connections, whose requests in
+// flight it counts (connlimit.go), and with limit-rate-after, whose
+// responses it paces (pace.go).
 //
 // It never talks to the control plane or to the Kubernetes API: all it needs
 // for a request arrives in that request's CheckRequest, as the context
