@@ -35,10 +35,12 @@ func TestLimitConnectionsHTTP2(t *testing.T) {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		Proxy:               nil,
-		Protocols:           &protocols,
-		MaxConnsPerHost:     1,
-		DialContext:         func(ctx context.Context, network, address string) (net.Conn, error) { return ns.Dial(ctx, network, address) },
+		Proxy:           nil,
+		Protocols:       &protocols,
+		MaxConnsPerHost: 1,
+		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+			return ns.Dial(ctx, network, address)
+		},
 		MaxIdleConnsPerHost: 1,
 	}}
 	defer client.CloseIdleConnections()
