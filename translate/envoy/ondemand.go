@@ -17,8 +17,8 @@ import (
 // sent, and each costs it some 20 KB and its endpoints' hosts whether or
 // not a request ever reaches it: at 10,000 Ingresses, 100,000 clusters are
 // over 4 GiB in every Envoy of a DaemonSet. With Options.OnDemandClusters,
-// every HTTP connection manager starts with Envoy's on_demand filter set to
-// discover a route's cluster over ADS when the cluster is not there: the
+// every HTTP connection manager starts with Envoy's on_demand filter, which
+// discovers a route's cluster over ADS when the cluster is not there: the
 // request waits (OnDemandTimeout at most) while Envoy asks the control
 // plane for that one cluster by name, then its load assignment, and goes
 // on once the cluster has warmed. The xDS layer, told which clusters may
