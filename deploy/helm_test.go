@@ -185,7 +185,8 @@ func TestHelmChart(t *testing.T) {
 		`controller.resources={"requests":{"cpu":"2","memory":"1Gi"}}`,
 		`controller.watchIngressWithoutClass=true`,
 		`controller.ingressClassResource.default=true`,
-		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1}`,
+		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1,"vhds":"","on-demand-clusters":""}`,
+		`controller.deltaXDS=true`,
 		`controlPlane.nodeSelector={"role":"control"}`,
 		`controlPlane.replicaCount=3`,
 	)
@@ -211,6 +212,9 @@ func TestHelmChart(t *testing.T) {
 		if v, _ := flagValue(boot.Args, "xds-address"); v != "ingress-xds.web.svc:18000" {
 			t.Errorf("bootstrap --xds-address=%s, want the Service of the release's namespace", v)
 		}
+		if !slices.Contains(boot.Args, "--delta") {
+			t.Errorf("bootstrap args %q lack --delta (controller.deltaXDS)", boot.Args)
+		}
 		svc := find[corev1.Service](t, variant, "Service", "envoy")
 		if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
 			svc.Annotations["lb.example.com/internal"] != "true" || svc.Spec.Selector["app.kubernetes.io/name"] != envoy.Spec.Template.Labels["app.kubernetes.io/name"] {
@@ -235,7 +239,7 @@ func TestHelmChart(t *testing.T) {
 		if _, ok := flagValue(args, "envoy-selector"); ok {
 			t.Errorf("--envoy-selector with Envoy behind a Service: %q", args)
 		}
-		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1", "--configmap=web/ingress-xds-config"} {
+		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1", "--vhds", "--on-demand-clusters", "--configmap=web/ingress-xds-config"} {
 			if !slices.Contains(args, want) {
 				t.Errorf("args %q lack %s (watchIngressWithoutClass, extraArgs)", args, want)
 			}
