@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
 
 // verifyPassword says whether password matches an htpasswd hash, in any
@@ -33,6 +35,10 @@ func verifyPassword(hash, password string) bool {
 		return equal(base64.StdEncoding.EncodeToString(sum[:]), hash[len("{SHA}"):])
 	case strings.HasPrefix(hash, "{SSHA}"):
 		return sshaMatches(hash[len("{SSHA}"):], password)
+	case authzapi.DESCrypt(hash):
+		// No prefix: nginx hands it to crypt(), whose traditional DES
+		// takes the first two characters as the salt.
+		return equal(desCrypt(password, hash), hash)
 	}
 	return false
 }

@@ -25,6 +25,7 @@ var hashVectors = []struct {
 	{"crypt() $5$ rounds, short salt", "we have a short salt string but not a short password", "$5$rounds=77777$short$JiO1O3ZpDAxGJeaDIuqCoEFysAe1mZNJRs3pw0KQRd/"},
 	{"crypt() $6$ rounds", "Hello world!", "$6$rounds=1400$anotherlongsalts$5FGyu8c4BZDX4wJgs0Un26YOw2XibT5eTkHF1I1aP3QqStoJI9BHD2YPJYsAjEePVGUyBjdZxcNqMWlrrbIOC."},
 	{"crypt() $2b$", "pass", "$2b$05$abcdefghijklmnopqrstuuZFBUbfXoM8LFiPx8LYlO/sXZB/Cwk3K"},
+	{"crypt() traditional DES", "pass", "abccBcrPOxnLU"},
 	{"htpasswd -s ({SHA}: openssl dgst -sha1 | base64)", "secret", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="},
 	{"{PLAIN}", "plain text", "{PLAIN}plain text"},
 	{"{SSHA} (hashlib.sha1 of password and salt, then the salt)", "salted", "{SSHA}TTHJCQxvDArxbE718yQusN+sPxpOYUNsMTIzNA=="},
@@ -80,7 +81,9 @@ func TestBcryptVariants(t *testing.T) {
 }
 
 func TestUnknownSchemesMatchNothing(t *testing.T) {
-	for _, hash := range []string{"", "bar", "abccBcrPOxnLU", "$3$whatever", "{SHA}", "{SSHA}!!!", "$5$rounds=x$salt$abc"} {
+	// A DES crypt hash (13 characters, no prefix) is a scheme:
+	// descrypt_test.go.
+	for _, hash := range []string{"", "bar", "abccBcrPOxnL", "$3$whatever", "{SHA}", "{SSHA}!!!", "$5$rounds=x$salt$abc"} {
 		for _, pw := range []string{"", "bar", "pass", hash} {
 			if verifyPassword(hash, pw) {
 				t.Errorf("%q verifies against %q", pw, hash)

@@ -48,16 +48,51 @@ const (
 // htpasswd line: those nginx's auth_basic verifies (its own $apr1$, {PLAIN},
 // {SHA} and {SSHA}, and what the C library's crypt() of ingress-nginx's
 // image verifies: MD5-crypt, SHA-256-crypt, SHA-512-crypt and bcrypt).
+// Its traditional DES crypt has no prefix: DESCrypt recognises it.
 var hashPrefixes = [...]string{"$apr1$", "$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "{PLAIN}", "{SHA}", "{SSHA}"}
 
 // SupportedHash says whether the service can verify a password against
 // the hash, so that the control plane reports a line no password could
 // match (a hash of another scheme, or no hash) on its Ingress.
 func SupportedHash(hash string) bool {
+	if DESCrypt(hash) {
+		return true
+	}
 	for _, p := range hashPrefixes {
 		if len(hash) > len(p) && hash[:len(p)] == p {
 			return true
 		}
 	}
 	return false
+}
+
+// DESCrypt says whether a hash is one traditional DES crypt(3) can produce,
+// which nginx's crypt() verifies: 13 characters of crypt's alphabet
+// ./0-9A-Za-z, 2 of salt and 11 of hash, the last one's two low bits zero
+// (it holds the final 4 bits of 64). No prefixed scheme's hash is one ("$"
+// and "{" are not of the alphabet); a string that is not one matches no
+// password under DES crypt either.
+func DESCrypt(hash string) bool {
+	if len(hash) != 13 {
+		return false
+	}
+	for i := range len(hash) {
+		if cryptIndex(hash[i]) < 0 {
+			return false
+		}
+	}
+	return cryptIndex(hash[12])&3 == 0
+}
+
+// cryptIndex is a character's value in crypt's alphabet, or -1.
+func cryptIndex(c byte) int {
+	switch {
+	case c >= '.' && c <= '9':
+		return int(c - '.')
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 12
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 38
+	}
+	return -1
 }
