@@ -2,7 +2,7 @@ package authz
 
 // Traditional DES crypt(3), the Seventh Edition Unix scheme that nginx's
 // crypt() (the C library's: musl in ingress-nginx's Alpine image, glibc's
-// libxcrypt elsewhere) verifies for a hash of 13 characters with no "$"
+// libxcrypt elsewhere) verifies for a hash of 13 characters with no scheme
 // prefix: 2 characters of salt, then 11 of the encoded result.
 //
 // The scheme: the key is the low 7 bits of each of the password's first 8
@@ -14,22 +14,25 @@ package authz
 // rounds are written here, from the tables of the DES standard (FIPS 46-3).
 // Bit numbers in the tables are the standard's: 1 is the most significant.
 
-// cryptIndex is a character's value in crypt's alphabet, or -1.
-func cryptIndex(c byte) int {
+// saltValue is a salt character's 6 bits as the C library takes them: its
+// place in crypt's alphabet. musl (the C library of ingress-nginx's Alpine
+// image) takes any other byte too, by the same arithmetic on its value as a
+// signed char (libxcrypt refuses such a salt).
+func saltValue(c byte) int {
+	v := int(int8(c))
 	switch {
-	case c >= '.' && c <= '9':
-		return int(c - '.')
-	case c >= 'A' && c <= 'Z':
-		return int(c-'A') + 12
-	case c >= 'a' && c <= 'z':
-		return int(c-'a') + 38
+	case v >= 'a':
+		v -= 'a' - 38
+	case v >= 'A':
+		v -= 'A' - 12
+	default:
+		v -= '.'
 	}
-	return -1
+	return v & 0x3f
 }
 
-// desCrypt is crypt(3) of password with the salt of the first two
-// characters of setting, which must be of crypt's alphabet
-// (authzapi.DESCrypt).
+// desCrypt is crypt(3) of password with the salt of the first two bytes
+// of setting (authzapi.DESCrypt says which settings are DES crypt's).
 func desCrypt(password, setting string) string {
 	// The key: each of the first 8 bytes shifted left once, dropping its
 	// eighth bit; DES ignores the low (parity) bit of each key byte.
@@ -48,7 +51,7 @@ func desCrypt(password, setting string) string {
 	// Salt bit k (k from the least significant bit of the first character)
 	// swaps bits k+1 and k+25 of E's 48-bit output, in the standard's
 	// numbering; saltMask holds, for each, the lower bit of the pair.
-	salt := cryptIndex(setting[0]) | cryptIndex(setting[1])<<6
+	salt := saltValue(setting[0]) | saltValue(setting[1])<<6
 	var saltMask uint64
 	for k := range 12 {
 		if salt>>k&1 != 0 {

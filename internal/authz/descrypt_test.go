@@ -47,6 +47,22 @@ var desVectors = []struct{ password, hash string }{
 	{"Ab", "QxS25zz9RmN6k"},
 	{"\xc1\xe2", "QxS25zz9RmN6k"},
 	{"ab\x00cd", "zzVy/und7Mtqk"},
+	// musl's crypt(), the C library of ingress-nginx's Alpine image, takes
+	// salts out of the alphabet, where libxcrypt (perl's here) fails with
+	// "*0": these were made by musl's __crypt_des built from its source
+	// (git.musl-libc.org, commit 86373b49) beside this repository; the
+	// first is the self-test vector in that source.
+	{"\x80\xff\x80\x01 \x7f\x81\x80\x80\x0d\x0a\xff\x7f \x81 test", "\x80x22/wK52ZKGA"},
+	{"password", "!!DwARN3kN10k"},
+	{"password", " ~N0EJEgLthvk"},
+	{"password", "$37g8yeDfMdQA"},
+	{"password", "{}HDTuSCs5FOM"},
+	{"password", "\x80xF6NQoyblqO6"},
+	{"password", "\xff\xfe3/TuB1QW6Z2"},
+	{"password", "a\x01EuEaybn35SM"},
+	{"password", "\x7f@gGlbu/jxsu6"},
+	{"password", "[`IQXjgrJ/D/M"},
+	{"pass", "\xc3\xa9X/5nfv3trnA"},
 }
 
 func TestDESCryptVectors(t *testing.T) {
@@ -54,7 +70,7 @@ func TestDESCryptVectors(t *testing.T) {
 		if got := desCrypt(v.password, v.hash); got != v.hash {
 			t.Errorf("desCrypt(%q, %q) = %s, want %s", v.password, v.hash[:2], got, v.hash)
 		}
-		if !authzapi.DESCrypt(v.hash) || !authzapi.SupportedHash(v.hash) {
+		if !authzapi.DESCrypt(v.hash) || !authzapi.SupportedHash(v.hash) || len(v.hash) != 13 {
 			t.Errorf("%s is not recognised as DES crypt", v.hash)
 		}
 		if !verifyPassword(v.hash, v.password) {
@@ -132,7 +148,9 @@ func TestDESCryptDetection(t *testing.T) {
 		"ab!nggxhB/yWI",           // a character out of the alphabet
 		"{SHA}nggxhB/y",           // a scheme's prefix
 		"$1$nggxhB/yWI",           // a crypt's prefix
-		"_J9..rasmBYk8",           // BSDi's extended DES (20 characters), cut
+		"_J9..rasmBYk8",           // "_" starts BSDi's extended DES (20 characters)
+		"a:Jnggxhb/yWI",           // ":" ends the hash in nginx's reading
+		"\rbJnggxhb/yWI",          // so does a line end
 		"abJnggxhB/yW\u00c9"[:13], // a byte of UTF-8
 	} {
 		if authzapi.DESCrypt(h) {

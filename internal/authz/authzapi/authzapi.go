@@ -67,16 +67,26 @@ func SupportedHash(hash string) bool {
 }
 
 // DESCrypt says whether a hash is one traditional DES crypt(3) can produce,
-// which nginx's crypt() verifies: 13 characters of crypt's alphabet
-// ./0-9A-Za-z, 2 of salt and 11 of hash, the last one's two low bits zero
-// (it holds the final 4 bits of 64). No prefixed scheme's hash is one ("$"
-// and "{" are not of the alphabet); a string that is not one matches no
-// password under DES crypt either.
+// which nginx's crypt() verifies: 13 bytes, 2 of salt and 11 of crypt's
+// alphabet ./0-9A-Za-z, the last one's two low bits zero (it holds the
+// final 4 bits of 64). The salt is of that alphabet when a tool made the
+// hash, but musl's crypt(), ingress-nginx's (its image is Alpine's), takes
+// any byte there but NUL, a line end or ":" (which end the field in nginx's
+// reading of the file), and "_" first starts its other, extended, DES
+// scheme. No prefixed scheme's hash is one: "$" and "{" are not of the
+// alphabet, and every prefix has one of them after its second byte. A
+// string that is not one matches no password under DES crypt either.
 func DESCrypt(hash string) bool {
-	if len(hash) != 13 {
+	if len(hash) != 13 || hash[0] == '_' {
 		return false
 	}
-	for i := range len(hash) {
+	for i := range 2 {
+		switch hash[i] {
+		case 0, '\n', '\r', ':':
+			return false
+		}
+	}
+	for i := 2; i < len(hash); i++ {
 		if cryptIndex(hash[i]) < 0 {
 			return false
 		}
