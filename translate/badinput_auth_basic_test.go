@@ -3,6 +3,7 @@ package translate_test
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -41,9 +42,14 @@ func basicAuthBadInputCases() []badInputCase {
 				secret("nul", map[string]string{"auth": "foo:{PLAIN}bar\x00\n"}) +
 				annotated("bad2", basic("nul"), simpleRule("bad2.example.com", "/", "Prefix", "bad", "{number: 80}")) +
 				secret("lines", map[string]string{"foo": "{PLAIN}bar\nadmin:{PLAIN}x"}) +
-				annotated("bad3", basic("lines")+`, nginx.ingress.kubernetes.io/auth-secret-type: auth-map`, simpleRule("bad3.example.com", "/", "Prefix", "bad", "{number: 80}")),
+				annotated("bad3", basic("lines")+`, nginx.ingress.kubernetes.io/auth-secret-type: auth-map`, simpleRule("bad3.example.com", "/", "Prefix", "bad", "{number: 80}")) +
+				// musl's crypt("password", "\x80x"): not UTF-8.
+				secret("latin", map[string]string{"auth": "foo:\x80xF6NQoyblqO6\n"}) +
+				annotated("bad4", basic("latin"), simpleRule("bad4.example.com", "/", "Prefix", "bad", "{number: 80}")) +
+				secret("latinmap", map[string]string{"foo": "\x80xF6NQoyblqO6"}) +
+				annotated("bad5", basic("latinmap")+`, nginx.ingress.kubernetes.io/auth-secret-type: auth-map`, simpleRule("bad5.example.com", "/", "Prefix", "bad", "{number: 80}")),
 			check: func(t *testing.T, res *translate.Result) {
-				for _, host := range []string{"bad.example.com", "bad2.example.com", "bad3.example.com"} {
+				for _, host := range []string{"bad.example.com", "bad2.example.com", "bad3.example.com", "bad4.example.com", "bad5.example.com"} {
 					routeAnswers(host, 503)(t, res)
 				}
 			}},
@@ -64,9 +70,32 @@ func basicAuthBadInputCases() []badInputCase {
 			manifests: badService + users + annotated("bad", basic("users")+`, nginx.ingress.kubernetes.io/auth-realm: "x\"\r\nSet-Cookie: a=b"`, rule),
 			check:     asksAuthz("bad.example.com")},
 		{name: "auth-hash-unverifiable", reason: "InvalidAnnotation",
-			manifests: badService + secret("legacy", map[string]string{"auth": "old:abccBcrPOxnLU\nnone:\nfoo:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n"}) +
+			manifests: badService + secret("legacy", map[string]string{"auth": "des:abccBcrPOxnLU\nnone:\nfoo:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n" +
+				"three:$3$abcdefghij\nshort:abccBcrPOxnLV\nbsdi:_J9..rasmBYk8r9AiWNc\n"}) +
 				annotated("bad", basic("legacy"), rule),
-			check: asksAuthz("bad.example.com")},
+			check: func(t *testing.T, res *translate.Result) {
+				asksAuthz("bad.example.com")(t, res)
+				reported := false
+				for _, p := range res.Problems {
+					if p.Name != "bad" || !strings.Contains(p.Message, "log in as") {
+						continue
+					}
+					reported = true
+					// The DES crypt user (crypt("pass", "ab")) can log in:
+					// not reported; each of the others is.
+					if strings.Contains(p.Message, `"des"`) {
+						t.Errorf("the DES crypt user is reported: %s", p.Message)
+					}
+					for _, u := range []string{`"none"`, `"three"`, `"short"`, `"bsdi"`} {
+						if !strings.Contains(p.Message, u) {
+							t.Errorf("user %s is not reported: %s", u, p.Message)
+						}
+					}
+				}
+				if !reported {
+					t.Errorf("no problem names the users who cannot log in")
+				}
+			}},
 		{name: "auth-secret-without-type", reason: "InvalidAnnotation",
 			manifests: badService + users + annotated("bad", `nginx.ingress.kubernetes.io/auth-secret: users`, rule),
 			check: func(t *testing.T, res *translate.Result) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,12 +78,19 @@ func (f *fragmentBuilder) basicAuthUsers(values *annotations.Values) (string, bo
 	}
 	secretType, _ := annotations.AuthSecretType.Get(values)
 	users, err := userFile(secret, secretType)
+	if err == nil && !utf8.ValidString(users) {
+		// The file travels to Envoy and the service as a string of the
+		// route's configuration, which protobuf wants in UTF-8: bytes
+		// that are not would fail the whole configuration, every
+		// Ingress's. Tools write hashes in ASCII.
+		err = fmt.Errorf("the users hold bytes that are not UTF-8")
+	}
 	if err != nil {
 		return deny("Secret %s/%s: %v", ns, name, err)
 	}
 	if locked := unverifiable(users); len(locked) > 0 {
 		f.problem("InvalidAnnotation", "annotation %s: Secret %s/%s: no password can log in as %s: %s", key, ns, name,
-			strings.Join(locked, ", "), "their hashes are of a scheme the authorisation service does not verify (DES crypt, or none)")
+			strings.Join(locked, ", "), "they have no hash, or one of a scheme the authorisation service does not verify")
 	}
 	return users, true
 }

@@ -11,7 +11,7 @@ import (
 // ingress-nginx's basic authentication (its BasicDigestAuth group): nginx's
 // auth_basic against the user file of a Secret. Envoy asks the
 // authorisation service beside it (ingress-xds authz, internal/authz),
-// which verifies every kind of hash nginx does but DES crypt; Envoy's own
+// which verifies the hashes nginx does (DES crypt included); Envoy's own
 // basic_auth filter verifies SHA-1 alone.
 
 // AuthType turns basic authentication on.
@@ -27,8 +27,11 @@ var AuthType = Key[string]{&definition{
 		`passwords: Envoy's own basic_auth filter verifies SHA-1 hashes only, and the control plane is never on the request path ` +
 		`(docs/ARCHITECTURE.md, "The authorisation service"). Without the service the paths answer 500, never the backend. It verifies ` +
 		`bcrypt ($2y$, $2a$, $2b$; successful verifications cached for a minute), Apache MD5 ($apr1$), ` +
-		`MD5-crypt ($1$), SHA-256-crypt and SHA-512-crypt ($5$, $6$), {SHA}, {SSHA} and {PLAIN} hashes; a user whose hash is DES crypt's ` +
-		`(13 characters, no prefix), which nginx's crypt() also verifies, cannot log in, and is reported. Digest authentication cannot be done ` +
+		`MD5-crypt ($1$), SHA-256-crypt and SHA-512-crypt ($5$, $6$), traditional DES crypt (13 characters, no prefix: only the first 8 ` +
+		`bytes of the password count, as in nginx's crypt(); salts as musl's, the C library of ingress-nginx's image, takes them), {SHA}, ` +
+		`{SSHA} and {PLAIN} hashes. A user without a hash, or with one of another scheme (BSDi's extended DES "_" among them), cannot ` +
+		`log in and is reported; a user file holding bytes that are not UTF-8 answers 503 (reported), as it cannot travel in the ` +
+		`configuration. Digest authentication cannot be done ` +
 		`by Envoy or the service as nginx does it: an Ingress asking for it is refused. Without auth-type, auth-secret does nothing, as in ` +
 		`ingress-nginx (reported).`,
 	parse: parseOneOf("basic", "digest"),
