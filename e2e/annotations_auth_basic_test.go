@@ -41,15 +41,22 @@ func TestBasicAuth(t *testing.T) {
 		basicSecret("map", map[string]string{"foo": fooBar}),
 		basicSecret("invalid", map[string]string{"auth": "foo:"}),
 		// Hashes made by openssl passwd -apr1 and -6, htpasswd -s's
-		// {SHA}, {SSHA}, and a DES crypt line nobody can log in with.
+		// {SHA}, {SSHA}, and traditional DES crypt by perl's crypt()
+		// (the C library's): crypt("pass", "ab") and crypt("password",
+		// "ab"); a user without a hash, whom nobody can log in as.
 		basicSecret("schemes", map[string]string{"auth": strings.Join([]string{
 			"apr:$apr1$saltsalt$qYpLAVWkBvXFyDme7.oc1/",
 			"sha512:$6$saltsalt$cc1KsgmlKYtCcnNH8.sv7Fe8mca8fAso5fHlNrb1VZa5WYQ.L3ChTcx06ID.LoaXZAf9CZNraK43XCp7LxKHl1",
 			"sha:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=",
 			"ssha:{SSHA}TTHJCQxvDArxbE718yQusN+sPxpOYUNsMTIzNA==",
 			"des:abccBcrPOxnLU",
+			"des8:abJnggxhB/yWI",
+			"nohash:",
 		}, "\n") + "\n"}),
 		basicSecret("rotating", map[string]string{"auth": "foo:" + fooBar + "\n"}),
+		// musl's crypt("password", "\x80x"): a salt byte that is not
+		// UTF-8, which the route's configuration cannot carry.
+		basicSecret("latin", map[string]string{"auth": "foo:\x80xF6NQoyblqO6\n"}),
 	}, "")
 	basic := func(secret string, extra map[string]string) map[string]string {
 		a := map[string]string{"auth-type": "basic", "auth-secret": secret, "auth-realm": "test auth"}
@@ -69,6 +76,7 @@ func TestBasicAuth(t *testing.T) {
 		basicIngress("digest", "digest.basic.example", map[string]string{"auth-type": "digest", "auth-secret": "test"}),
 		basicIngress("other-namespace", "other.basic.example", basic("kube-system/test", nil)),
 		basicIngress("cors", "cors.basic.example", basic("test", map[string]string{"enable-cors": "true"})),
+		basicIngress("latin", "latin.basic.example", basic("latin", nil)),
 	}, "---\n")
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(alpha)},
@@ -100,8 +108,11 @@ func TestBasicAuth(t *testing.T) {
 	// configured with an invalid secret"; and the same denial for a
 	// Secret of another namespace (ingress-nginx's "cross namespace
 	// usage of secrets is not allowed"), and digest, which is refused.
+	// The user file that is not UTF-8 is ingress-xds's own refusal (nginx
+	// would read it; docs/bad-input.md, auth-secret-unusable): its paths
+	// alone answer 503, every other host here is served.
 	t.Run("a Secret that cannot be used, or digest, answers 503 and never the backend", func(t *testing.T) {
-		for _, host := range []string{"missing.basic.example", "other.basic.example", "digest.basic.example"} {
+		for _, host := range []string{"missing.basic.example", "other.basic.example", "digest.basic.example", "latin.basic.example"} {
 			for _, creds := range []string{"", "foo:bar"} {
 				if r := basicGet(envoy, host, creds); r.status != http.StatusServiceUnavailable || r.backend != "" {
 					t.Errorf("%s (credentials %q): %s, want 503 without the backend", host, creds, r)
@@ -202,8 +213,13 @@ func TestBasicAuth(t *testing.T) {
 	// nginx's auth_basic_user_file: "the following password types are
 	// supported: encrypted with the crypt() function; ... hashed with the
 	// Apache variant of the MD5-based password algorithm (apr1); specified
-	// by the {scheme} syntax (PLAIN, SHA, SSHA)". DES crypt is the one it
-	// verifies and the service does not (reported on the Ingress).
+	// by the {scheme} syntax (PLAIN, SHA, SSHA)". A hash of no prefix goes
+	// to the C library's crypt() (nginx's src/core/ngx_crypt.c, ngx_crypt's
+	// "fallback to libc crypt()", then src/os/unix/ngx_user.c), whose
+	// traditional DES takes the password's first 8 characters and ignores
+	// the rest (crypt(3); musl's src/crypt/crypt_des.c, ingress-nginx's
+	// image being Alpine's: "key - up to 8 characters"): a password that
+	// differs only after its 8th character logs in too.
 	t.Run("the hash schemes of htpasswd files", func(t *testing.T) {
 		for _, c := range []struct {
 			creds string
@@ -215,10 +231,28 @@ func TestBasicAuth(t *testing.T) {
 			{"ssha:salted", http.StatusOK},
 			{"apr:pass", http.StatusUnauthorized},
 			{"sha:salted", http.StatusUnauthorized},
-			{"des:pass", http.StatusUnauthorized},
+			{"", http.StatusUnauthorized},
+			{"des:pass", http.StatusOK},
+			{"des:", http.StatusUnauthorized},
+			{"des:pas", http.StatusUnauthorized},
+			{"des:pass ", http.StatusUnauthorized},
+			{"des:Pass", http.StatusUnauthorized},
+			{"des:bar", http.StatusUnauthorized},
+			{"des8:password", http.StatusOK},
+			{"des8:passwordXYZ", http.StatusOK},
+			{"des8:password and then anything", http.StatusOK},
+			{"des8:passwor", http.StatusUnauthorized},
+			{"des8:passwore", http.StatusUnauthorized},
+			{"des8:pass", http.StatusUnauthorized},
+			{"nohash:", http.StatusUnauthorized},
+			{"nohash:x", http.StatusUnauthorized},
 		} {
-			if r := basicGet(envoy, "schemes.basic.example", c.creds); r.status != c.want {
+			r := basicGet(envoy, "schemes.basic.example", c.creds)
+			if r.status != c.want {
 				t.Errorf("%q: %s, want %d", c.creds, r, c.want)
+			}
+			if c.want == http.StatusOK && r.backend != "alpha" {
+				t.Errorf("%q: answered by %q, want alpha", c.creds, r.backend)
 			}
 		}
 	})
