@@ -246,6 +246,13 @@ func TestBasicAuth(t *testing.T) {
 			{"des8:pass", http.StatusUnauthorized},
 			{"nohash:", http.StatusUnauthorized},
 			{"nohash:x", http.StatusUnauthorized},
+			// nginx's decoded password is a C string
+			// (ngx_http_auth_basic_user in src/http/ngx_http_core_module.c
+			// ends it with a NUL, every scheme takes its strlen): a NUL
+			// ends it, whatever the scheme.
+			{"sha:secret\x00and more", http.StatusOK},
+			{"apr:pass word\x00", http.StatusOK},
+			{"sha:\x00secret", http.StatusUnauthorized},
 		} {
 			r := basicGet(envoy, "schemes.basic.example", c.creds)
 			if r.status != c.want {

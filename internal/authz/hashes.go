@@ -16,6 +16,12 @@ import (
 // A hash of any other scheme matches no password, as in nginx, whose
 // crypt() finds no match for it either.
 func verifyPassword(hash, password string) bool {
+	// nginx hands every scheme the decoded password as a C string
+	// (ngx_http_auth_basic_user ends it with a NUL; ngx_crypt's schemes
+	// and crypt() take its ngx_strlen): a NUL ends it there too.
+	if i := strings.IndexByte(password, 0); i >= 0 {
+		password = password[:i]
+	}
 	switch {
 	case strings.HasPrefix(hash, "$2a$"), strings.HasPrefix(hash, "$2b$"), strings.HasPrefix(hash, "$2y$"):
 		// $2y$ (PHP's, htpasswd -B's) is $2b$ under another name.

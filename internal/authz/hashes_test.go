@@ -39,6 +39,13 @@ func TestVerifyPasswordVectors(t *testing.T) {
 		if verifyPassword(v.hash, v.password+"x") || verifyPassword(v.hash, "") {
 			t.Errorf("%s: a wrong password verifies against %s", v.tool, v.hash)
 		}
+		// nginx's password is a C string: what follows a NUL is not of it.
+		if !verifyPassword(v.hash, v.password+"\x00x") {
+			t.Errorf("%s: %q and a NUL, then more, does not verify against %s", v.tool, v.password, v.hash)
+		}
+		if v.password != "" && verifyPassword(v.hash, "\x00"+v.password) {
+			t.Errorf("%s: a NUL, then %q, verifies against %s", v.tool, v.password, v.hash)
+		}
 	}
 }
 
