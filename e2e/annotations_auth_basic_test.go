@@ -52,6 +52,7 @@ func TestBasicAuth(t *testing.T) {
 			"des:abccBcrPOxnLU",
 			"des8:abJnggxhB/yWI",
 			"nohash:",
+			":{PLAIN}x",
 		}, "\n") + "\n"}),
 		basicSecret("rotating", map[string]string{"auth": "foo:" + fooBar + "\n"}),
 		// musl's crypt("password", "\x80x"): a salt byte that is not
@@ -253,6 +254,9 @@ func TestBasicAuth(t *testing.T) {
 			{"sha:secret\x00and more", http.StatusOK},
 			{"apr:pass word\x00", http.StatusOK},
 			{"sha:\x00secret", http.StatusUnauthorized},
+			// ngx_http_auth_basic_user takes an empty user for no
+			// credentials, even where the file has a line for one.
+			{":x", http.StatusUnauthorized},
 		} {
 			r := basicGet(envoy, "schemes.basic.example", c.creds)
 			if r.status != c.want {

@@ -56,7 +56,8 @@ func allowedBasic() *authv3.CheckResponse {
 
 // basicCredentials parses an Authorization header of the Basic scheme as
 // nginx does: the scheme's name in any case, then spaces, then base64 of
-// "user:password" (the user up to the first colon).
+// "user:password" (the user up to the first colon, never empty: nginx
+// takes an empty user for no credentials).
 func basicCredentials(header string) (user, password string, ok bool) {
 	scheme, rest, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Basic") {
@@ -66,7 +67,8 @@ func basicCredentials(header string) (user, password string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	return strings.Cut(string(raw), ":")
+	user, password, ok = strings.Cut(string(raw), ":")
+	return user, password, ok && user != ""
 }
 
 // lookupUser finds the hash of a user in a user file as nginx reads one:

@@ -60,7 +60,7 @@ func TestBasicThroughGRPC(t *testing.T) {
 		authzapi.KeyKind:    authzapi.KindBasic,
 		authzapi.BasicRealm: "test auth",
 		// A comment, a user of another scheme, then ours.
-		authzapi.BasicUsers: "# users\nother:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\r\nfoo:" + string(hash) + ":a comment\n",
+		authzapi.BasicUsers: "# users\nother:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\r\nfoo:" + string(hash) + ":a comment\n:{PLAIN}x\n",
 	}
 	ctx := context.Background()
 	cases := []struct {
@@ -78,6 +78,9 @@ func TestBasicThroughGRPC(t *testing.T) {
 		{"scheme in lower case", map[string]string{"authorization": "basic Zm9vOmJhcg=="}, true},
 		{"not base64", map[string]string{"authorization": "Basic !!!"}, false},
 		{"no colon", map[string]string{"authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("foobar"))}, false},
+		// nginx's ngx_http_auth_basic_user declines an empty user name
+		// (no credentials), even where the file has a line for one.
+		{"empty user", basicHeader("", "x"), false},
 	}
 	for _, c := range cases {
 		resp, err := client.Check(ctx, checkRequest(ext, c.headers))
