@@ -43,7 +43,8 @@ func TestBasicAuth(t *testing.T) {
 		// Hashes made by openssl passwd -apr1 and -6, htpasswd -s's
 		// {SHA}, {SSHA}, and traditional DES crypt by perl's crypt()
 		// (the C library's): crypt("pass", "ab") and crypt("password",
-		// "ab"); a user without a hash, whom nobody can log in as.
+		// "ab"), and BSDi's extended DES crypt("123456789", "_1...XyZ.");
+		// a user without a hash, whom nobody can log in as.
 		basicSecret("schemes", map[string]string{"auth": strings.Join([]string{
 			"apr:$apr1$saltsalt$qYpLAVWkBvXFyDme7.oc1/",
 			"sha512:$6$saltsalt$cc1KsgmlKYtCcnNH8.sv7Fe8mca8fAso5fHlNrb1VZa5WYQ.L3ChTcx06ID.LoaXZAf9CZNraK43XCp7LxKHl1",
@@ -53,6 +54,7 @@ func TestBasicAuth(t *testing.T) {
 			"des8:abJnggxhB/yWI",
 			"nohash:",
 			":{PLAIN}x",
+			"bsdi:_1...XyZ.i79ScER2e.g",
 		}, "\n") + "\n"}),
 		basicSecret("rotating", map[string]string{"auth": "foo:" + fooBar + "\n"}),
 		// musl's crypt("password", "\x80x"): a salt byte that is not
@@ -245,6 +247,11 @@ func TestBasicAuth(t *testing.T) {
 			{"des8:passwor", http.StatusUnauthorized},
 			{"des8:passwore", http.StatusUnauthorized},
 			{"des8:pass", http.StatusUnauthorized},
+			// BSDi's extended DES, which musl's and libxcrypt's crypt()
+			// verify too, counts every byte.
+			{"bsdi:123456789", http.StatusOK},
+			{"bsdi:12345678", http.StatusUnauthorized},
+			{"bsdi:1234567890", http.StatusUnauthorized},
 			{"nohash:", http.StatusUnauthorized},
 			{"nohash:x", http.StatusUnauthorized},
 			// nginx's decoded password is a C string

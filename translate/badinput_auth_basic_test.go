@@ -71,7 +71,8 @@ func basicAuthBadInputCases() []badInputCase {
 			check:     asksAuthz("bad.example.com")},
 		{name: "auth-hash-unverifiable", reason: "InvalidAnnotation",
 			manifests: badService + secret("legacy", map[string]string{"auth": "des:abccBcrPOxnLU\nnone:\nfoo:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n" +
-				"three:$3$abcdefghij\nshort:abccBcrPOxnLV\nbsdi:_J9..rasmBYk8r9AiWNc\n"}) +
+				"three:$3$abcdefghij\nshort:abccBcrPOxnLV\nzero:_....rasm3kk6ykRwAfc\nx2:$2x$05$abcdefghijklmnopqrstuuZFBUbfXoM8LFiPx8LYlO/sXZB/Cwk3K\n" +
+				"bsdi:_J9..rasm3kk6ykRwAfc\n"}) +
 				annotated("bad", basic("legacy"), rule),
 			check: func(t *testing.T, res *translate.Result) {
 				asksAuthz("bad.example.com")(t, res)
@@ -81,12 +82,13 @@ func basicAuthBadInputCases() []badInputCase {
 						continue
 					}
 					reported = true
-					// The DES crypt user (crypt("pass", "ab")) can log in:
-					// not reported; each of the others is.
-					if strings.Contains(p.Message, `"des"`) {
-						t.Errorf("the DES crypt user is reported: %s", p.Message)
+					// The DES crypt users (crypt("pass", "ab"), BSDi's
+					// crypt("test", "_J9..rasm")) can log in: not reported;
+					// each of the others is.
+					if strings.Contains(p.Message, `"des"`) || strings.Contains(p.Message, `"bsdi"`) {
+						t.Errorf("a DES crypt user is reported: %s", p.Message)
 					}
-					for _, u := range []string{`"none"`, `"three"`, `"short"`, `"bsdi"`} {
+					for _, u := range []string{`"none"`, `"three"`, `"short"`, `"zero"`, `"x2"`} {
 						if !strings.Contains(p.Message, u) {
 							t.Errorf("user %s is not reported: %s", u, p.Message)
 						}

@@ -20,6 +20,9 @@ func BenchmarkVerify(b *testing.B) {
 		{"sha512crypt", "$6$saltsalt$cc1KsgmlKYtCcnNH8.sv7Fe8mca8fAso5fHlNrb1VZa5WYQ.L3ChTcx06ID.LoaXZAf9CZNraK43XCp7LxKHl1"},
 		{"sha", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="},
 		{"descrypt", "saxHz2gTApa3g"}, // perl's crypt("pass word", "sa")
+		// perl's crypt("pass word", "_J9..rasm"): 725 iterations, the
+		// count FreeBSD's crypt wrote.
+		{"bsdicrypt", "_J9..rasmRjdRCN/nX0s"},
 	}
 	for _, cost := range []int{5, 10, 14} {
 		h, err := bcrypt.GenerateFromPassword([]byte("pass word"), cost)

@@ -32,10 +32,28 @@ func saltValue(c byte) int {
 }
 
 // desCrypt is crypt(3) of password with the salt of the first two bytes
-// of setting (authzapi.DESCrypt says which settings are DES crypt's).
+// of setting, or BSDi's extended scheme for a setting that starts with "_"
+// (authzapi.DESCrypt says which settings are DES crypt's).
 func desCrypt(password, setting string) string {
-	// The key: each of the first 8 bytes shifted left once, dropping its
-	// eighth bit; DES ignores the low (parity) bit of each key byte.
+	if setting[0] == '_' {
+		return bsdiCrypt(password, setting)
+	}
+	key, _ := desKey(password)
+	salt := saltValue(setting[0]) | saltValue(setting[1])<<6
+	subkeys := desSubkeys(key)
+	var block uint64
+	mask := desSaltMask(salt)
+	for range 25 {
+		block = desEncrypt(block, &subkeys, mask)
+	}
+	return string(appendDES64(append(make([]byte, 0, 13), setting[:2]...), block))
+}
+
+// desKey is the DES key of a password's first 8 bytes, each shifted left
+// once (dropping its eighth bit; DES ignores the low, parity, bit of each
+// key byte), zeros from a NUL on, where C's string ends; and the rest of
+// the password after those 8 bytes ("" at a NUL).
+func desKey(password string) (uint64, string) {
 	var key uint64
 	for i := range 8 {
 		var c byte
@@ -43,29 +61,33 @@ func desCrypt(password, setting string) string {
 			c = password[i]
 		}
 		if c == 0 {
-			// C's string ends here: this byte and the rest are zero.
 			password = ""
 		}
 		key = key<<8 | uint64(c<<1)
 	}
-	// Salt bit k (k from the least significant bit of the first character)
-	// swaps bits k+1 and k+25 of E's 48-bit output, in the standard's
-	// numbering; saltMask holds, for each, the lower bit of the pair.
-	salt := saltValue(setting[0]) | saltValue(setting[1])<<6
-	var saltMask uint64
-	for k := range 12 {
+	if len(password) <= 8 {
+		return key, ""
+	}
+	return key, password[8:]
+}
+
+// desSaltMask is the E-expansion perturbation of a salt of up to 24 bits:
+// salt bit k (from the least significant) swaps bits k+1 and k+25 of E's
+// 48-bit output, in the standard's numbering; the mask holds, for each,
+// the lower bit of the pair.
+func desSaltMask(salt int) uint64 {
+	var mask uint64
+	for k := range 24 {
 		if salt>>k&1 != 0 {
-			saltMask |= 1 << (23 - k)
+			mask |= 1 << (23 - k)
 		}
 	}
-	subkeys := desSubkeys(key)
-	var block uint64
-	for range 25 {
-		block = desEncrypt(block, &subkeys, saltMask)
-	}
-	out := make([]byte, 0, 13)
-	out = append(out, setting[0], setting[1])
-	// 66 bits: the 64 and two zero bits, 6 at a time from the top.
+	return mask
+}
+
+// appendDES64 appends the 11 characters of a 64-bit result: 66 bits, the
+// 64 and two zero bits, 6 at a time from the top.
+func appendDES64(out []byte, block uint64) []byte {
 	for shift := 58; shift >= -2; shift -= 6 {
 		var v uint64
 		if shift >= 0 {
@@ -75,7 +97,7 @@ func desCrypt(password, setting string) string {
 		}
 		out = append(out, cryptAlphabet[v&0x3f])
 	}
-	return string(out)
+	return out
 }
 
 // desEncrypt enciphers one 64-bit block with the 16 subkeys, E's output

@@ -148,7 +148,7 @@ func TestDESCryptDetection(t *testing.T) {
 		"ab!nggxhB/yWI",           // a character out of the alphabet
 		"{SHA}nggxhB/y",           // a scheme's prefix
 		"$1$nggxhB/yWI",           // a crypt's prefix
-		"_J9..rasmBYk8",           // "_" starts BSDi's extended DES (20 characters)
+		"_J9..rasm3kk6",           // "_" starts BSDi's extended DES (20 characters)
 		"a:Jnggxhb/yWI",           // ":" ends the hash in nginx's reading
 		"\rbJnggxhb/yWI",          // so does a line end
 		"abJnggxhB/yW\u00c9"[:13], // a byte of UTF-8

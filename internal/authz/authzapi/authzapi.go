@@ -48,7 +48,7 @@ const (
 // htpasswd line: those nginx's auth_basic verifies (its own $apr1$, {PLAIN},
 // {SHA} and {SSHA}, and what the C library's crypt() of ingress-nginx's
 // image verifies: MD5-crypt, SHA-256-crypt, SHA-512-crypt and bcrypt).
-// Its traditional DES crypt has no prefix: DESCrypt recognises it.
+// Its DES crypt has no prefix (or "_", BSDi's): DESCrypt recognises it.
 var hashPrefixes = [...]string{"$apr1$", "$1$", "$5$", "$6$", "$2a$", "$2b$", "$2y$", "{PLAIN}", "{SHA}", "{SSHA}"}
 
 // SupportedHash says whether the service can verify a password against
@@ -66,32 +66,43 @@ func SupportedHash(hash string) bool {
 	return false
 }
 
-// DESCrypt says whether a hash is one traditional DES crypt(3) can produce,
-// which nginx's crypt() verifies: 13 bytes, 2 of salt and 11 of crypt's
-// alphabet ./0-9A-Za-z, the last one's two low bits zero (it holds the
-// final 4 bits of 64). The salt is of that alphabet when a tool made the
-// hash, but musl's crypt(), ingress-nginx's (its image is Alpine's), takes
-// any byte there but NUL, a line end or ":" (which end the field in nginx's
-// reading of the file), and "_" first starts its other, extended, DES
-// scheme. No prefixed scheme's hash is one: "$" and "{" are not of the
-// alphabet, and every prefix has one of them after its second byte. A
-// string that is not one matches no password under DES crypt either.
+// DESCrypt says whether a hash is one DES crypt(3) can produce, which
+// nginx's crypt() verifies. Traditional: 13 bytes, 2 of salt and 11 of
+// crypt's alphabet ./0-9A-Za-z. The salt is of that alphabet when a tool
+// made the hash, but musl's crypt(), ingress-nginx's (its image is
+// Alpine's), takes any byte there but NUL, a line end or ":" (which end
+// the field in nginx's reading of the file). BSDi's extended: 20
+// characters of the alphabet after "_" (4 of iteration count, not zero, 4
+// of salt, 11 of result). In both the last character's two low bits are
+// zero: it holds the final 4 bits of 64. No prefixed scheme's hash is one:
+// "$" and "{" are not of the alphabet, and every prefix has one of them
+// after its second byte. A string that is not one matches no password
+// under DES crypt either.
 func DESCrypt(hash string) bool {
-	if len(hash) != 13 || hash[0] == '_' {
+	var from int
+	switch {
+	case len(hash) == 20 && hash[0] == '_':
+		if hash[1:5] == "...." {
+			return false // a count of zero, which the C libraries refuse
+		}
+		from = 1
+	case len(hash) == 13 && hash[0] != '_':
+		for i := range 2 {
+			switch hash[i] {
+			case 0, '\n', '\r', ':':
+				return false
+			}
+		}
+		from = 2
+	default:
 		return false
 	}
-	for i := range 2 {
-		switch hash[i] {
-		case 0, '\n', '\r', ':':
-			return false
-		}
-	}
-	for i := 2; i < len(hash); i++ {
+	for i := from; i < len(hash); i++ {
 		if cryptIndex(hash[i]) < 0 {
 			return false
 		}
 	}
-	return cryptIndex(hash[12])&3 == 0
+	return cryptIndex(hash[len(hash)-1])&3 == 0
 }
 
 // cryptIndex is a character's value in crypt's alphabet, or -1.

@@ -28,9 +28,10 @@ var AuthType = Key[string]{&definition{
 		`(docs/ARCHITECTURE.md, "The authorisation service"). Without the service the paths answer 500, never the backend. It verifies ` +
 		`bcrypt ($2y$, $2a$, $2b$; successful verifications cached for a minute), Apache MD5 ($apr1$), ` +
 		`MD5-crypt ($1$), SHA-256-crypt and SHA-512-crypt ($5$, $6$), traditional DES crypt (13 characters, no prefix: only the first 8 ` +
-		`bytes of the password count, as in nginx's crypt(); salts as musl's, the C library of ingress-nginx's image, takes them), {SHA}, ` +
-		`{SSHA} and {PLAIN} hashes. A user without a hash, or with one of another scheme (BSDi's extended DES "_" among them), cannot ` +
-		`log in and is reported; a user file holding bytes that are not UTF-8 answers 503 (reported), as it cannot travel in the ` +
+		`bytes of the password count, as in nginx's crypt(); salts as musl's, the C library of ingress-nginx's image, takes them), BSDi's ` +
+		`extended DES crypt (_, 20 characters), {SHA}, {SSHA} and {PLAIN} hashes; as in nginx, a NUL ends a password and an empty user ` +
+		`name is no credentials. A user without a hash, or with one of another scheme (bcrypt's $2x$, which musl verifies, among them), ` +
+		`cannot log in and is reported; a user file holding bytes that are not UTF-8 answers 503 (reported), as it cannot travel in the ` +
 		`configuration. Digest authentication cannot be done ` +
 		`by Envoy or the service as nginx does it: an Ingress asking for it is refused. Without auth-type, auth-secret does nothing, as in ` +
 		`ingress-nginx (reported).`,
