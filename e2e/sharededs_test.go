@@ -50,6 +50,21 @@ spec:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
 `, timeout))
+				if framework.OnDemand() {
+					// Envoy holds a cluster only once a request asks for
+					// it, and that request waits for it to warm: the
+					// first one is served (TestOnDemandClusters).
+					framework.Eventually(t, convergeTimeout, "the patient host served by its new cluster", func() error {
+						if err := envoy.Expect("patient.example.com", "/", http.StatusOK, "coffee"); err != nil {
+							return err // 404 until the first route comes
+						}
+						if policyClusterWith(envoy.ConfigDump(), timeout) == "" {
+							return fmt.Errorf("no cluster of default/coffee/80 with a %d s connect timeout yet", timeout)
+						}
+						return nil
+					})
+					continue
+				}
 				// The cluster's name, from the control plane's own view.
 				var name string
 				framework.Eventually(t, convergeTimeout, "the new cluster in Envoy's configuration", func() error {
