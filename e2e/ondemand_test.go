@@ -60,20 +60,7 @@ func TestOnDemandClusters(t *testing.T) {
 	// served on its first request, though Envoy, already subscribed to
 	// that load assignment, asks for nothing (xds/sharededs.go).
 	before := stat(t, envoy, routes)
-	writeManifest(t, dir, "patient.yaml", `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: patient
-  namespace: default
-  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "3"}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: patient.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
-`)
+	writeManifest(t, dir, "patient.yaml", patientIngressYAML(3))
 	framework.Eventually(t, convergeTimeout, "the patient host's route", func() error {
 		if stat(t, envoy, routes) == before {
 			return errors.New("no route update yet")

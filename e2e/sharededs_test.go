@@ -36,20 +36,7 @@ func TestPolicyClusterWarms(t *testing.T) {
 				return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
 			})
 			for _, timeout := range []int{3, 4, 5} {
-				writeManifest(t, dir, "patient.yaml", fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: patient
-  namespace: default
-  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "%d"}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: patient.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
-`, timeout))
+				writeManifest(t, dir, "patient.yaml", patientIngressYAML(timeout))
 				if framework.OnDemand() {
 					// Envoy holds a cluster only once a request asks for
 					// it, and that request waits for it to warm: the
@@ -124,4 +111,25 @@ func activeClusters(t *testing.T, envoy *framework.Envoy) []string {
 		}
 	}
 	return out
+}
+
+// patientIngressYAML is an Ingress of patient.example.com to the cafe's
+// coffee Service with proxy-connect-timeout at the given seconds: a policy
+// cluster of default/coffee/80, which reads that Service's one load
+// assignment.
+func patientIngressYAML(seconds int) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: patient
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "%d"}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: patient.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: coffee, port: {number: 80}}}}
+`, seconds)
 }

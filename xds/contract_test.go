@@ -335,7 +335,9 @@ func checkDeltaOrder(t *testing.T, delta bool) {
 	// them, the client is sent them again after the clusters
 	// (sharededs.go), on its endpoint watch.
 	c.ack(c.expect(resource.EndpointType))
-	h.next("waiting watch", func(e contractEvent) bool { return e.kind == evWatch && e.typeURL == resource.EndpointType && e.nonce != "" })
+	h.next("waiting watch", func(e contractEvent) bool {
+		return e.kind == evWatch && e.typeURL == resource.EndpointType && e.nonce != ""
+	})
 	// A new cluster with its endpoints and route, and another port:
 	// every type changes in one update.
 	f.clusters["c"] = []string{"10.0.0.3:80"}

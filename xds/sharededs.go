@@ -99,9 +99,19 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 // heldLoads is a response with those of the named load assignments that
 // the client holds, or nil.
 func (c *resourceCache) heldLoads(req *cache.DeltaRequest, known map[string]string, names []string) *deltaResponse {
+	ts, send := c.heldPositions(known, names)
+	if len(send) == 0 {
+		return nil
+	}
+	return newDeltaResponse(req, known, ts, send, nil)
+}
+
+// heldPositions is the current load assignments, and the positions among
+// them of those named that the client holds (known), sorted and distinct.
+func (c *resourceCache) heldPositions(known map[string]string, names []string) (*typeSnapshot, []int) {
 	ts := c.types[resource.EndpointType]
 	if ts == nil {
-		return nil
+		return nil, nil
 	}
 	var send []int
 	for _, name := range names {
@@ -113,22 +123,28 @@ func (c *resourceCache) heldLoads(req *cache.DeltaRequest, known map[string]stri
 		}
 	}
 	slices.Sort(send)
-	send = slices.Compact(send)
-	if len(send) == 0 {
+	return ts, slices.Compact(send)
+}
+
+// takeDue returns, and forgets, the load assignments due to a stream's
+// next endpoint request (dueLater), if typeURL is the endpoint type.
+func (c *resourceCache) takeDue(key streamKey, typeURL string) []string {
+	r := c.resend[key]
+	if typeURL != resource.EndpointType || r == nil {
 		return nil
 	}
-	return newDeltaResponse(req, known, ts, send, nil)
+	names := r.force
+	r.force = nil
+	return names
 }
 
 // sharedEDS answers a bound delta stream's endpoint request, that nothing
 // else answers, with the load assignments due to it, if any.
 func (c *resourceCache) sharedEDS(key streamKey, req *cache.DeltaRequest, sub cache.Subscription) *deltaResponse {
-	r := c.resend[key]
-	if req.GetTypeUrl() != resource.EndpointType || r == nil || len(r.force) == 0 {
+	names := c.takeDue(key, req.GetTypeUrl())
+	if len(names) == 0 {
 		return nil
 	}
-	names := r.force
-	r.force = nil
 	return c.heldLoads(req, sub.ReturnedResources(), names)
 }
 
@@ -204,21 +220,7 @@ func (c *resourceCache) pushHeldLoadsSotw(key streamKey, names []string) {
 // heldLoadsSotw is a partial SotW response with those of the named load
 // assignments the client holds, or nil.
 func (c *resourceCache) heldLoadsSotw(req *cache.Request, known map[string]string, names []string) *sotwResponse {
-	ts := c.types[resource.EndpointType]
-	if ts == nil {
-		return nil
-	}
-	var send []int
-	for _, name := range names {
-		if _, held := known[name]; !held {
-			continue
-		}
-		if j, ok := ts.index[name]; ok {
-			send = append(send, j)
-		}
-	}
-	slices.Sort(send)
-	send = slices.Compact(send)
+	ts, send := c.heldPositions(known, names)
 	if len(send) == 0 {
 		return nil
 	}
@@ -228,12 +230,10 @@ func (c *resourceCache) heldLoadsSotw(req *cache.Request, known map[string]strin
 // sharedEDSSotw answers a bound SotW stream's endpoint request, that
 // nothing else answers, with the load assignments due to it, if any.
 func (c *resourceCache) sharedEDSSotw(key streamKey, req *cache.Request, sub cache.Subscription) *sotwResponse {
-	r := c.resend[key]
-	if req.GetTypeUrl() != resource.EndpointType || r == nil || len(r.force) == 0 {
+	names := c.takeDue(key, req.GetTypeUrl())
+	if len(names) == 0 {
 		return nil
 	}
-	names := r.force
-	r.force = nil
 	return c.heldLoadsSotw(req, sub.ReturnedResources(), names)
 }
 
