@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -103,16 +105,27 @@ func TestLimitConnections(t *testing.T) {
 	t.Run("a request dropped before its answer leaves the count", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		conn, err := nsD.Dial(ctx, "tcp", net.JoinHostPort(d.Address, strconv.Itoa(port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A request whose answer would take a minute, left open.
-		fmt.Fprintf(conn, "GET /?wait=60s HTTP/1.1\r\nHost: single.example.com\r\n\r\n")
-		// While it is open, d's one place is taken. (Eventually: the
-		// request above may not have reached the service yet.)
+		var conn net.Conn
+		// A request whose answer would take a minute, left open; while it
+		// is open, d's one place is taken. (Eventually: the request may
+		// not have reached the service yet; and had a check below taken
+		// d's one place first, the held request itself was refused and
+		// has its 503: then it is sent again.)
 		framework.Eventually(t, convergeTimeout, "the held request counted", func() error {
-			return expectClient(d, port, "single.example.com", "/", http.StatusServiceUnavailable, "")
+			if conn == nil {
+				c, err := nsD.Dial(ctx, "tcp", net.JoinHostPort(d.Address, strconv.Itoa(port)))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c, "GET /?wait=60s HTTP/1.1\r\nHost: single.example.com\r\n\r\n")
+				conn = c
+			}
+			err := expectClient(d, port, "single.example.com", "/", http.StatusServiceUnavailable, "")
+			if err != nil && answered(conn) {
+				conn.Close()
+				conn = nil
+			}
+			return err
 		})
 		// Another client is served beside it.
 		if err := expectClient(a, port, "single.example.com", "/", http.StatusOK, "alpha"); err != nil {
@@ -166,4 +179,14 @@ func slowBurst(t *testing.T, clients []*framework.Client, n, port int, host, pat
 	}
 	wg.Wait()
 	return counts
+}
+
+// answered says whether conn has had (the start of) a response: a read
+// that does not time out at once.
+func answered(conn net.Conn) bool {
+	_ = conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	defer conn.SetReadDeadline(time.Time{})
+	_, err := conn.Read(make([]byte, 1))
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
 }
