@@ -108,7 +108,7 @@ type loadSlot struct {
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters})}
+	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters, RouteScopes: opts.RouteScopes})}
 }
 
 // Translate translates one state.

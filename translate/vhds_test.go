@@ -21,6 +21,25 @@ import (
 func TestTranslatorMatchesFreshTranslationWithVHDS(t *testing.T) {
 	opts := goldenOptions
 	opts.VirtualHostDiscovery = true
+	randomSeriesAsFresh(t, opts, func(at string, got *translate.Result) {
+		if len(got.Resources.VirtualHosts) == 0 {
+			t.Fatalf("%s: no virtual host sent over VHDS", at)
+		}
+		for _, rc := range got.Resources.Routes {
+			if rc.GetName() == "ingress_http" && (len(rc.GetVirtualHosts()) != 0 || rc.GetVhds() == nil) {
+				t.Fatalf("%s: the HTTP route configuration holds %d virtual hosts, VHDS %v", at, len(rc.GetVirtualHosts()), rc.GetVhds())
+			}
+		}
+	})
+}
+
+// randomSeriesAsFresh runs the random series of
+// TestTranslatorMatchesFreshTranslation with opts: after the first
+// translation and every step, the output is byte for byte a fresh
+// translation's, publishes as a consistent, valid snapshot, and passes
+// check.
+func randomSeriesAsFresh(t *testing.T, opts translate.Options, check func(at string, got *translate.Result)) {
+	t.Helper()
 	st := mergedGoldenState(t)
 	tr := translate.NewTranslator(opts)
 	rng := rand.New(rand.NewSource(2))
@@ -28,9 +47,7 @@ func TestTranslatorMatchesFreshTranslationWithVHDS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first.Resources.VirtualHosts) == 0 {
-		t.Fatal("no virtual host sent over VHDS")
-	}
+	check("the first translation", first)
 	for step := 0; step < 200; step++ {
 		desc := mutate(rng, st)
 		var got *translate.Result
@@ -47,11 +64,7 @@ func TestTranslatorMatchesFreshTranslationWithVHDS(t *testing.T) {
 		}
 		at := fmt.Sprintf("step %d (%s)", step, desc)
 		sameAsFresh(t, got, st, opts, at)
-		for _, rc := range got.Resources.Routes {
-			if rc.GetName() == "ingress_http" && (len(rc.GetVirtualHosts()) != 0 || rc.GetVhds() == nil) {
-				t.Fatalf("%s: the HTTP route configuration holds %d virtual hosts, VHDS %v", at, len(rc.GetVirtualHosts()), rc.GetVhds())
-			}
-		}
+		check(at, got)
 		if err := xds.Validate(got.Resources); err != nil {
 			t.Fatalf("%s: invalid: %v", at, err)
 		}

@@ -84,6 +84,12 @@ func staticBootstrap(r *envoy.Resources) (*bootstrapv3.Bootstrap, error) {
 				if rds := hcm.GetRds(); rds != nil {
 					hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: routes[rds.RouteConfigName]}
 				}
+				// Route scopes (translate/envoy/scopes.go): each scope's
+				// route configuration inline in its scope.
+				for _, scope := range hcm.GetScopedRoutes().GetScopedRouteConfigurationsList().GetScopedRouteConfigurations() {
+					scope.RouteConfiguration = routes[scope.RouteConfigurationName]
+					scope.RouteConfigurationName = ""
+				}
 				packed, err := anypb.New(hcm)
 				if err != nil {
 					return nil, err

@@ -42,6 +42,7 @@ const (
 	useResponseRate
 	useConnLimit
 	useResponsePace
+	useRouteScope
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -61,9 +62,15 @@ type httpFilter struct {
 
 // httpFilterOrder is the HTTP filter chain, in its one fixed order; the
 // router always comes last. A new filter takes its place here, a bit of
-// filterSet, and its per-route configuration in the feature's file.
-func httpFilterOrder() []httpFilter {
+// filterSet, and its per-route configuration in the feature's file. scopes
+// is the number of route scopes (scopes.go), 0 for none.
+func httpFilterOrder(scopes int) []httpFilter {
 	return []httpFilter{
+		// The route scope first of all (scopes.go): every other filter
+		// that asks for the request's route must get it from the scope
+		// of its Host, which Envoy can only select once the script has
+		// named it.
+		{name: routeScopeFilter, use: useRouteScope, config: func() proto.Message { return routeScopeFilterConfig(scopes) }},
 		// On-demand clusters before all (ondemand.go): when a route's
 		// cluster comes, Envoy re-runs the request's chain from its start,
 		// so that any filter before this one would act twice. On in the
@@ -142,9 +149,9 @@ func httpFilterOrder() []httpFilter {
 }
 
 // httpFilters is the chain for the filters a listener's routes use.
-func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
+func httpFilters(uses filterSet, l *ir.Listener, scopes int) ([]*hcmv3.HttpFilter, error) {
 	var out []*hcmv3.HttpFilter
-	for _, f := range httpFilterOrder() {
+	for _, f := range httpFilterOrder(scopes) {
 		if uses&f.use == 0 {
 			continue
 		}
@@ -170,10 +177,16 @@ func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
 // httpConnectionManager is the network filter of listener l that routes
 // HTTP by the named route configuration, fetched over ADS.
 func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*listenerv3.Filter, error) {
+	return httpConnectionManagerWith(l, routeName, uses, 0)
+}
+
+// httpConnectionManagerWith is httpConnectionManager routing through
+// scopes route scopes (scopes.go) when scopes is above 0.
+func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet, scopes int) (*listenerv3.Filter, error) {
 	if l.Block != nil {
 		uses |= useBlock
 	}
-	filters, err := httpFilters(uses, l)
+	filters, err := httpFilters(uses, l, scopes)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +226,9 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*l
 		// WebSocket upgrades pass on every route, as through nginx (whose
 		// template sets the Upgrade and Connection headers everywhere).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
+	}
+	if scopes > 0 {
+		hcm.RouteSpecifier = scopedRoutes(routeName, scopes) // scopes.go
 	}
 	if err := applyDownstream(hcm, l); err != nil { // downstream.go
 		return nil, err

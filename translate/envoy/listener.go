@@ -23,9 +23,10 @@ func socketAddress(address string, port uint32) *corev3.Address {
 }
 
 // httpListener renders a plain-HTTP listener: every virtual host, through
-// the route configuration named as the listener is.
-func httpListener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
-	hcm, err := httpConnectionManager(l, l.Name, uses)
+// the route configuration named as the listener is, or through its scopes'
+// (scopes.go) when scopes is above 0.
+func httpListener(l *ir.Listener, uses filterSet, scopes int) (*listenerv3.Listener, error) {
+	hcm, err := httpConnectionManagerWith(l, l.Name, uses, scopes)
 	if err != nil {
 		return nil, err
 	}

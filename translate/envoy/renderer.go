@@ -43,6 +43,10 @@ type Renderer struct {
 	// onDemandRoutes is the route configurations' on_demand filter
 	// configuration (ondemand.go).
 	onDemandRoutes map[string]*anypb.Any
+	// scopes and scopeSettings are the route scopes' last route
+	// configurations and the settings they share (scopes.go).
+	scopes        []scopeEntry
+	scopeSettings *routev3.RouteConfiguration
 
 	next generation
 
@@ -66,6 +70,11 @@ type Options struct {
 	// OnDemandClusters has Envoy fetch a route's cluster when a request
 	// first needs it (ondemand.go), for Envoys on delta xDS.
 	OnDemandClusters bool
+	// RouteScopes, above 0, splits the plain-HTTP listener's route
+	// configuration into that many, a host's virtual host in the one its
+	// name hashes to (scopes.go), so that Envoy rebuilds a part of its
+	// route table per change. Not with VirtualHostDiscovery.
+	RouteScopes int
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -170,7 +179,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if err != nil {
 				return nil, err
 			}
-			uses |= c.onDemandUse() // ondemand.go
+			uses |= c.onDemandUse() | c.routeScopeUse() // ondemand.go, scopes.go
 			if c.opts.VirtualHostDiscovery {
 				// vhds.go: the virtual hosts go as resources of their own.
 				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)
@@ -181,7 +190,12 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 				return nil, err
 			}
 			res.Listeners = append(res.Listeners, lis)
-			res.Routes = append(res.Routes, rc)
+			if c.opts.RouteScopes > 0 {
+				// scopes.go: the route configuration in parts.
+				res.Routes = append(res.Routes, c.scopedRouteConfigurations(rc, m.VirtualHosts)...)
+			} else {
+				res.Routes = append(res.Routes, rc)
+			}
 		case ir.HTTPS:
 			if err := c.addHTTPS(res, l, m); err != nil {
 				return nil, err
@@ -290,7 +304,7 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 func (c *Renderer) listener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
 	e := c.listeners[*l]
 	if e == nil || e.uses != uses {
-		msg, err := httpListener(l, uses)
+		msg, err := httpListener(l, uses, c.opts.RouteScopes)
 		if err != nil {
 			return nil, err
 		}

@@ -64,6 +64,11 @@ type Options struct {
 	// cluster (serve --on-demand-clusters; translate/envoy/ondemand.go).
 	// The renderer uses it, not the front-end.
 	OnDemandClusters bool
+	// RouteScopes, above 0, splits the plain-HTTP route configuration
+	// into that many, by a hash of each host's name, for Envoys on either
+	// protocol (serve --route-scopes; translate/envoy/scopes.go). The
+	// renderer uses it, not the front-end.
+	RouteScopes int
 	// IgnoreRefusals serves an Ingress that carries an access control
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).

@@ -1,0 +1,256 @@
+package envoy_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ingress-xds/ingress-xds/internal/envoytest"
+	"github.com/ingress-xds/ingress-xds/translate/envoy"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+	"github.com/ingress-xds/ingress-xds/xds"
+)
+
+// TestRouteScopesRouteAlike: for every golden IR and a few numbers of
+// scopes, the scoped form (Options.RouteScopes) is today's output with the
+// plain-HTTP route configuration split: scope i holds, in the same order,
+// the virtual hosts one of whose names hashes to i and every wildcard and
+// catch-all virtual host, each the same message as in the one configuration,
+// and its settings are the one configuration's with the scope header
+// removed upstream. The listener routes through the scopes, with the
+// scope script first; everything else is the same. Each publishes as a
+// consistent, valid snapshot, and the real Envoy accepts it.
+func TestRouteScopesRouteAlike(t *testing.T) {
+	var bin string
+	if !testing.Short() {
+		bin = envoytest.Binary(t)
+	}
+	for name, path := range goldenIRs(t) {
+		t.Run(name, func(t *testing.T) {
+			m := readIR(t, path)
+			one, err := envoy.NewRenderer().Render(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{1, 3, 16} {
+				scoped, err := envoy.NewRendererWith(envoy.Options{RouteScopes: n}).Render(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameList(t, "clusters", one.Clusters, scoped.Clusters)
+				sameList(t, "endpoints", one.Endpoints, scoped.Endpoints)
+				sameList(t, "secrets", one.Secrets, scoped.Secrets)
+				checkScopedRoutes(t, m, n, one, scoped)
+				if err := xds.Validate(scoped); err != nil {
+					t.Errorf("%d scopes: invalid: %v", n, err)
+				}
+				if _, err := xds.NewSnapshot(scoped); err != nil {
+					t.Errorf("%d scopes: not a consistent snapshot: %v", n, err)
+				}
+				if bin != "" && n == 3 {
+					envoytest.Validate(t, bin, scoped)
+				}
+			}
+		})
+	}
+}
+
+// checkScopedRoutes compares the route configurations and listeners of
+// one (no scopes) and scoped (n scopes) renderings of m.
+func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resources) {
+	t.Helper()
+	plain := map[string]bool{}
+	for _, l := range m.Listeners {
+		plain[l.Name] = l.Protocol == ir.HTTP
+	}
+	hosts := map[string]*ir.VirtualHost{}
+	for _, vh := range m.VirtualHosts {
+		hosts[vh.Host] = vh
+	}
+	byName := map[string]*routev3.RouteConfiguration{}
+	for _, rc := range scoped.Routes {
+		byName[rc.GetName()] = rc
+	}
+	if len(byName) != len(scoped.Routes) {
+		t.Fatalf("%d scopes: route configuration names repeat", n)
+	}
+	want := 0
+	for _, rc := range one.Routes {
+		if !plain[rc.GetName()] {
+			want++
+			sameMessage(t, "route configuration "+rc.GetName(), rc, byName[rc.GetName()])
+			continue
+		}
+		want += n
+		if _, ok := byName[rc.GetName()]; ok {
+			t.Errorf("%d scopes: the unscoped route configuration %s is still sent", n, rc.GetName())
+		}
+		for i := range n {
+			got := byName[envoy.ScopeRouteName(rc.GetName(), i)]
+			if got == nil {
+				t.Fatalf("%d scopes: no route configuration for scope %d", n, i)
+			}
+			settings := proto.Clone(rc).(*routev3.RouteConfiguration)
+			settings.VirtualHosts = nil
+			settings.Name = got.GetName()
+			settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, envoy.RouteScopeHeader)
+			rest := proto.Clone(got).(*routev3.RouteConfiguration)
+			rest.VirtualHosts = nil
+			sameMessage(t, "scope "+got.GetName()+"'s settings", settings, rest)
+			var wantHosts []*routev3.VirtualHost
+			for j, vh := range rc.GetVirtualHosts() {
+				if inScope(m.VirtualHosts[j], n, i) {
+					wantHosts = append(wantHosts, vh)
+				}
+			}
+			if !slices.Equal(vhostNames(wantHosts), vhostNames(got.GetVirtualHosts())) {
+				t.Errorf("%d scopes: scope %d holds %v, want %v", n, i, vhostNames(got.GetVirtualHosts()), vhostNames(wantHosts))
+				continue
+			}
+			sameList(t, "scope "+got.GetName()+"'s virtual hosts", wantHosts, got.GetVirtualHosts())
+		}
+	}
+	if len(scoped.Routes) != want {
+		t.Errorf("%d scopes: %d route configurations, want %d", n, len(scoped.Routes), want)
+	}
+	if len(one.Listeners) != len(scoped.Listeners) {
+		t.Fatalf("%d scopes: %d listeners, want %d", n, len(scoped.Listeners), len(one.Listeners))
+	}
+	for i, l := range one.Listeners {
+		if !plain[l.GetName()] {
+			sameMessage(t, "listener "+l.GetName(), l, scoped.Listeners[i])
+			continue
+		}
+		hcm := connectionManager(t, scoped.Listeners[i].GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
+		scopes := hcm.GetScopedRoutes().GetScopedRouteConfigurationsList().GetScopedRouteConfigurations()
+		if len(scopes) != n || hcm.GetScopedRoutes().GetScopeKeyBuilder().GetFragments()[0].GetHeaderValueExtractor().GetName() != envoy.RouteScopeHeader {
+			t.Errorf("%d scopes: listener %s routes through %v", n, l.GetName(), hcm.GetRouteSpecifier())
+		}
+		if first := hcm.GetHttpFilters()[0]; first.GetName() != "ingress-xds.route-scope" || !strings.Contains(string(first.GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
+			t.Errorf("%d scopes: listener %s's first filter is %s", n, l.GetName(), first.GetName())
+		}
+		// But for the routes and the script, the same connection manager.
+		unscoped := connectionManager(t, l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
+		hcm.RouteSpecifier = unscoped.RouteSpecifier
+		hcm.HttpFilters = hcm.HttpFilters[1:]
+		sameMessage(t, "listener "+l.GetName()+"'s connection manager", unscoped, hcm)
+	}
+}
+
+// inScope says whether vh's virtual host belongs to scope i of n: by one
+// of its names, or in every scope for a wildcard.
+func inScope(vh *ir.VirtualHost, n, i int) bool {
+	if strings.HasPrefix(vh.Host, "*") {
+		return true
+	}
+	for _, name := range append([]string{vh.Host}, vh.Aliases...) {
+		if envoy.RouteScope(name, n) == i {
+			return true
+		}
+	}
+	return false
+}
+
+func vhostNames(vhs []*routev3.VirtualHost) []string {
+	var out []string
+	for _, vh := range vhs {
+		out = append(out, vh.GetName())
+	}
+	return out
+}
+
+func connectionManager(t *testing.T, a interface {
+	GetValue() []byte
+}) *hcmv3.HttpConnectionManager {
+	t.Helper()
+	hcm := &hcmv3.HttpConnectionManager{}
+	if err := proto.Unmarshal(a.GetValue(), hcm); err != nil {
+		t.Fatal(err)
+	}
+	return hcm
+}
+
+// TestRouteScopeHash: the hash is the script's, on known values (worked
+// out by hand from its definition), ignores case as Envoy's domain
+// matching does, and spreads names over the scopes.
+func TestRouteScopeHash(t *testing.T) {
+	// "ab": (97*31 + 98) % 1000003 = 3105.
+	if got := envoy.RouteScope("ab", 10007); got != 3105 {
+		t.Errorf("RouteScope(ab) = %d, want 3105", got)
+	}
+	if envoy.RouteScope("Cafe.Example.COM", 64) != envoy.RouteScope("cafe.example.com", 64) {
+		t.Error("the scope depends on the case of the host")
+	}
+	if got := envoy.RouteScope("", 7); got != 0 {
+		t.Errorf("RouteScope of no host = %d, want 0", got)
+	}
+	counts := make([]int, 16)
+	for i := range 1600 {
+		counts[envoy.RouteScope("host-"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+"-"+itoa(i)+".example.com", 16)]++
+	}
+	for s, c := range counts {
+		if c < 50 || c > 150 {
+			t.Errorf("scope %d holds %d of 1,600 hosts: the hash does not spread them", s, c)
+		}
+	}
+}
+
+func itoa(i int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + i%10)}, b...)
+		if i /= 10; i == 0 {
+			return string(b)
+		}
+	}
+}
+
+// TestRouteScopesReuseUnchangedScopes: a render after one host's routes
+// changed hands out the same route configuration for every scope but the
+// host's, so that xDS sends Envoy that one alone.
+func TestRouteScopesReuseUnchangedScopes(t *testing.T) {
+	m := readIR(t, goldenIRs(t)["wildcard"])
+	var exact int = -1
+	for i, vh := range m.VirtualHosts {
+		if !strings.HasPrefix(vh.Host, "*") && len(vh.Aliases) == 0 {
+			exact = i
+			break
+		}
+	}
+	if exact < 0 {
+		t.Fatal("the case has no exact host")
+	}
+	const n = 8
+	r := envoy.NewRendererWith(envoy.Options{RouteScopes: n})
+	first, err := r.Render(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *m
+	next.VirtualHosts = slices.Clone(m.VirtualHosts)
+	changed := *next.VirtualHosts[exact]
+	route := *changed.Routes[0] // a new value (the IR's identity contract)
+	changed.Routes = append([]*ir.Route{&route}, changed.Routes[1:]...)
+	next.VirtualHosts[exact] = &changed
+	second, err := r.Render(&next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := envoy.ScopeRouteName("ingress_http", envoy.RouteScope(changed.Host, n))
+	if len(first.Routes) != len(second.Routes) {
+		t.Fatalf("%d route configurations, then %d", len(first.Routes), len(second.Routes))
+	}
+	for i := range first.Routes {
+		name := first.Routes[i].GetName()
+		if !strings.HasPrefix(name, "ingress_http/") {
+			continue
+		}
+		if same := first.Routes[i] == second.Routes[i]; same != (name != scope) {
+			t.Errorf("route configuration %s: handed out again: %v, want %v", name, same, name != scope)
+		}
+	}
+}
