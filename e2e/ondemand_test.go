@@ -33,9 +33,8 @@ func TestOnDemandClusters(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	routes := framework.HTTPRouteUpdates()
 	framework.Eventually(t, convergeTimeout, "the routes", func() error {
-		if stat(t, envoy, routes) == 0 {
+		if routeUpdates(t, envoy) == 0 {
 			return errors.New("no route update yet")
 		}
 		return nil
@@ -59,10 +58,10 @@ func TestOnDemandClusters(t *testing.T) {
 	// proxy-connect-timeout's, reads the backend's one load assignment):
 	// served on its first request, though Envoy, already subscribed to
 	// that load assignment, asks for nothing (xds/sharededs.go).
-	before := stat(t, envoy, routes)
+	before := routeUpdates(t, envoy)
 	writeManifest(t, dir, "patient.yaml", patientIngressYAML(3))
 	framework.Eventually(t, convergeTimeout, "the patient host's route", func() error {
-		if stat(t, envoy, routes) == before {
+		if routeUpdates(t, envoy) == before {
 			return errors.New("no route update yet")
 		}
 		return nil
@@ -75,7 +74,7 @@ func TestOnDemandClusters(t *testing.T) {
 	}
 
 	// A new host, to a Service no request has used: served on its first try.
-	before = stat(t, envoy, routes)
+	before = routeUpdates(t, envoy)
 	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: menu, namespace: default}
@@ -101,7 +100,7 @@ ports: [{port: `+strconv.Itoa(b[1].Port)+`}]
 endpoints: [{addresses: ["`+b[1].Host+`"]}]
 `)
 	framework.Eventually(t, convergeTimeout, "the new host's route", func() error {
-		if stat(t, envoy, routes) == before {
+		if routeUpdates(t, envoy) == before {
 			return errors.New("no route update yet")
 		}
 		return nil
@@ -111,7 +110,7 @@ endpoints: [{addresses: ["`+b[1].Host+`"]}]
 	}
 
 	// The Service goes: Envoy, which fetched its cluster, is told.
-	before = stat(t, envoy, routes)
+	before = routeUpdates(t, envoy)
 	writeManifest(t, dir, "menu.yaml", "")
 	framework.Eventually(t, convergeTimeout, "the removed Service's cluster gone from Envoy", func() error {
 		if slices.Contains(backendClusters(t, envoy), "default/tea-2/80") {
@@ -122,7 +121,7 @@ endpoints: [{addresses: ["`+b[1].Host+`"]}]
 	if err := envoy.Expect("menu.example.com", "/today", http.StatusNotFound, ""); err != nil {
 		t.Fatal(err)
 	}
-	if stat(t, envoy, routes) == before {
+	if routeUpdates(t, envoy) == before {
 		t.Fatal("the route update did not come")
 	}
 }

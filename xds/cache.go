@@ -88,7 +88,7 @@ var _ cache.Cache = (*resourceCache)(nil)
 // of its own and picks among those ready at random, so a SotW Envoy may get
 // a listener before its clusters and warms it until they come.
 var updateOrder = []string{
-	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.RouteType, resource.VirtualHostType,
+	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.ScopedRouteType, resource.RouteType, resource.VirtualHostType,
 }
 
 func newResourceCache(logger *slog.Logger) *resourceCache {
@@ -152,7 +152,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 			case w.held: // it missed a change: compare everything
 				w.held = false
 				resp = sotwNow(w.req, w.sub, ts)
-			case !cache.ResourceRequiresFullStateInSotw(typeURL):
+			case !fullStateInSotw(typeURL):
 				resp = sotwChanges(w.req, w.sub, ts)
 			case w.req.GetVersionInfo() != ts.version:
 				resp = sotwAnswer(w.req, w.sub, ts)

@@ -5,7 +5,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 )
@@ -61,7 +61,7 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	c.s.cache.bind(req, key) // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
-	if !cache.ResourceRequiresFullStateInSotw(req.GetTypeUrl()) {
+	if !fullStateInSotw(req.GetTypeUrl()) {
 		// Resources of these types are added by partial responses and
 		// leave the client when it stops asking for them.
 		c.s.clients.keepOnly(key, req.GetTypeUrl(), req.GetResourceNames())

@@ -12,7 +12,7 @@ import (
 	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -139,7 +139,7 @@ func syncStatus(delta bool, snap *Snapshot, typeURL, name, version string) statu
 		return statusservice.ConfigStatus_UNKNOWN
 	}
 	current := snap.GetVersion(typeURL)
-	if delta || !cache.ResourceRequiresFullStateInSotw(typeURL) {
+	if delta || !fullStateInSotw(typeURL) {
 		// Versioned per resource (see resourceCache).
 		current = snap.GetVersionMap(typeURL)[name]
 	}

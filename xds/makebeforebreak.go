@@ -229,7 +229,7 @@ func (c *resourceCache) release(which func(streamKey) bool) {
 // if anything: what the client lacks of the current content.
 func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
 	switch {
-	case !cache.ResourceRequiresFullStateInSotw(req.GetTypeUrl()):
+	case !fullStateInSotw(req.GetTypeUrl()):
 		return sotwDiff(req, sub, ts)
 	case sotwOutdated(req, sub, ts):
 		return sotwAnswer(req, sub, ts)

@@ -121,7 +121,7 @@ func (m *metrics) published(snap *Snapshot, counts map[string]int, at time.Time)
 
 // servedTypes are the resource types a snapshot holds, in dependency order.
 var servedTypes = []string{
-	resource.ListenerType, resource.RouteType, resource.VirtualHostType, resource.ClusterType, resource.EndpointType, resource.SecretType,
+	resource.ListenerType, resource.ScopedRouteType, resource.RouteType, resource.VirtualHostType, resource.ClusterType, resource.EndpointType, resource.SecretType,
 }
 
 // typeName is a short, bounded label for a type URL: Envoys choose the type
@@ -135,6 +135,8 @@ func typeName(typeURL string) string {
 		return "route"
 	case resource.VirtualHostType: // vhds.go
 		return "virtual_host"
+	case resource.ScopedRouteType: // scopes.go
+		return "scoped_route"
 	case resource.ClusterType:
 		return "cluster"
 	case resource.EndpointType:

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -47,6 +48,7 @@ func typedResources(r *translate.Resources) []typedList {
 		typed(resource.ListenerType, r.Listeners),
 		typed(resource.RouteType, r.Routes),
 		typed(resource.VirtualHostType, r.VirtualHosts),
+		typed(resource.ScopedRouteType, r.ScopedRoutes),
 		typed(resource.ClusterType, r.Clusters),
 		typed(resource.EndpointType, r.Endpoints),
 		typed(resource.SecretType, r.Secrets),
@@ -129,6 +131,10 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 		for name := range cache.GetResourceReferences(map[string]types.ResourceWithTTL{"": {Resource: l}})[resource.RouteType] {
 			routeRefs[name] = true
 		}
+	}
+	// Route scopes (scopes.go): each names its route configuration.
+	for _, sc := range next[types.ScopedRoute].items {
+		routeRefs[sc.(*routev3.ScopedRouteConfiguration).GetRouteConfigurationName()] = true
 	}
 	if err := referencedExactly(resource.RouteType, &next[types.Route], maps.Keys(routeRefs)); err != nil {
 		return err

@@ -73,7 +73,7 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		s := certs.Server
 		cp.argv = append(cp.argv, "--xds-tls-cert", s.Cert, "--xds-tls-key", s.Key, "--xds-tls-ca", s.CA)
 	}
-	cp.argv = append(append(cp.argv, vhdsServeArgs()...), args...) // vhds.go
+	cp.argv = append(append(cp.argv, vhdsServeArgs(args)...), args...) // vhds.go
 	cp.Authz = StartAuthz(t, cp.AuthzAddress)
 	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), cp.argv...))
 	return cp

@@ -1,6 +1,11 @@
 package framework
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+)
 
 // VHDSEnv, set to 1, runs the suite with the plain-HTTP virtual hosts sent
 // over VHDS (issue 18, translate/envoy/vhds.go): every control plane is
@@ -15,8 +20,9 @@ const VHDSEnv = "INGRESS_XDS_E2E_VHDS"
 func VHDS() bool { return os.Getenv(VHDSEnv) == "1" }
 
 // vhdsServeArgs are the flags serve gets for the suite's modes (this
-// one's, and ondemand.go's).
-func vhdsServeArgs() []string {
+// one's, ondemand.go's and scopes.go's) besides a test's own args: route
+// scopes but where the test asks for VHDS, which they cannot combine with.
+func vhdsServeArgs(testArgs []string) []string {
 	var args []string
 	if VHDS() {
 		args = append(args, "--vhds")
@@ -24,19 +30,37 @@ func vhdsServeArgs() []string {
 	if OnDemand() {
 		args = append(args, "--on-demand-clusters")
 	}
+	if n := RouteScopes(); n > 0 && !slices.Contains(testArgs, "--vhds") {
+		args = append(args, "--route-scopes", strconv.Itoa(n)) // scopes.go
+	}
 	return args
 }
 
 // suiteDelta says whether the suite's mode needs every Envoy on delta xDS.
 func suiteDelta() bool { return VHDS() || OnDemand() }
 
-// HTTPRouteUpdates is the Envoy counter of accepted updates of the HTTP
-// listener's routes: its route configuration's over RDS, or, in the VHDS
-// suite, its virtual hosts' over VHDS (which Envoy counts under the RDS
-// scope, with "vhds." before the configuration's name).
-func HTTPRouteUpdates() string {
-	if VHDS() {
-		return "http.ingress_http.rds.vhds.ingress_http.update_success"
+// HTTPRouteUpdates is the number of accepted updates of the HTTP
+// listener's routes at an Envoy: of its route configuration over RDS, or,
+// in the VHDS suite, of its virtual hosts over VHDS (which Envoy counts
+// under the RDS scope, with "vhds." before the configuration's name), or,
+// in the route scopes' suite, of all its scopes' route configurations.
+func HTTPRouteUpdates(e *Envoy) (int64, error) {
+	switch {
+	case VHDS():
+		return e.Stat("http.ingress_http.rds.vhds.ingress_http.update_success")
+	case RouteScopes() > 0:
+		stats, err := e.Stats(`^http\.ingress_http\.rds\.ingress_http/[0-9]+\.update_success$`)
+		if err != nil {
+			return 0, err
+		}
+		if len(stats) != RouteScopes() {
+			return 0, fmt.Errorf("envoy has %d scopes' route update counters, want %d", len(stats), RouteScopes())
+		}
+		var sum int64
+		for _, v := range stats {
+			sum += v
+		}
+		return sum, nil
 	}
-	return "http.ingress_http.rds.ingress_http.update_success"
+	return e.Stat("http.ingress_http.rds.ingress_http.update_success")
 }

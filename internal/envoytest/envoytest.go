@@ -84,11 +84,17 @@ func staticBootstrap(r *envoy.Resources) (*bootstrapv3.Bootstrap, error) {
 				if rds := hcm.GetRds(); rds != nil {
 					hcm.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: routes[rds.RouteConfigName]}
 				}
-				// Route scopes (translate/envoy/scopes.go): each scope's
-				// route configuration inline in its scope.
-				for _, scope := range hcm.GetScopedRoutes().GetScopedRouteConfigurationsList().GetScopedRouteConfigurations() {
-					scope.RouteConfiguration = routes[scope.RouteConfigurationName]
-					scope.RouteConfigurationName = ""
+				// Route scopes (translate/envoy/scopes.go): the scopes listed
+				// in the listener, each with its route configuration.
+				if sr := hcm.GetScopedRoutes(); sr.GetScopedRds() != nil {
+					list := &hcmv3.ScopedRouteConfigurationsList{}
+					for _, scope := range r.ScopedRoutes {
+						scope = proto.Clone(scope).(*routev3.ScopedRouteConfiguration)
+						scope.RouteConfiguration = routes[scope.RouteConfigurationName]
+						scope.RouteConfigurationName = ""
+						list.ScopedRouteConfigurations = append(list.ScopedRouteConfigurations, scope)
+					}
+					sr.ConfigSpecifier = &hcmv3.ScopedRoutes_ScopedRouteConfigurationsList{ScopedRouteConfigurationsList: list}
 				}
 				packed, err := anypb.New(hcm)
 				if err != nil {

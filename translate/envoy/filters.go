@@ -228,7 +228,7 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	}
 	if scopes > 0 {
-		hcm.RouteSpecifier = scopedRoutes(routeName, scopes) // scopes.go
+		hcm.RouteSpecifier = scopedRoutes(routeName) // scopes.go
 	}
 	if err := applyDownstream(hcm, l); err != nil { // downstream.go
 		return nil, err

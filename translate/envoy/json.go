@@ -38,6 +38,11 @@ func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 			return nil, err
 		}
 	}
+	if len(res.ScopedRoutes) > 0 { // scopes.go
+		if out["scopedRoutes"], err = marshalAll(res.ScopedRoutes); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -58,8 +63,10 @@ func RenderJSON(res *Resources, problems []ir.Problem) ([]byte, error) {
 		Secrets   []json.RawMessage `json:"secrets"`
 		// Only with virtual host discovery (vhds.go).
 		VirtualHosts []json.RawMessage `json:"virtualHosts,omitempty"`
+		// Only with route scopes (scopes.go).
+		ScopedRoutes []json.RawMessage `json:"scopedRoutes,omitempty"`
 		Problems     []ir.Problem      `json:"problems"`
-	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], byType["virtualHosts"], problems}
+	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], byType["virtualHosts"], byType["scopedRoutes"], problems}
 	if doc.Problems == nil {
 		doc.Problems = []ir.Problem{}
 	}

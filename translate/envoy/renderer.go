@@ -47,6 +47,7 @@ type Renderer struct {
 	// configurations and the settings they share (scopes.go).
 	scopes        []scopeEntry
 	scopeSettings *routev3.RouteConfiguration
+	scopeLists    map[string][]*routev3.ScopedRouteConfiguration
 
 	next generation
 
@@ -193,6 +194,12 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if c.opts.RouteScopes > 0 {
 				// scopes.go: the route configuration in parts.
 				res.Routes = append(res.Routes, c.scopedRouteConfigurations(rc, m.VirtualHosts)...)
+				if res.ScopedRoutes != nil {
+					// Envoy hands every scope over SRDS to every listener
+					// that asks: scopes are for one listener.
+					return nil, fmt.Errorf("listener %s: route scopes serve one plain-HTTP listener", l.Name)
+				}
+				res.ScopedRoutes = c.scopesOf(l.Name)
 			} else {
 				res.Routes = append(res.Routes, rc)
 			}

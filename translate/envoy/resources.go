@@ -22,6 +22,10 @@ type Resources struct {
 	// named for its route configuration; none unless the Renderer's
 	// Options.VirtualHostDiscovery is set.
 	VirtualHosts []*routev3.VirtualHost
+	// ScopedRoutes are the plain-HTTP listener's route scopes, sent over
+	// SRDS (scopes.go), each naming its route configuration; none unless
+	// the Renderer's Options.RouteScopes is set.
+	ScopedRoutes []*routev3.ScopedRouteConfiguration
 	// OnDemand says which clusters an Envoy on delta xDS fetches only
 	// when a request needs one (ondemand.go); nil unless the Renderer's
 	// Options.OnDemandClusters is set: every cluster is sent.

@@ -45,9 +45,8 @@ import (
 // before any filter), and lower-cased as Envoy lower-cases it. Each route
 // configuration removes the header before a request goes upstream.
 //
-// The scopes are listed in the listener (scoped_route_configurations_list),
-// their route configurations come over RDS: both SotW and delta Envoys take
-// them, unlike VHDS. The price is the script, run on every request of the
+// The scopes come over SRDS, their route configurations over RDS (see
+// scopedRoutes): both SotW and delta Envoys take them, unlike VHDS. The price is the script, run on every request of the
 // listener (docs/benchmarks.md, "Route scopes").
 
 // RouteScopeHeader carries a request's scope from the script to Envoy's
@@ -110,10 +109,9 @@ func ScopeRouteName(listener string, i int) string {
 	return listener + "/" + strconv.Itoa(i)
 }
 
-// scopedRoutes is the connection manager's route specifier with n scopes:
-// the scopes listed, keyed by the header the script sets, each scope's
-// route configuration over RDS on the ADS stream.
-func scopedRoutes(listener string, n int) *hcmv3.HttpConnectionManager_ScopedRoutes {
+// scopeList is the route scopes of the listener named listener, n of
+// them, each naming its route configuration and keyed by its number.
+func scopeList(listener string, n int) []*routev3.ScopedRouteConfiguration {
 	scopes := make([]*routev3.ScopedRouteConfiguration, n)
 	for i := range scopes {
 		name := ScopeRouteName(listener, i)
@@ -125,6 +123,18 @@ func scopedRoutes(listener string, n int) *hcmv3.HttpConnectionManager_ScopedRou
 			}}},
 		}
 	}
+	return scopes
+}
+
+// scopedRoutes is the connection manager's route specifier with route
+// scopes: keyed by the header the script sets, the scopes over SRDS and
+// their route configurations over RDS, all on the ADS stream. Envoy takes
+// neither a route configuration over RDS from a list of scopes in the
+// listener ("not supported with inline scoped routes") nor, sensibly, every
+// route configuration inline in the listener, where any change would
+// replace the listener: so the scopes come over SRDS, where they never
+// change while the number of scopes does not.
+func scopedRoutes(listener string) *hcmv3.HttpConnectionManager_ScopedRoutes {
 	return &hcmv3.HttpConnectionManager_ScopedRoutes{ScopedRoutes: &hcmv3.ScopedRoutes{
 		Name: listener,
 		ScopeKeyBuilder: &hcmv3.ScopedRoutes_ScopeKeyBuilder{Fragments: []*hcmv3.ScopedRoutes_ScopeKeyBuilder_FragmentBuilder{{
@@ -136,10 +146,22 @@ func scopedRoutes(listener string, n int) *hcmv3.HttpConnectionManager_ScopedRou
 			},
 		}}},
 		RdsConfigSource: adsSource(),
-		ConfigSpecifier: &hcmv3.ScopedRoutes_ScopedRouteConfigurationsList{ScopedRouteConfigurationsList: &hcmv3.ScopedRouteConfigurationsList{
-			ScopedRouteConfigurations: scopes,
-		}},
+		ConfigSpecifier: &hcmv3.ScopedRoutes_ScopedRds{ScopedRds: &hcmv3.ScopedRds{ScopedRdsConfigSource: adsSource()}},
 	}}
+}
+
+// scopesOf is the route scopes of the listener named listener: the same
+// list every time, so that the xDS layer finds it unchanged at a glance.
+func (c *Renderer) scopesOf(listener string) []*routev3.ScopedRouteConfiguration {
+	if c.scopeLists == nil {
+		c.scopeLists = map[string][]*routev3.ScopedRouteConfiguration{}
+	}
+	list, ok := c.scopeLists[listener]
+	if !ok {
+		list = scopeList(listener, c.opts.RouteScopes)
+		c.scopeLists[listener] = list
+	}
+	return list
 }
 
 // routeScopeUse is the script's filter when the renderer splits routes.

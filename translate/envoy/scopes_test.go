@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,6 +118,9 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 	if len(scoped.Routes) != want {
 		t.Errorf("%d scopes: %d route configurations, want %d", n, len(scoped.Routes), want)
 	}
+	if len(one.ScopedRoutes) != 0 {
+		t.Errorf("without scopes, %d scopes sent", len(one.ScopedRoutes))
+	}
 	if len(one.Listeners) != len(scoped.Listeners) {
 		t.Fatalf("%d scopes: %d listeners, want %d", n, len(scoped.Listeners), len(one.Listeners))
 	}
@@ -126,9 +130,19 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 			continue
 		}
 		hcm := connectionManager(t, scoped.Listeners[i].GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
-		scopes := hcm.GetScopedRoutes().GetScopedRouteConfigurationsList().GetScopedRouteConfigurations()
-		if len(scopes) != n || hcm.GetScopedRoutes().GetScopeKeyBuilder().GetFragments()[0].GetHeaderValueExtractor().GetName() != envoy.RouteScopeHeader {
+		if hcm.GetScopedRoutes().GetScopedRds().GetScopedRdsConfigSource().GetAds() == nil || hcm.GetScopedRoutes().GetScopeKeyBuilder().GetFragments()[0].GetHeaderValueExtractor().GetName() != envoy.RouteScopeHeader {
 			t.Errorf("%d scopes: listener %s routes through %v", n, l.GetName(), hcm.GetRouteSpecifier())
+		}
+		// The scopes, over SRDS: scope j keyed "j", with its route
+		// configuration.
+		if len(scoped.ScopedRoutes) != n {
+			t.Fatalf("%d scopes: %d scopes sent", n, len(scoped.ScopedRoutes))
+		}
+		for j, sc := range scoped.ScopedRoutes {
+			name := envoy.ScopeRouteName(l.GetName(), j)
+			if key := sc.GetKey().GetFragments(); sc.GetName() != name || sc.GetRouteConfigurationName() != name || len(key) != 1 || key[0].GetStringKey() != strconv.Itoa(j) {
+				t.Errorf("%d scopes: scope %d is %v", n, j, sc)
+			}
 		}
 		if first := hcm.GetHttpFilters()[0]; first.GetName() != "ingress-xds.route-scope" || !strings.Contains(string(first.GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
 			t.Errorf("%d scopes: listener %s's first filter is %s", n, l.GetName(), first.GetName())

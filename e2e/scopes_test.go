@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/echo"
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+	"github.com/ingress-xds/ingress-xds/translate/envoy"
+)
+
+// TestRouteScopes runs `serve --route-scopes 8 --manifests DIR` with a
+// SotW and a delta Envoy (issue 18): the HTTP listener's routes come in
+// eight route configurations, a host's in the one its name hashes to, and
+// a Lua filter picks a request's by the same hash of its Host. Each Envoy
+// routes as with one route configuration: the cafe's table (exact and
+// one-label wildcard hosts, path types, unknown hosts, 404 and 503), forty
+// exact hosts spread over the scopes, asked for as sent, in upper case,
+// with a port and with a trailing dot (which Envoy's domain matching
+// ignores, and so must the hash), and a server alias. The scope header
+// never reaches a backend, and a client's own cannot choose another scope.
+// A new host is served after one update of its scope's route
+// configuration, none of the others', and no change of the listener; a
+// catch-all (a default backend) updates every scope, and then serves any
+// Host no rule names, whatever its scope. Like TestVirtualHostDiscovery it
+// mirrors ingress-nginx's test/e2e/lua/dynamic_configuration.go (a change
+// applied to the running proxy without a reload); the rest of the suite
+// runs with scopes under INGRESS_XDS_E2E_ROUTE_SCOPES=N.
+func TestRouteScopes(t *testing.T) {
+	const scopes, hosts = 8, 40
+	b := echoBackends(t, "coffee", "tea")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
+	writeManifest(t, dir, "hosts.yaml", scopedHostsYAML(hosts))
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--route-scopes", strconv.Itoa(scopes))
+	cp.WaitReady(t)
+	envoys := []struct {
+		name  string
+		envoy *framework.Envoy
+	}{
+		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
+		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})},
+	}
+	for _, e := range envoys {
+		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
+	}
+	// The hosts must fall into several scopes for the test to mean
+	// anything.
+	used := map[int]bool{}
+	for i := range hosts {
+		used[envoy.RouteScope(scopedHost(i), scopes)] = true
+	}
+	if len(used) < scopes/2 {
+		t.Fatalf("the %d hosts fall into %d of %d scopes", hosts, len(used), scopes)
+	}
+
+	for _, e := range envoys {
+		t.Run(e.name+" routes as one route configuration", func(t *testing.T) {
+			framework.Eventually(t, convergeTimeout, "the hosts served", func() error {
+				return e.envoy.Expect(scopedHost(hosts-1), "/", http.StatusOK, scopedBackend(hosts-1))
+			})
+			expectAll(t, e.envoy, framework.CafeRoutes())
+			for i := range hosts {
+				host, want := scopedHost(i), scopedBackend(i)
+				for _, asked := range []string{host, strings.ToUpper(host), host + ":8080", host + "."} {
+					if err := e.envoy.Expect(asked, "/menu", http.StatusOK, want); err != nil {
+						t.Errorf("Host %s: %v", asked, err)
+					}
+				}
+			}
+			if err := e.envoy.Expect("alias.example.com", "/", http.StatusOK, scopedBackend(0)); err != nil {
+				t.Errorf("the server alias of %s: %v", scopedHost(0), err)
+			}
+		})
+		t.Run(e.name+" keeps the scope header its own", func(t *testing.T) {
+			for i := range hosts {
+				host := scopedHost(i)
+				wrong := strconv.Itoa((envoy.RouteScope(host, scopes) + 1) % scopes)
+				reply, err := echoWithHeader(e.envoy.HTTPAddress, host, envoy.RouteScopeHeader, wrong)
+				if err != nil {
+					t.Fatalf("Host %s with scope %s asked: %v", host, wrong, err)
+				}
+				if reply.Backend != scopedBackend(i) {
+					t.Errorf("Host %s with scope %s asked: served by %q, want %q", host, wrong, reply.Backend, scopedBackend(i))
+				}
+				if v := reply.Header.Get(envoy.RouteScopeHeader); v != "" {
+					t.Errorf("Host %s: the backend saw %s: %s", host, envoy.RouteScopeHeader, v)
+				}
+			}
+		})
+	}
+
+	// A new exact host: its scope's route configuration alone.
+	const added = "added.scopes.example.com"
+	before := scopeUpdates(t, envoys[0].envoy, envoys[1].envoy)
+	listeners := stat(t, envoys[0].envoy, "listener_manager.listener_modified") + stat(t, envoys[1].envoy, "listener_manager.listener_modified")
+	writeManifest(t, dir, "added.yaml", hostIngressYAML("added", added, "tea", ""))
+	for _, e := range envoys {
+		framework.Eventually(t, convergeTimeout, e.name+": the new host served", func() error {
+			return e.envoy.Expect(added, "/", http.StatusOK, "tea")
+		})
+	}
+	after := scopeUpdates(t, envoys[0].envoy, envoys[1].envoy)
+	scope := envoy.RouteScope(added, scopes)
+	for e := range after {
+		for s := range after[e] {
+			want := before[e][s]
+			if s == scope {
+				want++
+			}
+			if after[e][s] != want {
+				t.Errorf("%s, scope %d (the new host's is %d): %d route updates, then %d; want %d", envoys[e].name, s, scope, before[e][s], after[e][s], want)
+			}
+		}
+	}
+	if got := stat(t, envoys[0].envoy, "listener_manager.listener_modified") + stat(t, envoys[1].envoy, "listener_manager.listener_modified"); got != listeners {
+		t.Errorf("listener_modified went from %d to %d: a new host must not rebuild the listener", listeners, got)
+	}
+
+	// A catch-all is in every scope, and serves whatever Host no rule
+	// names, in whichever scope it falls.
+	before = after
+	writeManifest(t, dir, "default.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: fallback, namespace: default}
+spec:
+  ingressClassName: ingress-xds
+  defaultBackend: {service: {name: tea, port: {name: http}}}
+`)
+	for _, e := range envoys {
+		framework.Eventually(t, convergeTimeout, e.name+": the catch-all served", func() error {
+			return e.envoy.Expect("unknown.example.com", "/coffee", http.StatusOK, "tea")
+		})
+		for i := range 2 * scopes {
+			unknown := fmt.Sprintf("nobody-%d.example.net", i)
+			if err := e.envoy.Expect(unknown, "/", http.StatusOK, "tea"); err != nil {
+				t.Errorf("%s: Host %s (scope %d): %v", e.name, unknown, envoy.RouteScope(unknown, scopes), err)
+			}
+		}
+		// Exact hosts are still theirs.
+		if err := e.envoy.Expect(scopedHost(0), "/", http.StatusOK, scopedBackend(0)); err != nil {
+			t.Errorf("%s: %v", e.name, err)
+		}
+	}
+	after = scopeUpdates(t, envoys[0].envoy, envoys[1].envoy)
+	for e := range after {
+		for s := range after[e] {
+			if after[e][s] != before[e][s]+1 {
+				t.Errorf("%s, scope %d: %d route updates, then %d; want one more for the catch-all", envoys[e].name, s, before[e][s], after[e][s])
+			}
+		}
+	}
+}
+
+// scopedHost is the i-th host of scopedHostsYAML, and scopedBackend the
+// Service it routes to.
+func scopedHost(i int) string { return fmt.Sprintf("h%d.scopes.example.com", i) }
+
+func scopedBackend(i int) string {
+	if i%2 == 0 {
+		return "coffee"
+	}
+	return "tea"
+}
+
+// scopedHostsYAML is n Ingresses, one a host, the first with a server
+// alias.
+func scopedHostsYAML(n int) string {
+	docs := make([]string, n)
+	for i := range n {
+		alias := ""
+		if i == 0 {
+			alias = "alias.example.com"
+		}
+		docs[i] = hostIngressYAML(fmt.Sprintf("h%d", i), scopedHost(i), scopedBackend(i), alias)
+	}
+	return strings.Join(docs, "---\n")
+}
+
+// hostIngressYAML is an Ingress of one host, all of whose paths go to
+// service (coffee or tea, the cafe's Services), with a server alias unless
+// alias is empty.
+func hostIngressYAML(name, host, service, alias string) string {
+	port := "number: 80"
+	if service == "tea" {
+		port = "name: http"
+	}
+	annotations := ""
+	if alias != "" {
+		annotations = fmt.Sprintf("\n  annotations: {nginx.ingress.kubernetes.io/server-alias: %q}", alias)
+	}
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: %s
+  namespace: default%s
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: %s
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {%s}}}}
+`, name, annotations, host, service, port)
+}
+
+// scopeUpdatesRE matches each scope's count of accepted route updates.
+var scopeUpdatesRE = regexp.MustCompile(`^http\.ingress_http\.rds\.ingress_http/([0-9]+)\.update_success$`)
+
+// scopeUpdates is, for each Envoy, each scope's count of accepted route
+// configuration updates, by scope.
+func scopeUpdates(t *testing.T, envoys ...*framework.Envoy) [][]int64 {
+	t.Helper()
+	out := make([][]int64, len(envoys))
+	for i, e := range envoys {
+		stats, err := e.Stats(scopeUpdatesRE.String())
+		if err != nil {
+			t.Fatalf("reading envoy's scope stats: %v", err)
+		}
+		for name, v := range stats {
+			s, _ := strconv.Atoi(scopeUpdatesRE.FindStringSubmatch(name)[1])
+			for len(out[i]) <= s {
+				out[i] = append(out[i], -1)
+			}
+			out[i][s] = v
+		}
+		for s, v := range out[i] {
+			if v < 0 {
+				t.Fatalf("envoy has no route update counter for scope %d", s)
+			}
+		}
+	}
+	return out
+}
+
+// echoWithHeader sends GET / with a Host and one more header, and returns
+// the echo backend's reply.
+func echoWithHeader(address, host, name, value string) (echo.Reply, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+address+"/", nil)
+	if err != nil {
+		return echo.Reply{}, err
+	}
+	req.Host = host
+	req.Header.Set(name, value)
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return echo.Reply{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return echo.Reply{}, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	var reply echo.Reply
+	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
+		return echo.Reply{}, errors.Join(errors.New("not an echo backend's reply"), err)
+	}
+	return reply, nil
+}
