@@ -64,6 +64,8 @@ type Snapshot struct {
 	Routes    map[string]*routev3.RouteConfiguration
 	Clusters  map[string]*clusterv3.Cluster
 	Endpoints map[string]*endpointv3.ClusterLoadAssignment
+	// Scopes are the route scopes taken over SRDS (scopes.go), by name.
+	Scopes map[string]*routev3.ScopedRouteConfiguration
 
 	// Versions holds, by type URL, the version_info of the last response
 	// accepted.
@@ -142,12 +144,16 @@ func Dial(ctx context.Context, address string, opts Options) (*Client, error) {
 			// Over delta only, as Envoy: named for the route
 			// configurations that say so (vhds.go).
 			resource.VirtualHostType: {},
+			// Everything, once a listener's routes say they come in
+			// scopes (scopes.go).
+			resource.ScopedRouteType: {wildcard: true},
 		},
 		snap: &Snapshot{
 			Listeners: map[string]*listenerv3.Listener{},
 			Routes:    map[string]*routev3.RouteConfiguration{},
 			Clusters:  map[string]*clusterv3.Cluster{},
 			Endpoints: map[string]*endpointv3.ClusterLoadAssignment{},
+			Scopes:    map[string]*routev3.ScopedRouteConfiguration{},
 			Versions:  map[string]string{},
 			Received:  map[string]time.Time{},
 		},
@@ -326,7 +332,12 @@ func (c *Client) handle(resp *discoveryv3.DiscoveryResponse, received time.Time)
 	}
 	switch resp.TypeUrl {
 	case resource.ListenerType:
-		return c.follow(resource.RouteType, routeNames(next.Listeners))
+		if err := c.followScopes(next, c.request); err != nil { // scopes.go
+			return err
+		}
+		return c.follow(resource.RouteType, routeNames(next))
+	case resource.ScopedRouteType:
+		return c.follow(resource.RouteType, routeNames(next))
 	case resource.ClusterType:
 		return c.follow(resource.EndpointType, endpointNames(next.Clusters))
 	}
@@ -399,6 +410,7 @@ func (s *Snapshot) clone() *Snapshot {
 		Routes:    s.Routes,
 		Clusters:  s.Clusters,
 		Endpoints: s.Endpoints,
+		Scopes:    s.Scopes,
 		Versions:  clone(s.Versions),
 		Received:  clone(s.Received),
 		Responses: s.Responses,
@@ -432,6 +444,8 @@ func (s *Snapshot) replace(typeURL string, decoded map[string]proto.Message, sub
 		s.Routes = merge(s.Routes, typed[*routev3.RouteConfiguration](decoded, keep))
 	case resource.EndpointType:
 		s.Endpoints = merge(s.Endpoints, typed[*endpointv3.ClusterLoadAssignment](decoded, keep))
+	case resource.ScopedRouteType: // scopes.go: every scope, each time
+		s.Scopes = typed[*routev3.ScopedRouteConfiguration](decoded, keep)
 	}
 }
 
@@ -524,15 +538,20 @@ func nameOf(m proto.Message) string {
 		return r.GetClusterName()
 	case *routev3.VirtualHost: // vhds.go
 		return r.GetName()
+	case *routev3.ScopedRouteConfiguration: // scopes.go
+		return r.GetName()
 	}
 	return ""
 }
 
 // routeNames returns the route configurations the listeners' HTTP connection
-// managers take over RDS, sorted.
-func routeNames(listeners map[string]*listenerv3.Listener) []string {
+// managers take over RDS, and those the route scopes name, sorted.
+func routeNames(s *Snapshot) []string {
 	set := map[string]bool{}
-	for _, l := range listeners {
+	for _, sc := range s.Scopes { // scopes.go
+		set[sc.GetRouteConfigurationName()] = true
+	}
+	for _, l := range s.Listeners {
 		chains := l.GetFilterChains()
 		if l.GetDefaultFilterChain() != nil {
 			chains = append(slices.Clone(chains), l.GetDefaultFilterChain())

@@ -83,7 +83,12 @@ func (c *Client) handleDelta(resp *discoveryv3.DeltaDiscoveryResponse, received 
 	}
 	switch resp.TypeUrl {
 	case resource.ListenerType:
-		return c.followDelta(resource.RouteType, routeNames(next.Listeners))
+		if err := c.followScopes(next, c.subscribeDelta); err != nil { // scopes.go
+			return err
+		}
+		return c.followDelta(resource.RouteType, routeNames(next))
+	case resource.ScopedRouteType:
+		return c.followDelta(resource.RouteType, routeNames(next))
 	case resource.ClusterType:
 		return c.followDelta(resource.EndpointType, endpointNames(next.Clusters))
 	case resource.RouteType:
@@ -184,6 +189,8 @@ func (s *Snapshot) apply(typeURL string, decoded map[string]proto.Message, remov
 		s.applyVirtualHosts(typed[*routev3.VirtualHost](decoded, inNamespaces), removed, received)
 	case resource.EndpointType:
 		s.Endpoints = patch(s.Endpoints, typed[*endpointv3.ClusterLoadAssignment](decoded, keep), removed)
+	case resource.ScopedRouteType: // scopes.go
+		s.Scopes = patch(s.Scopes, typed[*routev3.ScopedRouteConfiguration](decoded, keep), removed)
 	}
 }
 
