@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/echo"
@@ -263,4 +264,44 @@ func echoWithHeader(address, host, name, value string) (echo.Reply, error) {
 		return echo.Reply{}, errors.Join(errors.New("not an echo backend's reply"), err)
 	}
 	return reply, nil
+}
+
+// BenchmarkRouteScopes is the cost per request of route scopes at the data
+// plane: the same GET to the same backend through two Envoys of one
+// machine, one fed by a control plane with one route configuration, the
+// other by one with 64 scopes (whose Lua filter hashes each request's
+// Host), the same 200 hosts on both; serial (one keep-alive connection,
+// one request at a time: latency) and parallel (eight goroutines per CPU:
+// throughput), taking turns (docs/benchmarks.md, "Route scopes").
+//
+//	go test ./e2e -run '^$' -bench BenchmarkRouteScopes -benchtime 20000x
+func BenchmarkRouteScopes(b *testing.B) {
+	framework.Heavy(b)
+	framework.FindTools(b)
+	alpha := framework.StartBackend(b, "alpha")
+	dir := b.TempDir()
+	writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))
+	var ingresses []string
+	for i := range 200 {
+		ingresses = append(ingresses, hostIngressYAML(fmt.Sprintf("h%d", i), scopedHost(i), "alpha", ""))
+	}
+	writeManifest(b, dir, "ingresses.yaml", strings.Join(ingresses, "---\n"))
+	envoys := map[string]*framework.Envoy{}
+	for name, args := range map[string][]string{"one-route-configuration": nil, "64-scopes": {"--route-scopes", "64"}} {
+		cp := framework.StartControlPlane(b, append([]string{"--manifests", dir}, args...)...)
+		cp.WaitReady(b)
+		envoys[name] = framework.StartEnvoy(b, cp)
+	}
+	names := []string{"one-route-configuration", "64-scopes"}
+	for _, name := range names {
+		framework.Eventually(b, convergeTimeout, name+" serving", func() error {
+			return envoys[name].Expect(scopedHost(199), "/", http.StatusOK, "alpha")
+		})
+	}
+	var n atomic.Int64
+	benchSerialAndParallel(b, names, func(client *http.Client, name string) error {
+		host := scopedHost(int(n.Add(1) % 200))
+		_, err := benchGet(client, "http://"+envoys[name].HTTPAddress+"/", host, nil, http.StatusOK, "alpha")
+		return err
+	})
 }
