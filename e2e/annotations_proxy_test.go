@@ -276,17 +276,11 @@ endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
 	return s
 }
 
-// closedPort returns a port of 127.0.0.1 that was free a moment ago and
-// that nothing listens on.
+// closedPort returns a port of 127.0.0.1 that nothing listens on, and that
+// no other test is handed while this one runs (framework.FreePort).
 func closedPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
+	return framework.FreePort(t)
 }
 
 func mustAtoi(t *testing.T, s string) int {

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
 // startAPIServer runs a real kube-apiserver and etcd for the test. It skips
@@ -42,6 +44,7 @@ func startAPIServer(t testing.TB) *rest.Config {
 	// loudly unless one is set.
 	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	framework.ReserveEnvtestPorts(t, env)
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting kube-apiserver: %v", err)

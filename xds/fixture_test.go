@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
@@ -131,15 +132,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// freePort returns a port that was free a moment ago on 127.0.0.1.
+// freePort returns a port reserved for the test until it ends, which no
+// test of another package running beside it is handed (framework.FreePort):
+// for Envoy's admin and listeners, which Envoy binds itself.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return framework.FreePort(t)
 }
 
 func localAddr(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }

@@ -29,9 +29,19 @@ type testServer struct {
 
 func startServer(t testing.TB) *testServer {
 	t.Helper()
+	return startServerAt(t, "127.0.0.1:0")
+}
+
+// startServerAt is startServer on address. A test that stops the server
+// and serves again on its address gives a reserved port (freePort): a port
+// of 127.0.0.1:0 goes back to the kernel's ephemeral pool when the first
+// server closes it, and another process can be handed it before the second
+// server binds it.
+func startServerAt(t testing.TB, address string) *testServer {
+	t.Helper()
 	logs := &logBuffer{}
 	s := NewServer(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", address)
 	if err != nil {
 		t.Fatal(err)
 	}

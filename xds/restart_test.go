@@ -24,7 +24,7 @@ func TestRestartKeepsEnvoyConfigAndVersions(t *testing.T) {
 				"a": {backend(t, "a1")},
 				"b": {backend(t, "b1")},
 			}}
-			first := startServer(t)
+			first := startServerAt(t, localAddr(freePort(t))) // listened on again below
 			first.publish(t, f)
 			e := startEnvoy(t, first.addr, "restarted-"+protocol, delta, nil)
 			waitSynced(t, first, e.nodeID)

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ingress-xds/ingress-xds/e2e/ports"
 )
 
 // APIServer is a real kube-apiserver with its etcd, started by envtest from
@@ -29,7 +31,8 @@ type APIServer struct {
 	Kubeconfig string
 	Client     kubernetes.Interface
 
-	env *envtest.Environment
+	env   *envtest.Environment
+	ports *ports.Reservation // kube-apiserver's and etcd's, until Stop
 }
 
 // APIServerOptions vary what StartAPIServerWith and LaunchAPIServer start.
@@ -84,44 +87,86 @@ func LaunchAPIServer(assets, dir string, o APIServerOptions) (*APIServer, error)
 	// with a stack trace when it was never set; its errors come back to us
 	// as values anyway.
 	ctrllog.SetLogger(logr.Discard())
+	reserved, err := reservePorts(envtestPorts)
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    assets,
 		ControlPlaneStartTimeout: 2 * time.Minute, // small, shared machines
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	setEnvtestPorts(env, reserved.Ports)
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir = o.CertDir
 	for name, value := range o.APIServerFlags {
 		api.Configure().Set(name, value)
 	}
-	if len(o.EtcdFlags) > 0 {
-		env.ControlPlane.Etcd = &envtest.Etcd{}
-		for name, value := range o.EtcdFlags {
-			env.ControlPlane.Etcd.Configure().Set(name, value)
-		}
+	for name, value := range o.EtcdFlags { // setEnvtestPorts made the Etcd
+		env.ControlPlane.Etcd.Configure().Set(name, value)
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		reserved.Release()
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	a := &APIServer{Config: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), env: env}
+	a := &APIServer{Config: cfg, Kubeconfig: filepath.Join(dir, "kubeconfig"), env: env, ports: reserved}
 	if err := os.WriteFile(a.Kubeconfig, env.KubeConfig, 0o600); err != nil {
-		env.Stop()
+		a.Stop()
 		return nil, fmt.Errorf("writing the kubeconfig: %w", err)
 	}
 	if a.Client, err = kubernetes.NewForConfig(cfg); err != nil {
-		env.Stop()
+		a.Stop()
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
 	return a, nil
 }
 
-// Stop stops kube-apiserver and etcd.
+// ReserveEnvtestPorts has env's kube-apiserver and etcd listen on ports
+// reserved for the test (FreePorts), for a test that runs envtest itself.
+// envtest's own come from the ephemeral range, closed before kube-apiserver
+// and etcd bind them, and a bind(0) of another test process can take one
+// meanwhile. Call it before env.Start, and register env.Stop after it, so
+// that the ports are given back once both have stopped.
+func ReserveEnvtestPorts(t testing.TB, env *envtest.Environment) {
+	t.Helper()
+	setEnvtestPorts(env, FreePorts(t, envtestPorts))
+}
+
+// envtestPorts are kube-apiserver's secure port and etcd's client and peer
+// ports (etcd's peer port is free of envtest's choice only by a flag).
+const envtestPorts = 3
+
+func setEnvtestPorts(env *envtest.Environment, p []int) {
+	api := env.ControlPlane.GetAPIServer()
+	api.SecureServing.Address, api.SecureServing.Port = "127.0.0.1", strconv.Itoa(p[0])
+	if env.ControlPlane.Etcd == nil {
+		env.ControlPlane.Etcd = &envtest.Etcd{}
+	}
+	env.ControlPlane.Etcd.URL = &url.URL{Scheme: "http", Host: LocalAddress(p[1])}
+	env.ControlPlane.Etcd.Configure().Set("listen-peer-urls", "http://"+LocalAddress(p[2]))
+}
+
+// reservePorts is FreePorts without a test, for LaunchAPIServer.
+func reservePorts(n int) (*ports.Reservation, error) {
+	r, err := ports.Open()
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Reserve(n)
+	if err != nil {
+		return nil, fmt.Errorf("reserving ports for kube-apiserver and etcd: %w", err)
+	}
+	return res, nil
+}
+
+// Stop stops kube-apiserver and etcd, and then gives their ports back.
 func (a *APIServer) Stop() error {
 	if err := a.env.Stop(); err != nil {
+		// Kept: they may still be bound.
 		return fmt.Errorf("stopping kube-apiserver and etcd: %w", err)
 	}
-	return nil
+	return a.ports.Release()
 }
 
 // StopAPIServer kills kube-apiserver with SIGKILL, as a crash or the loss
@@ -199,6 +244,7 @@ func (a *APIServer) StartSecond(t testing.TB) kubernetes.Interface {
 		StartTimeout: 2 * time.Minute,
 		StopTimeout:  30 * time.Second,
 	}
+	second.SecureServing.Address, second.SecureServing.Port = "127.0.0.1", strconv.Itoa(FreePort(t)) // as in LaunchAPIServer
 	start := time.Now()
 	if err := second.Start(); err != nil {
 		t.Fatalf("starting a second kube-apiserver: %v", err)

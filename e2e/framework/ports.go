@@ -4,37 +4,28 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/ports"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// processes that must be told their port up front (Envoy's listener comes
-// from the control plane's flags, so it cannot be ":0").
+// FreePort returns a TCP port reserved for the test until it ends, for a
+// process that must be told its port up front (Envoy's listener comes from
+// the control plane's flags, so it cannot be ":0"), or for an address
+// nothing may listen on. See FreePorts.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return FreePorts(t, 1)[0]
 }
 
-// FreePorts returns n distinct TCP ports on 127.0.0.1 that were free a
-// moment ago. FreePort called n times may return one port twice (the
-// kernel hands a closed port out again), and two processes told the same
-// port collide: every listener is held until all n are known.
+// FreePorts returns n distinct TCP ports reserved for the test until it
+// ends (e2e/ports): outside the kernel's ephemeral range, so no bind(0) or
+// outgoing connection takes them, and recorded in a registry every test
+// process of this repository shares, so no test running beside it, in this
+// process or another, is handed them. Nothing listened on them when they
+// were reserved.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("finding a free port: %v", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	return ports.Take(t, n)
 }
 
 // LocalAddress returns "127.0.0.1:port".

@@ -34,12 +34,9 @@ const envoyNodeID = "ingress-load-envoy"
 
 // startEnvoy writes a bootstrap with the bootstrap command template and
 // starts the Envoy binary with it, its files and log in dir. httpPort is
-// the port the control plane tells Envoy's HTTP listener to bind.
-func startEnvoy(binary, bootstrapCmd, xds string, httpPort, concurrency int, dir string) (*envoyProc, error) {
-	adminPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+// the port the control plane tells Envoy's HTTP listener to bind, adminPort
+// that of its admin interface (both reserved: session.reservePort).
+func startEnvoy(binary, bootstrapCmd, xds string, httpPort, adminPort, concurrency int, dir string) (*envoyProc, error) {
 	e := &envoyProc{
 		admin:    net.JoinHostPort("127.0.0.1", strconv.Itoa(adminPort)),
 		listener: net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),

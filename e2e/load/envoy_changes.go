@@ -185,7 +185,11 @@ func (s *session) envoyChanges(ctx context.Context, run string) (err error) {
 	defer func() { res.XDSConnections = meter.Connections() }()
 	s.log.Info("starting Envoy", "binary", cfg.EnvoyBinary, "listener port", s.httpPort)
 	envoyStart := time.Now()
-	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, meter.Address(), s.httpPort, cfg.EnvoyConcurrency, cfg.Dir)
+	adminPort, err := s.reservePort()
+	if err != nil {
+		return err
+	}
+	envoy, err := startEnvoy(cfg.EnvoyBinary, cfg.Bootstrap, meter.Address(), s.httpPort, adminPort, cfg.EnvoyConcurrency, cfg.Dir)
 	if err != nil {
 		return err
 	}

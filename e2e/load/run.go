@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
+	"github.com/ingress-xds/ingress-xds/e2e/ports"
 )
 
 // Config is one run of the load test.
@@ -94,6 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Command: cfg.Command, Started: time.Now().UTC().Format(time.RFC3339),
 		Machine: DescribeMachine(),
 	}}
+	defer s.releasePorts() // deferred first: runs after the processes' Stops
 	restCfg, kubeconfig, stop, err := cluster(cfg)
 	if err != nil {
 		return nil, err
@@ -189,6 +191,7 @@ type session struct {
 	start    time.Time // when the control plane was started
 	conv     Convergence
 	ads      *adsclient.Client
+	ports    []*ports.Reservation // the processes' ports, released when Run ends
 }
 
 func (s *session) createWorkload(ctx context.Context) error {
@@ -205,12 +208,12 @@ func (s *session) createWorkload(ctx context.Context) error {
 }
 
 func (s *session) startControlPlane(kubeconfig string) error {
-	port, err := freePort()
+	port, err := s.reservePort()
 	if err != nil {
 		return err
 	}
 	s.xds = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if s.httpPort, err = freePort(); err != nil {
+	if s.httpPort, err = s.reservePort(); err != nil {
 		return err
 	}
 	env, argv, err := ExpandCommand(s.cfg.Command, Placeholders{
@@ -422,13 +425,30 @@ func (c *changer) cleanUp(ctx context.Context, count int) {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// reservePort reserves a port for a process of the run (e2e/ports: outside
+// the ephemeral range, and in the registry the test processes share, so
+// that a test running beside the load command is never handed it), given
+// back when the run ends (releasePorts).
+func (s *session) reservePort() (int, error) {
+	r, err := ports.Open()
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	res, err := r.Reserve(1)
+	if err != nil {
+		return 0, fmt.Errorf("reserving a port: %w", err)
+	}
+	s.ports = append(s.ports, res)
+	return res.Ports[0], nil
+}
+
+// releasePorts gives back the run's ports, once its processes are stopped.
+func (s *session) releasePorts() {
+	for _, res := range s.ports {
+		if err := res.Release(); err != nil {
+			s.log.Warn("releasing a port", "ports", res.Ports, "err", err)
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
