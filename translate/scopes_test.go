@@ -15,7 +15,7 @@ import (
 // translation's), every step publishes as a consistent, valid snapshot,
 // and the one route configuration is never sent beside its scopes.
 func TestTranslatorMatchesFreshTranslationWithRouteScopes(t *testing.T) {
-	const n = 5
+	const n = 4
 	opts := goldenOptions
 	opts.RouteScopes = n
 	randomSeriesAsFresh(t, opts, func(at string, got *translate.Result) {

@@ -68,7 +68,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
-	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; each request then runs a short Lua script that picks its scope. 0: one route configuration (docs/benchmarks.md, issue 18)")
+	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, whose log2 regular expressions each request's Host is then matched against to pick its scope. 0: one route configuration (docs/benchmarks.md, issue 18)")
 }
 
 func (t *translateFlags) validate() error {
@@ -99,8 +99,8 @@ func (t *translateFlags) validate() error {
 	if _, err := configMapName(t.configMap); err != nil {
 		return err
 	}
-	if t.routeScopes > envoy.MaxRouteScopes {
-		return fmt.Errorf("--route-scopes %d: at most %d", t.routeScopes, envoy.MaxRouteScopes)
+	if t.routeScopes > envoy.MaxRouteScopes || !envoy.ValidRouteScopes(int(t.routeScopes)) {
+		return fmt.Errorf("--route-scopes %d: 0, or a power of two up to %d", t.routeScopes, envoy.MaxRouteScopes)
 	}
 	if t.routeScopes > 0 && t.vhds {
 		return fmt.Errorf("--route-scopes and --vhds cannot be combined: each splits the HTTP listener's routes its own way")

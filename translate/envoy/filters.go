@@ -42,7 +42,6 @@ const (
 	useResponseRate
 	useConnLimit
 	useResponsePace
-	useRouteScope
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -62,15 +61,9 @@ type httpFilter struct {
 
 // httpFilterOrder is the HTTP filter chain, in its one fixed order; the
 // router always comes last. A new filter takes its place here, a bit of
-// filterSet, and its per-route configuration in the feature's file. scopes
-// is the number of route scopes (scopes.go), 0 for none.
-func httpFilterOrder(scopes int) []httpFilter {
+// filterSet, and its per-route configuration in the feature's file.
+func httpFilterOrder() []httpFilter {
 	return []httpFilter{
-		// The route scope first of all (scopes.go): every other filter
-		// that asks for the request's route must get it from the scope
-		// of its Host, which Envoy can only select once the script has
-		// named it.
-		{name: routeScopeFilter, use: useRouteScope, config: func() proto.Message { return routeScopeFilterConfig(scopes) }},
 		// On-demand clusters before all (ondemand.go): when a route's
 		// cluster comes, Envoy re-runs the request's chain from its start,
 		// so that any filter before this one would act twice. On in the
@@ -149,9 +142,9 @@ func httpFilterOrder(scopes int) []httpFilter {
 }
 
 // httpFilters is the chain for the filters a listener's routes use.
-func httpFilters(uses filterSet, l *ir.Listener, scopes int) ([]*hcmv3.HttpFilter, error) {
+func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
 	var out []*hcmv3.HttpFilter
-	for _, f := range httpFilterOrder(scopes) {
+	for _, f := range httpFilterOrder() {
 		if uses&f.use == 0 {
 			continue
 		}
@@ -186,7 +179,7 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 	if l.Block != nil {
 		uses |= useBlock
 	}
-	filters, err := httpFilters(uses, l, scopes)
+	filters, err := httpFilters(uses, l)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +221,13 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	}
 	if scopes > 0 {
-		hcm.RouteSpecifier = scopedRoutes(routeName) // scopes.go
+		// scopes.go: the scope picked before routing, from the Host.
+		hcm.RouteSpecifier = scopedRoutes(routeName)
+		mutation, err := routeScopeMutation(scopes)
+		if err != nil {
+			return nil, err
+		}
+		hcm.EarlyHeaderMutationExtensions = mutation
 	}
 	if err := applyDownstream(hcm, l); err != nil { // downstream.go
 		return nil, err

@@ -180,7 +180,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			if err != nil {
 				return nil, err
 			}
-			uses |= c.onDemandUse() | c.routeScopeUse() // ondemand.go, scopes.go
+			uses |= c.onDemandUse() // ondemand.go
 			if c.opts.VirtualHostDiscovery {
 				// vhds.go: the virtual hosts go as resources of their own.
 				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)

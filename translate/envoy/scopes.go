@@ -2,16 +2,19 @@ package envoy
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 
+	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	earlymutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/early_header_mutation/header_mutation/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -34,73 +37,168 @@ import (
 // among them (exact, then the longest wildcard, then "*") is the same. A
 // host with aliases (server-alias) is in the scope of each of its names.
 //
-// Envoy picks a scope by an exact key taken from a header; nothing in it
-// hashes. So the listener's first filter, a short Lua script
-// (routeScopeScript), hashes the request's Host as RouteScope does, puts
-// the scope's number in RouteScopeHeader (over any value the client sent)
-// and clears the route cache, on which Envoy selects the scope again from
-// that header (ConnectionManagerImpl::ActiveStream::refreshCachedRoute).
-// The Host it reads is the one Envoy's domain matching reads: without its
-// port and trailing dot (strip_any_host_port, strip_trailing_host_dot run
-// before any filter), and lower-cased as Envoy lower-cases it. Each route
-// configuration removes the header before a request goes upstream.
+// Envoy picks a scope by an exact key taken from a header, which must be
+// there before the connection manager first routes the request: that
+// first route decides which of the filters that are off by default
+// (disabled, turned on by a route's per-filter configuration:
+// authentication, limits, rewrites) the request's filter chain holds, so
+// a scope chosen later, by a filter, would serve the right route without
+// them. Nothing in Envoy hashes a header, but the connection manager's
+// early header mutation, which runs before routing, takes CEL: the key is
+// RouteScope's hash written as CEL (routeScopeExpression), set over any
+// value the client sent. The hash is one CEL can compute: bit k of the
+// scope is the parity of how many of the Host's characters are in the k-th
+// of log2(N) fixed sets of DNS characters (each set a regular expression
+// that matches an even count), read from the Host's start to its first
+// ':' (so a port does not count), in either case, and not the dots (so
+// a trailing dot does not count), as Envoy's domain matching ignores them.
+// Each route configuration removes the header before a request goes
+// upstream.
 //
 // The scopes come over SRDS, their route configurations over RDS (see
-// scopedRoutes): both SotW and delta Envoys take them, unlike VHDS. The price is the script, run on every request of the
-// listener (docs/benchmarks.md, "Route scopes").
+// scopedRoutes): both SotW and delta Envoys take them, unlike VHDS. The
+// price is the expression, evaluated on every request of the listener
+// (docs/benchmarks.md, "Route scopes").
 
-// RouteScopeHeader carries a request's scope from the script to Envoy's
-// scope selection.
+// RouteScopeHeader carries a request's scope from the early header
+// mutation to Envoy's scope selection.
 const RouteScopeHeader = "x-ingress-xds-route-scope"
 
-// routeScopeFilter is the script's filter: a Lua filter of its own name,
-// apart from the response rewrite's (responserewrite.go).
-const routeScopeFilter = "ingress-xds.route-scope"
-
 // MaxRouteScopes bounds Options.RouteScopes: each scope is a route
-// configuration and an RDS subscription in every Envoy.
+// configuration and an RDS subscription in every Envoy, and each of its
+// log2 a regular expression run on every request.
 const MaxRouteScopes = 4096
 
-// routeScopeModulus keeps the hash's running value small enough that the
-// script's arithmetic (LuaJIT's doubles) is exact: below 2^53 at every step.
-const routeScopeModulus = 1000003
+// ValidRouteScopes says whether n is a number of route scopes: 0 for none,
+// else a power of two up to MaxRouteScopes (each scope is a number of
+// log2(n) bits).
+func ValidRouteScopes(n int) bool {
+	return n == 0 || n > 0 && n <= MaxRouteScopes && n&(n-1) == 0
+}
 
-// RouteScope is the scope, of n, whose route configuration holds host's
-// virtual host: the routeScopeScript's hash, byte for byte.
-func RouteScope(host string, n int) int {
-	h := 0
-	for i := 0; i < len(host); i++ {
-		c := int(host[i])
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		h = (h*31 + c) % routeScopeModulus
+// routeScopeBits is the bits of a scope's number with n scopes.
+func routeScopeBits(n int) int { return bits.TrailingZeros(uint(n)) }
+
+// routeScopeSet is the characters whose count's parity is bit k of a
+// scope: two runs of letters, one of digits, and perhaps '-', chosen by a
+// fixed pseudo-random sequence (splitmix64 of k), so that the sets differ
+// and each holds about half of a host name's characters. Runs rather than
+// scattered characters, because Envoy bounds the size of a CEL regular
+// expression, and each run is one range of its class.
+type routeScopeSet struct {
+	runs []string // "a-e": the class's ranges, lower case
+	dash bool
+}
+
+func scopeSet(k int) routeScopeSet {
+	x := uint64(k+1) * 0x9e3779b97f4a7c15
+	next := func(n uint64) uint64 {
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		return (z ^ (z >> 31)) % n
 	}
-	return h % n
+	run := func(first byte, size, minLen, maxLen uint64) string {
+		length := minLen + next(maxLen-minLen+1)
+		start := next(size - length + 1)
+		return string([]byte{first + byte(start), '-', first + byte(start+length-1)})
+	}
+	// Two letter runs, one in each half of the alphabet, so that they
+	// neither overlap nor touch.
+	return routeScopeSet{
+		runs: []string{run('a', 13, 3, 9), run('n', 13, 3, 9), run('0', 10, 3, 7)},
+		dash: next(2) == 1,
+	}
 }
 
-// routeScopeScript is the listener's first filter with n scopes: it
-// computes RouteScope of the request's Host.
-func routeScopeScript(n int) string {
-	return fmt.Sprintf(`local scopes = %d
-function envoy_on_request(handle)
-  local headers = handle:headers()
-  local host = headers:get(":authority") or ""
-  local h = 0
-  for i = 1, #host do
-    local c = host:byte(i)
-    if c >= 65 and c <= 90 then c = c + 32 end
-    h = (h * 31 + c) %% %d
-  end
-  headers:replace(%q, tostring(h %% scopes))
-  handle:clearRouteCache()
-end
-`, n, routeScopeModulus, RouteScopeHeader)
+// has says whether c, in either case, is in the set.
+func (s routeScopeSet) has(c byte) bool {
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	if c == '-' {
+		return s.dash
+	}
+	for _, r := range s.runs {
+		if r[0] <= c && c <= r[2] {
+			return true
+		}
+	}
+	return false
 }
 
-// routeScopeFilterConfig is the script's filter configuration.
-func routeScopeFilterConfig(n int) proto.Message {
-	return &luav3.Lua{DefaultSourceCode: &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: routeScopeScript(n)}}}
+// class is the set as the inside of a regular expression's class: its
+// runs in both cases, '-' last, where it is itself.
+func (s routeScopeSet) class() string {
+	var b strings.Builder
+	for _, r := range s.runs {
+		b.WriteString(r)
+		if 'a' <= r[0] && r[0] <= 'z' {
+			b.WriteString(strings.ToUpper(r))
+		}
+	}
+	if s.dash {
+		b.WriteByte('-')
+	}
+	return b.String()
+}
+
+// RouteScope is the scope, of n (a power of two), whose route
+// configuration holds host's virtual host: bit k is the parity of the
+// characters of host before its first ':' that are in scopeSet(k), in
+// either case. It is routeScopeExpression's value for that Host.
+func RouteScope(host string, n int) int {
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	v := 0
+	for k := range routeScopeBits(n) {
+		set := scopeSet(k)
+		for i := 0; i < len(host); i++ {
+			if set.has(host[i]) {
+				v ^= 1 << k
+			}
+		}
+	}
+	return v
+}
+
+// routeScopeExpression is RouteScope of the request's Host in CEL: for
+// each bit, a regular expression (RE2) that matches a Host with an even
+// count of the set's characters before its first ':'. A request without a
+// Host is in scope 0.
+func routeScopeExpression(n int) string {
+	k := routeScopeBits(n)
+	if k == 0 {
+		return "0"
+	}
+	terms := make([]string, k)
+	for bit := range k {
+		class := scopeSet(bit).class()
+		in, others := "["+class+"]", "[^:"+class+"]*"
+		even := "^" + others + "(?:" + in + others + in + others + ")*(?::.*)?$"
+		terms[bit] = fmt.Sprintf("(request.host.matches('%s') ? 0 : %d)", even, 1<<bit)
+	}
+	return "has(request.host) ? " + strings.Join(terms, " + ") + " : 0"
+}
+
+// routeScopeMutation is the connection manager's early header mutation
+// that sets RouteScopeHeader to the request's scope, over whatever the
+// client sent (removed first, so that a client's value never stays
+// should the expression give nothing).
+func routeScopeMutation(n int) ([]*corev3.TypedExtensionConfig, error) {
+	cfg, err := anypb.New(&earlymutationv3.HeaderMutation{Mutations: []*mutationrulesv3.HeaderMutation{
+		{Action: &mutationrulesv3.HeaderMutation_Remove{Remove: RouteScopeHeader}},
+		{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: RouteScopeHeader, Value: "%CEL(" + routeScopeExpression(n) + ")%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}}},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("packing the route scope's header mutation: %w", err)
+	}
+	return []*corev3.TypedExtensionConfig{{Name: "ingress-xds.route-scope", TypedConfig: cfg}}, nil
 }
 
 // ScopeRouteName is the name of scope i's route configuration of the
@@ -162,14 +260,6 @@ func (c *Renderer) scopesOf(listener string) []*routev3.ScopedRouteConfiguration
 		c.scopeLists[listener] = list
 	}
 	return list
-}
-
-// routeScopeUse is the script's filter when the renderer splits routes.
-func (c *Renderer) routeScopeUse() filterSet {
-	if c.opts.RouteScopes > 0 {
-		return useRouteScope
-	}
-	return 0
 }
 
 // scopeEntry is a scope's route configuration as last rendered, and the

@@ -1,6 +1,8 @@
 package envoy_test
 
 import (
+	"math/bits"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +39,7 @@ func TestRouteScopesRouteAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range []int{1, 3, 16} {
+			for _, n := range []int{1, 4, 16} {
 				scoped, err := envoy.NewRendererWith(envoy.Options{RouteScopes: n}).Render(m)
 				if err != nil {
 					t.Fatal(err)
@@ -52,7 +54,7 @@ func TestRouteScopesRouteAlike(t *testing.T) {
 				if _, err := xds.NewSnapshot(scoped); err != nil {
 					t.Errorf("%d scopes: not a consistent snapshot: %v", n, err)
 				}
-				if bin != "" && n == 3 {
+				if bin != "" && n == 4 {
 					envoytest.Validate(t, bin, scoped)
 				}
 			}
@@ -144,13 +146,14 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 				t.Errorf("%d scopes: scope %d is %v", n, j, sc)
 			}
 		}
-		if first := hcm.GetHttpFilters()[0]; first.GetName() != "ingress-xds.route-scope" || !strings.Contains(string(first.GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
-			t.Errorf("%d scopes: listener %s's first filter is %s", n, l.GetName(), first.GetName())
+		if ext := hcm.GetEarlyHeaderMutationExtensions(); len(ext) != 1 || !strings.Contains(string(ext[0].GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
+			t.Errorf("%d scopes: listener %s's early header mutations are %v", n, l.GetName(), ext)
 		}
-		// But for the routes and the script, the same connection manager.
+		// But for the routes and the scope's header, the same connection
+		// manager.
 		unscoped := connectionManager(t, l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
 		hcm.RouteSpecifier = unscoped.RouteSpecifier
-		hcm.HttpFilters = hcm.HttpFilters[1:]
+		hcm.EarlyHeaderMutationExtensions = nil
 		sameMessage(t, "listener "+l.GetName()+"'s connection manager", unscoped, hcm)
 	}
 }
@@ -188,38 +191,53 @@ func connectionManager(t *testing.T, a interface {
 	return hcm
 }
 
-// TestRouteScopeHash: the hash is the script's, on known values (worked
-// out by hand from its definition), ignores case as Envoy's domain
-// matching does, and spreads names over the scopes.
+// TestRouteScopeHash: the hash ignores what Envoy's domain matching
+// ignores (case, a port, a trailing dot), spreads names over the scopes,
+// and is what the CEL expression Envoy evaluates computes: each of its
+// regular expressions, run here by Go's RE2 (Envoy's too), gives the bit
+// RouteScope gives, for hosts as clients write them.
 func TestRouteScopeHash(t *testing.T) {
-	// "ab": (97*31 + 98) % 1000003 = 3105.
-	if got := envoy.RouteScope("ab", 10007); got != 3105 {
-		t.Errorf("RouteScope(ab) = %d, want 3105", got)
-	}
-	if envoy.RouteScope("Cafe.Example.COM", 64) != envoy.RouteScope("cafe.example.com", 64) {
-		t.Error("the scope depends on the case of the host")
-	}
-	if got := envoy.RouteScope("", 7); got != 0 {
-		t.Errorf("RouteScope of no host = %d, want 0", got)
+	for _, n := range []int{1, 2, 64, 1024} {
+		if envoy.RouteScope("Cafe.Example.COM:8080", n) != envoy.RouteScope("cafe.example.com.", n) {
+			t.Errorf("%d scopes: the scope depends on the case, the port or the trailing dot", n)
+		}
 	}
 	counts := make([]int, 16)
 	for i := range 1600 {
-		counts[envoy.RouteScope("host-"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+"-"+itoa(i)+".example.com", 16)]++
+		counts[envoy.RouteScope("ingress-"+strconv.Itoa(i)+".ns-"+strconv.Itoa(i%7)+".example.com", 16)]++
 	}
 	for s, c := range counts {
 		if c < 50 || c > 150 {
 			t.Errorf("scope %d holds %d of 1,600 hosts: the hash does not spread them", s, c)
 		}
 	}
-}
-
-func itoa(i int) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		if i /= 10; i == 0 {
-			return string(b)
+	term := regexp.MustCompile(`request\.host\.matches\('([^']*)'\) \? 0 : ([0-9]+)\)`)
+	hosts := []string{"", "a", "cafe.example.com", "CAFE.Example.com", "cafe.example.com:8443", "cafe.example.com.",
+		"x-1.y-2.example.org", "ingress-42.bench.example.com", "a:b:c", "[::1]:80", "under_score.example", "0.0.0.0"}
+	for i := range 200 {
+		hosts = append(hosts, "h"+strconv.Itoa(i*7919)+".scopes.example.com")
+	}
+	for _, n := range []int{2, 64, 1024, 4096} {
+		expr := envoy.RouteScopeExpression(n)
+		terms := term.FindAllStringSubmatch(expr, -1)
+		if len(terms) != bits.TrailingZeros(uint(n)) {
+			t.Fatalf("%d scopes: %d terms in %s", n, len(terms), expr)
 		}
+		for _, host := range hosts {
+			got := 0
+			for _, m := range terms {
+				bit, _ := strconv.Atoi(m[2])
+				if !regexp.MustCompile(m[1]).MatchString(host) {
+					got += bit
+				}
+			}
+			if want := envoy.RouteScope(host, n); got != want {
+				t.Errorf("%d scopes, Host %q: the expression gives %d, RouteScope %d", n, host, got, want)
+			}
+		}
+	}
+	if !envoy.ValidRouteScopes(0) || !envoy.ValidRouteScopes(4096) || envoy.ValidRouteScopes(3) || envoy.ValidRouteScopes(8192) {
+		t.Error("ValidRouteScopes takes 0 and powers of two up to 4096 only")
 	}
 }
 
