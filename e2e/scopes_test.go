@@ -19,7 +19,8 @@ import (
 // TestRouteScopes runs `serve --route-scopes 8 --manifests DIR` with a
 // SotW and a delta Envoy (issue 18): the HTTP listener's routes come in
 // eight route configurations, a host's in the one its name hashes to, and
-// a Lua filter picks a request's by the same hash of its Host. Each Envoy
+// the connection manager picks a request's by the same hash of its Host,
+// before routing (an early header mutation's CEL expression). Each Envoy
 // routes as with one route configuration: the cafe's table (exact and
 // one-label wildcard hosts, path types, unknown hosts, 404 and 503), forty
 // exact hosts spread over the scopes, asked for as sent, in upper case,
@@ -269,8 +270,8 @@ func echoWithHeader(address, host, name, value string) (echo.Reply, error) {
 // BenchmarkRouteScopes is the cost per request of route scopes at the data
 // plane: the same GET to the same backend through two Envoys of one
 // machine, one fed by a control plane with one route configuration, the
-// other by one with 64 scopes (whose Lua filter hashes each request's
-// Host), the same 200 hosts on both; serial (one keep-alive connection,
+// other by one with 64 scopes (whose connection manager hashes each
+// request's Host with six regular expressions), the same 200 hosts on both; serial (one keep-alive connection,
 // one request at a time: latency) and parallel (eight goroutines per CPU:
 // throughput), taking turns (docs/benchmarks.md, "Route scopes").
 //

@@ -225,7 +225,7 @@ func scopeList(listener string, n int) []*routev3.ScopedRouteConfiguration {
 }
 
 // scopedRoutes is the connection manager's route specifier with route
-// scopes: keyed by the header the script sets, the scopes over SRDS and
+// scopes: keyed by the header the early header mutation sets, the scopes over SRDS and
 // their route configurations over RDS, all on the ADS stream. Envoy takes
 // neither a route configuration over RDS from a list of scopes in the
 // listener ("not supported with inline scoped routes") nor, sensibly, every
