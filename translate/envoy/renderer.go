@@ -48,6 +48,7 @@ type Renderer struct {
 	scopes        []scopeEntry
 	scopeSettings *routev3.RouteConfiguration
 	scopeLists    map[string][]*routev3.ScopedRouteConfiguration
+	scopeTable    *scopeTable
 
 	next generation
 

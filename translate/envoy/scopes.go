@@ -149,19 +149,37 @@ func (s routeScopeSet) class() string {
 // characters of host before its first ':' that are in scopeSet(k), in
 // either case. It is routeScopeExpression's value for that Host.
 func RouteScope(host string, n int) int {
-	if i := strings.IndexByte(host, ':'); i >= 0 {
-		host = host[:i]
-	}
-	v := 0
+	table := routeScopeTable(n)
+	return table.scope(host)
+}
+
+// scopeTable is, for each byte, the bits of a scope it flips.
+type scopeTable [256]uint16
+
+// routeScopeTable is the table of n scopes.
+func routeScopeTable(n int) *scopeTable {
+	var t scopeTable
 	for k := range routeScopeBits(n) {
 		set := scopeSet(k)
-		for i := 0; i < len(host); i++ {
-			if set.has(host[i]) {
-				v ^= 1 << k
+		for c := range t {
+			if set.has(byte(c)) {
+				t[c] |= 1 << k
 			}
 		}
 	}
-	return v
+	return &t
+}
+
+// scope is RouteScope with the table of its n.
+func (t *scopeTable) scope(host string) int {
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	var v uint16
+	for i := 0; i < len(host); i++ {
+		v ^= t[host[i]]
+	}
+	return int(v)
 }
 
 // routeScopeExpression is RouteScope of the request's Host in CEL: for
@@ -276,6 +294,9 @@ type scopeEntry struct {
 // finds it unchanged by identity and sends nothing for it.
 func (c *Renderer) scopedRouteConfigurations(rc *routev3.RouteConfiguration, vhosts []*ir.VirtualHost) []*routev3.RouteConfiguration {
 	n := c.opts.RouteScopes
+	if c.scopeTable == nil {
+		c.scopeTable = routeScopeTable(n)
+	}
 	settings := proto.Clone(withoutVirtualHosts(rc)).(*routev3.RouteConfiguration)
 	settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, RouteScopeHeader)
 	scoped := make([][]*routev3.VirtualHost, n)
@@ -290,7 +311,7 @@ func (c *Renderer) scopedRouteConfigurations(rc *routev3.RouteConfiguration, vho
 		}
 		seen = seen[:0]
 		for _, name := range append([]string{vh.Host}, vh.Aliases...) {
-			s := RouteScope(name, n)
+			s := c.scopeTable.scope(name)
 			if !slices.Contains(seen, s) {
 				seen = append(seen, s)
 				scoped[s] = append(scoped[s], msg)
