@@ -25,8 +25,9 @@ import (
 // one-label wildcard hosts, path types, unknown hosts, 404 and 503), forty
 // exact hosts spread over the scopes, asked for as sent, in upper case,
 // with a port and with a trailing dot (which Envoy's domain matching
-// ignores, and so must the hash), and a server alias. The scope header
-// never reaches a backend, and a client's own cannot choose another scope.
+// ignores, and so must the hash), and a server alias. A client's scope
+// header cannot choose another scope: the backend sees the one the hash
+// gives.
 // A new host is served after one update of its scope's route
 // configuration, none of the others', and no change of the listener; a
 // catch-all (a default backend) updates every scope, and then serves any
@@ -92,8 +93,10 @@ func TestRouteScopes(t *testing.T) {
 				if reply.Backend != scopedBackend(i) {
 					t.Errorf("Host %s with scope %s asked: served by %q, want %q", host, wrong, reply.Backend, scopedBackend(i))
 				}
-				if v := reply.Header.Get(envoy.RouteScopeHeader); v != "" {
-					t.Errorf("Host %s: the backend saw %s: %s", host, envoy.RouteScopeHeader, v)
+				// The scope Envoy computed, whatever the client sent: the
+				// CEL expression's value is the renderer's hash.
+				if v, want := reply.Header.Get(envoy.RouteScopeHeader), strconv.Itoa(envoy.RouteScope(host, scopes)); v != want {
+					t.Errorf("Host %s: the backend saw %s: %q, want %q", host, envoy.RouteScopeHeader, v, want)
 				}
 			}
 		})

@@ -52,8 +52,10 @@ import (
 // that matches an even count), read from the Host's start to its first
 // ':' (so a port does not count), in either case, and not the dots (so
 // a trailing dot does not count), as Envoy's domain matching ignores them.
-// Each route configuration removes the header before a request goes
-// upstream.
+// The header stays on the request, and reaches the backend: a route's
+// request_headers_to_remove would take it off the request itself, and a
+// request Envoy runs again (custom-http-errors' error page, errorpages.go)
+// would then have no scope, the early header mutation not running again.
 //
 // The scopes come over SRDS, their route configurations over RDS (see
 // scopedRoutes): both SotW and delta Envoys take them, unlike VHDS. The
@@ -298,7 +300,6 @@ func (c *Renderer) scopedRouteConfigurations(rc *routev3.RouteConfiguration, vho
 		c.scopeTable = routeScopeTable(n)
 	}
 	settings := proto.Clone(withoutVirtualHosts(rc)).(*routev3.RouteConfiguration)
-	settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, RouteScopeHeader)
 	scoped := make([][]*routev3.VirtualHost, n)
 	seen := make([]int, 0, 4)
 	for i, vh := range vhosts {

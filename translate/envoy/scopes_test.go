@@ -23,9 +23,9 @@ import (
 // plain-HTTP route configuration split: scope i holds, in the same order,
 // the virtual hosts one of whose names hashes to i and every wildcard and
 // catch-all virtual host, each the same message as in the one configuration,
-// and its settings are the one configuration's with the scope header
-// removed upstream. The listener routes through the scopes, with the
-// scope script first; everything else is the same. Each publishes as a
+// and its settings are the one configuration's. The listener routes
+// through the scopes, its early header mutation setting the scope;
+// everything else is the same. Each publishes as a
 // consistent, valid snapshot, and the real Envoy accepts it.
 func TestRouteScopesRouteAlike(t *testing.T) {
 	var bin string
@@ -100,7 +100,6 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 			settings := proto.Clone(rc).(*routev3.RouteConfiguration)
 			settings.VirtualHosts = nil
 			settings.Name = got.GetName()
-			settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, envoy.RouteScopeHeader)
 			rest := proto.Clone(got).(*routev3.RouteConfiguration)
 			rest.VirtualHosts = nil
 			sameMessage(t, "scope "+got.GetName()+"'s settings", settings, rest)
