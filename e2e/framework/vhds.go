@@ -21,7 +21,8 @@ func VHDS() bool { return os.Getenv(VHDSEnv) == "1" }
 
 // vhdsServeArgs are the flags serve gets for the suite's modes (this
 // one's, ondemand.go's and scopes.go's) besides a test's own args: route
-// scopes but where the test asks for VHDS, which they cannot combine with.
+// scopes but where the test asks for VHDS, which they cannot combine with,
+// or for a number of scopes of its own.
 func vhdsServeArgs(testArgs []string) []string {
 	var args []string
 	if VHDS() {
@@ -30,7 +31,7 @@ func vhdsServeArgs(testArgs []string) []string {
 	if OnDemand() {
 		args = append(args, "--on-demand-clusters")
 	}
-	if n := RouteScopes(); n > 0 && !slices.Contains(testArgs, "--vhds") {
+	if n := RouteScopes(); n > 0 && !slices.Contains(testArgs, "--vhds") && !slices.Contains(testArgs, "--route-scopes") {
 		args = append(args, "--route-scopes", strconv.Itoa(n)) // scopes.go
 	}
 	return args

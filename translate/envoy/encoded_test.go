@@ -77,7 +77,7 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 	}
 	whole := &routev3.VirtualHost{Name: vh.Host, Domains: []string{vh.Host}}
 	for _, r := range vh.Routes {
-		route, _, err := renderRoute(vh.Host, r)
+		route, _, err := renderRoute(vh.Host, r, listenerSide{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func customResponseListenerConfig() proto.Message { return &customv3.CustomRespo
 
 // errorPages is a route's configuration of the filter: one matcher per
 // code.
-func errorPages(e *ir.ErrorPages) (*customv3.CustomResponse, error) {
+func errorPages(e *ir.ErrorPages, l listenerSide) (*customv3.CustomResponse, error) {
 	input, err := anypb.New(&matcherv3.HttpResponseStatusCodeMatchInput{})
 	if err != nil {
 		return nil, fmt.Errorf("packing the status input: %w", err)
@@ -48,6 +48,11 @@ func errorPages(e *ir.ErrorPages) (*customv3.CustomResponse, error) {
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		}}
 		headers = append(headers, headerOptions(&ir.HeaderChanges{Set: e.Headers})...)
+		if l.scopes > 0 {
+			// The request run again has no scope header (its routes
+			// took it off) and no early header mutation (scopes.go).
+			headers = append(headers, routeScopeHeader(l.scopes))
+		}
 		policy, err := anypb.New(&redirectv3.RedirectPolicy{
 			RedirectActionSpecifier: &redirectv3.RedirectPolicy_RedirectAction{RedirectAction: &routev3.RedirectAction{
 				PathRewriteSpecifier: &routev3.RedirectAction_PathRedirect{PathRedirect: e.Path},

@@ -20,6 +20,9 @@ type listenerSide struct {
 	// discoveredIn names the route configuration whose virtual hosts are
 	// sent over VHDS (vhds.go), or is empty.
 	discoveredIn string
+	// scopes is the number of route scopes the listener's routes are in
+	// (scopes.go), or 0.
+	scopes int
 }
 
 func (l listenerSide) scheme() string {
@@ -84,7 +87,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 	for _, route := range routes {
 		if r.Policy != nil {
 			applyHeaderPolicy(route, r.Policy)
-			u, err := applyFilterPolicies(route, r.Policy)
+			u, err := applyFilterPolicies(route, r.Policy, l)
 			if err != nil {
 				return nil, 0, false, err
 			}

@@ -34,7 +34,7 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			uses |= u
 			continue
 		}
-		route, u, err := renderRoute(vh.Host, r)
+		route, u, err := renderRoute(vh.Host, r, l)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
@@ -86,7 +86,7 @@ func compactVirtualHost(vh *routev3.VirtualHost) *routev3.VirtualHost {
 
 // renderRoute renders a route that does not redirect (redirect.go renders
 // those).
-func renderRoute(host string, r *ir.Route) (*routev3.Route, filterSet, error) {
+func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filterSet, error) {
 	route := &routev3.Route{Match: routeMatch(host, r.Match)}
 	p := r.Policy
 	switch a := r.Action; {
@@ -104,13 +104,13 @@ func renderRoute(host string, r *ir.Route) (*routev3.Route, filterSet, error) {
 		return route, 0, nil
 	}
 	applyHeaderPolicy(route, p)
-	uses, err := applyFilterPolicies(route, p)
+	uses, err := applyFilterPolicies(route, p, l)
 	return route, uses, err
 }
 
 // applyFilterPolicies sets the per-route configuration of the optional HTTP
 // filters a route's policy needs, and says which those are.
-func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, error) {
+func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide) (filterSet, error) {
 	var uses filterSet
 	per := map[string]proto.Message{}
 	if p.IPRules != nil {
@@ -163,7 +163,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy) (filterSet, er
 		uses |= useBuffer
 	}
 	if p.ErrorPages != nil {
-		pages, err := errorPages(p.ErrorPages)
+		pages, err := errorPages(p.ErrorPages, l)
 		if err != nil {
 			return 0, err
 		}

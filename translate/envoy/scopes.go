@@ -52,10 +52,10 @@ import (
 // that matches an even count), read from the Host's start to its first
 // ':' (so a port does not count), in either case, and not the dots (so
 // a trailing dot does not count), as Envoy's domain matching ignores them.
-// The header stays on the request, and reaches the backend: a route's
-// request_headers_to_remove would take it off the request itself, and a
-// request Envoy runs again (custom-http-errors' error page, errorpages.go)
-// would then have no scope, the early header mutation not running again.
+// Each route configuration removes the header before a request goes
+// upstream (and to a mirror). That takes it off the request itself, and a
+// request Envoy runs again (custom-http-errors' error page, errorpages.go),
+// on which the early header mutation does not run, sets it again.
 //
 // The scopes come over SRDS, their route configurations over RDS (see
 // scopedRoutes): both SotW and delta Envoys take them, unlike VHDS. The
@@ -203,6 +203,15 @@ func routeScopeExpression(n int) string {
 	return "has(request.host) ? " + strings.Join(terms, " + ") + " : 0"
 }
 
+// routeScopeHeader sets RouteScopeHeader to the request's scope, over any
+// value it had.
+func routeScopeHeader(n int) *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: RouteScopeHeader, Value: "%CEL(" + routeScopeExpression(n) + ")%"},
+		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	}
+}
+
 // routeScopeMutation is the connection manager's early header mutation
 // that sets RouteScopeHeader to the request's scope, over whatever the
 // client sent (removed first, so that a client's value never stays
@@ -210,10 +219,7 @@ func routeScopeExpression(n int) string {
 func routeScopeMutation(n int) ([]*corev3.TypedExtensionConfig, error) {
 	cfg, err := anypb.New(&earlymutationv3.HeaderMutation{Mutations: []*mutationrulesv3.HeaderMutation{
 		{Action: &mutationrulesv3.HeaderMutation_Remove{Remove: RouteScopeHeader}},
-		{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: RouteScopeHeader, Value: "%CEL(" + routeScopeExpression(n) + ")%"},
-			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-		}}},
+		{Action: &mutationrulesv3.HeaderMutation_Append{Append: routeScopeHeader(n)}},
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("packing the route scope's header mutation: %w", err)
@@ -300,6 +306,7 @@ func (c *Renderer) scopedRouteConfigurations(rc *routev3.RouteConfiguration, vho
 		c.scopeTable = routeScopeTable(n)
 	}
 	settings := proto.Clone(withoutVirtualHosts(rc)).(*routev3.RouteConfiguration)
+	settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, RouteScopeHeader)
 	scoped := make([][]*routev3.VirtualHost, n)
 	seen := make([]int, 0, 4)
 	for i, vh := range vhosts {

@@ -1,6 +1,7 @@
 package envoy_test
 
 import (
+	"bytes"
 	"math/bits"
 	"regexp"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ingress-xds/ingress-xds/internal/envoytest"
@@ -23,7 +25,8 @@ import (
 // plain-HTTP route configuration split: scope i holds, in the same order,
 // the virtual hosts one of whose names hashes to i and every wildcard and
 // catch-all virtual host, each the same message as in the one configuration,
-// and its settings are the one configuration's. The listener routes
+// and its settings are the one configuration's, the scope header removed
+// upstream. The listener routes
 // through the scopes, its early header mutation setting the scope;
 // everything else is the same. Each publishes as a
 // consistent, valid snapshot, and the real Envoy accepts it.
@@ -100,6 +103,7 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 			settings := proto.Clone(rc).(*routev3.RouteConfiguration)
 			settings.VirtualHosts = nil
 			settings.Name = got.GetName()
+			settings.RequestHeadersToRemove = append(settings.RequestHeadersToRemove, envoy.RouteScopeHeader)
 			rest := proto.Clone(got).(*routev3.RouteConfiguration)
 			rest.VirtualHosts = nil
 			sameMessage(t, "scope "+got.GetName()+"'s settings", settings, rest)
@@ -113,7 +117,9 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 				t.Errorf("%d scopes: scope %d holds %v, want %v", n, i, vhostNames(got.GetVirtualHosts()), vhostNames(wantHosts))
 				continue
 			}
-			sameList(t, "scope "+got.GetName()+"'s virtual hosts", wantHosts, got.GetVirtualHosts())
+			for j, vh := range got.GetVirtualHosts() {
+				sameButScopeHeader(t, "scope "+got.GetName()+"'s virtual host "+vh.GetName(), wantHosts[j], vh)
+			}
 		}
 	}
 	if len(scoped.Routes) != want {
@@ -155,6 +161,36 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 		hcm.EarlyHeaderMutationExtensions = nil
 		sameMessage(t, "listener "+l.GetName()+"'s connection manager", unscoped, hcm)
 	}
+}
+
+// sameButScopeHeader is sameMessage but for the scope header the scoped
+// form's error pages set on the request they run again (errorpages.go).
+func sameButScopeHeader(t *testing.T, what string, want, got proto.Message) {
+	t.Helper()
+	w, g := expandedJSON(t, want), expandedJSON(t, got)
+	stripped := scopeHeaderOption.ReplaceAll(g, nil)
+	if len(stripped) != len(g) && bytes.Contains(w, []byte(envoy.RouteScopeHeader)) {
+		t.Errorf("%s: the scope header in the unscoped form", what)
+	}
+	if !bytes.Equal(w, stripped) {
+		t.Errorf("%s: got %s\nwant %s", what, stripped, w)
+	}
+}
+
+// scopeHeaderOption is the scope header's option in compact JSON.
+var scopeHeaderOption = regexp.MustCompile(`,\{"header":\{"key":"x-ingress-xds-route-scope","value":"[^"]*"\},"appendAction":"OVERWRITE_IF_EXISTS_OR_ADD"\}`)
+
+func expandedJSON(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	x, err := envoy.Expand(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := protojson.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compactJSON(t, raw)
 }
 
 // inScope says whether vh's virtual host belongs to scope i of n: by one
