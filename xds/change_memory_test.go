@@ -127,11 +127,17 @@ func TestIngressChangesKeepNoHistory(t *testing.T) {
 			t.Errorf("annotated every %d: the live heap grew %d B over %d changes, more than a route configuration (%d B) and the changes' own hosts: something keeps past changes",
 				every, grown, changes-1, m.routeBytes)
 		}
-		// A change encodes the route configuration once (the snapshot's),
-		// and the rest is the changed host's and the lists of positions.
-		if limit := uint64(3*m.routeBytes) + 2<<20; m.bytes > limit {
-			t.Errorf("annotated every %d: %d B allocated per change, over %d (three route configurations and 2 MiB): a change re-encodes or re-renders more than what it changed",
+		// A change encodes the route configuration once (the snapshot's);
+		// the rest is the changed hosts' and the lists of positions, a
+		// few words per host, in a number of allocations that does not
+		// grow with the workload. Rendering, validating or encoding every
+		// virtual host again would be an allocation or more per host.
+		if limit := uint64(m.routeBytes) + 256*uint64(2*n); m.bytes > limit {
+			t.Errorf("annotated every %d: %d B allocated per change, over %d (a route configuration and 256 B a host): a change re-encodes or re-renders more than what it changed",
 				every, m.bytes, limit)
+		}
+		if m.allocs > 1000 {
+			t.Errorf("annotated every %d: %d allocations per change, over 1,000: a change re-encodes or re-renders more than what it changed", every, m.allocs)
 		}
 	}
 }
