@@ -30,7 +30,8 @@ import (
 // other fields rather than in field order, which every protobuf parser
 // accepts (the route configuration is already assembled that way,
 // snapshotter.go). Anything else, and a response with an Any carrying
-// fields of its own (unknown to this codec), goes through gRPC's codec.
+// fields of its own (unknown to this codec), goes through gRPC's codec,
+// unless it is larger than the server pools buffers for (see Marshal).
 type responseCodec struct{ encoding.CodecV2 }
 
 // newResponseCodec wraps gRPC's registered proto codec.
@@ -69,6 +70,20 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 	case *discoveryv3.DeltaDiscoveryResponse:
 		if shareable(r.Resources, (*discoveryv3.Resource).GetResource) {
 			return marshalSharing(r, "resources", deltaResourcesField, r.Resources, appendResource)
+		}
+	}
+	if m, ok := v.(proto.Message); ok {
+		if size := proto.Size(m); size > largestPooledBuffer {
+			// gRPC's codec takes the buffer from gRPC's global pool,
+			// which the server's own pool option (smallBufferPool) does
+			// not govern, and keeps it there after the send: a large
+			// response (every cluster, at scale) is better left to the
+			// garbage collector, as smallBufferPool does for the rest.
+			raw, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), m)
+			if err != nil {
+				return nil, err
+			}
+			return mem.BufferSlice{mem.SliceBuffer(raw)}, nil
 		}
 	}
 	return c.CodecV2.Marshal(v)

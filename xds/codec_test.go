@@ -75,6 +75,31 @@ func TestResponseCodecSharesLargeEncodings(t *testing.T) {
 	}
 }
 
+// TestResponseCodecLeavesLargeBuffersUnpooled checks that a large response
+// with no large resource (many clusters) is encoded into a buffer of its
+// own, not one of gRPC's global pool, which would keep it after the send.
+func TestResponseCodecLeavesLargeBuffersUnpooled(t *testing.T) {
+	clusters := "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+	resp := &discoveryv3.DiscoveryResponse{VersionInfo: "v1", TypeUrl: clusters}
+	for proto.Size(resp) <= largestPooledBuffer {
+		resp.Resources = append(resp.Resources, &anypb.Any{TypeUrl: clusters, Value: bytes.Repeat([]byte{0x0a, 0x01, 'c'}, 100)})
+	}
+	data, err := newResponseCodec().Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 1 {
+		t.Fatalf("%d buffers, want 1", len(data))
+	}
+	if _, ok := data[0].(mem.SliceBuffer); !ok {
+		t.Errorf("the %d-byte response is in a %T, a pool's buffer", data.Len(), data[0])
+	}
+	got := &discoveryv3.DiscoveryResponse{}
+	if err := proto.Unmarshal(data.Materialize(), got); err != nil || !proto.Equal(got, resp) {
+		t.Errorf("decoded %d resources (err %v), want the %d sent", len(got.Resources), err, len(resp.Resources))
+	}
+}
+
 // holds reports whether one of data's buffers is b itself.
 func holds(data mem.BufferSlice, b []byte) bool {
 	for _, buf := range data {
