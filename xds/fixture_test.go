@@ -33,6 +33,10 @@ type fixture struct {
 	// badRegex adds a route whose regex passes protoc-gen-validate but that
 	// Envoy's RE2 cannot compile: Envoy NACKs the route configuration.
 	badRegex bool
+	// padHosts adds that many virtual hosts answering directly, to make
+	// the route configuration large (codec.go sends large encodings as
+	// they are).
+	padHosts int
 }
 
 const fixtureRoute = "http"
@@ -56,7 +60,15 @@ func (f fixture) resources(t testing.TB) *translate.Resources {
 			Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 418}},
 		})
 	}
-	r.Routes = append(r.Routes, &routev3.RouteConfiguration{Name: fixtureRoute, VirtualHosts: []*routev3.VirtualHost{vh}})
+	vhosts := []*routev3.VirtualHost{vh}
+	for i := range f.padHosts {
+		host := fmt.Sprintf("pad-%d.example.com", i)
+		vhosts = append(vhosts, &routev3.VirtualHost{Name: host, Domains: []string{host}, Routes: []*routev3.Route{{
+			Match:  &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
+			Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 204}},
+		}}})
+	}
+	r.Routes = append(r.Routes, &routev3.RouteConfiguration{Name: fixtureRoute, VirtualHosts: vhosts})
 	return r
 }
 

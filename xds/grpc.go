@@ -84,6 +84,9 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		// too_many_pings.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		experimental.BufferPool(smallBufferPool{mem.DefaultBufferPool()}),
+		// Responses send the resources' shared encodings as they are,
+		// rather than a copy per stream (codec.go).
+		grpc.ForceServerCodecV2(newResponseCodec()),
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))

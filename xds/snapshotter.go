@@ -478,28 +478,37 @@ func (s *snapshotter) encodeRouteConfiguration(rc *routev3.RouteConfiguration, i
 	}
 	// The version hashes the rest and the virtual hosts' versions rather
 	// than the whole encoding (megabytes at scale): the same content
-	// either way.
-	versions := make([]byte, 0, 8+len(rest)+17*len(rc.VirtualHosts))
-	versions = binary.BigEndian.AppendUint64(versions, uint64(len(rest)))
-	versions = append(versions, rest...)
-	vhosts := make([][]byte, len(rc.VirtualHosts))
+	// either way. They are hashed in chunks as they are walked, rather
+	// than gathered first into a list as long as the virtual hosts, which
+	// every change would allocate again.
+	h := sha256.New()
+	var chunk [1024]byte
+	versions := binary.BigEndian.AppendUint64(chunk[:0], uint64(len(rest)))
+	h.Write(versions)
+	h.Write(rest)
+	versions = versions[:0]
 	size := len(rest)
 	for i, vh := range rc.VirtualHosts {
 		info := infos[i]
 		if info.any == nil {
 			return resourceInfo{err: fmt.Errorf("encoding virtual host %q: %w", vh.GetName(), info.err)}
 		}
+		if len(versions)+1+len(info.hash) > len(chunk) {
+			h.Write(versions)
+			versions = versions[:0]
+		}
 		versions = append(append(versions, 0), info.hash...)
-		vhosts[i] = info.any.Value
-		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(vhosts[i]))
+		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(info.any.Value))
 	}
+	h.Write(versions)
 	raw := make([]byte, 0, size)
 	raw = append(raw, rest...)
-	for _, b := range vhosts {
+	for _, info := range infos {
 		raw = protowire.AppendTag(raw, virtualHostsField, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, b)
+		raw = protowire.AppendBytes(raw, info.any.Value)
 	}
-	sum := sha256.Sum256(versions)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
 	return resourceInfo{
 		hash: hex.EncodeToString(sum[:8]),
 		any:  &anypb.Any{TypeUrl: s.typeURL(rc), Value: raw},
