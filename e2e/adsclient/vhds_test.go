@@ -18,27 +18,44 @@ func TestDeltaClientVirtualHostDiscovery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	server := serve(t, ctx)
-	publishVHDS := func(yaml string) {
+	publish := publisher(t, server, translate.Options{HTTPPort: 8080, VirtualHostDiscovery: true}, func(res *translate.Result) {
+		if len(res.Resources.VirtualHosts) == 0 {
+			t.Fatal("nothing sent over VHDS")
+		}
+	})
+	followHostAddedAndRemoved(t, ctx, server, publish, true, nil)
+}
+
+// publisher returns a function that translates manifests with opts,
+// checks the result, and publishes it on server.
+func publisher(t *testing.T, server testServer, opts translate.Options, check func(*translate.Result)) func(yaml string) {
+	return func(yaml string) {
 		t.Helper()
 		var objs kube.Objects
 		if err := kube.DecodeManifests(strings.NewReader(yaml), "test", &objs); err != nil {
 			t.Fatal(err)
 		}
-		res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), translate.Options{HTTPPort: 8080, VirtualHostDiscovery: true})
+		res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Resources.VirtualHosts) == 0 {
-			t.Fatal("nothing sent over VHDS")
-		}
+		check(res)
 		if _, err := server.Publish(context.Background(), res.Resources); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// followHostAddedAndRemoved publishes the cafe, dials a client (delta or
+// SotW), checks its first snapshot with first (when not nil), then
+// publishes a host added and removed, and checks that the client follows
+// both without rejecting anything.
+func followHostAddedAndRemoved(t *testing.T, ctx context.Context, server testServer, publish func(string), delta bool, first func(*Snapshot)) {
+	t.Helper()
 	cafe := manifests("10.0.0.1")
 	tea := strings.NewReplacer("cafe", "tea", "coffee-1", "coffee-2").Replace(strings.SplitN(cafe, "---", 2)[0])
-	publishVHDS(cafe)
-	c, err := Dial(ctx, server.address, Options{NodeID: t.Name(), Delta: true})
+	publish(cafe)
+	c, err := Dial(ctx, server.address, Options{NodeID: t.Name(), Delta: delta})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +66,17 @@ func TestDeltaClientVirtualHostDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first snapshot: %v (have %s)", err, describe(snap))
 	}
-	publishVHDS(cafe + "---\n" + tea)
+	if first != nil {
+		first(snap)
+	}
+	publish(cafe + "---\n" + tea)
 	if snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return hostCluster(s, "tea.example.com", "/coffee") == cluster }); err != nil {
 		t.Fatalf("a host added: %v (have %s)", err, describe(snap))
 	}
 	if got := hostCluster(snap, "cafe.example.com", "/coffee"); got != cluster {
 		t.Errorf("with a host added, cafe.example.com/coffee goes to %q, want %q", got, cluster)
 	}
-	publishVHDS(cafe)
+	publish(cafe)
 	if snap, err = c.WaitFor(ctx, func(s *Snapshot) bool { return hostCluster(s, "tea.example.com", "/coffee") == "" }); err != nil {
 		t.Fatalf("a host removed: %v (have %s)", err, describe(snap))
 	}
