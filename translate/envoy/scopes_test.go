@@ -11,7 +11,6 @@ import (
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ingress-xds/ingress-xds/internal/envoytest"
@@ -179,19 +178,6 @@ func sameButScopeHeader(t *testing.T, what string, want, got proto.Message) {
 
 // scopeHeaderOption is the scope header's option in compact JSON.
 var scopeHeaderOption = regexp.MustCompile(`,\{"header":\{"key":"x-ingress-xds-route-scope","value":"[^"]*"\},"appendAction":"OVERWRITE_IF_EXISTS_OR_ADD"\}`)
-
-func expandedJSON(t *testing.T, m proto.Message) []byte {
-	t.Helper()
-	x, err := envoy.Expand(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := protojson.Marshal(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compactJSON(t, raw)
-}
 
 // inScope says whether vh's virtual host belongs to scope i of n: by one
 // of its names, or in every scope for a wildcard.

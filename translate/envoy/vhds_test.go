@@ -125,27 +125,25 @@ func sameList[T proto.Message](t *testing.T, what string, want, got []T) {
 
 func sameMessage(t *testing.T, what string, want, got proto.Message) {
 	t.Helper()
-	w, err := envoy.Expand(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := envoy.Expand(got)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// As JSON: a per-route configuration is packed with its maps in any
 	// order, which proto.Equal would tell apart.
-	wj, err := protojson.Marshal(w)
+	if w, g := expandedJSON(t, want), expandedJSON(t, got); !bytes.Equal(w, g) {
+		t.Errorf("%s: got %s\nwant %s", what, g, w)
+	}
+}
+
+// expandedJSON is m, its encoded stand-ins expanded, as compact JSON.
+func expandedJSON(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	x, err := envoy.Expand(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gj, err := protojson.Marshal(g)
+	raw, err := protojson.Marshal(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(compactJSON(t, wj), compactJSON(t, gj)) {
-		t.Errorf("%s: got %s\nwant %s", what, gj, wj)
-	}
+	return compactJSON(t, raw)
 }
 
 func compactJSON(t *testing.T, raw []byte) []byte {
