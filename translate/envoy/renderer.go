@@ -43,8 +43,10 @@ type Renderer struct {
 	// onDemandRoutes is the route configurations' on_demand filter
 	// configuration (ondemand.go).
 	onDemandRoutes map[string]*anypb.Any
-	// scopes and scopeSettings are the route scopes' last route
-	// configurations and the settings they share (scopes.go).
+	// The route scopes (scopes.go): their last route configurations, the
+	// settings those share, the scopes sent over SRDS (the same list each
+	// render, so xds finds it unchanged at a glance) and the table a
+	// host's scope is read from.
 	scopes        []scopeEntry
 	scopeSettings *routev3.RouteConfiguration
 	scopeLists    map[string][]*routev3.ScopedRouteConfiguration
