@@ -169,7 +169,7 @@ func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *
 				}
 			}
 		}) {
-			j, ok := prev.index[eds]
+			j, ok := prev.index.lookup(eds)
 			if !ok {
 				continue // cannot happen: it was published with its cluster
 			}

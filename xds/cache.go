@@ -251,7 +251,7 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 	}
 	for name := range sub.SubscribedResources() {
 		if _, sent := known[name]; !sent {
-			if _, exists := ts.index[name]; exists {
+			if _, exists := ts.index.lookup(name); exists {
 				return true
 			}
 		}
@@ -489,9 +489,10 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 // whose current version it does not hold.
 func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) []int {
 	known := sub.ReturnedResources()
+	lookup := ts.index.bulk(max(len(sub.SubscribedResources()), len(known)))
 	var send []int
 	for name := range names {
-		j, exists := ts.index[name]
+		j, exists := lookup(name)
 		if !exists {
 			continue
 		}
@@ -510,11 +511,12 @@ func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) [
 // and that no longer exist.
 func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string]) []string {
 	var gone []string
+	lookup := ts.index.bulk(len(known))
 	for name := range names {
 		if _, held := known[name]; !held || name == syncedAt {
 			continue
 		}
-		if _, exists := ts.index[name]; !exists {
+		if _, exists := lookup(name); !exists {
 			gone = append(gone, name)
 		}
 	}

@@ -124,7 +124,7 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 	var fresh []string
 	if prev != nil && eds != nil { // the first content is Envoy's initial fetch
 		for _, name := range next.updated {
-			if _, old := prev.index[name]; old {
+			if _, old := prev.index.lookup(name); old {
 				continue
 			}
 			if next.lazy.Lazy(name) {
@@ -132,12 +132,12 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 				// needs it, and that request waits for it to warm.
 				continue
 			}
-			j, ok := next.index[name]
+			j, ok := next.index.lookup(name)
 			if !ok {
 				continue
 			}
 			if assignment, ok := edsNameOf(next.items[j]); ok { // sharededs.go
-				if _, ok := eds.index[assignment]; ok {
+				if _, ok := eds.index.lookup(assignment); ok {
 					fresh = append(fresh, assignment)
 				}
 			}

@@ -42,7 +42,7 @@ func onDemandInto(next, prev *typeSnapshot, od *translate.OnDemand) {
 		updated[name] = true
 	}
 	for name := range od.Eager {
-		if _, exists := next.index[name]; exists && old.Lazy(name) && !updated[name] {
+		if _, exists := next.index.lookup(name); exists && old.Lazy(name) && !updated[name] {
 			next.updated = append(next.updated, name)
 		}
 	}
@@ -102,7 +102,7 @@ func missingAsked(req interface{ GetResourceNamesSubscribe() []string }, ts *typ
 		if name == "*" {
 			continue
 		}
-		if _, exists := ts.index[name]; !exists {
+		if _, exists := ts.index.lookup(name); !exists {
 			out = append(out, name)
 		}
 	}

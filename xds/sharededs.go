@@ -77,7 +77,7 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 	}
 	var names []string
 	for _, res := range resp.resources {
-		if j, ok := ts.index[res.GetName()]; ok {
+		if j, ok := ts.index.lookup(res.GetName()); ok {
 			if name, ok := edsNameOf(ts.items[j]); ok {
 				names = append(names, name)
 			}
@@ -118,7 +118,7 @@ func (c *resourceCache) heldPositions(known map[string]string, names []string) (
 		if _, held := known[name]; !held {
 			continue // not subscribed yet: Envoy asks for it, and gets it
 		}
-		if j, ok := ts.index[name]; ok {
+		if j, ok := ts.index.lookup(name); ok {
 			send = append(send, j)
 		}
 	}
@@ -184,7 +184,7 @@ func (c *resourceCache) updatedLoads(ts *typeSnapshot) []string {
 	}
 	var names []string
 	for _, name := range ts.updated {
-		if j, ok := ts.index[name]; ok {
+		if j, ok := ts.index.lookup(name); ok {
 			if eds, ok := edsNameOf(ts.items[j]); ok {
 				names = append(names, eds)
 			}

@@ -169,9 +169,12 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 // other.
 func referencedExactly(typeURL string, ts *typeSnapshot, refs iter.Seq[string]) error {
 	seen := make([]bool, len(ts.names))
-	distinct := 0
+	distinct, j := 0, 0
 	for name := range refs {
-		j, ok := ts.index[name]
+		// The references come in the list's order, mostly (clusters and
+		// their load assignments are both in name order).
+		var ok bool
+		j, ok = ts.index.near(name, j)
 		if !ok {
 			return fmt.Errorf("%s %q is referenced but missing", typeURL, name)
 		}

@@ -62,7 +62,7 @@ func inNamespaces(ts *typeSnapshot, subscribed map[string]struct{}) iter.Seq[str
 func discoveredConsistent(vhosts, routes *typeSnapshot) error {
 	for _, name := range vhosts.names {
 		ns := namespaceOf(name)
-		if _, ok := routes.index[ns]; !ok {
+		if _, ok := routes.index.lookup(ns); !ok {
 			return fmt.Errorf("virtual host %q is in no route configuration's namespace (%q)", name, ns)
 		}
 	}

@@ -104,5 +104,6 @@ func (c *Renderer) useUpstream(u *ir.Upstream) error {
 	c.parts, c.upstream = parts, want
 	clear(c.clusters)
 	c.lastBackends, c.lastClusterValues, c.lastClusters, c.lastEndpoints = nil, nil, nil, nil
+	c.lastClusterBackend, c.lastLoadOf = nil, nil
 	return nil
 }

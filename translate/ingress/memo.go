@@ -65,7 +65,14 @@ type memo struct {
 	prev         kube.State // the maps of the previous build's State
 	lastClusters []*ir.Cluster
 	lastBackends []*ir.Backend
-	refsChanged  bool // a cluster was added, removed or re-resolved since
+	// lastBackendOf is, for each of lastClusters, the position of its
+	// backend in lastBackends.
+	lastBackendOf []int32
+	refsChanged   bool // a cluster was added, removed or re-resolved since
+	// changedRefs names the clusters added, removed or re-resolved since
+	// the previous build, so that a build with the same Services and
+	// EndpointSlices splices them into the previous lists (spliceClusters).
+	changedRefs map[string]bool
 	// dropped holds, within one build, the clusters no host routes to any
 	// more, so that one another host takes up is not counted as a change.
 	dropped map[string]*clusterRef
@@ -121,6 +128,7 @@ func newMemo(reg *annotations.Registry) *memo {
 		certs:        map[types.NamespacedName]certEntry{},
 		eps:          map[string]*endpointsEntry{},
 		dropped:      map[string]*clusterRef{},
+		changedRefs:  map[string]bool{},
 
 		problemFragments: map[types.NamespacedName]*fragment{},
 		problemHosts:     map[string]bool{},
@@ -153,6 +161,9 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	m.settleAliases(dirty)
 	if len(m.dropped) > 0 {
 		m.refsChanged = true
+		for name := range m.dropped {
+			m.changedRefs[name] = true
+		}
 		clear(m.dropped)
 	}
 	m.hostNames.settle()
@@ -292,6 +303,7 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 			}
 			if old == nil || !old.sameAs(ref) {
 				m.refsChanged = true
+				m.changedRefs[ref.name] = true
 			} else {
 				ref = old // the same cluster: keep the ref its IR value came from
 			}
@@ -344,9 +356,12 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 	// IR lists are never modified, so a build hands out the previous
 	// build's lists again for what did not change: clusters depend only on
 	// their refs; backends on their refs, Services and EndpointSlices.
+	sameObjects := sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices)
 	switch {
-	case m.lastBackends != nil && !m.refsChanged && sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices):
+	case m.lastBackends != nil && !m.refsChanged && sameObjects:
 		model.Clusters, model.Backends = m.lastClusters, m.lastBackends
+	case m.lastBackends != nil && sameObjects && len(m.changedRefs) <= maxSplicedClusters:
+		model.Clusters, model.Backends, m.lastBackendOf = m.spliceClusters(st)
 	default:
 		reuseClusters := m.lastClusters != nil && !m.refsChanged
 		if reuseClusters {
@@ -355,6 +370,7 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 			model.Clusters = make([]*ir.Cluster, 0, len(m.clusterNames.sorted))
 		}
 		model.Backends = make([]*ir.Backend, 0, len(m.clusterNames.sorted))
+		backendOf := make([]int32, 0, len(m.clusterNames.sorted))
 		for _, name := range m.clusterNames.sorted {
 			ref := m.clusterRefs[name]
 			if !reuseClusters {
@@ -366,8 +382,11 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 			if n := len(model.Backends); n == 0 || model.Backends[n-1].Name != ref.backend.name {
 				model.Backends = append(model.Backends, m.backend(ref.backend, st))
 			}
+			backendOf = append(backendOf, int32(len(model.Backends)-1))
 		}
+		m.lastBackendOf = backendOf
 	}
+	clear(m.changedRefs)
 	m.lastClusters, m.lastBackends, m.refsChanged = model.Clusters, model.Backends, false
 	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
@@ -387,6 +406,53 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 	}
 	sortProblems(model.Problems)
 	return model
+}
+
+// maxSplicedClusters bounds the clusters changed since the previous build
+// that spliceClusters looks up one by one.
+const maxSplicedClusters = 256
+
+// spliceClusters is the clusters and backends of a build whose Services
+// and EndpointSlices are those of the previous one, and whose clusters
+// differ from its in the few of changedRefs: the previous lists, walked
+// beside the new cluster names, with those clusters and their backends
+// looked up. At 10,000 Ingresses a path switched to another Service adds
+// one cluster among 100,000, whose backends looked up one by one cost more
+// than the rest of the build. The result is the full loop's (model) with
+// the same values: an unchanged cluster's backend, read from the same
+// Service and EndpointSlices, is the one it had. It also returns each
+// cluster's backend position.
+func (m *memo) spliceClusters(st *kube.State) ([]*ir.Cluster, []*ir.Backend, []int32) {
+	changed := slices.Sorted(maps.Keys(m.changedRefs))
+	names := m.clusterNames.sorted
+	clusters := make([]*ir.Cluster, 0, len(names))
+	backends := make([]*ir.Backend, 0, len(m.lastBackends)+len(changed))
+	backendOf := make([]int32, 0, len(names))
+	old, k, c := m.lastClusters, 0, 0
+	for _, name := range names {
+		for k < len(old) && old[k].Name < name {
+			k++
+		}
+		for c < len(changed) && changed[c] < name {
+			c++
+		}
+		var cl *ir.Cluster
+		var be *ir.Backend
+		if (c == len(changed) || changed[c] != name) && k < len(old) && old[k].Name == name {
+			cl, be = old[k], m.lastBackends[m.lastBackendOf[k]]
+		} else {
+			cl = m.clusterRefs[name].cluster()
+		}
+		clusters = append(clusters, cl)
+		if n := len(backends); n == 0 || backends[n-1].Name != cl.Backend {
+			if be == nil {
+				be = m.backend(m.clusterRefs[name].backend, st)
+			}
+			backends = append(backends, be)
+		}
+		backendOf = append(backendOf, int32(len(backends)-1))
+	}
+	return clusters, backends, backendOf
 }
 
 // virtualHosts lists the hosts' virtual hosts in hostNames order: the
