@@ -44,7 +44,7 @@ type Renderer struct {
 	lastClusterBackend []*ir.Backend
 	lastLoadOf         []int
 	lastHTTP           httpRoutes
-	parts             *clusterParts
+	parts              *clusterParts
 	// onDemandRoutes is the route configurations' on_demand filter
 	// configuration (ondemand.go).
 	onDemandRoutes map[string]*anypb.Any
