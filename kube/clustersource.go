@@ -251,7 +251,7 @@ func (s *ClusterSource) State() *State {
 		st.Services = servicesByName(kept[*Service](s.services))
 	}
 	if dirty&partSlices != 0 {
-		st.EndpointSlices = s.slicesByService(st.EndpointSlices)
+		st.EndpointSlices, st.SlicesSince = s.slicesByService(st.EndpointSlices)
 	}
 	if dirty&(partSecrets|partReferencedSecrets) != 0 {
 		tls, _ := s.secrets.List(everything)
@@ -270,22 +270,24 @@ func (s *ClusterSource) State() *State {
 // slicesByService groups the EndpointSlices by Service: the previous
 // grouping (prev) with the groups of the Services whose slices changed
 // taken again, or, when the change is not known by Service (and the first
-// time), every group. The result is a new map either
-// way (see State).
-func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*EndpointSlice) map[types.NamespacedName][]*EndpointSlice {
+// time), every group. The result is a new map either way (see State), and
+// in the first case it says which Services it took again.
+func (s *ClusterSource) slicesByService(prev map[types.NamespacedName][]*EndpointSlice) (map[types.NamespacedName][]*EndpointSlice, *SliceChanges) {
 	changes := s.sliceChanges.take()
 	if changes.All || prev == nil {
-		return s.slices.all()
+		return s.slices.all(), nil
 	}
 	out := maps.Clone(prev)
+	since := &SliceChanges{Base: prev, Services: make([]types.NamespacedName, 0, len(changes.Endpoints))}
 	for svc := range changes.Endpoints {
 		if list := s.EndpointSlices(svc); len(list) > 0 {
 			out[svc] = list
 		} else {
 			delete(out, svc)
 		}
+		since.Services = append(since.Services, svc)
 	}
-	return out
+	return out, since
 }
 
 // kept lists what an informer holds of the kind its transform keeps.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -134,6 +135,12 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 	if reflect.ValueOf(st2.Services).Pointer() != reflect.ValueOf(st.Services).Pointer() {
 		t.Error("services were listed again although none changed")
 	}
+	// And the State says which Services' slices it took again since the
+	// previous one's map.
+	if since := st2.SlicesSince; since == nil || reflect.ValueOf(since.Base).Pointer() != reflect.ValueOf(st.EndpointSlices).Pointer() || !slices.Contains(since.Services, svc) {
+		t.Errorf("the state says of its slices %+v, want the previous state's map and %s", since, svc)
+	}
+	checkSlicesSince(t, st2)
 	if !reflect.DeepEqual(st2.Ingresses, st.Ingresses) {
 		t.Error("ingresses changed although none did")
 	}
@@ -185,6 +192,7 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 		if want := listSlicesByService(ctx, t, client); !reflect.DeepEqual(st4.EndpointSlices, want) {
 			t.Fatalf("slices by service %v, listing them all gives %v", st4.EndpointSlices, want)
 		}
+		checkSlicesSince(t, st4)
 		return nil
 	})
 
@@ -334,5 +342,26 @@ func mustCreate(t *testing.T, create func() error) {
 	t.Helper()
 	if err := create(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSlicesSince checks what a State says of its EndpointSlices: every
+// Service not listed has the very slices of the map it names.
+func checkSlicesSince(t *testing.T, st *State) {
+	t.Helper()
+	since := st.SlicesSince
+	if since == nil {
+		return
+	}
+	for _, m := range []map[types.NamespacedName][]*EndpointSlice{st.EndpointSlices, since.Base} {
+		for svc := range m {
+			if slices.Contains(since.Services, svc) {
+				continue
+			}
+			a, b := st.EndpointSlices[svc], since.Base[svc]
+			if len(a) != len(b) || len(a) > 0 && &a[0] != &b[0] {
+				t.Errorf("%s's slices differ from the map the state names, and it is not listed among %v", svc, since.Services)
+			}
+		}
 	}
 }

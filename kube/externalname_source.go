@@ -343,6 +343,9 @@ func (s *ResolvingSource) State() *State {
 	if len(s.services) == 0 {
 		return &out
 	}
+	// The slices of ExternalName Services are ours: the wrapped source's
+	// account of what changed in its map is not one of this map.
+	out.SlicesSince = nil
 	prev := s.out
 	if prev != nil && sameRef(in.Services, s.inServices) && s.servicesV == s.outServicesV {
 		out.Services = prev.Services

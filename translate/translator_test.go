@@ -33,10 +33,18 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 	if _, err := tr.Translate(st); err != nil { // warm: the fast path builds on a translation
 		t.Fatal(err)
 	}
+	// What a cluster source says of EndpointSlices (kube.SliceChanges):
+	// the map of the last full build, and the Services whose slices moved
+	// since.
+	slicesBase, moved := st.EndpointSlices, []types.NamespacedName{}
 	for step := 0; step < 300; step++ {
 		desc := mutate(rng, st)
 		var got *translate.Result
-		if svc, ok := endpointChange(desc); ok && step%2 == 0 {
+		svc, isEndpoints := endpointChange(desc)
+		if isEndpoints {
+			moved = append(moved, svc)
+		}
+		if isEndpoints && step%2 == 0 {
 			// The endpoint fast path must give what a full build gives.
 			var fast bool
 			got, fast = tr.UpdateEndpoints(map[types.NamespacedName][]*kube.EndpointSlice{svc: st.EndpointSlices[svc]})
@@ -44,10 +52,15 @@ func TestTranslatorMatchesFreshTranslation(t *testing.T) {
 				t.Fatalf("step %d: no fast path after a full translation", step)
 			}
 		} else {
+			st.SlicesSince = nil
+			if rng.Intn(3) > 0 {
+				st.SlicesSince = &kube.SliceChanges{Base: slicesBase, Services: slices.Clone(moved)}
+			}
 			var err error
 			if got, err = tr.Translate(st); err != nil {
 				t.Fatal(err)
 			}
+			slicesBase, moved = st.EndpointSlices, moved[:0]
 		}
 		want := sameAsFresh(t, got, st, goldenOptions, fmt.Sprintf("step %d (%s)", step, desc))
 		if !reflect.DeepEqual(got.Problems, want.Problems) {

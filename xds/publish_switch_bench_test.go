@@ -64,10 +64,14 @@ func BenchmarkPublishBackendSwitch(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					if c.endpointsMoved {
 						// A new map, as a source makes when a slice changed.
+						// and says which Service's slices it took again.
 						b.StopTimer()
-						st.EndpointSlices = maps.Clone(st.EndpointSlices)
+						base := st.EndpointSlices
+						st.EndpointSlices = maps.Clone(base)
 						s := 1 + i%(w.Services()-1)
-						st.EndpointSlices[types.NamespacedName{Namespace: w.Namespace, Name: load.ServiceName(s)}] = []*kube.EndpointSlice{kube.NewEndpointSlice(w.EndpointSlice(s, load.EndpointsPerSlice-1+i%2))}
+						key := types.NamespacedName{Namespace: w.Namespace, Name: load.ServiceName(s)}
+						st.EndpointSlices[key] = []*kube.EndpointSlice{kube.NewEndpointSlice(w.EndpointSlice(s, load.EndpointsPerSlice-1+i%2))}
+						st.SlicesSince = &kube.SliceChanges{Base: base, Services: []types.NamespacedName{key}}
 						b.StartTimer()
 					}
 					// A new list: the translator compares the previous one by identity.

@@ -357,11 +357,19 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 	// build's lists again for what did not change: clusters depend only on
 	// their refs; backends on their refs, Services and EndpointSlices.
 	sameObjects := sameMap(st.Services, m.prev.Services) && sameMap(st.EndpointSlices, m.prev.EndpointSlices)
+	// Or the same Services and EndpointSlices said to differ from the
+	// previous build's in a few Services' only.
+	var movedServices []types.NamespacedName
+	knownObjects := sameObjects
+	if since := st.SlicesSince; !sameObjects && since != nil && sameMap(st.Services, m.prev.Services) &&
+		sameMap(since.Base, m.prev.EndpointSlices) && len(since.Services) <= maxSplicedClusters {
+		movedServices, knownObjects = since.Services, true
+	}
 	switch {
 	case m.lastBackends != nil && !m.refsChanged && sameObjects:
 		model.Clusters, model.Backends = m.lastClusters, m.lastBackends
-	case m.lastBackends != nil && sameObjects && len(m.changedRefs) <= maxSplicedClusters:
-		model.Clusters, model.Backends, m.lastBackendOf = m.spliceClusters(st)
+	case m.lastBackends != nil && knownObjects && len(m.changedRefs) <= maxSplicedClusters:
+		model.Clusters, model.Backends, m.lastBackendOf = m.spliceClusters(st, movedServices)
 	default:
 		reuseClusters := m.lastClusters != nil && !m.refsChanged
 		if reuseClusters {
@@ -413,18 +421,21 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 const maxSplicedClusters = 256
 
 // spliceClusters is the clusters and backends of a build whose Services
-// and EndpointSlices are those of the previous one, and whose clusters
-// differ from its in the few of changedRefs: the previous lists, walked
-// beside the new cluster names, with those clusters and their backends
-// looked up. At 10,000 Ingresses a path switched to another Service adds
-// one cluster among 100,000, whose backends looked up one by one cost more
-// than the rest of the build. The result is the full loop's (model) with
-// the same values: an unchanged cluster's backend, read from the same
-// Service and EndpointSlices, is the one it had. It also returns each
-// cluster's backend position.
-func (m *memo) spliceClusters(st *kube.State) ([]*ir.Cluster, []*ir.Backend, []int32) {
+// are those of the previous one, whose EndpointSlices are too but for
+// those of moved, and whose clusters differ from its in the few of
+// changedRefs: the previous lists, walked beside the new cluster names,
+// with those clusters and the backends of them and of moved looked up. At
+// 10,000 Ingresses a path switched to another Service adds one cluster
+// among 100,000, and an EndpointSlice change touches one Service's
+// backends, whose lookups one by one cost more than the rest of the build.
+// The result is the full loop's (model) with the same values: an
+// unchanged cluster's backend, read from the same Service and
+// EndpointSlices, is the one it had. It also returns each cluster's
+// backend position.
+func (m *memo) spliceClusters(st *kube.State, moved []types.NamespacedName) ([]*ir.Cluster, []*ir.Backend, []int32) {
 	changed := slices.Sorted(maps.Keys(m.changedRefs))
 	names := m.clusterNames.sorted
+	stale := m.backendsOf(moved)
 	clusters := make([]*ir.Cluster, 0, len(names))
 	backends := make([]*ir.Backend, 0, len(m.lastBackends)+len(changed))
 	backendOf := make([]int32, 0, len(names))
@@ -439,7 +450,10 @@ func (m *memo) spliceClusters(st *kube.State) ([]*ir.Cluster, []*ir.Backend, []i
 		var cl *ir.Cluster
 		var be *ir.Backend
 		if (c == len(changed) || changed[c] != name) && k < len(old) && old[k].Name == name {
-			cl, be = old[k], m.lastBackends[m.lastBackendOf[k]]
+			cl = old[k]
+			if b := m.lastBackendOf[k]; stale == nil || !stale[b] {
+				be = m.lastBackends[b]
+			}
 		} else {
 			cl = m.clusterRefs[name].cluster()
 		}
@@ -453,6 +467,25 @@ func (m *memo) spliceClusters(st *kube.State) ([]*ir.Cluster, []*ir.Backend, []i
 		backendOf = append(backendOf, int32(len(backends)-1))
 	}
 	return clusters, backends, backendOf
+}
+
+// backendsOf marks the previous build's backends of the Services given:
+// backends are in name order, and a backend's name starts with its
+// Service's namespace/name/ (ir.BackendName), so each Service's are found
+// by a binary search.
+func (m *memo) backendsOf(services []types.NamespacedName) []bool {
+	if len(services) == 0 {
+		return nil
+	}
+	marked := make([]bool, len(m.lastBackends))
+	for _, svc := range services {
+		prefix := svc.Namespace + "/" + svc.Name + "/"
+		i, _ := slices.BinarySearchFunc(m.lastBackends, prefix, func(be *ir.Backend, p string) int { return strings.Compare(be.Name, p) })
+		for ; i < len(m.lastBackends) && strings.HasPrefix(m.lastBackends[i].Name, prefix); i++ {
+			marked[i] = true
+		}
+	}
+	return marked
 }
 
 // virtualHosts lists the hosts' virtual hosts in hostNames order: the
