@@ -17,9 +17,20 @@ type Batcher struct {
 	// with and every millisecond is convergence (serve's first is the
 	// informers' sync).
 	FirstAtOnce bool
+	// IdleAtOnce builds a notification without a holdoff when it comes a
+	// whole Holdoff or more after the previous build ended: it starts no
+	// burst that any change is known to be part of, and holding it off
+	// would only add Holdoff to its latency. The changes that arrive while
+	// it is built are held off as usual, so a burst costs one build more
+	// than without it, and an isolated change (an Ingress created or
+	// edited on a quiet cluster) is served a Holdoff sooner.
+	IdleAtOnce bool
 
 	notify chan struct{}
 	clock  clock
+	// built, when set, is called once a build has ended and Run has noted
+	// when (tests wait on it before moving their clock).
+	built func()
 }
 
 // NewBatcher returns a Batcher with the given delays. A MaxHoldoff shorter
@@ -49,17 +60,25 @@ func (b *Batcher) Notify() {
 // arrives during a build starts the next burst.
 func (b *Batcher) Run(ctx context.Context, build func(context.Context)) {
 	atOnce := b.FirstAtOnce
+	var built time.Time // when the last build ended
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-b.notify:
 		}
+		if b.IdleAtOnce && !built.IsZero() && b.clock.Now().Sub(built) >= b.Holdoff {
+			atOnce = true
+		}
 		if !atOnce && !b.waitForQuiet(ctx) {
 			return
 		}
 		atOnce = false
 		build(ctx)
+		built = b.clock.Now()
+		if b.built != nil {
+			b.built()
+		}
 	}
 }
 

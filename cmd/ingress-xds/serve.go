@@ -40,6 +40,7 @@ type serveFlags struct {
 	status          statusFlags
 	holdoff         time.Duration
 	maxHoldoff      time.Duration
+	idleAtOnce      bool
 	endpointHoldoff time.Duration
 	logLevel        string
 	streamingList   bool
@@ -60,6 +61,7 @@ func runServe(ctx context.Context, args []string) error {
 	f.status.register(fs)
 	fs.DurationVar(&f.holdoff, "holdoff", 100*time.Millisecond, "wait this long for a burst of changes to end before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 500*time.Millisecond, "never delay a rebuild longer than this")
+	fs.BoolVar(&f.idleAtOnce, "idle-at-once", true, "rebuild at once for a change that comes a whole --holdoff after the previous rebuild ended (nothing to batch it with); the changes that come meanwhile are held off as usual")
 	fs.DurationVar(&f.endpointHoldoff, "endpoint-holdoff", 10*time.Millisecond, "the holdoff of changes to endpoints alone, which take a fast path (at most 10 times this)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.streamingList, "streaming-list", true, "fill the informers' caches from watches that stream every object (client-go's WatchList); false: from one list per kind, which at start-up costs less CPU but holds each kind's objects untrimmed until its list is in")
@@ -92,6 +94,7 @@ func runServe(ctx context.Context, args []string) error {
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
 	// The first is the informers' sync: nothing to batch it with.
 	batcher.FirstAtOnce = true
+	batcher.IdleAtOnce = f.idleAtOnce
 	endpointBatcher := xds.NewBatcher(f.endpointHoldoff, 10*f.endpointHoldoff)
 
 	filter := kube.ClassFilter{ClassName: f.ingressClass, ControllerName: f.controllerClass, WatchClassless: f.watchClassless}
