@@ -442,6 +442,20 @@ func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) b
 	return ok && v == ts.version
 }
 
+// caughtUpBefore is inSync for the state the current one replaced: the
+// client acknowledges a response that left it with everything of that
+// version, and the type has changed once since (an acknowledgement that
+// crossed the next change). Then deltaChanges answers it, as it would
+// have had its watch been open, rather than a comparison of everything it
+// holds: at 10,000 Ingresses a delta Envoy names 100,000 load assignments.
+func caughtUpBefore(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) bool {
+	if ts.replaced == "" || req.GetResponseNonce() == "" || len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
+		return false
+	}
+	v, ok := sub.ReturnedResources()[syncedAt]
+	return ok && v == ts.replaced
+}
+
 // deltaDiff compares everything a client holds with the current content:
 // the resources it subscribes to whose version it does not have, and those
 // it holds that are gone. Nil when there is nothing to send.

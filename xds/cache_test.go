@@ -43,6 +43,12 @@ type cacheClient struct {
 	// slow clients acknowledge a response only at the next drain, after
 	// the next change: the change lands between a response and its ACK.
 	slow, ackDue bool
+	// lag makes a slow client wait this many more drains (changes)
+	// before it acknowledges; waiting counts them down.
+	lag, waiting int
+	// stale says that the last drain waited: changes may have come that
+	// the client was not sent.
+	stale bool
 	// stream, when set, binds each request to that stream, as the
 	// request callback does (makebeforebreak.go); nack makes the next
 	// request a rejection of the last response.
@@ -116,7 +122,13 @@ func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscr
 // drain takes every answer there is, opening a new watch after each.
 func (c *cacheClient) drain(t testing.TB, rc *resourceCache) {
 	t.Helper()
+	c.stale = false
 	if c.ackDue {
+		if c.waiting > 0 {
+			c.waiting--
+			c.stale = true
+			return
+		}
 		c.ackDue = false
 		c.watch(t, rc, nil, nil)
 	}
@@ -155,7 +167,7 @@ func (c *cacheClient) drain(t testing.TB, rc *resourceCache) {
 			return
 		}
 		if c.slow {
-			c.ackDue = true
+			c.ackDue, c.waiting = true, c.lag
 			return
 		}
 		c.watch(t, rc, nil, nil)
@@ -242,7 +254,13 @@ func TestCacheClientsFollowEveryChange(t *testing.T) {
 		slowCDS := newCacheClient(p+"-cds-slow", delta, resource.ClusterType, nil)
 		slowEDS := newCacheClient(p+"-eds-slow", delta, resource.EndpointType, []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"})
 		slowCDS.slow, slowEDS.slow = true, true
-		clients = append(clients, slowCDS, slowEDS,
+		// Slower: two changes land between a response and its ACK.
+		slowerCDS := newCacheClient(p+"-cds-slower", delta, resource.ClusterType, nil)
+		slowerEDS := newCacheClient(p+"-eds-slower", delta, resource.EndpointType, []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"})
+		for _, c := range []*cacheClient{slowerCDS, slowerEDS} {
+			c.slow, c.lag = true, 1
+		}
+		clients = append(clients, slowCDS, slowEDS, slowerCDS, slowerEDS,
 			// Subscribes to and unsubscribes from load assignments as it goes.
 			newCacheClient(p+"-eds-toggling", delta, resource.EndpointType, []string{"c0", "c4"}))
 	}
@@ -301,6 +319,9 @@ func TestCacheClientsFollowEveryChange(t *testing.T) {
 				}
 				c.watch(t, s.cache, sub, unsub)
 				c.drain(t, s.cache)
+			}
+			if c.stale {
+				continue // has not acknowledged yet, so was sent nothing since
 			}
 			c.check(t, snap)
 		}

@@ -245,6 +245,11 @@ func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot)
 	if inSync(req, sub, ts) {
 		return nil
 	}
+	if caughtUpBefore(req, sub, ts) {
+		// It had everything of the state this one replaced: only what
+		// the last update touched can differ.
+		return deltaChanges(req, sub, ts)
+	}
 	resp := deltaDiff(req, sub, ts)
 	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
 		return resp

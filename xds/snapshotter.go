@@ -93,8 +93,10 @@ type typeSnapshot struct {
 	index  *nameIndex
 	digest [sha256.Size]byte
 	// updated and removed are the names whose content changed and the
-	// names gone since the state this one replaced.
+	// names gone since the state this one replaced, whose version is
+	// replaced ("" for the first).
 	updated, removed []string
+	replaced         string
 	// byName indexes the content by name for readers of a Snapshot; shared
 	// by every state with the same content.
 	byName *nameIndexes
@@ -202,6 +204,7 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 			ts.data = t.data
 		}
 		namesChanged = namesChanged || !sameNames
+		ts.replaced = s.prev[i].version
 		next[i] = ts
 	}
 	onDemandInto(&next[types.Cluster], &s.prev[types.Cluster], r.OnDemand) // ondemand.go
