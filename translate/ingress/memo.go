@@ -394,7 +394,11 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 		}
 		m.lastBackendOf = backendOf
 	}
-	clear(m.changedRefs)
+	if len(m.changedRefs) > maxSplicedClusters {
+		m.changedRefs = map[string]bool{} // a map never shrinks: not one of every cluster kept
+	} else {
+		clear(m.changedRefs)
+	}
 	m.lastClusters, m.lastBackends, m.refsChanged = model.Clusters, model.Backends, false
 	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
