@@ -28,9 +28,9 @@ type Batcher struct {
 
 	notify chan struct{}
 	clock  clock
-	// built, when set, is called once a build has ended and Run has noted
-	// when (tests wait on it before moving their clock).
-	built func()
+	// afterBuild, when set, is called once a build has ended and Run has
+	// noted when (tests wait on it before moving their clock).
+	afterBuild func()
 }
 
 // NewBatcher returns a Batcher with the given delays. A MaxHoldoff shorter
@@ -76,8 +76,8 @@ func (b *Batcher) Run(ctx context.Context, build func(context.Context)) {
 		atOnce = false
 		build(ctx)
 		built = b.clock.Now()
-		if b.built != nil {
-			b.built()
+		if b.afterBuild != nil {
+			b.afterBuild()
 		}
 	}
 }

@@ -28,7 +28,7 @@ func TestBatcherIdleAtOnce(t *testing.T) {
 	release, ended := make(chan struct{}), make(chan struct{}, 1)
 	h := startBatcherWith(t, release, func(b *Batcher) {
 		b.IdleAtOnce = true
-		b.built = func() { ended <- struct{}{} }
+		b.afterBuild = func() { ended <- struct{}{} }
 	})
 	// done lets a build end and waits until the Batcher has noted when.
 	done := func() {

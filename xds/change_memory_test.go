@@ -1,9 +1,6 @@
 package xds_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
 	"github.com/ingress-xds/ingress-xds/translate"
-	"github.com/ingress-xds/ingress-xds/xds"
 )
 
 // changeMemory is what a series of Ingress changes costs a warm translator
@@ -42,17 +38,10 @@ func measureChanges(t testing.TB, n, every, changes int) changeMemory {
 	t.Helper()
 	w := load.Workload{N: n, Namespace: "load", AnnotatedEvery: every}
 	st := w.State()
-	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
-	server := xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p := newPublisher(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
 	var routeBytes int
 	publish := func() {
-		res, err := tr.Translate(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := server.Publish(context.Background(), res.Resources); err != nil {
-			t.Fatal(err)
-		}
+		res, _ := p.publish(t, st)
 		routeBytes = proto.Size(res.Resources.Routes[0])
 	}
 	change := func(k int) {
@@ -85,8 +74,7 @@ func measureChanges(t testing.TB, n, every, changes int) changeMemory {
 	after := collected()
 	out.lastLive, out.nextGC = after.HeapAlloc, after.NextGC
 	out.routeBytes = routeBytes
-	runtime.KeepAlive(tr)
-	runtime.KeepAlive(server)
+	runtime.KeepAlive(p)
 	return out
 }
 

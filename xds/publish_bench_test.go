@@ -16,30 +16,44 @@ import (
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
+// publisher is the pipeline short of the source and the network: a
+// translator and a server, each state translated and published.
+type publisher struct {
+	tr     *translate.Translator
+	server *xds.Server
+}
+
+func newPublisher(opts translate.Options) publisher {
+	return publisher{tr: translate.NewTranslator(opts), server: xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+}
+
+// publish translates st and publishes the result.
+func (p publisher) publish(tb testing.TB, st *kube.State) (*translate.Result, *xds.Snapshot) {
+	tb.Helper()
+	res, err := p.tr.Translate(st)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	snap, err := p.server.Publish(context.Background(), res.Resources)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res, snap
+}
+
 // published is the workload of n Ingresses translated and
 // published once: a warm control plane, short of the network.
 type published struct {
-	w      load.Workload
-	st     *kube.State
-	tr     *translate.Translator
-	server *xds.Server
+	publisher
+	w  load.Workload
+	st *kube.State
 }
 
 func publishWorkload(b *testing.B, n int) *published {
 	b.Helper()
 	w := load.Workload{N: n, Namespace: "bench"}
-	p := &published{
-		w: w, st: w.State(),
-		tr:     translate.NewTranslator(translate.Options{HTTPPort: 8080}),
-		server: xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	}
-	res, err := p.tr.Translate(p.st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.server.Publish(context.Background(), res.Resources); err != nil {
-		b.Fatal(err)
-	}
+	p := &published{publisher: newPublisher(translate.Options{HTTPPort: 8080}), w: w, st: w.State()}
+	p.publish(b, p.st)
 	return p
 }
 
@@ -86,13 +100,7 @@ func BenchmarkPublishIngressChange(b *testing.B) {
 				} else {
 					st.Ingresses = base
 				}
-				res, err := p.tr.Translate(&st)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := p.server.Publish(context.Background(), res.Resources); err != nil {
-					b.Fatal(err)
-				}
+				p.publish(b, &st)
 			}
 		})
 	}

@@ -1,10 +1,7 @@
 package xds_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 
@@ -27,17 +24,9 @@ func BenchmarkPublishIngressChangeScoped(b *testing.B) {
 			b.Run(fmt.Sprintf("%d/scopes-%d", n, scopes), func(b *testing.B) {
 				w := load.Workload{N: n, Namespace: "bench"}
 				st := w.State()
-				tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, RouteScopes: scopes})
-				server := xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+				p := newPublisher(translate.Options{HTTPPort: 8080, RouteScopes: scopes})
 				publish := func() *xds.Snapshot {
-					res, err := tr.Translate(st)
-					if err != nil {
-						b.Fatal(err)
-					}
-					snap, err := server.Publish(context.Background(), res.Resources)
-					if err != nil {
-						b.Fatal(err)
-					}
+					_, snap := p.publish(b, st)
 					return snap
 				}
 				base := st.Ingresses

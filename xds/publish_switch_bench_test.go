@@ -1,10 +1,7 @@
 package xds_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"testing"
 
@@ -14,7 +11,6 @@ import (
 	"github.com/ingress-xds/ingress-xds/e2e/load"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
-	"github.com/ingress-xds/ingress-xds/xds"
 )
 
 // BenchmarkPublishBackendSwitch is the load command's backend change short
@@ -42,18 +38,8 @@ func BenchmarkPublishBackendSwitch(b *testing.B) {
 					st.Services[key] = svc
 					st.EndpointSlices[key] = []*kube.EndpointSlice{kube.NewEndpointSlice(w.EndpointSlice(s, load.EndpointsPerSlice))}
 				}
-				tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, OnDemandClusters: onDemand})
-				server := xds.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
-				publish := func() {
-					res, err := tr.Translate(st)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := server.Publish(context.Background(), res.Resources); err != nil {
-						b.Fatal(err)
-					}
-				}
-				publish()
+				p := newPublisher(translate.Options{HTTPPort: 8080, OnDemandClusters: onDemand})
+				p.publish(b, st)
 				switched := func(s int) *networkingv1.Ingress {
 					ing := st.Ingresses[0].DeepCopy()
 					ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = load.ServiceName(s)
@@ -76,7 +62,7 @@ func BenchmarkPublishBackendSwitch(b *testing.B) {
 					}
 					// A new list: the translator compares the previous one by identity.
 					st.Ingresses = append([]*networkingv1.Ingress{ings[i%2]}, st.Ingresses[1:]...)
-					publish()
+					p.publish(b, st)
 				}
 			})
 		}

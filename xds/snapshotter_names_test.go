@@ -3,14 +3,12 @@ package xds
 import (
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/proto"
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -81,19 +79,8 @@ func TestSnapshotterNameChangesMatchFresh(t *testing.T) {
 		if before.items != nil && len(before.names) != len(got.typeState(resource.ClusterType).names) {
 			shifted++
 		}
-		for _, typ := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType} {
-			if got.GetVersion(typ) != want.GetVersion(typ) || !reflect.DeepEqual(got.GetVersionMap(typ), want.GetVersionMap(typ)) {
-				t.Fatalf("step %d, %s: incremental versions differ from a fresh snapshot's", step, typ)
-			}
-			g, w := got.GetResources(typ), want.GetResources(typ)
-			if len(g) != len(w) {
-				t.Fatalf("step %d, %s: %d resources, want %d", step, typ, len(g), len(w))
-			}
-			for name, r := range w {
-				if !proto.Equal(g[name], r) {
-					t.Fatalf("step %d, %s %q differs", step, typ, name)
-				}
-			}
+		sameAsFreshSnapshot(t, fmt.Sprintf("step %d", step), got, want)
+		for _, typ := range comparedTypes {
 			ts := got.typeState(typ)
 			for j, name := range ts.names {
 				if k, ok := ts.index.lookup(name); !ok || k != j {

@@ -118,18 +118,29 @@ func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, typ := range []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType} {
-			if got.GetVersion(typ) != want.GetVersion(typ) || !reflect.DeepEqual(got.GetVersionMap(typ), want.GetVersionMap(typ)) {
-				t.Fatalf("step %d, %s: incremental versions differ from a fresh snapshot's", step, typ)
-			}
-			g, w := got.GetResources(typ), want.GetResources(typ)
-			if len(g) != len(w) {
-				t.Fatalf("step %d, %s: %d resources, want %d", step, typ, len(g), len(w))
-			}
-			for name, r := range w {
-				if !proto.Equal(g[name], r) {
-					t.Fatalf("step %d, %s %q differs", step, typ, name)
-				}
+		sameAsFreshSnapshot(t, fmt.Sprintf("step %d", step), got, want)
+	}
+}
+
+// comparedTypes are the types the snapshotter tests compare.
+var comparedTypes = []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType}
+
+// sameAsFreshSnapshot checks an incremental snapshot against a fresh one of
+// the same resources: the versions, per type and per resource, and the
+// resources themselves.
+func sameAsFreshSnapshot(t *testing.T, where string, got, want *Snapshot) {
+	t.Helper()
+	for _, typ := range comparedTypes {
+		if got.GetVersion(typ) != want.GetVersion(typ) || !reflect.DeepEqual(got.GetVersionMap(typ), want.GetVersionMap(typ)) {
+			t.Fatalf("%s, %s: incremental versions differ from a fresh snapshot's", where, typ)
+		}
+		g, w := got.GetResources(typ), want.GetResources(typ)
+		if len(g) != len(w) {
+			t.Fatalf("%s, %s: %d resources, want %d", where, typ, len(g), len(w))
+		}
+		for name, r := range w {
+			if !proto.Equal(g[name], r) {
+				t.Fatalf("%s, %s %q differs", where, typ, name)
 			}
 		}
 	}

@@ -68,10 +68,10 @@ type memo struct {
 	// lastBackendOf is, for each of lastClusters, the position of its
 	// backend in lastBackends.
 	lastBackendOf []int32
-	refsChanged   bool // a cluster was added, removed or re-resolved since
 	// changedRefs names the clusters added, removed or re-resolved since
-	// the previous build, so that a build with the same Services and
-	// EndpointSlices splices them into the previous lists (spliceClusters).
+	// the previous build (none: the previous cluster list stands), so that
+	// a build with the same Services and EndpointSlices splices them into
+	// the previous lists (spliceClusters).
 	changedRefs map[string]bool
 	// dropped holds, within one build, the clusters no host routes to any
 	// more, so that one another host takes up is not counted as a change.
@@ -159,13 +159,10 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 		m.remerge(host, st.Secrets)
 	}
 	m.settleAliases(dirty)
-	if len(m.dropped) > 0 {
-		m.refsChanged = true
-		for name := range m.dropped {
-			m.changedRefs[name] = true
-		}
-		clear(m.dropped)
+	for name := range m.dropped {
+		m.changedRefs[name] = true
 	}
+	clear(m.dropped)
 	m.hostNames.settle()
 	m.clusterNames.settle()
 	out := m.model(st, dirty)
@@ -302,7 +299,6 @@ func (m *memo) remerge(host string, secrets map[types.NamespacedName]*corev1.Sec
 				delete(m.dropped, ref.name)
 			}
 			if old == nil || !old.sameAs(ref) {
-				m.refsChanged = true
 				m.changedRefs[ref.name] = true
 			} else {
 				ref = old // the same cluster: keep the ref its IR value came from
@@ -366,12 +362,12 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 		movedServices, knownObjects = since.Services, true
 	}
 	switch {
-	case m.lastBackends != nil && !m.refsChanged && sameObjects:
+	case m.lastBackends != nil && len(m.changedRefs) == 0 && sameObjects:
 		model.Clusters, model.Backends = m.lastClusters, m.lastBackends
 	case m.lastBackends != nil && knownObjects && len(m.changedRefs) <= maxSplicedClusters:
 		model.Clusters, model.Backends, m.lastBackendOf = m.spliceClusters(st, movedServices)
 	default:
-		reuseClusters := m.lastClusters != nil && !m.refsChanged
+		reuseClusters := m.lastClusters != nil && len(m.changedRefs) == 0
 		if reuseClusters {
 			model.Clusters = m.lastClusters
 		} else {
@@ -399,7 +395,7 @@ func (m *memo) model(st *kube.State, dirty map[string]bool) *ir.IR {
 	} else {
 		clear(m.changedRefs)
 	}
-	m.lastClusters, m.lastBackends, m.refsChanged = model.Clusters, model.Backends, false
+	m.lastClusters, m.lastBackends = model.Clusters, model.Backends
 	m.prev = kube.State{Ingresses: st.Ingresses, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	if live := len(m.clusterRefs); len(m.backends) > 2*live+64 || len(m.eps) > 2*live+64 {
 		inUse := make(map[string]bool, live)
