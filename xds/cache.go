@@ -273,11 +273,11 @@ func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sot
 	if sotwInSync(req, sub, ts) {
 		return nil
 	}
-	send := lacking(sub, ts, everything(sub, ts))
+	send := lacking(sub, ts, everything(sub, ts), everythingCount(sub, ts))
 	if len(send) == 0 && req.GetResponseNonce() != "" {
 		return nil
 	}
-	return newSotwPartial(req, known, ts, send, heldGone(known, ts, maps.Keys(known)))
+	return newSotwPartial(req, known, ts, send, heldGone(known, ts, maps.Keys(known), len(known)))
 }
 
 // sotwInSync says whether a state-of-the-world request by name only
@@ -298,12 +298,12 @@ func sotwInSync(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) bo
 // sotwChanges is sotwDiff for a client that was up to date before the
 // last update: only the names it touched can differ.
 func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	send := lacking(sub, ts, slices.Values(ts.updated))
+	send := lacking(sub, ts, slices.Values(ts.updated), len(ts.updated))
 	if len(send) == 0 {
 		return nil
 	}
 	known := sub.ReturnedResources()
-	return newSotwPartial(req, known, ts, send, heldGone(known, ts, slices.Values(ts.removed)))
+	return newSotwPartial(req, known, ts, send, heldGone(known, ts, slices.Values(ts.removed), len(ts.removed)))
 }
 
 // newSotwPartial sends the resources at the given positions. A state-of-
@@ -465,15 +465,52 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())
 	}
-	return withMissing(req, known, ts, lacking(sub, ts, everything(sub, ts)), heldGone(known, ts, held)) // ondemand.go
+	return withMissing(req, known, ts, lacking(sub, ts, everything(sub, ts), everythingCount(sub, ts)), heldGone(known, ts, held, len(known))) // ondemand.go
 }
 
 // deltaChanges is deltaDiff for a client that was up to date before the
 // last update: only the names the update touched can differ.
 func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
-	return newDeltaResponse(req, known, ts, lacking(sub, ts, slices.Values(ts.updated)), heldGone(known, ts, slices.Values(ts.removed)))
+	return newDeltaResponse(req, known, ts, lacking(sub, ts, slices.Values(ts.updated), len(ts.updated)), heldGone(known, ts, slices.Values(ts.removed), len(ts.removed)))
 }
+
+// deltaResubscribed answers a request that changes the subscription of a
+// client whose last response left it with everything of the current
+// version, or of the one it replaced, and reports false for any other.
+// Only the names it subscribes to or unsubscribes from (and those the last
+// update touched) can differ: each on-demand cluster an Envoy asks for,
+// and each load assignment it then names (every new cluster's, when it
+// takes every cluster), is such a request, and at 10,000 Ingresses a
+// comparison of everything the client holds is 100,000 lookups, under the
+// cache's lock. A namespaced type (VHDS) and the wildcard's own
+// subscription ("*") are left to deltaDiff: a name may stand for many.
+func deltaResubscribed(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) (*deltaResponse, bool) {
+	subscribe, unsubscribe := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
+	if ts.namespaced || len(req.GetInitialResourceVersions()) > 0 ||
+		slices.Contains(subscribe, wildcardName) || slices.Contains(unsubscribe, wildcardName) {
+		return nil, false
+	}
+	known := sub.ReturnedResources()
+	v, ok := known[syncedAt]
+	if !ok || v != ts.version && (ts.replaced == "" || v != ts.replaced) {
+		return nil, false
+	}
+	// A name unsubscribed from while a wildcard is answered again, as the
+	// protocol asks (the server marks it held at no version); one
+	// unsubscribed otherwise is out of what the client holds already.
+	names := slices.Concat(subscribe, unsubscribe)
+	gone := unsubscribe
+	if v != ts.version {
+		names = append(names, ts.updated...)
+		gone = slices.Concat(unsubscribe, ts.removed)
+	}
+	return withMissing(req, known, ts, lacking(sub, ts, slices.Values(names), len(names)), heldGone(known, ts, slices.Values(gone), len(gone))), true
+}
+
+// wildcardName is the name by which a delta client subscribes to every
+// resource of a type, or stops to.
+const wildcardName = "*"
 
 // everything is what a client could lack: every resource if it subscribes
 // to all (wildcard), else the ones it names. Whether it is a wildcard is
@@ -498,12 +535,21 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 	return maps.Keys(sub.SubscribedResources())
 }
 
-// lacking returns, in the translator's order, the positions of the
-// resources among names that exist, that the client subscribes to, and
-// whose current version it does not hold.
-func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) []int {
+// everythingCount is how many names everything yields, at most.
+func everythingCount(sub cache.Subscription, ts *typeSnapshot) int {
+	if sub.IsWildcard() || ts.namespaced {
+		return len(ts.names)
+	}
+	return len(sub.SubscribedResources())
+}
+
+// lacking returns, in the translator's order and once each, the positions
+// of the resources among names that exist, that the client subscribes to,
+// and whose current version it does not hold. count is about how many
+// names there are: many are looked up in a map (nameIndex.bulk).
+func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string], count int) []int {
 	known := sub.ReturnedResources()
-	lookup := ts.index.bulk(max(len(sub.SubscribedResources()), len(known)))
+	lookup := ts.index.bulk(count)
 	var send []int
 	for name := range names {
 		j, exists := lookup(name)
@@ -518,14 +564,14 @@ func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string]) [
 		}
 	}
 	slices.Sort(send)
-	return send
+	return slices.Compact(send)
 }
 
-// heldGone returns, sorted, the names among names that the client holds
-// and that no longer exist.
-func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string]) []string {
+// heldGone returns, sorted and once each, the names among names (about
+// count of them) that the client holds and that no longer exist.
+func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string], count int) []string {
 	var gone []string
-	lookup := ts.index.bulk(len(known))
+	lookup := ts.index.bulk(count)
 	for name := range names {
 		if _, held := known[name]; !held || name == syncedAt {
 			continue
@@ -535,7 +581,7 @@ func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string])
 		}
 	}
 	slices.Sort(gone)
-	return gone
+	return slices.Compact(gone)
 }
 
 // newDeltaResponse sends the resources at the given positions and removes

@@ -250,6 +250,9 @@ func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot)
 		// the last update touched can differ.
 		return deltaChanges(req, sub, ts)
 	}
+	if resp, ok := deltaResubscribed(req, sub, ts); ok {
+		return resp
+	}
 	resp := deltaDiff(req, sub, ts)
 	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
 		return resp
