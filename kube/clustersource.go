@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +38,11 @@ type ClusterSource struct {
 
 	synced  atomic.Bool
 	changes changeLog
+	// ingressKeys and serviceKeys record, for State, the Ingresses and
+	// Services that changed since it last listed them: it looks those up
+	// rather than listing and sorting 10,000 Ingresses (or 100,000
+	// Services) again because one changed.
+	ingressKeys, serviceKeys keyLog
 	// sliceChanges records, for State, the Services whose EndpointSlices
 	// changed since it last grouped them: it regroups only those rather
 	// than listing 100,000 slices again (at 10,000 Ingresses) because one
@@ -71,8 +78,12 @@ var _ Source = (*ClusterSource)(nil)
 // the caches cannot sync. The informers may be started before or after Run
 // is called.
 func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
-	handlerFor := func(part uint32) cache.ResourceEventHandlerFuncs {
-		changedPart := func(any) {
+	handlerFor := func(part uint32, keys *keyLog) cache.ResourceEventHandlerFuncs {
+		changedPart := func(obj any) {
+			// Recorded before the part is marked dirty, as slices are.
+			if keys != nil {
+				keys.changed(obj)
+			}
 			s.dirty.Or(part)
 			s.changes.everything()
 			s.notify(changed)
@@ -139,7 +150,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	// Writing an Ingress's status (we do, for every Ingress) must not cost
 	// a rebuild: updates that change neither spec nor annotations are
 	// dropped. Spec changes move metadata.generation; annotations don't.
-	ingressHandler := handlerFor(partIngresses)
+	ingressHandler := handlerFor(partIngresses, &s.ingressKeys)
 	anyUpdate := ingressHandler.UpdateFunc
 	ingressHandler.UpdateFunc = func(old, obj any) {
 		if a, ok := old.(*networkingv1.Ingress); ok {
@@ -149,6 +160,18 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		}
 		anyUpdate(old, obj)
 	}
+	// A class change may change which Ingresses are ours: all are
+	// looked at again.
+	classChanged := handlerFor(partIngresses, nil).AddFunc
+	everyIngress := func(obj any) {
+		s.ingressKeys.everything()
+		classChanged(obj)
+	}
+	classHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    everyIngress,
+		UpdateFunc: func(_, obj any) { everyIngress(obj) },
+		DeleteFunc: everyIngress,
+	}
 	inf := s.Informers
 	handlers := []struct {
 		kind     string // in the log
@@ -156,10 +179,10 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		handler  cache.ResourceEventHandler
 	}{
 		{"Ingress", inf.Ingresses.Informer(), ingressHandler},
-		{"IngressClass", inf.IngressClasses.Informer(), handlerFor(partIngresses)},
-		{"Service", inf.Services, handlerFor(partServices)},
+		{"IngressClass", inf.IngressClasses.Informer(), classHandler},
+		{"Service", inf.Services, handlerFor(partServices, &s.serviceKeys)},
 		{"EndpointSlice", inf.EndpointSlices, sliceHandler},
-		{"Secret", inf.TLSSecrets.Informer(), handlerFor(partSecrets)},
+		{"Secret", inf.TLSSecrets.Informer(), handlerFor(partSecrets, nil)},
 	}
 	// Synced means each handler has seen its informer's initial list, not
 	// only that the informer has it: the slice groups are built from the
@@ -235,9 +258,7 @@ func (s *ClusterSource) State() *State {
 	}
 	everything := labels.Everything()
 	if dirty&partIngresses != 0 {
-		ingresses, _ := s.ingresses.List(everything)
-		classes, _ := s.ingressClasses.List(everything)
-		st.Ingresses = ownedIngresses(ingresses, classes, s.Filter)
+		st.Ingresses = s.ownedIngresses(st.Ingresses)
 		// What the owned Ingresses refer to may have changed with them.
 		secrets, configMaps := s.referenced.update(st.Ingresses, s.References)
 		if secrets {
@@ -248,7 +269,7 @@ func (s *ClusterSource) State() *State {
 		}
 	}
 	if dirty&partServices != 0 {
-		st.Services = servicesByName(kept[*Service](s.services))
+		st.Services = s.servicesByName(st.Services)
 	}
 	if dirty&partSlices != 0 {
 		st.EndpointSlices, st.SlicesSince = s.slicesByService(st.EndpointSlices)
@@ -265,6 +286,69 @@ func (s *ClusterSource) State() *State {
 	}
 	s.cached = st
 	return st
+}
+
+// maxSplicedKeys bounds the objects of a kind State looks up one by one;
+// past it, listing them all costs less.
+const maxSplicedKeys = 256
+
+// ownedIngresses is State's list of owned Ingresses: prev with the
+// Ingresses that changed since looked up again, or every Ingress listed,
+// filtered and sorted when the change is not known by Ingress (an
+// IngressClass changed, and the first time). Either way a new list: prev
+// may be a State's.
+func (s *ClusterSource) ownedIngresses(prev []*networkingv1.Ingress) []*networkingv1.Ingress {
+	keys, all := s.ingressKeys.take()
+	classes, _ := s.ingressClasses.List(labels.Everything())
+	if all || prev == nil || len(keys) > maxSplicedKeys {
+		ingresses, _ := s.ingresses.List(labels.Everything())
+		return ownedIngresses(ingresses, classes, s.Filter)
+	}
+	ours, defaultIsOurs := s.Filter.ourClasses(classes)
+	out := slices.Clone(prev)
+	for key := range keys {
+		i, found := slices.BinarySearchFunc(out, key, compareIngress)
+		ing, err := s.ingresses.Ingresses(key.Namespace).Get(key.Name)
+		owned := err == nil && s.Filter.owns(ing, ours, defaultIsOurs)
+		switch {
+		case found && owned:
+			out[i] = ing
+		case found:
+			out = slices.Delete(out, i, i+1)
+		case owned:
+			out = slices.Insert(out, i, ing)
+		}
+	}
+	return out
+}
+
+// compareIngress orders Ingresses as State lists them, by namespace and
+// name.
+func compareIngress(ing *networkingv1.Ingress, key types.NamespacedName) int {
+	if c := strings.Compare(ing.Namespace, key.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(ing.Name, key.Name)
+}
+
+// servicesByName is State's map of Services: a copy of prev with the
+// Services that changed since looked up again, or every Service listed
+// when the change is not known by Service (and the first time).
+func (s *ClusterSource) servicesByName(prev map[types.NamespacedName]*Service) map[types.NamespacedName]*Service {
+	keys, all := s.serviceKeys.take()
+	if all || prev == nil || len(keys) > maxSplicedKeys {
+		return servicesByName(kept[*Service](s.services))
+	}
+	out := maps.Clone(prev)
+	for key := range keys {
+		obj, exists, _ := s.services.GetByKey(key.Namespace + "/" + key.Name)
+		if svc, ok := obj.(*Service); exists && ok {
+			out[key] = svc
+		} else {
+			delete(out, key)
+		}
+	}
+	return out
 }
 
 // slicesByService groups the EndpointSlices by Service: the previous
