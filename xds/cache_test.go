@@ -500,3 +500,30 @@ func TestCacheFetch(t *testing.T) {
 		t.Fatalf("fetch at the current version: got %v, want a skip", err)
 	}
 }
+
+// TestCacheDeltaWildcardUnsubscribeByName: a delta client of every cluster
+// (an explicit wildcard) that also named one and stops naming it is sent
+// that cluster again, as the protocol asks (the server marks it held at no
+// version), when it was up to date (deltaResubscribed).
+func TestCacheDeltaWildcardUnsubscribeByName(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := newCacheClient("cds", true, resource.ClusterType, []string{"*", "a"})
+	c.watch(t, s.cache, c.names, nil)
+	c.drain(t, s.cache)
+	if !c.sub.IsWildcard() || len(c.held) != 2 {
+		t.Fatalf("wildcard %t, holds %d clusters, want both", c.sub.IsWildcard(), len(c.held))
+	}
+	before := c.answers
+	c.watch(t, s.cache, nil, []string{"a"})
+	c.drain(t, s.cache)
+	if c.answers != before+1 || c.held["a"] == nil || c.held["b"] == nil {
+		t.Fatalf("answered %d times after unsubscribing from a (held: %v), want once, with a again", c.answers-before, slices.Sorted(maps.Keys(c.held)))
+	}
+	if v := c.sub.ReturnedResources()["a"]; v != s.Snapshot().GetVersionMap(resource.ClusterType)["a"] {
+		t.Errorf("a is held at version %q after it was sent again", v)
+	}
+}

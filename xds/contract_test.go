@@ -256,6 +256,28 @@ func checkReturnedRoundTrip(t *testing.T, delta bool) {
 			t.Errorf("%s: the next watch's subscription holds %v, want what the response returned, %v", typeName(r.typeURL), w.returned, want)
 		}
 	}
+	if !delta {
+		return
+	}
+	// A request that changes the subscription (deltaResubscribed): the
+	// server applies it before it asks for the watch, dropping from the
+	// returned map what is unsubscribed and keeping the cache's entry;
+	// unsubscribed while a wildcard, a name stays, held at no version.
+	c.sendDelta(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNamesSubscribe: []string{"c"}, ResourceNamesUnsubscribe: []string{"b"}})
+	w := h.next("watch", is(evWatch, resource.EndpointType))
+	want := map[string]string{"a": snap.GetVersionMap(resource.EndpointType)["a"], syncedAt: snap.GetVersion(resource.EndpointType)}
+	if !maps.Equal(w.returned, want) || !maps.Equal(w.subscribed, map[string]struct{}{"a": {}, "c": {}}) {
+		t.Errorf("after subscribing to c and unsubscribing from b, the watch's subscription holds %v and names %v, want %v and a, c", w.returned, w.subscribed, want)
+	}
+	// (A wildcard subscription made by naming nothing ignores requests
+	// that name nothing to subscribe to: "*" named makes it explicit.)
+	c.sendDelta(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResourceNamesSubscribe: []string{"*", "a"}})
+	h.next("watch", is(evWatch, resource.ClusterType))
+	c.sendDelta(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResourceNamesUnsubscribe: []string{"a"}})
+	w = h.next("watch", is(evWatch, resource.ClusterType))
+	if v, held := w.returned["a"]; !held || v != "" || w.returned[syncedAt] == "" || !w.wildcard {
+		t.Errorf("after a wildcard client unsubscribed from a, the watch's subscription holds %v (wildcard %t), want a at no version and the cache's entry", w.returned, w.wildcard)
+	}
 }
 
 // 7. SotW: a response waiting in its watch's channel is dropped when the
