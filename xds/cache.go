@@ -591,25 +591,27 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 	if len(send) == 0 && len(removed) == 0 {
 		return nil
 	}
-	// The server keeps this map as the client's state and edits it when
-	// the client unsubscribes, so each stream gets its own (assumption 6).
-	returned := maps.Clone(known)
-	if returned == nil {
-		returned = make(map[string]string, len(send))
-	}
 	resources := make([]*discoveryv3.Resource, len(send))
 	for i, j := range send {
-		name := ts.names[j]
-		resources[i] = &discoveryv3.Resource{Name: name, Version: ts.hashes[j], Resource: ts.anys[j]}
-		returned[name] = ts.hashes[j]
+		resources[i] = &discoveryv3.Resource{Name: ts.names[j], Version: ts.hashes[j], Resource: ts.anys[j]}
 	}
-	for _, name := range removed {
-		delete(returned, name)
+	return &deltaResponse{req: req, version: ts.version, resources: resources, removed: removed, returned: deltaHeld(req, known)}
+}
+
+// deltaHeld is the map a delta response brings up to date as the server
+// sends it (deltaResponse.GetNextVersionMap): the subscription's own,
+// rather than a copy of the 100,000 names a client may hold at 10,000
+// Ingresses, for each response. The server sends every delta response,
+// in order, before it handles the stream's next request (assumption 7),
+// and a type has one watch at a time, so no other response of the type is
+// made from the map in between. The first request's map is the request's
+// initial resource versions: that one is copied, the request being the
+// callbacks' too.
+func deltaHeld(req *cache.DeltaRequest, known map[string]string) map[string]string {
+	if known == nil || len(req.GetInitialResourceVersions()) > 0 {
+		return maps.Clone(known)
 	}
-	returned[syncedAt] = ts.version
-	return &deltaResponse{
-		req: req, version: ts.version, resources: resources, removed: removed, returned: returned,
-	}
+	return known
 }
 
 // Fetch answers a REST (polling) request with the current content. The
@@ -734,7 +736,10 @@ type deltaResponse struct {
 	version   string
 	resources []*discoveryv3.Resource
 	removed   []string
-	returned  map[string]string
+	// returned is what the client held (see deltaHeld), brought up to
+	// date with the response once, as the server sends it.
+	returned map[string]string
+	updated  bool
 }
 
 var _ cache.DeltaResponse = (*deltaResponse)(nil)
@@ -747,6 +752,25 @@ func (r *deltaResponse) GetDeltaDiscoveryResponse() (*discoveryv3.DeltaDiscovery
 func (r *deltaResponse) GetDeltaRequest() *discoveryv3.DeltaDiscoveryRequest { return r.req }
 func (r *deltaResponse) GetSystemVersion() (string, error)                   { return r.version, nil }
 func (r *deltaResponse) GetResponseVersion() string                          { return r.version }
-func (r *deltaResponse) GetNextVersionMap() map[string]string                { return r.returned }
-func (r *deltaResponse) GetReturnedResources() map[string]string             { return r.returned }
 func (r *deltaResponse) GetContext() context.Context                         { return context.Background() }
+func (r *deltaResponse) GetReturnedResources() map[string]string             { return r.GetNextVersionMap() }
+
+// GetNextVersionMap is what the client holds once sent this response:
+// go-control-plane's server calls it as it sends the response, from the
+// stream's goroutine, and that is when the map is brought up to date.
+func (r *deltaResponse) GetNextVersionMap() map[string]string {
+	if !r.updated {
+		if r.returned == nil {
+			r.returned = make(map[string]string, len(r.resources)+1)
+		}
+		for _, res := range r.resources {
+			r.returned[res.GetName()] = res.GetVersion()
+		}
+		for _, name := range r.removed {
+			delete(r.returned, name)
+		}
+		r.returned[syncedAt] = r.version
+		r.updated = true
+	}
+	return r.returned
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -525,5 +526,50 @@ func TestCacheDeltaWildcardUnsubscribeByName(t *testing.T) {
 	}
 	if v := c.sub.ReturnedResources()["a"]; v != s.Snapshot().GetVersionMap(resource.ClusterType)["a"] {
 		t.Errorf("a is held at version %q after it was sent again", v)
+	}
+}
+
+// TestCacheDeltaResponseLeavesInitialVersions: a delta response brings the
+// subscription's own map up to date as it is sent, except the first
+// request's, which is the request's initial resource versions: that one
+// is left as the client sent it.
+func TestCacheDeltaResponseLeavesInitialVersions(t *testing.T) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	initial := map[string]string{"a": "stale"}
+	req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNamesSubscribe: []string{"a", "b"}, InitialResourceVersions: initial}
+	sub := stream.NewDeltaSubscription(req.ResourceNamesSubscribe, nil, req.InitialResourceVersions, true)
+	out := make(chan cache.DeltaResponse, 1)
+	if _, err := s.cache.CreateDeltaWatch(req, sub, out); err != nil {
+		t.Fatal(err)
+	}
+	r := <-out
+	next := r.GetNextVersionMap()
+	if !maps.Equal(initial, map[string]string{"a": "stale"}) {
+		t.Errorf("the request's initial versions became %v", initial)
+	}
+	want := s.Snapshot().GetVersionMap(resource.EndpointType)
+	if next["a"] != want["a"] || next["b"] != want["b"] {
+		t.Errorf("the client holds %v after the response, want a and b at %v", next, want)
+	}
+	// The next response edits that map itself.
+	sub.SetReturnedResources(next)
+	f.clusters["b"] = []string{"127.0.0.1:3"}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.cache.CreateDeltaWatch(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResponseNonce: "1"}, sub, out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-out:
+		if got := r.GetNextVersionMap(); reflect.ValueOf(got).UnsafePointer() != reflect.ValueOf(next).UnsafePointer() || got["b"] != s.Snapshot().GetVersionMap(resource.EndpointType)["b"] {
+			t.Errorf("the second response returned a map of its own, or b at %q", got["b"])
+		}
+	default:
+		t.Fatal("no answer for the change to b")
 	}
 }

@@ -1,7 +1,6 @@
 package xds
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -257,10 +256,5 @@ func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot)
 	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
 		return resp
 	}
-	returned := maps.Clone(sub.ReturnedResources())
-	if returned == nil {
-		returned = map[string]string{}
-	}
-	returned[syncedAt] = ts.version
-	return &deltaResponse{req: req, version: ts.version, returned: returned}
+	return &deltaResponse{req: req, version: ts.version, returned: deltaHeld(req, sub.ReturnedResources())}
 }
