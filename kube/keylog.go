@@ -20,28 +20,24 @@ type keyLog struct {
 // changed records the object obj, as an informer's handler receives it
 // (a tombstone on a delete whose last state was missed).
 func (l *keyLog) changed(obj any) {
-	l.mu.Lock()
-	started := l.started
-	l.mu.Unlock()
-	if !started {
-		return // the first take is everything: the informer's initial list
-	}
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		l.everything()
-		return
-	}
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		l.everything()
-		return
+	var ns, name string
+	if err == nil {
+		ns, name, err = cache.SplitMetaNamespaceKey(key)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.keys == nil {
-		l.keys = map[types.NamespacedName]bool{}
+	switch {
+	case !l.started:
+		// The first take is everything: the informer's initial list.
+	case err != nil:
+		l.all = true
+	default:
+		if l.keys == nil {
+			l.keys = map[types.NamespacedName]bool{}
+		}
+		l.keys[types.NamespacedName{Namespace: ns, Name: name}] = true
 	}
-	l.keys[types.NamespacedName{Namespace: ns, Name: name}] = true
 }
 
 func (l *keyLog) everything() {
