@@ -78,11 +78,12 @@ var _ Source = (*ClusterSource)(nil)
 // the caches cannot sync. The informers may be started before or after Run
 // is called.
 func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
-	handlerFor := func(part uint32, keys *keyLog) cache.ResourceEventHandlerFuncs {
+	// record, when set, notes which object changed, for State (keyLog);
+	// before the part is marked dirty, as slices are.
+	handlerFor := func(part uint32, record func(obj any)) cache.ResourceEventHandlerFuncs {
 		changedPart := func(obj any) {
-			// Recorded before the part is marked dirty, as slices are.
-			if keys != nil {
-				keys.changed(obj)
+			if record != nil {
+				record(obj)
 			}
 			s.dirty.Or(part)
 			s.changes.everything()
@@ -150,7 +151,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	// Writing an Ingress's status (we do, for every Ingress) must not cost
 	// a rebuild: updates that change neither spec nor annotations are
 	// dropped. Spec changes move metadata.generation; annotations don't.
-	ingressHandler := handlerFor(partIngresses, &s.ingressKeys)
+	ingressHandler := handlerFor(partIngresses, s.ingressKeys.changed)
 	anyUpdate := ingressHandler.UpdateFunc
 	ingressHandler.UpdateFunc = func(old, obj any) {
 		if a, ok := old.(*networkingv1.Ingress); ok {
@@ -162,16 +163,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}
 	// A class change may change which Ingresses are ours: all are
 	// looked at again.
-	classChanged := handlerFor(partIngresses, nil).AddFunc
-	everyIngress := func(obj any) {
-		s.ingressKeys.everything()
-		classChanged(obj)
-	}
-	classHandler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    everyIngress,
-		UpdateFunc: func(_, obj any) { everyIngress(obj) },
-		DeleteFunc: everyIngress,
-	}
+	classHandler := handlerFor(partIngresses, func(any) { s.ingressKeys.everything() })
 	inf := s.Informers
 	handlers := []struct {
 		kind     string // in the log
@@ -180,7 +172,7 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 	}{
 		{"Ingress", inf.Ingresses.Informer(), ingressHandler},
 		{"IngressClass", inf.IngressClasses.Informer(), classHandler},
-		{"Service", inf.Services, handlerFor(partServices, &s.serviceKeys)},
+		{"Service", inf.Services, handlerFor(partServices, s.serviceKeys.changed)},
 		{"EndpointSlice", inf.EndpointSlices, sliceHandler},
 		{"Secret", inf.TLSSecrets.Informer(), handlerFor(partSecrets, nil)},
 	}
@@ -258,7 +250,7 @@ func (s *ClusterSource) State() *State {
 	}
 	everything := labels.Everything()
 	if dirty&partIngresses != 0 {
-		st.Ingresses = s.ownedIngresses(st.Ingresses)
+		st.Ingresses = s.ingressesSince(st.Ingresses)
 		// What the owned Ingresses refer to may have changed with them.
 		secrets, configMaps := s.referenced.update(st.Ingresses, s.References)
 		if secrets {
@@ -269,7 +261,7 @@ func (s *ClusterSource) State() *State {
 		}
 	}
 	if dirty&partServices != 0 {
-		st.Services = s.servicesByName(st.Services)
+		st.Services = s.servicesSince(st.Services)
 	}
 	if dirty&partSlices != 0 {
 		st.EndpointSlices, st.SlicesSince = s.slicesByService(st.EndpointSlices)
@@ -292,12 +284,12 @@ func (s *ClusterSource) State() *State {
 // past it, listing them all costs less.
 const maxSplicedKeys = 256
 
-// ownedIngresses is State's list of owned Ingresses: prev with the
+// ingressesSince is State's list of owned Ingresses: prev with the
 // Ingresses that changed since looked up again, or every Ingress listed,
 // filtered and sorted when the change is not known by Ingress (an
 // IngressClass changed, and the first time). Either way a new list: prev
 // may be a State's.
-func (s *ClusterSource) ownedIngresses(prev []*networkingv1.Ingress) []*networkingv1.Ingress {
+func (s *ClusterSource) ingressesSince(prev []*networkingv1.Ingress) []*networkingv1.Ingress {
 	keys, all := s.ingressKeys.take()
 	classes, _ := s.ingressClasses.List(labels.Everything())
 	if all || prev == nil || len(keys) > maxSplicedKeys {
@@ -331,10 +323,10 @@ func compareIngress(ing *networkingv1.Ingress, key types.NamespacedName) int {
 	return strings.Compare(ing.Name, key.Name)
 }
 
-// servicesByName is State's map of Services: a copy of prev with the
+// servicesSince is State's map of Services: a copy of prev with the
 // Services that changed since looked up again, or every Service listed
 // when the change is not known by Service (and the first time).
-func (s *ClusterSource) servicesByName(prev map[types.NamespacedName]*Service) map[types.NamespacedName]*Service {
+func (s *ClusterSource) servicesSince(prev map[types.NamespacedName]*Service) map[types.NamespacedName]*Service {
 	keys, all := s.serviceKeys.take()
 	if all || prev == nil || len(keys) > maxSplicedKeys {
 		return servicesByName(kept[*Service](s.services))

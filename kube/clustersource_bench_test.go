@@ -30,7 +30,10 @@ func BenchmarkClusterSourceState(b *testing.B) {
 					s.State()
 					b.ResetTimer()
 					for i := range b.N {
-						var st *State
+						// One object changed in the informer's store, and
+						// recorded as its handler does.
+						var obj any
+						keys, part := &s.ingressKeys, partIngresses
 						switch kind {
 						case "ingress":
 							ing := s.cached.Ingresses[i%n].DeepCopy()
@@ -38,24 +41,20 @@ func BenchmarkClusterSourceState(b *testing.B) {
 							if err := ingresses.Update(ing); err != nil {
 								b.Fatal(err)
 							}
-							s.ingressKeys.changed(ing)
-							if listed {
-								s.ingressKeys.everything()
-							}
-							s.dirty.Or(partIngresses)
-							st = s.State()
+							obj = ing
 						case "service":
 							svc := &Service{Namespace: "bench", Name: fmt.Sprintf("new-%d", i)}
 							if err := services.Add(svc); err != nil {
 								b.Fatal(err)
 							}
-							s.serviceKeys.changed(svc)
-							if listed {
-								s.serviceKeys.everything()
-							}
-							s.dirty.Or(partServices)
-							st = s.State()
+							obj, keys, part = svc, &s.serviceKeys, partServices
 						}
+						keys.changed(obj)
+						if listed {
+							keys.everything()
+						}
+						s.dirty.Or(part)
+						st := s.State()
 						if len(st.Ingresses) != n {
 							b.Fatalf("%d Ingresses", len(st.Ingresses))
 						}

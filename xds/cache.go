@@ -426,36 +426,6 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 // sotwReturned). No resource name starts with a NUL.
 const syncedAt = "\x00synced-at"
 
-// inSync says whether a delta request only acknowledges (or rejects) the
-// last response, which left the client with everything of the current
-// version: then there is nothing to compare. The delta server checks no
-// nonce (assumption 4), so a request with a stale one gets here too; that
-// is harmless, since the map read is the one the last response sent
-// returned (assumption 6), whichever response the request names. At 10,000 Ingresses that
-// comparison is 100,000 lookups on every acknowledgement of an endpoint
-// change, under the cache's lock.
-func inSync(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) bool {
-	if req.GetResponseNonce() == "" || len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
-		return false
-	}
-	v, ok := sub.ReturnedResources()[syncedAt]
-	return ok && v == ts.version
-}
-
-// caughtUpBefore is inSync for the state the current one replaced: the
-// client acknowledges a response that left it with everything of that
-// version, and the type has changed once since (an acknowledgement that
-// crossed the next change). Then deltaChanges answers it, as it would
-// have had its watch been open, rather than a comparison of everything it
-// holds: at 10,000 Ingresses a delta Envoy names 100,000 load assignments.
-func caughtUpBefore(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) bool {
-	if ts.replaced == "" || req.GetResponseNonce() == "" || len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
-		return false
-	}
-	v, ok := sub.ReturnedResources()[syncedAt]
-	return ok && v == ts.replaced
-}
-
 // deltaDiff compares everything a client holds with the current content:
 // the resources it subscribes to whose version it does not have, and those
 // it holds that are gone. Nil when there is nothing to send.
@@ -468,26 +438,33 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 	return withMissing(req, known, ts, lacking(sub, ts, everything(sub, ts), everythingCount(sub, ts)), heldGone(known, ts, held, len(known))) // ondemand.go
 }
 
-// deltaChanges is deltaDiff for a client that was up to date before the
-// last update: only the names the update touched can differ.
+// deltaChanges is deltaDiff for a client whose watch was open when the
+// last update came: it held everything before it, so only the names the
+// update touched can differ.
 func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
 	return newDeltaResponse(req, known, ts, lacking(sub, ts, slices.Values(ts.updated), len(ts.updated)), heldGone(known, ts, slices.Values(ts.removed), len(ts.removed)))
 }
 
-// deltaResubscribed answers a request that changes the subscription of a
-// client whose last response left it with everything of the current
-// version, or of the one it replaced, and reports false for any other.
-// Only the names it subscribes to or unsubscribes from (and those the last
-// update touched) can differ: each on-demand cluster an Envoy asks for,
-// and each load assignment it then names (every new cluster's, when it
-// takes every cluster), is such a request, and at 10,000 Ingresses a
-// comparison of everything the client holds is 100,000 lookups, under the
-// cache's lock. A namespaced type (VHDS) and the wildcard's own
-// subscription ("*") are left to deltaDiff: a name may stand for many.
-func deltaResubscribed(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) (*deltaResponse, bool) {
+// deltaSince answers a delta request from a client whose last response
+// left it with everything of the current version, or of the version the
+// current state replaced, and reports false for any other. Only the names
+// the request subscribes to or unsubscribes from can differ, and, when it
+// crossed an update, those that update touched; with none, there is
+// nothing to send. That covers the requests a delta Envoy sends most: the
+// acknowledgement of each response (most often of the current version,
+// sometimes crossing the next change), the cluster it asks for on demand,
+// the load assignment it then names. At 10,000 Ingresses a comparison of
+// everything it holds (deltaDiff) is 100,000 lookups, under the cache's
+// lock. The server has already applied the request's subscription change
+// (assumption 6). A namespaced type (VHDS) and the wildcard's own name
+// ("*"), where a name subscribed to stands for many, and a stream's first
+// request, whose map is the client's initial versions, are left to
+// deltaDiff.
+func deltaSince(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) (*deltaResponse, bool) {
 	subscribe, unsubscribe := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
-	if ts.namespaced || len(req.GetInitialResourceVersions()) > 0 ||
+	changesSubscription := len(subscribe) > 0 || len(unsubscribe) > 0
+	if changesSubscription && ts.namespaced || len(req.GetInitialResourceVersions()) > 0 ||
 		slices.Contains(subscribe, wildcardName) || slices.Contains(unsubscribe, wildcardName) {
 		return nil, false
 	}

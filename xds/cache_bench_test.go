@@ -59,6 +59,16 @@ func endpointChange(b *testing.B, w load.Workload, tr *translate.Translator, i i
 	return fast.Resources
 }
 
+// deltaClientOf is a delta client of the load assignments names, holding
+// them all.
+func deltaClientOf(b *testing.B, server *Server, names []string) *cacheClient {
+	b.Helper()
+	c := newCacheClient("eds", true, resource.EndpointType, names)
+	c.watch(b, server.cache, names, nil)
+	c.drain(b, server.cache)
+	return c
+}
+
 // BenchmarkCacheEndpointChangeToClient is an endpoint change through the
 // fast path, the publish and the cache, to a delta client that subscribes to
 // every load assignment and acknowledges each response: the control plane's
@@ -67,9 +77,7 @@ func BenchmarkCacheEndpointChangeToClient(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			w, tr, server, names := publishedLoads(b, n)
-			c := newCacheClient("eds", true, resource.EndpointType, names)
-			c.watch(b, server.cache, names, nil)
-			c.drain(b, server.cache)
+			c := deltaClientOf(b, server, names)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				publishEndpointChange(b, w, tr, server, i)
@@ -122,9 +130,7 @@ func BenchmarkCacheSubscribeOne(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			_, _, server, names := publishedLoads(b, n)
-			c := newCacheClient("eds", true, resource.EndpointType, names)
-			c.watch(b, server.cache, names, nil)
-			c.drain(b, server.cache)
+			c := deltaClientOf(b, server, names)
 			name := names[len(names)/2]
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -3,8 +3,6 @@ package xds
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -234,7 +232,7 @@ func (c *cacheClient) check(t *testing.T, snap *Snapshot) {
 // comparison).
 func TestCacheClientsFollowEveryChange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := quietServer()
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{}}
 	endpoint := func() string { return fmt.Sprintf("127.0.0.%d:%d", 1+rng.IntN(3), 8000+rng.IntN(3)) }
 	for i := range 8 {
@@ -351,13 +349,10 @@ func TestCacheClientsFollowEveryChange(t *testing.T) {
 // load assignment that changed, and nothing at all for a change to a
 // resource it does not subscribe to.
 func TestCacheDeltaSendsOnlyWhatChanged(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{
 		"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}, "c": {"127.0.0.1:3"},
 	}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	c := newCacheClient("eds", true, resource.EndpointType, []string{"a", "b"})
 	c.watch(t, s.cache, c.names, nil)
 	r := <-c.dOut
@@ -398,11 +393,8 @@ func TestCacheDeltaSendsOnlyWhatChanged(t *testing.T) {
 // cancelled, and a new watch is asked for with the client's last version.
 // The change that response carried must be sent then.
 func TestCacheSotWResponseDroppedBeforeSending(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	c := newCacheClient("eds", false, resource.EndpointType, []string{"a", "b"})
 	c.watch(t, s.cache, nil, nil)
 	c.drain(t, s.cache) // holds a and b, with a watch open
@@ -448,11 +440,8 @@ func deltaNames(t *testing.T, r cache.DeltaResponse) []string {
 // that a change is encoded once however many Envoys are connected, and
 // each answer is a new envelope (the server writes a nonce into it).
 func TestCacheSharesEncodings(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	var anys []*anypb.Any
 	var envelopes []*discoveryv3.DiscoveryResponse
 	for i := range 2 {
@@ -476,11 +465,8 @@ func TestCacheSharesEncodings(t *testing.T) {
 // TestCacheFetch: a REST-style fetch gets the current content, filtered to
 // the names it gives, and is skipped when it already has the version.
 func TestCacheFetch(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	resp, err := s.cache.Fetch(t.Context(), &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: []string{"b"}})
 	if err != nil {
 		t.Fatal(err)
@@ -505,13 +491,10 @@ func TestCacheFetch(t *testing.T) {
 // TestCacheDeltaWildcardUnsubscribeByName: a delta client of every cluster
 // (an explicit wildcard) that also named one and stops naming it is sent
 // that cluster again, as the protocol asks (the server marks it held at no
-// version), when it was up to date (deltaResubscribed).
+// version), when it was up to date (deltaSince).
 func TestCacheDeltaWildcardUnsubscribeByName(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	c := newCacheClient("cds", true, resource.ClusterType, []string{"*", "a"})
 	c.watch(t, s.cache, c.names, nil)
 	c.drain(t, s.cache)
@@ -534,11 +517,8 @@ func TestCacheDeltaWildcardUnsubscribeByName(t *testing.T) {
 // request's, which is the request's initial resource versions: that one
 // is left as the client sent it.
 func TestCacheDeltaResponseLeavesInitialVersions(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
+	s := f.published(t)
 	initial := map[string]string{"a": "stale"}
 	req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNamesSubscribe: []string{"a", "b"}, InitialResourceVersions: initial}
 	sub := stream.NewDeltaSubscription(req.ResourceNamesSubscribe, nil, req.InitialResourceVersions, true)

@@ -259,7 +259,7 @@ func checkReturnedRoundTrip(t *testing.T, delta bool) {
 	if !delta {
 		return
 	}
-	// A request that changes the subscription (deltaResubscribed): the
+	// A request that changes the subscription (deltaSince): the
 	// server applies it before it asks for the watch, dropping from the
 	// returned map what is unsubscribed and keeping the cache's entry;
 	// unsubscribed while a wildcard, a name stays, held at no version.

@@ -41,6 +41,16 @@ type fixture struct {
 
 const fixtureRoute = "http"
 
+// published is a quiet server that has published f.
+func (f fixture) published(t testing.TB) *Server {
+	t.Helper()
+	s := quietServer()
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func (f fixture) resources(t testing.TB) *translate.Resources {
 	t.Helper()
 	r := &translate.Resources{}

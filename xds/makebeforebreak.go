@@ -241,15 +241,7 @@ func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotw
 // request of a wildcard (or namespaced) subscription, an empty answer,
 // which Envoy waits for to finish starting.
 func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
-	if inSync(req, sub, ts) {
-		return nil
-	}
-	if caughtUpBefore(req, sub, ts) {
-		// It had everything of the state this one replaced: only what
-		// the last update touched can differ.
-		return deltaChanges(req, sub, ts)
-	}
-	if resp, ok := deltaResubscribed(req, sub, ts); ok {
+	if resp, ok := deltaSince(req, sub, ts); ok {
 		return resp
 	}
 	resp := deltaDiff(req, sub, ts)

@@ -2,8 +2,6 @@ package xds
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 
@@ -70,7 +68,7 @@ func noAnswer(t *testing.T, c *cacheClient, why string) {
 // once; a cluster made eager is sent; a state-of-the-world client gets
 // every cluster.
 func TestCacheOnDemandClusters(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := quietServer()
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{
 		"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}, "c": {"127.0.0.1:3"},
 	}}
@@ -147,7 +145,7 @@ func TestCacheOnDemandClusters(t *testing.T) {
 // Envoy asks for the cluster when a request needs it, and the request
 // waits for it), while one that comes with a new eager cluster is.
 func TestOnDemandNotHeldForLazyClusters(t *testing.T) {
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := quietServer()
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}}}
 	if _, err := s.Publish(t.Context(), onDemandFixture(t, f, "a")); err != nil {
 		t.Fatal(err)

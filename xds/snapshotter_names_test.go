@@ -11,7 +11,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 )
 
@@ -32,11 +31,7 @@ func TestSnapshotterNameChangesMatchFresh(t *testing.T) {
 		fmt.Fprintf(&manifests, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%03d, namespace: default}\nspec: {ports: [{port: 80}]}\n", i)
 		fmt.Fprintf(&manifests, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s%03d-1, namespace: default, labels: {kubernetes.io/service-name: s%03d}}\naddressType: IPv4\nports: [{port: 8080}]\nendpoints: [{addresses: [10.0.%d.%d]}]\n", i, i, i/200, i%200+1)
 	}
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifests.String()), "test", &objs); err != nil {
-		t.Fatal(err)
-	}
-	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	st := manifestState(t, manifests.String())
 	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
 	s := newSnapshotter()
 	rng := rand.New(rand.NewPCG(7, 11))

@@ -83,11 +83,7 @@ func TestSnapshotterIncrementalMatchesFresh(t *testing.T) {
 		fmt.Fprintf(&manifests, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: default}\nspec: {ports: [{port: 80}]}\n", i)
 		fmt.Fprintf(&manifests, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s%d-1, namespace: default, labels: {kubernetes.io/service-name: s%d}}\naddressType: IPv4\nports: [{port: 8080}]\nendpoints: [{addresses: [10.0.0.%d]}]\n", i, i, i)
 	}
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifests.String()), "test", &objs); err != nil {
-		t.Fatal(err)
-	}
-	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	st := manifestState(t, manifests.String())
 	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080})
 	s := newSnapshotter()
 	for step := 0; step < 10; step++ {
@@ -370,4 +366,15 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	if _, err := newSnapshotter().build(&broken); err == nil || !strings.Contains(err.Error(), "inconsistent") {
 		t.Errorf("an EDS cluster without its load assignment was published (%v)", err)
 	}
+}
+
+// manifestState is the State of the objects in manifests, as the file
+// source makes it.
+func manifestState(t *testing.T, manifests string) *kube.State {
+	t.Helper()
+	var objs kube.Objects
+	if err := kube.DecodeManifests(strings.NewReader(manifests), "test", &objs); err != nil {
+		t.Fatal(err)
+	}
+	return objs.State(kube.ClassFilter{WatchClassless: true})
 }
