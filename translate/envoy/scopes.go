@@ -46,12 +46,18 @@ import (
 // them. Nothing in Envoy hashes a header, but the connection manager's
 // early header mutation, which runs before routing, takes CEL: the key is
 // RouteScope's hash written as CEL (routeScopeExpression), set over any
-// value the client sent. The hash is one CEL can compute: bit k of the
-// scope is the parity of how many of the Host's characters are in the k-th
-// of log2(N) fixed sets of DNS characters (each set a regular expression
-// that matches an even count), read from the Host's start to its first
-// ':' (so a port does not count), in either case, and not the dots (so
-// a trailing dot does not count), as Envoy's domain matching ignores them.
+// value the client sent. The hash is one CEL can compute, two regular
+// expressions a bit: bit k of the scope is the parity of how many of the
+// Host's characters are in the k-th of log2(N) fixed sets of DNS
+// characters, flipped when the character a fixed number of places from
+// the end of the Host's first label is in a k-th set of its own. The
+// parity sees every character but not where it is, so names that differ by
+// the order of their characters, or by a digit repeated ("ing-00011" and
+// "ing-00000"), would share a scope; the character from the end of the
+// first label, where numbered names differ, tells those apart. Both read
+// the Host from its start to its first ':' (so a port does not count), in
+// either case, and neither counts the dots (so a trailing dot does not
+// count), as Envoy's domain matching ignores them.
 // Each route configuration removes the header before a request goes
 // upstream (and to a mirror). That takes it off the request itself, and a
 // request Envoy runs again (custom-http-errors' error page, errorpages.go),
@@ -68,7 +74,7 @@ const RouteScopeHeader = "x-ingress-xds-route-scope"
 
 // MaxRouteScopes bounds Options.RouteScopes: each scope is a route
 // configuration and an RDS subscription in every Envoy, and each of its
-// log2 a regular expression run on every request.
+// log2 two regular expressions run on every request.
 const MaxRouteScopes = 4096
 
 // ValidRouteScopes says whether n is a number of route scopes: 0 for none,
@@ -93,7 +99,29 @@ type routeScopeSet struct {
 }
 
 func scopeSet(k int) routeScopeSet {
-	x := uint64(k+1) * 0x9e3779b97f4a7c15
+	return randomScopeSet(uint64(k+1), true)
+}
+
+// labelSet is the characters of bit k's character from the end of the
+// first label: a sequence of its own, so that the two sets of a bit
+// differ, and five digits scattered rather than a run of them, so that
+// each bit parts the digits of a number its own way (the regular
+// expression holds one class, so its scattered ranges fit Envoy's bound).
+func labelSet(k int) routeScopeSet {
+	return randomScopeSet(uint64(k+1)<<32, true)
+}
+
+// labelPlace is how many places from the end of the Host's first label
+// bit k's character is: 0 (the last) to 7, by turns, so that the bits
+// together see the label's last eight characters, where numbered names
+// keep their numbers.
+func labelPlace(k int) int { return k % 8 }
+
+// randomScopeSet is the set the pseudo-random sequence seeded with seed
+// chooses: two runs of letters, and a run of digits or five scattered
+// ones.
+func randomScopeSet(seed uint64, scatterDigits bool) routeScopeSet {
+	x := seed * 0x9e3779b97f4a7c15
 	next := func(n uint64) uint64 {
 		x += 0x9e3779b97f4a7c15
 		z := x
@@ -108,10 +136,28 @@ func scopeSet(k int) routeScopeSet {
 	}
 	// Two letter runs, one in each half of the alphabet, so that they
 	// neither overlap nor touch.
-	return routeScopeSet{
-		runs: []string{run('a', 13, 3, 9), run('n', 13, 3, 9), run('0', 10, 3, 7)},
-		dash: next(2) == 1,
+	set := routeScopeSet{runs: []string{run('a', 13, 3, 9), run('n', 13, 3, 9)}}
+	if !scatterDigits {
+		set.runs = append(set.runs, run('0', 10, 3, 7))
+	} else {
+		digits := []byte("0123456789")
+		for i := range 5 { // the first five of a shuffle
+			j := i + int(next(uint64(len(digits)-i)))
+			digits[i], digits[j] = digits[j], digits[i]
+		}
+		chosen := digits[:5]
+		slices.Sort(chosen)
+		for i := 0; i < len(chosen); {
+			j := i
+			for j+1 < len(chosen) && chosen[j+1] == chosen[j]+1 {
+				j++
+			}
+			set.runs = append(set.runs, string([]byte{chosen[i], '-', chosen[j]}))
+			i = j + 1
+		}
 	}
+	set.dash = next(2) == 1
+	return set
 }
 
 // has says whether c, in either case, is in the set.
@@ -149,23 +195,32 @@ func (s routeScopeSet) class() string {
 // RouteScope is the scope, of n (a power of two), whose route
 // configuration holds host's virtual host: bit k is the parity of the
 // characters of host before its first ':' that are in scopeSet(k), in
-// either case. It is routeScopeExpression's value for that Host.
+// either case, flipped when the first label's character labelPlace(k)
+// places from its end is in labelSet(k). It is routeScopeExpression's value
+// for that Host.
 func RouteScope(host string, n int) int {
 	table := routeScopeTable(n)
 	return table.scope(host)
 }
 
-// scopeTable is, for each byte, the bits of a scope it flips.
-type scopeTable [256]uint16
+// scopeTable is, for each byte, the bits of a scope it flips, and for each
+// place from the end of the first label, the bits a byte there flips.
+type scopeTable struct {
+	parity [256]uint16
+	label  [8][256]uint16
+}
 
 // routeScopeTable is the table of n scopes.
 func routeScopeTable(n int) *scopeTable {
 	var t scopeTable
 	for k := range routeScopeBits(n) {
-		set := scopeSet(k)
-		for c := range t {
+		set, place := scopeSet(k), labelSet(k)
+		for c := range 256 {
 			if set.has(byte(c)) {
-				t[c] |= 1 << k
+				t.parity[c] |= 1 << k
+			}
+			if place.has(byte(c)) {
+				t.label[labelPlace(k)][c] |= 1 << k
 			}
 		}
 	}
@@ -179,15 +234,42 @@ func (t *scopeTable) scope(host string) int {
 	}
 	var v uint16
 	for i := 0; i < len(host); i++ {
-		v ^= t[host[i]]
+		v ^= t.parity[host[i]]
+	}
+	label := host
+	if i := strings.IndexByte(host, '.'); i >= 0 {
+		label = host[:i]
+	}
+	for i := 0; i < len(label); i++ {
+		if !isLabelByte(label[i]) {
+			return int(v) // the expression's label class does not match it
+		}
+	}
+	for place := range min(len(label), len(t.label)) {
+		v ^= t.label[place][label[len(label)-1-place]]
 	}
 	return int(v)
 }
 
+// labelClass is the characters the expression takes for a first label's:
+// printable ASCII but '.' and ':' (three ranges, so that eight of them fit
+// the bound Envoy puts on a CEL regular expression's program, which a
+// negated class, spanning Unicode, would not). A Host whose first label
+// has other characters names no exact virtual host, so any scope serves
+// it: it gets its parity alone.
+const labelClass = "[!--/-9;-~]"
+
+// isLabelByte says whether c is in labelClass.
+func isLabelByte(c byte) bool {
+	return '!' <= c && c <= '~' && c != '.' && c != ':'
+}
+
 // routeScopeExpression is RouteScope of the request's Host in CEL: for
 // each bit, a regular expression (RE2) that matches a Host with an even
-// count of the set's characters before its first ':'. A request without a
-// Host is in scope 0.
+// count of the set's characters before its first ':', and one that
+// matches a Host whose first label has a character of the label set at
+// the bit's place from its end; the bit is set when both match or
+// neither does. A request without a Host is in scope 0.
 func routeScopeExpression(n int) string {
 	k := routeScopeBits(n)
 	if k == 0 {
@@ -198,7 +280,8 @@ func routeScopeExpression(n int) string {
 		class := scopeSet(bit).class()
 		in, others := "["+class+"]", "[^:"+class+"]*"
 		even := "^" + others + "(?:" + in + others + in + others + ")*(?::.*)?$"
-		terms[bit] = fmt.Sprintf("(request.host.matches('%s') ? 0 : %d)", even, 1<<bit)
+		place := "^" + labelClass + "*[" + labelSet(bit).class() + "]" + strings.Repeat(labelClass, labelPlace(bit)) + "(?:[.:]|$)"
+		terms[bit] = fmt.Sprintf("(request.host.matches('%s') == request.host.matches('%s') ? %d : 0)", even, place, 1<<bit)
 	}
 	return "has(request.host) ? " + strings.Join(terms, " + ") + " : 0"
 }

@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"bytes"
+	"fmt"
 	"math/bits"
 	"regexp"
 	"slices"
@@ -232,9 +233,28 @@ func TestRouteScopeHash(t *testing.T) {
 			t.Errorf("scope %d holds %d of 1,600 hosts: the hash does not spread them", s, c)
 		}
 	}
-	term := regexp.MustCompile(`request\.host\.matches\('([^']*)'\) \? 0 : ([0-9]+)\)`)
+	// Numbered names, as the load command's (ing-00042-a.load.test), differ
+	// by the order and repetition of their digits, which a count of
+	// characters alone does not see (with it, one of 256 scopes held 68
+	// of 2,000 such hosts). No scope may hold more than four times its
+	// share; with a uniform hash the fullest would hold about twice.
+	for _, n := range []int{256, 1024} {
+		counts := make([]int, n)
+		hosts := 0
+		for i := range 4 * n {
+			for _, suffix := range []string{"a", "b"} {
+				counts[envoy.RouteScope(fmt.Sprintf("ing-%05d-%s.load.test", i, suffix), n)]++
+				hosts++
+			}
+		}
+		if most := slices.Max(counts); most > 4*hosts/n {
+			t.Errorf("%d numbered hosts over %d scopes: one scope holds %d (a share is %d)", hosts, n, most, hosts/n)
+		}
+	}
+	term := regexp.MustCompile(`request\.host\.matches\('([^']*)'\) == request\.host\.matches\('([^']*)'\) \? ([0-9]+) : 0\)`)
 	hosts := []string{"", "a", "cafe.example.com", "CAFE.Example.com", "cafe.example.com:8443", "cafe.example.com.",
-		"x-1.y-2.example.org", "ingress-42.bench.example.com", "a:b:c", "[::1]:80", "under_score.example", "0.0.0.0"}
+		"x-1.y-2.example.org", "ingress-42.bench.example.com", "a:b:c", "[::1]:80", "under_score.example", "0.0.0.0",
+		"ing-00011-a.load.test", "ing-00000-a.load.test", "a b.example", "caf\u00e9.example", "short", "x.", ".x", "x..y", "a:80.b"}
 	for i := range 200 {
 		hosts = append(hosts, "h"+strconv.Itoa(i*7919)+".scopes.example.com")
 	}
@@ -247,8 +267,8 @@ func TestRouteScopeHash(t *testing.T) {
 		for _, host := range hosts {
 			got := 0
 			for _, m := range terms {
-				bit, _ := strconv.Atoi(m[2])
-				if !regexp.MustCompile(m[1]).MatchString(host) {
+				bit, _ := strconv.Atoi(m[3])
+				if regexp.MustCompile(m[1]).MatchString(host) == regexp.MustCompile(m[2]).MatchString(host) {
 					got += bit
 				}
 			}
