@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+	"github.com/ingress-xds/ingress-xds/e2e/load"
 )
 
 // benchGet sends one request of a data-plane benchmark through Envoy and
@@ -59,11 +62,33 @@ func benchRounds(b *testing.B, names []string, send func(name string) error) {
 // kept alive, and reports requests per second.
 func benchSerialAndParallel(b *testing.B, names []string, send func(client *http.Client, name string) error) {
 	b.Helper()
+	benchSerialAndParallelCPU(b, names, nil, send)
+}
+
+// benchSerialAndParallelCPU is benchSerialAndParallel that also reports
+// the CPU time per request of each case's process in servers (an Envoy),
+// read from /proc: unlike requests per second, which count the client's
+// and the backend's share of the machine too, it is the server's own
+// cost of a request.
+func benchSerialAndParallelCPU(b *testing.B, names []string, servers map[string]*framework.Process, send func(client *http.Client, name string) error) {
+	b.Helper()
+	cpu := func(b *testing.B, name string) float64 {
+		p, ok := servers[name]
+		if !ok {
+			return 0
+		}
+		st, err := load.ReadProcStat(p.Pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.CPUSeconds
+	}
 	for _, mode := range []string{"serial", "parallel"} {
 		for _, name := range names {
 			b.Run(mode+"/"+name, func(b *testing.B) {
 				client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
 				defer client.CloseIdleConnections()
+				before := cpu(b, name)
 				b.ResetTimer()
 				if mode == "serial" {
 					for range b.N {
@@ -83,6 +108,9 @@ func benchSerialAndParallel(b *testing.B, names []string, send func(client *http
 					})
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+				if _, ok := servers[name]; ok {
+					b.ReportMetric((cpu(b, name)-before)/float64(b.N)*1e6, "server-CPU-µs/req")
+				}
 			})
 		}
 	}

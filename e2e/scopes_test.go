@@ -270,12 +270,15 @@ func echoWithHeader(address, host, name, value string) (echo.Reply, error) {
 }
 
 // BenchmarkRouteScopes is the cost per request of route scopes at the data
-// plane: the same GET to the same backend through two Envoys of one
+// plane: the same GET to the same backend through three Envoys of one
 // machine, one fed by a control plane with one route configuration, the
-// other by one with 64 scopes (whose connection manager hashes each
-// request's Host with six regular expressions), the same 200 hosts on both; serial (one keep-alive connection,
-// one request at a time: latency) and parallel (eight goroutines per CPU:
-// throughput), taking turns (docs/benchmarks.md, "Route scopes").
+// others by one with 64 and one with 4,096 scopes (whose connection
+// managers hash each request's Host with 12 and 24 regular expressions),
+// the same 200 hosts on each; serial (one keep-alive connection, one
+// request at a time: latency) and parallel (eight goroutines per CPU:
+// throughput), taking turns, with each Envoy's CPU time per request
+// (docs/benchmarks.md, "Route scopes" and "A scope hash for numbered
+// names").
 //
 //	go test ./e2e -run '^$' -bench BenchmarkRouteScopes -benchtime 20000x
 func BenchmarkRouteScopes(b *testing.B) {
@@ -290,19 +293,24 @@ func BenchmarkRouteScopes(b *testing.B) {
 	}
 	writeManifest(b, dir, "ingresses.yaml", strings.Join(ingresses, "---\n"))
 	envoys := map[string]*framework.Envoy{}
-	for name, args := range map[string][]string{"one-route-configuration": nil, "64-scopes": {"--route-scopes", "64"}} {
+	cases := map[string][]string{"one-route-configuration": nil, "64-scopes": {"--route-scopes", "64"}, "4096-scopes": {"--route-scopes", "4096"}}
+	for name, args := range cases {
 		cp := framework.StartControlPlane(b, append([]string{"--manifests", dir}, args...)...)
 		cp.WaitReady(b)
 		envoys[name] = framework.StartEnvoy(b, cp)
 	}
-	names := []string{"one-route-configuration", "64-scopes"}
+	names := []string{"one-route-configuration", "64-scopes", "4096-scopes"}
 	for _, name := range names {
 		framework.Eventually(b, convergeTimeout, name+" serving", func() error {
 			return envoys[name].Expect(scopedHost(199), "/", http.StatusOK, "alpha")
 		})
 	}
+	servers := map[string]*framework.Process{}
+	for name, e := range envoys {
+		servers[name] = e.Process
+	}
 	var n atomic.Int64
-	benchSerialAndParallel(b, names, func(client *http.Client, name string) error {
+	benchSerialAndParallelCPU(b, names, servers, func(client *http.Client, name string) error {
 		host := scopedHost(int(n.Add(1) % 200))
 		_, err := benchGet(client, "http://"+envoys[name].HTTPAddress+"/", host, nil, http.StatusOK, "alpha")
 		return err

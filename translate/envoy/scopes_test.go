@@ -327,3 +327,40 @@ func TestRouteScopesReuseUnchangedScopes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRouteScopeSpread hashes the load command's hosts
+// (ing-00042-a.load.test, two an Ingress) and reports how full the fullest
+// scope is and the scope a host shares at the 99th percentile, beside
+// the share of a uniform spread (the time is the counting's alone) (docs/benchmarks.md, "A scope hash for
+// numbered names").
+func BenchmarkRouteScopeSpread(b *testing.B) {
+	for _, c := range []struct{ ingresses, scopes int }{{1000, 256}, {1000, 512}, {10000, 1024}, {10000, 4096}} {
+		b.Run(fmt.Sprintf("ingresses=%d/scopes=%d", c.ingresses, c.scopes), func(b *testing.B) {
+			var hosts []string
+			for i := range c.ingresses {
+				for _, suffix := range []string{"a", "b"} {
+					hosts = append(hosts, fmt.Sprintf("ing-%05d-%s.load.test", i, suffix))
+				}
+			}
+			scopes := make([]int, len(hosts))
+			for i, h := range hosts {
+				scopes[i] = envoy.RouteScope(h, c.scopes)
+			}
+			counts := make([]int, c.scopes)
+			for b.Loop() {
+				clear(counts)
+				for _, s := range scopes {
+					counts[s]++
+				}
+			}
+			shared := make([]int, 0, len(hosts))
+			for _, s := range scopes {
+				shared = append(shared, counts[s])
+			}
+			slices.Sort(shared)
+			b.ReportMetric(float64(slices.Max(counts)), "most-in-a-scope")
+			b.ReportMetric(float64(shared[len(shared)*99/100]), "p99-host's-scope")
+			b.ReportMetric(float64(len(hosts))/float64(c.scopes), "share")
+		})
+	}
+}
