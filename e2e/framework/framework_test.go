@@ -14,8 +14,13 @@ import (
 
 func TestSubnetIsInBenchmarkingSpace(t *testing.T) {
 	space := netip.MustParsePrefix("198.18.0.0/16") // 198.19.0.0/16 is the kind cluster's
-	for range 1000 {
-		host, peer := subnet()
+	seen := map[netip.Addr]bool{}
+	for i := range subnets {
+		host, peer := subnet(i)
+		if seen[host] {
+			t.Fatalf("subnet %d: %s is another subnet's", i, host)
+		}
+		seen[host] = true
 		if !space.Contains(host) || !space.Contains(peer) {
 			t.Fatalf("%s and %s: not both in %s", host, peer, space)
 		}
@@ -140,5 +145,33 @@ func TestRouteCaseChecksWhatTheBackendSaw(t *testing.T) {
 		if err := c.Send(addr); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
+	}
+}
+
+// TestNetnsHoldsItsSubnet: a namespace's host end is its reserved /30's,
+// and makes that subnet look used to the registry even once the
+// reservation is gone (a killed run's namespace left behind), until the
+// namespace is deleted. (That the registry hands a slot to one process at
+// a time is e2e/ports' test.)
+func TestNetnsHoldsItsSubnet(t *testing.T) {
+	if err := CanCreateNetns(); err != nil {
+		t.Skip(err)
+	}
+	n, err := CreateNetns("ixds-fwt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := n.subnet.Ports[0]
+	if host, _ := subnet(i); host.String() != n.HostIP {
+		t.Fatalf("the namespace's host end is %s, its subnet's %s", n.HostIP, host)
+	}
+	if subnetUnused(i) {
+		t.Errorf("subnet %d (%s) looks unused while %s holds it", i, n.HostIP, n.Name)
+	}
+	if err := n.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if !subnetUnused(i) {
+		t.Errorf("subnet %d still looks used after its namespace was deleted", i)
 	}
 }

@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/ports"
 )
 
 // Netns is a network namespace joined to the caller's namespace by a veth
@@ -21,6 +24,9 @@ type Netns struct {
 	Name   string
 	HostIP string // the caller's end of the veth pair
 	IP     string // the namespace's end, where its servers listen
+
+	hostIf string             // the caller's end's interface
+	subnet *ports.Reservation // its /30, until Delete
 }
 
 // NewNetns creates a network namespace, deleted when the test ends. It needs
@@ -64,13 +70,23 @@ func CreateNetns(prefix string) (*Netns, error) {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	id := hex.EncodeToString(b[:])
-	// A random /30 keeps parallel runs (other tests, other people's runs)
-	// from clashing; interface names are limited to 15 bytes.
-	host, peer := subnet()
-	n := &Netns{Name: prefix + id, HostIP: host.String(), IP: peer.String()}
-	hostIf, peerIf := "ixh"+id, "ixp"+id
-	if err := ip("netns", "add", n.Name); err != nil {
+	// The /30 is reserved across the test processes `go test ./...` runs
+	// side by side (two namespaces on one subnet would each route to
+	// whichever veth the kernel picks); interface names are limited to 15
+	// bytes.
+	reg, err := ports.OpenSlots("subnets", subnets, subnetUnused)
+	if err != nil {
 		return nil, err
+	}
+	res, err := reg.Reserve(1)
+	if err != nil {
+		return nil, fmt.Errorf("reserving a subnet for a network namespace: %w", err)
+	}
+	host, peer := subnet(res.Ports[0])
+	hostIf, peerIf := "ixh"+id, "ixp"+id
+	n := &Netns{Name: prefix + id, HostIP: host.String(), IP: peer.String(), hostIf: hostIf, subnet: res}
+	if err := ip("netns", "add", n.Name); err != nil {
+		return nil, errors.Join(err, res.Release())
 	}
 	for _, args := range [][]string{
 		{"link", "add", hostIf, "type", "veth", "peer", "name", peerIf},
@@ -82,16 +98,25 @@ func CreateNetns(prefix string) (*Netns, error) {
 		{"-n", n.Name, "link", "set", "lo", "up"},
 	} {
 		if err := ip(args...); err != nil {
-			exec.Command("ip", "link", "del", hostIf).Run() // in case the move failed
-			return nil, errors.Join(err, n.Delete())
+			exec.Command("ip", "link", "del", hostIf).Run() // if it was made: the pair goes with it
+			return nil, errors.Join(err, ip("netns", "del", n.Name), res.Release())
 		}
 	}
 	return n, nil
 }
 
-// Delete deletes the namespace, and the veth pair with it.
+// Delete deletes the veth pair and the namespace, and gives its subnet
+// back. The pair goes first, by name: deleting the namespace alone
+// removes it only later, when the kernel tears the namespace down, and
+// until then its address keeps the subnet from being handed out again.
 func (n *Netns) Delete() error {
-	return ip("netns", "del", n.Name)
+	if err := ip("link", "del", n.hostIf); err != nil {
+		return err // the subnet stays reserved until this process exits
+	}
+	if err := ip("netns", "del", n.Name); err != nil {
+		return err
+	}
+	return n.subnet.Release()
 }
 
 // Command returns a command that runs name inside the namespace.
@@ -99,20 +124,40 @@ func (n *Netns) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
 }
 
-// subnet picks a random /30 in 198.18.0.0/16 and returns its two usable
-// addresses. The other half of the benchmarking space, 198.19.0.0/16, is the
-// kind cluster's (docker bridge, kind network, pods, Services: docs/kind.md),
-// so that the two suites can run at once.
-func subnet() (netip.Addr, netip.Addr) {
-	var b [4]byte
-	rand.Read(b[:]) // never fails (crypto/rand)
+// subnets is how many /30 subnets 198.18.0.0/16 holds. The other half of
+// the benchmarking space, 198.19.0.0/16, is the kind cluster's (docker
+// bridge, kind network, pods, Services: docs/kind.md), so that the two
+// suites can run at once.
+const subnets = 1 << 14
+
+// subnet returns the two usable addresses of the i-th /30 of
+// 198.18.0.0/16.
+func subnet(i int) (host, peer netip.Addr) {
 	base := netip.MustParseAddr("198.18.0.0").As4()
-	offset := binary.BigEndian.Uint32(b[:]) % (1 << 14) * 4 // 2^14 /30s in a /16
-	addr := binary.BigEndian.Uint32(base[:]) + offset
-	var host, peer [4]byte
-	binary.BigEndian.PutUint32(host[:], addr+1)
-	binary.BigEndian.PutUint32(peer[:], addr+2)
-	return netip.AddrFrom4(host), netip.AddrFrom4(peer)
+	addr := binary.BigEndian.Uint32(base[:]) + uint32(i%subnets)*4
+	var h, p [4]byte
+	binary.BigEndian.PutUint32(h[:], addr+1)
+	binary.BigEndian.PutUint32(p[:], addr+2)
+	return netip.AddrFrom4(h), netip.AddrFrom4(p)
+}
+
+// subnetUnused says whether no interface here has an address in the i-th
+// /30: a namespace that a killed run left behind keeps its host end.
+func subnetUnused(i int) bool {
+	host, _ := subnet(i)
+	prefix := netip.PrefixFrom(host, 30).Masked()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok {
+			if addr, ok := netip.AddrFromSlice(ipnet.IP); ok && prefix.Contains(addr.Unmap()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func ip(args ...string) error {

@@ -22,6 +22,10 @@
 // listening on. A port is never one of the fixed ports the project uses
 // elsewhere (excluded).
 //
+// The same registry hands out other numbers that test processes must not
+// share (OpenSlots): the /30 subnets of the network namespaces the tests
+// put backends in (framework/netns.go).
+//
 // Linux only, as the rest of the e2e suite.
 package ports
 
@@ -54,6 +58,9 @@ var excluded = []int{8000, 8080, 8081, 8443, 9000, 9001, 9002, 9090, 9901, 10000
 type Registry struct {
 	dir  string
 	pool []portRange // candidate ports, ephemeral and excluded ones left out
+	// usable says whether nothing outside the registry uses a candidate
+	// now: for ports, that nothing listens on it (bindable).
+	usable func(int) bool
 }
 
 type portRange struct{ lo, hi int } // inclusive
@@ -75,7 +82,7 @@ func OpenDir(dir string, pool ...[2]int) (*Registry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("the port registry: %w", err)
 	}
-	r := &Registry{dir: dir}
+	r := &Registry{dir: dir, usable: bindable}
 	for _, p := range pool {
 		r.pool = append(r.pool, withoutExcluded(portRange{p[0], p[1]})...)
 	}
@@ -83,6 +90,21 @@ func OpenDir(dir string, pool ...[2]int) (*Registry, error) {
 		return nil, fmt.Errorf("the port registry %s: no port to hand out in %v", dir, pool)
 	}
 	return r, nil
+}
+
+// OpenSlots returns the registry every process of this repository shares
+// for slots of one kind (name): numbers from 0 to size-1, each handed out
+// when no live process holds it and usable says that nothing outside the
+// registry uses it (a namespace left by a killed run, say).
+func OpenSlots(name string, size int, usable func(int) bool) (*Registry, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("ingress-xds-%s-%d", name, os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("the %s registry: %w", name, err)
+	}
+	if size <= 0 {
+		return nil, fmt.Errorf("the %s registry: no slot to hand out", name)
+	}
+	return &Registry{dir: dir, pool: []portRange{{0, size - 1}}, usable: usable}, nil
 }
 
 // Reservation is ports reserved for this process until Release (or until
@@ -146,8 +168,8 @@ func (res *Reservation) Release() error {
 	})
 }
 
-// take records port for owner if no live process holds it and it can be
-// bound now. Called with the lock held.
+// take records port for owner if no live process holds it and it is
+// usable now. Called with the lock held.
 func (r *Registry) take(port int, owner string) (bool, error) {
 	path := r.record(port)
 	b, err := os.ReadFile(path)
@@ -161,7 +183,7 @@ func (r *Registry) take(port int, owner string) (bool, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return false, fmt.Errorf("the port registry: %w", err)
 	}
-	if !bindable(port) {
+	if !r.usable(port) {
 		return false, nil
 	}
 	if err := os.WriteFile(path, []byte(owner), 0o600); err != nil {
