@@ -217,3 +217,49 @@ func TestBootstrapLeverOptions(t *testing.T) {
 		t.Errorf("overload manager %v, want %v", b.GetOverloadManager(), want)
 	}
 }
+
+// TestBootstrapStatsOfRouteScopes: "operators" drops the per-configuration
+// RDS stats of route scopes (twelve a scope) but their update counts, and
+// keeps every other stat of a connection manager. The inclusion list is
+// evaluated as Envoy does: a name is kept when any pattern matches it, a
+// regular expression the whole name.
+func TestBootstrapStatsOfRouteScopes(t *testing.T) {
+	b, err := Bootstrap(BootstrapOptions{XDSAddress: "127.0.0.1:18000", NodeID: "n", AdminAddress: "127.0.0.1:9901"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func(name string) bool {
+		for _, p := range b.GetStatsConfig().GetStatsMatcher().GetInclusionList().GetPatterns() {
+			switch {
+			case p.GetPrefix() != "" && strings.HasPrefix(name, p.GetPrefix()),
+				p.GetSuffix() != "" && strings.HasSuffix(name, p.GetSuffix()),
+				p.GetSafeRegex() != nil && regexp.MustCompile(`^(?:`+p.GetSafeRegex().GetRegex()+`)$`).MatchString(name):
+				return true
+			}
+		}
+		return false
+	}
+	for name, want := range map[string]bool{
+		"http.ingress_http.downstream_rq_total":                    true,
+		"http.ingress_http.downstream_rq_2xx":                      true,
+		"http.ingress_http.rq_direct_response":                     true,
+		"http.ingress_http.rds.ingress_http.config_reload":         true,
+		"http.ingress_http.rds.ingress_http.version_text":          true,
+		"http.ingress_http.scoped_rds.ingress_http.update_success": true,
+		"http.ingress_http.vhds.ingress_http.update_rejected":      true,
+		"http.admin.downstream_rq_2xx":                             true,
+		"http.ingress_http.rds.ingress_http/17.update_success":     true,
+		"http.ingress_http.rds.ingress_http/17.update_rejected":    true,
+		"http.ingress_http.rds.ingress_http/17.update_failure":     true,
+		"http.ingress_http.rds.ingress_http/17.config_reload":      false,
+		"http.ingress_http.rds.ingress_http/17.update_time":        false,
+		"http.ingress_http.rds.ingress_http/4095.version_text":     false,
+		"http.ingress_http.rds.ingress_http/17.init_fetch_timeout": false,
+		"cluster.svc-000001.circuit_breakers.default.cx_open":      false,
+		"listener_manager.lds.update_success":                      true,
+	} {
+		if kept(name) != want {
+			t.Errorf("stat %s: kept %v, want %v", name, !want, want)
+		}
+	}
+}

@@ -33,7 +33,6 @@ var statsKeptPrefixes = []string{
 	"cluster_manager.",  // cds.update_*, cluster_added/modified/removed, active and warming clusters
 	"listener_manager.", // lds.update_*, listener_added/modified/removed, total_listeners_active
 	"listener.",         // per listener: downstream_cx_total/active, TLS handshakes and errors
-	"http.",             // per connection manager: downstream_rq_*, rds.*.update_*, config_reload, filters' stats
 	"http1.", "http2.",  // downstream codec errors
 	"tcp.",         // the TLS passthrough's tcp_proxy
 	"sds.",         // per Secret: update_success/rejected
@@ -45,6 +44,18 @@ var statsKeptPrefixes = []string{
 	"http_local_rate_limit.",
 	"cluster." + XDSClusterName + ".", // the xDS connection to us: every stat, TLS ones included
 }
+
+// statsKeptHTTP keeps, of each connection manager's family ("http.<stat
+// prefix>."), everything (downstream_rq_*, rds.<route configuration>.*,
+// config_reload, the filters' stats) but the RDS stats of a route scope's
+// configuration ("rds.ingress_http/17.", serve --route-scopes): twelve
+// for each of up to 4,096 scopes, which grow with the number of scopes
+// rather than listeners. A scope's update_success, update_rejected and
+// update_failure are kept all the same (statsKeptSuffixes). RE2 has no
+// negative lookahead: the expression spells out what may follow the stat
+// prefix, "rds." with a name without '/' among it; Envoy matches it
+// against the whole name.
+const statsKeptHTTP = `http\.[^.]+\.(?:[^r]|r[^d]|rd[^s]|rds[^.]|rds\.[^./]*(?:\.|$)).*`
 
 // statsKeptSuffixes are the few per-cluster stats kept, for every cluster
 // (matched by suffix, so the same names of the families above are kept
@@ -77,6 +88,9 @@ func applyStats(b *bootstrapv3.Bootstrap, mode string) error {
 	for _, p := range statsKeptPrefixes {
 		patterns = append(patterns, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: p}})
 	}
+	patterns = append(patterns, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{
+		SafeRegex: &matcherv3.RegexMatcher{Regex: statsKeptHTTP},
+	}})
 	for _, s := range statsKeptSuffixes {
 		patterns = append(patterns, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Suffix{Suffix: s}})
 	}
