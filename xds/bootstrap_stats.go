@@ -50,8 +50,9 @@ var statsKeptPrefixes = []string{
 // config_reload, the filters' stats) but the RDS stats of a route scope's
 // configuration ("rds.ingress_http/17.", serve --route-scopes): twelve
 // for each of up to 4,096 scopes, which grow with the number of scopes
-// rather than listeners. A scope's update_success, update_rejected and
-// update_failure are kept all the same (statsKeptSuffixes). RE2 has no
+// rather than listeners. A scope's update_success, update_rejected,
+// update_failure and config_reload (its rebuilds, which the e2e fault
+// tests read) are kept all the same (statsKeptSuffixes). RE2 has no
 // negative lookahead: the expression spells out what may follow the stat
 // prefix, "rds." with a name without '/' among it; Envoy matches it
 // against the whole name.
@@ -61,7 +62,8 @@ const statsKeptHTTP = `http\.[^.]+\.(?:[^r]|r[^d]|rd[^s]|rds[^.]|rds\.[^./]*(?:\
 // (matched by suffix, so the same names of the families above are kept
 // too): requests and connections (totals, active, by response class,
 // failures), endpoint membership and health checking, and the cluster's
-// EDS subscription. A cluster's traffic stats exist only once it has had
+// EDS subscription (and, of the families above, a route scope's rebuilds:
+// statsKeptHTTP). A cluster's traffic stats exist only once it has had
 // traffic (deferred creation); membership and EDS counters exist for every
 // cluster: five stats per cluster in all.
 var statsKeptSuffixes = []string{
@@ -73,6 +75,7 @@ var statsKeptSuffixes = []string{
 	".health_check.healthy", ".health_check.failure",
 	".outlier_detection.ejections_active",
 	".update_success", ".update_rejected", ".update_failure",
+	".config_reload", // a route configuration's rebuilds, route scopes' too
 }
 
 // applyStats sets what mode keeps of Envoy's statistics on b.
