@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -97,6 +99,15 @@ func TestRouteScopes(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// The bootstrap's statistics keep a scope's update counts (read
+	// below) but not the rest of its twelve RDS stats
+	// (xds/bootstrap_stats.go).
+	for _, e := range envoys {
+		if dropped, err := e.envoy.Stats(`\.rds\.ingress_http/[0-9]+\.(update_time|version_text|update_attempt)$`); err != nil || len(dropped) > 0 {
+			t.Errorf("%s: a scope's RDS stats beyond its update counts: %v (%v)", e.name, slices.Sorted(maps.Keys(dropped)), err)
+		}
 	}
 
 	// A new exact host: its scope's route configuration alone.

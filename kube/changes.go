@@ -2,7 +2,6 @@ package kube
 
 import (
 	"sort"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -17,38 +16,18 @@ type Changes struct {
 	Endpoints map[types.NamespacedName]bool
 }
 
-// changeLog accumulates Changes between takes. It starts as All, since the
-// first build needs everything.
-type changeLog struct {
-	mu      sync.Mutex
-	pending Changes
-	started bool
-}
+// changeLog accumulates Changes between takes: the Services whose
+// EndpointSlices changed, or everything. Like every keyLog, its first take
+// is everything, since the first build needs everything.
+type changeLog struct{ keys keyLog }
 
-func (l *changeLog) everything() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pending.All = true
-}
+func (l *changeLog) everything() { l.keys.everything() }
 
-func (l *changeLog) endpointsOf(svc types.NamespacedName) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pending.Endpoints == nil {
-		l.pending.Endpoints = map[types.NamespacedName]bool{}
-	}
-	l.pending.Endpoints[svc] = true
-}
+func (l *changeLog) endpointsOf(svc types.NamespacedName) { l.keys.add(svc) }
 
 func (l *changeLog) take() Changes {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.pending
-	if !l.started {
-		c.All, l.started = true, true
-	}
-	l.pending = Changes{}
-	return c
+	keys, all := l.keys.take()
+	return Changes{All: all, Endpoints: keys}
 }
 
 // sortSlices orders a Service's EndpointSlices by name, the order State uses,

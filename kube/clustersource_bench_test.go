@@ -1,9 +1,7 @@
 package kube
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -98,7 +96,7 @@ func benchClusterSource(b *testing.B, n int) (*ClusterSource, cache.Indexer, cac
 		ingressClasses: networkinglisters.NewIngressClassLister(empty()),
 		services:       services,
 		secrets:        corelisters.NewSecretLister(empty()),
-		referenced:     newReferenceWatches(context.Background(), nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		referenced:     newReferenceWatches(b.Context(), nil, nil, slog.New(slog.DiscardHandler)),
 	}
 	return s, ingresses, services
 }

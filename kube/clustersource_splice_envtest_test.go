@@ -67,30 +67,14 @@ func TestClusterSourceSplicesIngressesAndServices(t *testing.T) {
 // or deletes it, and says which.
 func applyIngress(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name, class, svc string, remove bool) string {
 	t.Helper()
-	ingresses := client.NetworkingV1().Ingresses(ns)
+	applyOrDelete(ctx, t, client.NetworkingV1().Ingresses(ns), &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, remove,
+		func(ing *networkingv1.Ingress) {
+			ing.Spec = networkingv1.IngressSpec{IngressClassName: &class, DefaultBackend: &networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}},
+			}}
+		})
 	if remove {
-		if err := ingresses.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
 		return "deleted Ingress " + ns + "/" + name
-	}
-	ing, err := ingresses.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		ing, err = &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ing.Spec = networkingv1.IngressSpec{IngressClassName: &class, DefaultBackend: &networkingv1.IngressBackend{
-		Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}},
-	}}
-	if ing.ResourceVersion == "" {
-		_, err = ingresses.Create(ctx, ing, metav1.CreateOptions{})
-	} else {
-		_, err = ingresses.Update(ctx, ing, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 	return fmt.Sprintf("Ingress %s/%s of class %s to %s", ns, name, class, svc)
 }
@@ -99,30 +83,49 @@ func applyIngress(ctx context.Context, t *testing.T, client kubernetes.Interface
 // and says which.
 func applyService(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string, port int32, remove bool) string {
 	t.Helper()
-	services := client.CoreV1().Services(ns)
+	applyOrDelete(ctx, t, client.CoreV1().Services(ns), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, remove,
+		func(svc *corev1.Service) { svc.Spec.Ports = []corev1.ServicePort{{Port: port}} })
 	if remove {
-		if err := services.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
 		return "deleted Service " + ns + "/" + name
 	}
-	svc, err := services.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		svc, err = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Spec.Ports = []corev1.ServicePort{{Port: port}}
-	if svc.ResourceVersion == "" {
-		_, err = services.Create(ctx, svc, metav1.CreateOptions{})
-	} else {
-		_, err = services.Update(ctx, svc, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	return fmt.Sprintf("Service %s/%s port %d", ns, name, port)
+}
+
+// typedClient is what applyOrDelete needs of a typed client of one kind
+// (client-go's IngressInterface, ServiceInterface ...).
+type typedClient[P metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (P, error)
+	Create(ctx context.Context, obj P, opts metav1.CreateOptions) (P, error)
+	Update(ctx context.Context, obj P, opts metav1.UpdateOptions) (P, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// applyOrDelete deletes the object named as fresh is (if it exists), or
+// edits it, or fresh when there is none, and writes it.
+func applyOrDelete[P metav1.Object](ctx context.Context, t *testing.T, client typedClient[P], fresh P, remove bool, edit func(P)) {
+	t.Helper()
+	if remove {
+		if err := client.Delete(ctx, fresh.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return
+	}
+	obj, err := client.Get(ctx, fresh.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		obj, err = fresh, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(obj)
+	if obj.GetResourceVersion() == "" {
+		_, err = client.Create(ctx, obj, metav1.CreateOptions{})
+	} else {
+		_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // toggleClass creates an IngressClass of the name ours for another

@@ -8,8 +8,10 @@ import (
 )
 
 // keyLog records which objects of one kind changed between takes, by
-// namespace and name, or that everything must be listed again (the first
-// take, and changes that touch every object, such as an IngressClass's).
+// namespace and name, or that everything must be looked at again (the
+// first take, and changes that touch every object, such as an
+// IngressClass's). What comes before the first take is not recorded: that
+// take is everything anyway (the informers' initial lists).
 type keyLog struct {
 	mu      sync.Mutex
 	keys    map[types.NamespacedName]bool
@@ -18,26 +20,32 @@ type keyLog struct {
 }
 
 // changed records the object obj, as an informer's handler receives it
-// (a tombstone on a delete whose last state was missed).
+// (a tombstone on a delete whose last state was missed); one without a
+// key makes the next take everything.
 func (l *keyLog) changed(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	var ns, name string
 	if err == nil {
 		ns, name, err = cache.SplitMetaNamespaceKey(key)
 	}
+	if err != nil {
+		l.everything()
+		return
+	}
+	l.add(types.NamespacedName{Namespace: ns, Name: name})
+}
+
+// add records the object named key.
+func (l *keyLog) add(key types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case !l.started:
-		// The first take is everything: the informer's initial list.
-	case err != nil:
-		l.all = true
-	default:
-		if l.keys == nil {
-			l.keys = map[types.NamespacedName]bool{}
-		}
-		l.keys[types.NamespacedName{Namespace: ns, Name: name}] = true
+	if !l.started {
+		return
 	}
+	if l.keys == nil {
+		l.keys = map[types.NamespacedName]bool{}
+	}
+	l.keys[key] = true
 }
 
 func (l *keyLog) everything() {

@@ -163,6 +163,17 @@ func decoder() runtime.Decoder {
 	return serializer.NewCodecFactory(scheme.Scheme).UniversalDeserializer()
 }
 
+// ManifestState is the State (Objects.StateWith) of the objects one stream
+// of manifests holds, source naming it in errors: for tests and tools that
+// hold manifests as text. A document that does not decode is an error.
+func ManifestState(r io.Reader, source string, filter ClassFilter, references func(*networkingv1.Ingress) []Reference) (*State, error) {
+	var objs Objects
+	if err := DecodeManifests(r, source, &objs); err != nil {
+		return nil, err
+	}
+	return objs.StateWith(filter, references), nil
+}
+
 // DecodeManifests reads a multi-document YAML or JSON stream and adds the
 // objects we care about to objs. Kinds we do not use are skipped silently, as
 // kubectl users mix them into the same files. A document that does not decode

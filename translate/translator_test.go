@@ -309,11 +309,10 @@ spec:
 		manifest += fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {ports: [{port: 80}, {port: 81, name: alt}]}\n", svc)
 		manifest += fmt.Sprintf("---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: %s-1, labels: {kubernetes.io/service-name: %s}}\naddressType: IPv4\nports: [{port: 8080}, {port: 8081, name: alt}]\nendpoints: [{addresses: [10.0.%d.1]}]\n", svc, svc, i)
 	}
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifest), "fast path case", &objs); err != nil {
+	st, err := kube.ManifestState(strings.NewReader(manifest), "fast path case", kube.ClassFilter{WatchClassless: true}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	st := objs.State(kube.ClassFilter{WatchClassless: true})
 	opts := goldenOptions
 	opts.EnableExternalName = true
 	tr := translate.NewTranslator(opts)

@@ -368,13 +368,13 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 	}
 }
 
-// manifestState is the State of the objects in manifests, as the file
-// source makes it.
+// manifestState is the State of the objects in manifests, Ingresses
+// without a class included.
 func manifestState(t *testing.T, manifests string) *kube.State {
 	t.Helper()
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifests), "test", &objs); err != nil {
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return objs.State(kube.ClassFilter{WatchClassless: true})
+	return st
 }

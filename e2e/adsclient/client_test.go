@@ -101,11 +101,11 @@ endpoints: [{addresses: [%q]}]
 
 func publish(t *testing.T, server *xds.Server, yaml string) {
 	t.Helper()
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(yaml), "test", &objs); err != nil {
+	st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), translate.Options{HTTPPort: 8080})
+	res, err := translate.Translate(st, translate.Options{HTTPPort: 8080})
 	if err != nil {
 		t.Fatal(err)
 	}

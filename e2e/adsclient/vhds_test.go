@@ -31,11 +31,11 @@ func TestDeltaClientVirtualHostDiscovery(t *testing.T) {
 func publisher(t *testing.T, server testServer, opts translate.Options, check func(*translate.Result)) func(yaml string) {
 	return func(yaml string) {
 		t.Helper()
-		var objs kube.Objects
-		if err := kube.DecodeManifests(strings.NewReader(yaml), "test", &objs); err != nil {
+		st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, nil)
+		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := translate.Translate(objs.State(kube.ClassFilter{WatchClassless: true}), opts)
+		res, err := translate.Translate(st, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,17 +4,25 @@ import (
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 )
 
 func stateOf(t *testing.T, manifests string) *kube.State {
 	t.Helper()
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifests), "test", &objs); err != nil {
+	return stateWith(t, manifests, nil)
+}
+
+// stateWith is stateOf with the Secrets and ConfigMaps references names.
+func stateWith(t *testing.T, manifests string, references func(*networkingv1.Ingress) []kube.Reference) *kube.State {
+	t.Helper()
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, references)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return objs.State(kube.ClassFilter{WatchClassless: true})
+	return st
 }
 
 // An ExternalName Service needs no ports (Kubernetes does not ask for

@@ -1,10 +1,8 @@
 package ingress_test
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -34,12 +32,8 @@ spec:
 
 func buildPassthrough(t *testing.T, enable bool) *ir.IR {
 	t.Helper()
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(passthroughManifests), "test", &objs); err != nil {
-		t.Fatal(err)
-	}
 	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: enable}).
-		Build(objs.StateWith(kube.ClassFilter{WatchClassless: true}, ingress.References))
+		Build(stateWith(t, passthroughManifests, ingress.References))
 	if err := out.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +119,8 @@ spec:
   - host: shared.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: svc, port: {number: 443}}}}]}
 `
-	var objs kube.Objects
-	if err := kube.DecodeManifests(strings.NewReader(manifests), "test", &objs); err != nil {
-		t.Fatal(err)
-	}
 	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, EnableSSLPassthrough: true}).
-		Build(objs.StateWith(kube.ClassFilter{WatchClassless: true}, ingress.References))
+		Build(stateWith(t, manifests, ingress.References))
 	for _, vh := range out.VirtualHosts {
 		if vh.Passthrough != nil {
 			t.Errorf("%s is passed through by its younger Ingress", vh.Host)
