@@ -104,7 +104,11 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 	eventually(t, 30*time.Second, "the source's handler to have had the status update", func() error {
 		return handled.had(withStatus.ResourceVersion)
 	})
-	if c := src.TakeChanges(); c.All || len(c.Endpoints) > 0 {
+	c := src.TakeChanges()
+	// The API server rewrites its own Service's slice (default/kubernetes)
+	// when it likes, after its start too: that one is not ours to judge.
+	delete(c.Endpoints, types.NamespacedName{Namespace: "default", Name: "kubernetes"})
+	if c.All || len(c.Endpoints) > 0 {
 		t.Errorf("a status write was taken as a change: %+v", c)
 	}
 
