@@ -51,14 +51,27 @@ type fileMode struct {
 // once the control plane is ready and an Envoy has its first configuration.
 func startFileMode(t *testing.T, certs *framework.XDSCerts, files ...manifest) *fileMode {
 	t.Helper()
+	return startFileModeOf(t, certs, nil, files)
+}
+
+// startFileModeWith is startFileMode in plaintext with serve's flags
+// args besides --manifests.
+func startFileModeWith(t *testing.T, args []string, files ...manifest) *fileMode {
+	t.Helper()
+	return startFileModeOf(t, nil, args, files)
+}
+
+func startFileModeOf(t *testing.T, certs *framework.XDSCerts, args []string, files []manifest) *fileMode {
+	t.Helper()
 	m := &fileMode{dir: t.TempDir()}
 	for _, f := range files {
 		writeManifest(t, m.dir, f.name, f.content)
 	}
+	args = append([]string{"--manifests", m.dir}, args...)
 	if certs == nil {
-		m.cp = framework.StartControlPlane(t, "--manifests", m.dir)
+		m.cp = framework.StartControlPlane(t, args...)
 	} else {
-		m.cp = framework.StartSecureControlPlane(t, certs, "--manifests", m.dir)
+		m.cp = framework.StartSecureControlPlane(t, certs, args...)
 	}
 	m.cp.WaitReady(t)
 	m.envoy = framework.StartEnvoy(t, m.cp)

@@ -1,15 +1,19 @@
 package envoy
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	fileaccesslogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	earlymutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/early_header_mutation/header_mutation/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
 	xffv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/xff/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -26,7 +30,8 @@ const accessLogPath = "/dev/stdout"
 
 // applyDownstream sets on a listener's connection manager what its
 // Downstream says of client connections: keep-alive, where the client's
-// address is read, and the access log.
+// address is read, the copy of the client's forwarded headers, and the
+// access log.
 func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
 	d := l.Downstream
 	if d == nil {
@@ -48,6 +53,13 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
 	}
 	if err := clientAddressDetection(hcm, l); err != nil {
 		return err
+	}
+	original, err := originalForwarded(l)
+	if err != nil {
+		return err
+	}
+	if original != nil {
+		hcm.EarlyHeaderMutationExtensions = append(hcm.EarlyHeaderMutationExtensions, original)
 	}
 	if d.AccessLog != "" {
 		log, err := accessLog(d.AccessLog)
@@ -121,26 +133,83 @@ func accessLog(format string) (*accesslogv3.AccessLog, error) {
 }
 
 // forwardedHeaders are the request headers a listener's route
-// configuration sets for the backend: what ingress-nginx's locations set
-// of the client's address (X-Real-IP, and X-Forwarded-For unless
-// compute-full-forwarded-for keeps the header with the peer appended).
-// The client's address is Envoy's downstream remote address, which is the
-// detected one past trusted proxies.
+// configuration sets for the backend: what the client's address is
+// (X-Real-IP, and X-Forwarded-For unless compute-full-forwarded-for keeps
+// the header with the peer appended), and the request's host, port and
+// scheme as ProxyHeaders says. The client's address is Envoy's downstream
+// remote address, which is the detected one past trusted proxies. Envoy
+// evaluates every value from the request as received by the route
+// configuration, so a header read here is the client's (or, for
+// X-Forwarded-Proto, the connection manager's), never one set here.
 func forwardedHeaders(l *ir.Listener) []*corev3.HeaderValueOption {
-	if l.Downstream == nil || l.Downstream.Forwarded == ir.ForwardedAppend {
+	d := l.Downstream
+	if d == nil {
 		return nil
 	}
-	set := func(name string) *corev3.HeaderValueOption {
-		return &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: name, Value: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"},
-			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	var out []*corev3.HeaderValueOption
+	header := func(name, value string, action corev3.HeaderValueOption_HeaderAppendAction) {
+		out = append(out, &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: name, Value: value}, AppendAction: action})
+	}
+	const (
+		overwrite   = corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD
+		addIfAbsent = corev3.HeaderValueOption_ADD_IF_ABSENT
+	)
+	if d.Forwarded != ir.ForwardedAppend {
+		header("x-real-ip", "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", overwrite)
+		if d.Forwarded == ir.ForwardedClient {
+			header("x-forwarded-for", "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", overwrite)
 		}
 	}
-	out := []*corev3.HeaderValueOption{set("x-real-ip")}
-	if l.Downstream.Forwarded == ir.ForwardedClient {
-		out = append(out, set("x-forwarded-for"))
+	scheme := "http"
+	if l.Protocol == ir.HTTPS {
+		scheme = "https"
+	}
+	port := strconv.FormatUint(uint64(d.ForwardedPort), 10)
+	switch d.ProxyHeaders {
+	case ir.ProxyHeadersSet:
+		header("x-forwarded-host", "%REQ(:authority)%", overwrite)
+		header("x-forwarded-port", port, overwrite)
+		header("x-forwarded-proto", scheme, overwrite)
+		header("x-forwarded-scheme", scheme, overwrite)
+		header("x-scheme", scheme, overwrite)
+	case ir.ProxyHeadersTrusted:
+		header("x-forwarded-host", "%REQ(:authority)%", addIfAbsent)
+		header("x-forwarded-port", port, addIfAbsent)
+		// The connection manager has set X-Forwarded-Proto where the
+		// client sent none, so the two others always have a value.
+		header("x-forwarded-proto", scheme, addIfAbsent)
+		header("x-forwarded-scheme", "%REQ(x-forwarded-proto)%", overwrite)
+		header("x-scheme", "%REQ(x-forwarded-proto)%", overwrite)
 	}
 	return out
+}
+
+// originalForwarded is the listener's early header mutation that copies
+// the client's X-Forwarded-For (or the header naming the client) and
+// X-Forwarded-Host into X-Original-Forwarded-For and -Host, replacing any
+// the client sent; nil when ProxyHeaders is Envoy's. It runs before the
+// connection manager appends the peer to X-Forwarded-For, so the copy is
+// the header as the client sent it.
+func originalForwarded(l *ir.Listener) (*corev3.TypedExtensionConfig, error) {
+	d := l.Downstream
+	if d == nil || d.ProxyHeaders == ir.ProxyHeadersAsSent {
+		return nil, nil
+	}
+	from := cmp.Or(d.ClientHeader, "x-forwarded-for")
+	var mutations []*mutationrulesv3.HeaderMutation
+	for _, h := range [][2]string{{"x-original-forwarded-for", from}, {"x-original-forwarded-host", "x-forwarded-host"}} {
+		mutations = append(mutations,
+			&mutationrulesv3.HeaderMutation{Action: &mutationrulesv3.HeaderMutation_Remove{Remove: h[0]}},
+			&mutationrulesv3.HeaderMutation{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
+				Header:       &corev3.HeaderValue{Key: h[0], Value: "%REQ(" + strings.ToLower(h[1]) + ")%"},
+				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+			}}})
+	}
+	cfg, err := anypb.New(&earlymutationv3.HeaderMutation{Mutations: mutations})
+	if err != nil {
+		return nil, fmt.Errorf("packing the original forwarded headers' mutation: %w", err)
+	}
+	return &corev3.TypedExtensionConfig{Name: "ingress-xds.original-forwarded", TypedConfig: cfg}, nil
 }
 
 // downstreamTLSParams are a listener's TLS versions and ciphers; nil for

@@ -151,14 +151,17 @@ func checkScopedRoutes(t *testing.T, m *ir.IR, n int, one, scoped *envoy.Resourc
 				t.Errorf("%d scopes: scope %d is %v", n, j, sc)
 			}
 		}
-		if ext := hcm.GetEarlyHeaderMutationExtensions(); len(ext) != 1 || !strings.Contains(string(ext[0].GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
+		// The scope's header is set first; the unscoped listener's own
+		// early mutations (the original forwarded headers) follow.
+		unscoped := connectionManager(t, l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
+		ext := hcm.GetEarlyHeaderMutationExtensions()
+		if len(ext) != 1+len(unscoped.GetEarlyHeaderMutationExtensions()) || !strings.Contains(string(ext[0].GetTypedConfig().GetValue()), envoy.RouteScopeHeader) {
 			t.Errorf("%d scopes: listener %s's early header mutations are %v", n, l.GetName(), ext)
 		}
 		// But for the routes and the scope's header, the same connection
 		// manager.
-		unscoped := connectionManager(t, l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig())
 		hcm.RouteSpecifier = unscoped.RouteSpecifier
-		hcm.EarlyHeaderMutationExtensions = nil
+		hcm.EarlyHeaderMutationExtensions = ext[1:]
 		sameMessage(t, "listener "+l.GetName()+"'s connection manager", unscoped, hcm)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -121,6 +122,15 @@ func NewBuilder(opts Options) *Builder {
 	if opts.HTTPSPort != 0 {
 		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes}
 	}
+	// What the backend is told of the client and the request is
+	// ingress-nginx's without a ConfigMap too: a client must not choose
+	// the X-Forwarded-* headers the backend reads.
+	for _, l := range []*ir.Listener{b.http, b.tls} {
+		if l != nil {
+			d := configmap.DefaultDownstream(l.Protocol, l.TrustedHops != 0)
+			l.Downstream = &d
+		}
+	}
 	return b
 }
 
@@ -151,7 +161,9 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	if want.TrustedHops == 0 {
 		want.TrustedHops = b.memo.config.trustedHops()
 	}
-	want.Downstream = b.memo.config.downstream(l.Protocol, l.TrustedHops != 0) // connections.go
+	if d := b.memo.config.downstream(l.Protocol, l.TrustedHops != 0); d != nil { // connections.go
+		want.Downstream = d
+	}
 	if want == *l {
 		return l
 	}

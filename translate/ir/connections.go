@@ -42,6 +42,14 @@ type Downstream struct {
 	TrustedCIDRs string `json:"trustedCIDRs,omitempty"`
 	// Forwarded is what the backend's X-Forwarded-For and X-Real-IP say.
 	Forwarded Forwarded `json:"forwarded,omitempty"`
+	// ProxyHeaders is what the backend's X-Forwarded-Host, -Port,
+	// -Proto, -Scheme, X-Scheme and X-Original-Forwarded-For and -Host
+	// say: whether a client can choose them.
+	ProxyHeaders ProxyHeaders `json:"proxyHeaders,omitempty"`
+	// ForwardedPort is the backend's X-Forwarded-Port under ProxyHeaders:
+	// the port clients reach the listener on, which need not be the port
+	// Envoy binds (a node's port 80 forwarded to 8080).
+	ForwardedPort uint32 `json:"forwardedPort,omitempty"`
 	// AccessLog is the format of the line Envoy writes to its standard
 	// output for every request, in Envoy's command operators, ending
 	// with a newline; empty: no access log.
@@ -77,6 +85,30 @@ const (
 	// appended, and X-Real-IP the client's address (ingress-nginx's
 	// compute-full-forwarded-for).
 	ForwardedFull Forwarded = "full"
+)
+
+// ProxyHeaders says whether the request's own X-Forwarded-* headers reach
+// the backend.
+type ProxyHeaders string
+
+// The values of ProxyHeaders.
+const (
+	// ProxyHeadersAsSent is Envoy's: X-Forwarded-Proto set by Envoy at
+	// the edge, the other headers as the client sent them.
+	ProxyHeadersAsSent ProxyHeaders = ""
+	// ProxyHeadersSet sets them from the request whatever the client
+	// sent: X-Forwarded-Host its Host, X-Forwarded-Port ForwardedPort,
+	// X-Forwarded-Proto, X-Forwarded-Scheme and X-Scheme the listener's
+	// scheme; X-Original-Forwarded-For and X-Original-Forwarded-Host are
+	// the client's X-Forwarded-For (or ClientHeader) and X-Forwarded-Host,
+	// and absent when it sent none.
+	ProxyHeadersSet ProxyHeaders = "set"
+	// ProxyHeadersTrusted keeps a client's X-Forwarded-Host, -Port and
+	// -Proto, setting each only when absent, and makes X-Forwarded-Scheme
+	// and X-Scheme its X-Forwarded-Proto: for a listener behind proxies
+	// that set them. The X-Original-* headers are as with
+	// ProxyHeadersSet.
+	ProxyHeadersTrusted ProxyHeaders = "trusted"
 )
 
 // Upstream is how Envoy keeps its connections to every backend
@@ -141,6 +173,18 @@ func (d *Downstream) validate(l *Listener) error {
 	case ForwardedAppend, ForwardedClient, ForwardedFull:
 	default:
 		bad("forwarded %q", d.Forwarded)
+	}
+	switch d.ProxyHeaders {
+	case ProxyHeadersAsSent:
+		if d.ForwardedPort != 0 {
+			bad("a forwarded port without proxy headers")
+		}
+	case ProxyHeadersSet, ProxyHeadersTrusted:
+		if d.ForwardedPort == 0 || d.ForwardedPort > 65535 {
+			bad("forwarded port %d", d.ForwardedPort)
+		}
+	default:
+		bad("proxy headers %q", d.ProxyHeaders)
 	}
 	if d.AccessLog != "" && !strings.HasSuffix(d.AccessLog, "\n") {
 		bad("access log format without its newline")

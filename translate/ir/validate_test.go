@@ -51,6 +51,15 @@ func TestValidate(t *testing.T) {
 		{"affinity cookie name that is no token", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a b"}}
 		}, "not a token"},
+		{"proxy headers without the port clients reach", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{ProxyHeaders: ProxyHeadersSet}
+		}, "forwarded port 0"},
+		{"a forwarded port with the client's headers as sent", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{ForwardedPort: 80}
+		}, "forwarded port without proxy headers"},
+		{"unknown proxy headers", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{ProxyHeaders: "some", ForwardedPort: 80}
+		}, `proxy headers "some"`},
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
 		}, "affinity cookie attribute"},

@@ -362,12 +362,23 @@ func (s *Settings) finishConnections() {
 	if c.accessLogSet && !c.noAccessLog {
 		d.AccessLog = c.accessLog
 	}
+	// A client's X-Forwarded-Host, -Port and -Proto are trusted with
+	// use-forwarded-headers only (lua_ingress.lua's rewrite), not with
+	// enable-real-ip, which trusts the client's address alone.
+	d.ProxyHeaders = ir.ProxyHeadersSet
+	if forwardedHeaders {
+		d.ProxyHeaders = ir.ProxyHeadersTrusted
+	}
 	http := d
+	http.ForwardedPort = ForwardedHTTPPort
 	tls := d
+	tls.ForwardedPort = ForwardedHTTPSPort
 	tls.TLSMin, tls.TLSMax, tls.TLSCiphers, tls.NoHTTP2 = c.tlsMin, c.tlsMax, c.ciphers, c.noHTTP2
+	// serve --trusted-forwarded-hops says proxies in front set these
+	// headers: trusted, as with use-forwarded-headers.
 	httpHops, tlsHops := http, tls
-	httpHops.ClientHeader, httpHops.TrustedCIDRs = "", ""
-	tlsHops.ClientHeader, tlsHops.TrustedCIDRs = "", ""
+	httpHops.ClientHeader, httpHops.TrustedCIDRs, httpHops.ProxyHeaders = "", "", ir.ProxyHeadersTrusted
+	tlsHops.ClientHeader, tlsHops.TrustedCIDRs, tlsHops.ProxyHeaders = "", "", ir.ProxyHeadersTrusted
 	s.http, s.https, s.httpHops, s.httpsHops = &http, &tls, &httpHops, &tlsHops
 	u := c.upstream
 	if c.upstreamNoKeepalive {
@@ -376,6 +387,31 @@ func (s *Settings) finishConnections() {
 	if u != (ir.Upstream{}) {
 		s.Upstream = &u
 	}
+}
+
+// The ports the backend's X-Forwarded-Port names: those clients reach
+// Envoy's listeners on (the DaemonSet's host ports, deploy/envoy.yaml), as
+// ingress-nginx's listen on them; ingress-nginx also names 443 for its
+// HTTPS listener whatever its port (lua_ingress.lua).
+const (
+	ForwardedHTTPPort  = 80
+	ForwardedHTTPSPort = 443
+)
+
+// DefaultDownstream is what a listener of protocol p gets without a
+// ConfigMap: ingress-nginx's defaults of what the backend is told (the
+// client's address in X-Forwarded-For and X-Real-IP, the X-Forwarded-*
+// headers set from the request), the client's own X-Forwarded-* trusted
+// when serve --trusted-forwarded-hops trusts proxies in front (flagHops).
+func DefaultDownstream(p ir.Protocol, flagHops bool) ir.Downstream {
+	d := ir.Downstream{Forwarded: ir.ForwardedClient, ProxyHeaders: ir.ProxyHeadersSet, ForwardedPort: ForwardedHTTPPort}
+	if p == ir.HTTPS {
+		d.ForwardedPort = ForwardedHTTPSPort
+	}
+	if flagHops {
+		d.ProxyHeaders = ir.ProxyHeadersTrusted
+	}
+	return d
 }
 
 // trustsEveryone says whether CIDRs hold every IPv4 address.

@@ -17,6 +17,9 @@ func TestConnections(t *testing.T) {
 		hops        uint32
 		upstream    *ir.Upstream
 		issues      []string
+		// trusted: use-forwarded-headers, so the client's X-Forwarded-*
+		// are kept (lua_ingress.lua); else they are the request's.
+		trusted bool
 	}{
 		{name: "nothing set: the client's address told as by ingress-nginx",
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
@@ -42,15 +45,15 @@ func TestConnections(t *testing.T) {
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
 		{name: "trusted CIDRs", data: map[string]string{"use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.1.2.3/8, 192.0.2.1", "compute-full-forwarded-for": "true"},
 			http:  ir.Downstream{TrustedCIDRs: "10.0.0.0/8,192.0.2.1/32", Forwarded: ir.ForwardedFull},
-			https: ir.Downstream{TrustedCIDRs: "10.0.0.0/8,192.0.2.1/32", Forwarded: ir.ForwardedFull}},
+			https: ir.Downstream{TrustedCIDRs: "10.0.0.0/8,192.0.2.1/32", Forwarded: ir.ForwardedFull}, trusted: true},
 		{name: "compute-full-forwarded-for needs use-forwarded-headers", data: map[string]string{"enable-real-ip": "true", "compute-full-forwarded-for": "true"},
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}, hops: 1},
 		{name: "a header of its own", data: map[string]string{"use-forwarded-headers": "true", "forwarded-for-header": "CF-Connecting-IP"},
 			http:  ir.Downstream{ClientHeader: "CF-Connecting-IP", Forwarded: ir.ForwardedClient},
-			https: ir.Downstream{ClientHeader: "CF-Connecting-IP", Forwarded: ir.ForwardedClient}},
+			https: ir.Downstream{ClientHeader: "CF-Connecting-IP", Forwarded: ir.ForwardedClient}, trusted: true},
 		{name: "a header of its own cannot be checked against CIDRs", data: map[string]string{"use-forwarded-headers": "true", "forwarded-for-header": "CF-Connecting-IP", "proxy-real-ip-cidr": "10.0.0.0/8"},
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}, hops: 1,
-			issues: []string{"forwarded-for-header:InvalidConfigMapValue"}},
+			issues: []string{"forwarded-for-header:InvalidConfigMapValue"}, trusted: true},
 		{name: "upstream keep-alive", data: map[string]string{"upstream-keepalive-timeout": "20", "upstream-keepalive-requests": "7", "upstream-keepalive-time": "1h30m", "upstream-keepalive-connections": "64"},
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient},
 			upstream: &ir.Upstream{IdleTimeout: 20, MaxRequests: 7, MaxLifetime: 5400}},
@@ -66,11 +69,18 @@ func TestConnections(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tab.Parse(tc.data)
-			if got := *s.Downstream(ir.HTTP, false); got != tc.http {
-				t.Errorf("HTTP listener:\n got %+v\nwant %+v", got, tc.http)
+			proxyHeaders := ir.ProxyHeadersSet
+			if tc.trusted {
+				proxyHeaders = ir.ProxyHeadersTrusted
 			}
-			if got := *s.Downstream(ir.HTTPS, false); got != tc.https {
-				t.Errorf("HTTPS listener:\n got %+v\nwant %+v", got, tc.https)
+			wantHTTP, wantHTTPS := tc.http, tc.https
+			wantHTTP.ProxyHeaders, wantHTTP.ForwardedPort = proxyHeaders, 80
+			wantHTTPS.ProxyHeaders, wantHTTPS.ForwardedPort = proxyHeaders, 443
+			if got := *s.Downstream(ir.HTTP, false); got != wantHTTP {
+				t.Errorf("HTTP listener:\n got %+v\nwant %+v", got, wantHTTP)
+			}
+			if got := *s.Downstream(ir.HTTPS, false); got != wantHTTPS {
+				t.Errorf("HTTPS listener:\n got %+v\nwant %+v", got, wantHTTPS)
 			}
 			if s.TrustedHops != tc.hops {
 				t.Errorf("trusted hops %d, want %d", s.TrustedHops, tc.hops)
@@ -87,6 +97,10 @@ func TestConnections(t *testing.T) {
 			}
 			if d := s.Downstream(ir.HTTP, true); d.ClientHeader != "" || d.TrustedCIDRs != "" {
 				t.Errorf("--trusted-forwarded-hops does not win: %+v", d)
+			}
+			// Proxies trusted by the flag set the X-Forwarded-* headers.
+			if d := s.Downstream(ir.HTTPS, true); d.ProxyHeaders != ir.ProxyHeadersTrusted || d.ForwardedPort != 443 {
+				t.Errorf("--trusted-forwarded-hops: %+v, want the client's X-Forwarded-* trusted and port 443", d)
 			}
 		})
 	}
