@@ -48,7 +48,7 @@ func TestProxyAnnotations(t *testing.T) {
 		})
 	}
 	framework.Eventually(t, convergeTimeout, "the retrying hosts served", func() error {
-		for _, host := range []string{"retry.example.com", "retry503.example.com"} {
+		for _, host := range []string{"retry.example.com", "retry503.example.com", "default.example.com"} {
 			if err := envoy.Expect(host, "/", http.StatusOK, "alpha"); err != nil {
 				return err
 			}
@@ -155,6 +155,44 @@ func TestProxyAnnotations(t *testing.T) {
 			}
 			return ok, failed
 		}
+		// ingress-nginx's defaults, without any annotation: config.go
+		// (internal/ingress/controller/config) sets ProxyNextUpstream
+		// "error timeout" and ProxyNextUpstreamTries 3, which nginx.tmpl
+		// writes into every location's proxy_next_upstream, and its
+		// docs (nginx-configuration/configmap.md, proxy-next-upstream:
+		// "error timeout", proxy-next-upstream-tries: 3) list them as
+		// the defaults. A pod that refuses connections is skipped.
+		t.Run("by default, a refusing endpoint is skipped", func(t *testing.T) {
+			const n = 20
+			ok := 0
+			for range n {
+				r := send(t, envoy, http.MethodGet, "default.example.com", "/", nil)
+				if r.err == nil && r.status == http.StatusOK && r.backend == "alpha" {
+					ok++
+				}
+			}
+			if ok != n {
+				t.Errorf("no annotation, one endpoint of two refusing: %d of %d GETs answered 200, want all", ok, n)
+			}
+		})
+		// nginx does not pass a POST, LOCK or PATCH to the next server
+		// once sent (proxy_next_upstream, "non_idempotent"), and Envoy,
+		// whose retry policy cannot tell a request sent from one whose
+		// connection failed first, retries none (docs/annotations.md):
+		// about every other POST meets the refusing endpoint.
+		t.Run("by default, a POST is not retried", func(t *testing.T) {
+			const n = 20
+			failed := 0
+			for range n {
+				r := send(t, envoy, http.MethodPost, "default.example.com", "/", strings.NewReader("x"))
+				if r.err != nil || r.status != http.StatusOK {
+					failed++
+				}
+			}
+			if failed == 0 {
+				t.Errorf("no annotation, POST: all %d answered 200, want some meeting the refusing endpoint (POST is not retried)", n)
+			}
+		})
 		if ok, failed := count(http.MethodGet, "retry.example.com"); failed != 0 {
 			t.Errorf("error timeout, 2 tries, one endpoint refusing: %d of %d served, want all", ok, n)
 		}
@@ -234,6 +272,14 @@ metadata:
 spec:
   rules:
   - host: retry.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: refusing, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: default-retry, namespace: default}
+spec:
+  rules:
+  - host: default.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: refusing, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1

@@ -24,6 +24,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		f.problem(is.Reason, "%s", is.Message)
 	}
 	if !values.IsSet() && !f.opts.config.appliesToEvery() {
+		f.policy = defaultPolicy // ingress-nginx's default retries (proxy.go)
 		return
 	}
 	f.readRewrite(values)

@@ -9,9 +9,24 @@ import (
 )
 
 // defaultNextUpstreamTries is ingress-nginx's proxy-next-upstream-tries
-// (internal/ingress/controller/config/config.go), for when only
-// proxy-next-upstream is set.
+// (internal/ingress/controller/config/config.go).
 const defaultNextUpstreamTries = 3
+
+// defaultNextUpstream is ingress-nginx's proxy-next-upstream (config.go:
+// ProxyNextUpstream "error timeout"), which it applies to every location.
+var defaultNextUpstream = []string{"error", "timeout"}
+
+// defaultRetries are ingress-nginx's retries, which every forwarding route
+// has unless proxy-next-upstream or proxy-next-upstream-tries (annotation
+// or ConfigMap key) says otherwise: a failed connection or a reset before
+// the response is tried again on another endpoint, up to 3 tries in all,
+// except for POST, LOCK and PATCH. Shared, never modified.
+var defaultRetries = nextUpstream(defaultNextUpstream, defaultNextUpstreamTries)
+
+// defaultPolicy is the route policy of an Ingress that sets nothing:
+// ingress-nginx's default retries alone. Shared, never modified (the
+// front-end copies a policy before changing it).
+var defaultPolicy = &ir.RoutePolicy{Retries: defaultRetries}
 
 // proxyAnnotations reads ingress-nginx's proxy keys: timeouts, retries and
 // the request body's bound into p, the connect timeout into the Ingress's
@@ -33,9 +48,14 @@ func (f *fragmentBuilder) proxyAnnotations(values *annotations.Values, p *ir.Rou
 			annotations.ProxyNextUpstreamTries.Name(), defaultNextUpstreamTries)
 		tries = defaultNextUpstreamTries
 	}
-	if wordsSet || triesSet {
+	// ingress-nginx retries every location by default: what is not set
+	// takes its default, and only off or 1 try turns retries off.
+	switch {
+	case !wordsSet && !triesSet:
+		p.Retries = defaultRetries
+	default:
 		if !wordsSet {
-			words = []string{"error", "timeout"} // ingress-nginx's default
+			words = defaultNextUpstream
 		}
 		if !triesSet {
 			tries = defaultNextUpstreamTries

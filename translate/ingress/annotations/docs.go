@@ -20,6 +20,8 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("Every route, annotated or not, passes a client's `X-Request-ID` to the backend as sent and gives a request " +
 		"without one a new one, as ingress-nginx's `$req_id` does (`generate-request-id`, on by default); Envoy's is a UUID " +
 		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx. " +
+		"Every forwarding route retries, as ingress-nginx's default proxy-next-upstream (\"error timeout\", 3 tries) does: a request " +
+		"whose connection to an endpoint fails (refused, reset, timed out) is tried on another, except POST, LOCK and PATCH (proxy-next-upstream). " +
 		"As nginx does before it chooses a location, Envoy resolves /a/../b and merges repeated slashes before it chooses a route, " +
 		"so //admin is /admin and meets /admin's access controls; but where nginx then forwards the path as the client sent it " +
 		"(and bases its redirects on it), the backend and the redirects here see the normalised path (/a/b// is /a/b/). " +

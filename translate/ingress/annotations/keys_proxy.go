@@ -50,8 +50,10 @@ var ProxyNextUpstream = Key[[]string]{&definition{
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `When a request is retried on another endpoint, in nginx's words ("error timeout http_502"; "off": never). ` +
-		`Setting it or proxy-next-upstream-tries gives the route a retry policy; ingress-nginx's defaults fill the other ("error timeout", 3 tries). ` +
-		`Without either, Envoy does not retry, where ingress-nginx applies those defaults to every location.`,
+		`As in ingress-nginx, which applies "error timeout" with 3 tries to every location, every forwarding route retries by default: ` +
+		`a connection that fails (refused, reset, timed out) before a response is tried again on another endpoint, up to 3 tries in all, ` +
+		`except for POST, LOCK and PATCH. Setting it or proxy-next-upstream-tries (here or as the ConfigMap key) changes that, ` +
+		`the other keeping ingress-nginx's default; "off", or 1 try, turns retries off.`,
 	verdict: HonouredWithDifference,
 	note: `Each word becomes an Envoy retry condition: error and invalid_header → connect-failure, reset (and refused-stream); ` +
 		`timeout → connect-failure, reset (a connect timeout is retried; Envoy's stream idle timeout, which carries proxy-read-timeout, ` +
