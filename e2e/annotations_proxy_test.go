@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,10 +34,17 @@ func TestProxyAnnotations(t *testing.T) {
 	t.Cleanup(unavailable.Close)
 	_, port503, _ := net.SplitHostPort(unavailable.Listener.Addr().String())
 
+	// A port whose connections are never accepted: connecting times out.
+	unanswered := unansweredPort(t)
+
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(alpha) +
 			twoEndpointService("refusing", alpha.Port, refused) +
-			twoEndpointService("failing", alpha.Port, mustAtoi(t, port503))},
+			twoEndpointService("failing", alpha.Port, mustAtoi(t, port503)) +
+			oneEndpointService("dead", refused) +
+			oneEndpointService("unavailable", mustAtoi(t, port503)) +
+			oneEndpointService("unanswered", unanswered) +
+			"---\napiVersion: v1\nkind: Service\nmetadata: {name: empty, namespace: default}\nspec:\n  ports: [{port: 80}]\n"},
 		manifest{"ingresses.yaml", proxyIngressesYAML})
 	envoy := fm.envoy
 	t.Cleanup(func() {
@@ -187,6 +195,10 @@ func TestProxyAnnotations(t *testing.T) {
 				r := send(t, envoy, http.MethodPost, "default.example.com", "/", strings.NewReader("x"))
 				if r.err != nil || r.status != http.StatusOK {
 					failed++
+					// nginx's status for a refused connection.
+					if r.status != http.StatusBadGateway {
+						t.Errorf("POST meeting the refusing endpoint: %s, want 502", r)
+					}
 				}
 			}
 			if failed == 0 {
@@ -207,6 +219,53 @@ func TestProxyAnnotations(t *testing.T) {
 		if _, failed := count(http.MethodPost, "retry503.example.com"); failed == 0 {
 			t.Errorf("http_503, POST: every request served, want the 503s passed on (POST is not retried)")
 		}
+	})
+
+	// What a client gets when no endpoint answers: nginx's status for
+	// each cause, not Envoy's 503 for all. ngx_http_upstream_next answers
+	// NGX_HTTP_GATEWAY_TIME_OUT (504) for NGX_HTTP_UPSTREAM_FT_TIMEOUT and
+	// NGX_HTTP_BAD_GATEWAY (502) for NGX_HTTP_UPSTREAM_FT_ERROR (a refused
+	// or reset connection); ingress-nginx's Lua balancer (balancer.lua,
+	// rewrite) answers 503 when the Service has no endpoint. Each request
+	// goes through the default retries first (3 tries), as in nginx.
+	t.Run("status codes", func(t *testing.T) {
+		// Both endpoints refused.
+		t.Run("a refused connection is a 502", func(t *testing.T) {
+			t.Parallel()
+			for _, method := range []string{http.MethodGet, http.MethodPost} {
+				r := send(t, envoy, method, "dead.example.com", "/", nil)
+				if r.err != nil || r.status != http.StatusBadGateway || r.backend != "" {
+					t.Errorf("%s to a Service whose endpoint refuses: %s, want 502 from Envoy", method, r)
+				}
+			}
+		})
+		// proxy-connect-timeout "1": each of the 3 tries waits 1 s for a
+		// connection that never comes. The wait is Envoy's own clock,
+		// which a test cannot replace; the test only checks it happened
+		// (at least 1 s), never sleeps.
+		t.Run("a connect timeout is a 504", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "unanswered.example.com", "/", nil)
+			if r.err != nil || r.status != http.StatusGatewayTimeout || r.backend != "" || r.took < time.Second {
+				t.Errorf("GET to an endpoint that never accepts, connect timeout 1 s: %s, want 504 from Envoy after 1 s or more", r)
+			}
+		})
+		t.Run("a Service without endpoints is a 503", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "empty.example.com", "/", nil)
+			if r.err != nil || r.status != http.StatusServiceUnavailable || r.backend != "" {
+				t.Errorf("GET to a Service without endpoints: %s, want 503 from Envoy", r)
+			}
+		})
+		// A backend's own 502, 503 and 504 pass unchanged: only Envoy's
+		// answers are mapped.
+		t.Run("a backend's own 503 passes unchanged", func(t *testing.T) {
+			t.Parallel()
+			r := send(t, envoy, http.MethodGet, "noretry503.example.com", "/", nil)
+			if r.err != nil || r.status != http.StatusServiceUnavailable || r.body != "unavailable\n" {
+				t.Errorf("GET to an endpoint answering 503: %s, want its 503", r)
+			}
+		})
 	})
 }
 
@@ -284,6 +343,44 @@ spec:
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
+metadata: {name: dead, namespace: default}
+spec:
+  rules:
+  - host: dead.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: dead, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: unanswered
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-connect-timeout: "1"}
+spec:
+  rules:
+  - host: unanswered.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: unanswered, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: empty, namespace: default}
+spec:
+  rules:
+  - host: empty.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: empty, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: noretry503
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "off"}
+spec:
+  rules:
+  - host: noretry503.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: unavailable, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
 metadata:
   name: noretry
   namespace: default
@@ -320,6 +417,59 @@ endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
 `, name, i, port)
 	}
 	return s
+}
+
+// oneEndpointService is a Service whose one endpoint is 127.0.0.1:port.
+func oneEndpointService(name string, port int) string {
+	return fmt.Sprintf(`---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: default}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: %[1]s, namespace: default, labels: {kubernetes.io/service-name: %[1]s}}
+addressType: IPv4
+ports: [{port: %[2]d}]
+endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
+`, name, port)
+}
+
+// unansweredPort returns a port of 127.0.0.1 where connecting times out,
+// on loopback and without privileges: a listener with the shortest accept
+// queue, never accepting, filled by connections of its own, after which
+// the kernel drops every further SYN (tcp_conn_request: the accept queue
+// is full), so a connect waits until its timeout.
+func unansweredPort(t *testing.T) int {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := sa.(*syscall.SockaddrInet4).Port
+	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for range 16 {
+		c, err := net.DialTimeout("tcp", address, 300*time.Millisecond)
+		if err != nil {
+			return port // the queue is full: this SYN was dropped
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	t.Fatalf("connections to %s never stopped being accepted into its queue", address)
+	return 0
 }
 
 // closedPort returns a port of 127.0.0.1 that nothing listens on, and that

@@ -72,7 +72,7 @@ func TestSharedRouteSettings(t *testing.T) {
 			}
 		}
 		// The mixed host's other path has no bound: its endpoint may be
-		// the refusing one (503), but the body is never refused.
+		// the refusing one (502), but the body is never refused.
 		for range 4 {
 			if r := send(t, envoy, http.MethodPost, "mixed.example.com", "/b", bytes.NewReader(make([]byte, 2048))); r.status == http.StatusRequestEntityTooLarge {
 				t.Errorf("POST 2 KiB to mixed.example.com/b (no bound): %s", r)

@@ -29,8 +29,8 @@ import (
 // TestUpstreamAnnotations checks ingress-nginx's upstream keys through a
 // real Envoy, by what a client and the backends see: gRPC to a real gRPC
 // server (grpc-go's health service) over h2c and over TLS, HTTPS to a TLS
-// backend verified against a Secret's CA (and refused, 503, for another CA,
-// another name or a missing Secret) with the Secret's client certificate
+// backend verified against a Secret's CA (and refused: 502 for another CA
+// or another name, 503 for a missing Secret) with the Secret's client certificate
 // presented, the Host upstream-vhost sends, a Service's cluster IP
 // (service-upstream), and upstream-hash-by keeping a client on one
 // endpoint. Each scenario names the ingress-nginx test it mirrors.
@@ -125,18 +125,27 @@ func TestUpstreamAnnotations(t *testing.T) {
 			}
 		})
 		// nginx's proxy_ssl_verify on: "the proxied HTTPS server
-		// certificate" must verify, else the connection fails (502 from
-		// nginx, 503 from Envoy): the backend is never reached.
-		for host, why := range map[string]string{
-			"wrong-ca.example.com":   "a certificate of another CA",
-			"wrong-name.example.com": "a certificate for another name",
-			"no-secret.example.com":  "a missing Secret",
+		// certificate" must verify, else the connection fails: nginx
+		// logs "upstream SSL certificate verify error" and answers 502
+		// (ngx_http_upstream_ssl_handshake passes NGX_HTTP_UPSTREAM_FT_ERROR
+		// to ngx_http_upstream_next, whose status for it is
+		// NGX_HTTP_BAD_GATEWAY), and so does Envoy, whose 503 the
+		// listener's local reply codes make nginx's 502. A missing
+		// Secret denies the location (ingress-nginx's "return 503"), a
+		// 503 of the Ingress's own. The backend is never reached.
+		for host, c := range map[string]struct {
+			why    string
+			status int
+		}{
+			"wrong-ca.example.com":   {"a certificate of another CA", http.StatusBadGateway},
+			"wrong-name.example.com": {"a certificate for another name", http.StatusBadGateway},
+			"no-secret.example.com":  {"a missing Secret", http.StatusServiceUnavailable},
 		} {
-			t.Run("refused for "+why, func(t *testing.T) {
+			t.Run("refused for "+c.why, func(t *testing.T) {
 				before := secure.requests()
 				r := send(t, envoy, http.MethodGet, host, "/", nil)
-				if r.status != http.StatusServiceUnavailable || r.backend != "" {
-					t.Errorf("%s: got %s, want 503 without reaching the backend", host, r)
+				if r.status != c.status || r.backend != "" {
+					t.Errorf("%s: got %s, want %d without reaching the backend", host, r, c.status)
 				}
 				if secure.requests() != before {
 					t.Errorf("%s: the backend answered a request it should never have got", host)

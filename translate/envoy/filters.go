@@ -220,6 +220,9 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		// template sets the Upgrade and Connection headers everywhere).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
 	}
+	if hcm.LocalReplyConfig, err = localReplyConfig(l.LocalReplyCodes); err != nil { // localreply.go
+		return nil, err
+	}
 	if scopes > 0 {
 		// scopes.go: the scope picked before routing, from the Host.
 		hcm.RouteSpecifier = scopedRoutes(routeName)

@@ -98,6 +98,17 @@ type Options struct {
 	config *controllerConfig
 }
 
+// nginxLocalReplyCodes are nginx's statuses where Envoy answers 503 when a
+// backend cannot be reached: 502 when the connection to the endpoint fails
+// (refused, reset or closed before a response, its certificate failing
+// proxy-ssl-verify: nginx's NGX_HTTP_UPSTREAM_FT_ERROR), 504 when
+// connecting times out (proxy-connect-timeout: NGX_HTTP_UPSTREAM_FT_TIMEOUT).
+// A Service without endpoints keeps its 503, which ingress-nginx's Lua
+// balancer answers too.
+func nginxLocalReplyCodes() *ir.LocalReplyCodes {
+	return &ir.LocalReplyCodes{UpstreamFailure: 502, ConnectTimeout: 504}
+}
+
 // Builder builds the IR of state after state, redoing only the work whose
 // inputs changed. Its results are always what a new Builder would give for
 // the same state. It is not safe for concurrent use.
@@ -124,11 +135,13 @@ func NewBuilder(opts Options) *Builder {
 	}
 	// What the backend is told of the client and the request is
 	// ingress-nginx's without a ConfigMap too: a client must not choose
-	// the X-Forwarded-* headers the backend reads.
+	// the X-Forwarded-* headers the backend reads. A lost backend is
+	// answered with nginx's codes.
 	for _, l := range []*ir.Listener{b.http, b.tls} {
 		if l != nil {
 			d := configmap.DefaultDownstream(l.Protocol, l.TrustedHops != 0)
 			l.Downstream = &d
+			l.LocalReplyCodes = nginxLocalReplyCodes()
 		}
 	}
 	return b

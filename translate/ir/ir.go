@@ -79,6 +79,25 @@ type Listener struct {
 	// Downstream is how it treats its clients' connections (keep-alive,
 	// TLS, client address, access log: connections.go); nil: Envoy's way.
 	Downstream *Downstream `json:"downstream,omitempty"`
+	// LocalReplyCodes are the statuses of the answers the listener makes
+	// itself when a backend cannot be reached; nil: Envoy's (503).
+	LocalReplyCodes *LocalReplyCodes `json:"localReplyCodes,omitempty"`
+}
+
+// LocalReplyCodes replace the status Envoy gives its own answer when a
+// request fails on the way to an endpoint (503 for every cause); a zero
+// field keeps it. A Service with no endpoint to send to is not among them:
+// it keeps its 503. They apply to Envoy's answers only, never to a
+// backend's response.
+type LocalReplyCodes struct {
+	// UpstreamFailure is the status when the connection to the endpoint
+	// fails (refused, TLS handshake or certificate verification failed)
+	// or is closed or reset before the response begins.
+	UpstreamFailure uint32 `json:"upstreamFailure,omitempty"`
+	// ConnectTimeout is the status when connecting to the endpoint times
+	// out; zero: UpstreamFailure's (a connect timeout is a failure to
+	// connect).
+	ConnectTimeout uint32 `json:"connectTimeout,omitempty"`
 }
 
 // EscapedSlashes is what a listener does with a path holding %2F or %5C.

@@ -58,6 +58,16 @@ func (r *IR) Validate() error {
 				bad("listener %s: %v", l.Name, err)
 			}
 		}
+		if c := l.LocalReplyCodes; c != nil {
+			for _, code := range []uint32{c.UpstreamFailure, c.ConnectTimeout} {
+				if code != 0 && (code < 200 || code > 599) {
+					bad("listener %s: local reply status %d (200 to 599)", l.Name, code)
+				}
+			}
+			if *c == (LocalReplyCodes{}) {
+				bad("listener %s: local reply codes that change nothing (nil says that)", l.Name)
+			}
+		}
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })

@@ -63,6 +63,10 @@ func TestValidate(t *testing.T) {
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
 		}, "affinity cookie attribute"},
+		{"local reply status out of range", func(m *IR) {
+			m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{UpstreamFailure: 502, ConnectTimeout: 999}
+		}, "local reply status 999"},
+		{"local reply codes that change nothing", func(m *IR) { m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{} }, "change nothing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := valid()

@@ -22,6 +22,10 @@ func (r *Registry) Markdown() []byte {
 		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx. " +
 		"Every forwarding route retries, as ingress-nginx's default proxy-next-upstream (\"error timeout\", 3 tries) does: a request " +
 		"whose connection to an endpoint fails (refused, reset, timed out) is tried on another, except POST, LOCK and PATCH (proxy-next-upstream). " +
+		"When no try gets a response, the client gets nginx's status, not Envoy's 503 for every cause: 502 when the connection fails " +
+		"(refused, reset or closed before the response, a backend certificate failing proxy-ssl-verify), 504 when connecting times out; " +
+		"a Service without a ready endpoint still gets 503, as from ingress-nginx's balancer. A request over a circuit breaker's limit " +
+		"(Envoy's overflow, which nginx does not have) keeps Envoy's 503. " +
 		"As nginx does before it chooses a location, Envoy resolves /a/../b and merges repeated slashes before it chooses a route, " +
 		"so //admin is /admin and meets /admin's access controls; but where nginx then forwards the path as the client sent it " +
 		"(and bases its redirects on it), the backend and the redirects here see the normalised path (/a/b// is /a/b/). " +

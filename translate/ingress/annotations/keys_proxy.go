@@ -14,7 +14,8 @@ var ProxyConnectTimeout = Key[time.Duration]{&definition{
 	under: Nginx,
 	scope: ScopeCluster,
 	doc: `Seconds ("5") to wait for a connection to a backend endpoint, as nginx's proxy_connect_timeout. It is the connect timeout ` +
-		`of the cluster the Ingress's routes send to: a cluster of that Service port with this policy, shared by every route asking the same.`,
+		`of the cluster the Ingress's routes send to: a cluster of that Service port with this policy, shared by every route asking the same. ` +
+		`A connection that times out is retried (proxy-next-upstream), and when no try connects the client gets 504, as from nginx.`,
 	parse: parseSeconds,
 }}
 

@@ -45,9 +45,9 @@ var ProxySSLVerify = Key[bool]{&definition{
 	name:    "proxy-ssl-verify",
 	under:   Nginx,
 	scope:   ScopeCluster,
-	doc:     `"on": the backend's certificate must be signed by the proxy-ssl-secret's ca.crt (and name proxy-ssl-name when it is set), or the connection fails (503); "off" (the default): it is not checked.`,
+	doc:     `"on": the backend's certificate must be signed by the proxy-ssl-secret's ca.crt (and name proxy-ssl-name when it is set), or the connection fails (502, as from nginx); "off" (the default): it is not checked.`,
 	verdict: HonouredWithDifference,
-	note: `A certificate that does not verify fails the connection: the client gets 503 from Envoy, where nginx answers 502. ` +
+	note: `A certificate that does not verify fails the connection (and its retries): Envoy's 503 for it is made nginx's 502 by the listener's local reply mapping. ` +
 		`Without proxy-ssl-name nginx checks the certificate against its upstream's name ("upstream_balancer"), which no real certificate carries; Envoy checks the chain only.`,
 	parse: parseOnOff,
 }}

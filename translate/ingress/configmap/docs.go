@@ -28,7 +28,8 @@ func (t *Table) Markdown() []byte {
 		"(its paths answer 503): the Ingresses are not served open. A key marked refused is an access control ingress-xds does not apply: " +
 		"while it is set, every Ingress is refused, unless `serve --unsupported-annotations=ignore` serves them without it.\n\n" +
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
-		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked, no access log). `serve --nginx-defaults` gives every Ingress " +
+		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked, no access log); ingress-nginx's retries " +
+		"(proxy-next-upstream \"error timeout\", proxy-next-upstream-tries 3) and its 502 and 504 for a backend that cannot be reached apply always. `serve --nginx-defaults` gives every Ingress " +
 		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
 		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations), and a path " +
 		"configured with a trailing slash (`/foo/`, Prefix or Exact, outside regex mode) answers `/foo` with nginx's 301 to `/foo/` " +
