@@ -169,14 +169,26 @@ func TestAuditBehavioursThroughEnvoy(t *testing.T) {
 		{Host: "regex-match.example.com", Path: "/ab", Status: 404},
 		// 2. Host-wide: the neighbour's Exact /HEAD takes /headers.
 		{Host: "regex-match.example.com", Path: "/headers", Status: 200, Backend: "httpbin"},
-		// 4. No trailing-slash redirect (yet): the Prefix /my-path/ serves
-		// /my-path itself, the Exact /exact/ not /exact.
-		{Host: "trailing-slash.example.com", Path: "/my-path", Status: 200, Backend: "httpbin"},
+		// 4. The trailing-slash redirect: serving ingress-nginx's class
+		// gives its defaults (--nginx-defaults), so the Prefix /my-path/
+		// and the Exact /exact/ answer their path without the slash with
+		// nginx's 301 to it.
+		{Host: "trailing-slash.example.com", Path: "/my-path", Status: 301},
+		{Host: "trailing-slash.example.com", Path: "/my-path/", Status: 200, Backend: "httpbin"},
 		{Host: "trailing-slash.example.com", Path: "/exact/", Status: 200, Backend: "httpbin"},
-		{Host: "trailing-slash.example.com", Path: "/exact", Status: 404},
+		{Host: "trailing-slash.example.com", Path: "/exact", Status: 301},
 		// The refused Ingress answers 503.
 		{Host: "admin.example.com", Path: "/admin", Status: 503},
 	})
+	for path, want := range map[string]string{"/my-path": "/my-path/", "/exact": "/exact/"} {
+		r, err := envoy.Get("trailing-slash.example.com", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Header.Get("Location"); !strings.HasSuffix(got, want) {
+			t.Errorf("GET trailing-slash.example.com%s: Location %q, want one to %s", path, got, want)
+		}
+	}
 	// 3. rewrite-target implies a regular expression: /OLDER is matched
 	// by /old, case-insensitively, as a prefix, and rewritten; 5. URL
 	// normalisation: the backend gets the normalised path.

@@ -168,7 +168,8 @@ func TestMigrationDoc(t *testing.T) {
 					t.Errorf("after the install step, the Secret %s: %v", name, err)
 				}
 			}
-			if args := served(); !slices.Contains(args, "--ingress-class=ingress-xds-shadow") || !slices.Contains(args, "--controller-class=ingress-xds.io/controller") {
+			if args := served(); !slices.Contains(args, "--ingress-class=ingress-xds-shadow") || !slices.Contains(args, "--controller-class=ingress-xds.io/controller") ||
+				!slices.Contains(args, "--nginx-defaults=true") {
 				t.Fatalf("the chart's control plane runs with %v, want the shadow class", args)
 			}
 			expect("the shadow serves nothing of the nginx class", "shop.example.com", "/", http.StatusNotFound, "")
@@ -252,7 +253,8 @@ func TestMigrationDoc(t *testing.T) {
 }
 
 // chartClassArgs are the class flags of the chart's control plane
-// Deployment as the API server holds it.
+// Deployment as the API server holds it, and --nginx-defaults, which the
+// guide's install sets.
 func chartClassArgs(t *testing.T, api *framework.APIServer) []string {
 	t.Helper()
 	d, err := api.Client.AppsV1().Deployments("ingress-xds").Get(t.Context(), "ingress-xds", metav1.GetOptions{})
@@ -265,7 +267,8 @@ func chartClassArgs(t *testing.T, api *framework.APIServer) []string {
 			continue
 		}
 		for _, a := range c.Args {
-			if strings.HasPrefix(a, "--ingress-class=") || strings.HasPrefix(a, "--controller-class=") || a == "--watch-ingress-without-class" {
+			if strings.HasPrefix(a, "--ingress-class=") || strings.HasPrefix(a, "--controller-class=") || a == "--watch-ingress-without-class" ||
+				strings.HasPrefix(a, "--nginx-defaults") {
 				out = append(out, a)
 			}
 		}

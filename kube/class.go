@@ -7,6 +7,9 @@ import (
 const (
 	// DefaultControllerName is the spec.controller of IngressClasses we serve.
 	DefaultControllerName = "ingress-xds.io/controller"
+	// NginxControllerName is ingress-nginx's spec.controller, which
+	// serve --controller-class names to take over its Ingresses.
+	NginxControllerName = "k8s.io/ingress-nginx"
 	// DefaultClassName is the IngressClass name we serve by default.
 	DefaultClassName = "ingress-xds"
 

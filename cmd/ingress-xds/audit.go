@@ -35,6 +35,7 @@ func runAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	f.translate.nginxDefaultsByClass(fs, f.controllerClass)
 	if err := f.translate.validate(); err != nil {
 		return err
 	}

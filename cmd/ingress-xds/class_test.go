@@ -54,3 +54,49 @@ spec:
 		t.Errorf("adopting ingress-nginx's class: nginx.example.com served %v (want true), xds.example.com %v (want false)", nginx, xds)
 	}
 }
+
+// Taking over ingress-nginx's class gives its defaults (--nginx-defaults)
+// unless the flag says otherwise: the Ingress's body is bounded at 1m and
+// buffered (proxy-body-size's 1m, proxy-request-buffering's on in
+// ingress-nginx's internal/ingress/controller/config/config.go), and its
+// TLS host redirects plain HTTP (ssl-redirect).
+func TestNginxDefaultsByControllerClass(t *testing.T) {
+	dir := t.TempDir()
+	manifest := `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: theirs, namespace: default}
+spec:
+  ingressClassName: nginx
+  rules: [{host: nginx.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "classes.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bounded := func(args ...string) bool {
+		t.Helper()
+		var out bytes.Buffer
+		if err := runTranslate(append([]string{"-f", dir, "--ingress-class", "nginx"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"nginx.example.com"`) {
+			t.Fatalf("%v: nginx.example.com not served", args)
+		}
+		return strings.Contains(out.String(), `"maxRequestBytes": 1048576`)
+	}
+	if !bounded("--controller-class", "k8s.io/ingress-nginx") {
+		t.Errorf("--controller-class k8s.io/ingress-nginx: no 1m body bound")
+	}
+	if bounded("--controller-class", "k8s.io/ingress-nginx", "--nginx-defaults=false") {
+		t.Errorf("--nginx-defaults=false: a 1m body bound all the same")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
@@ -64,11 +65,25 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.annotationsPrefix, "annotations-prefix", annotations.NginxPrefix, "the prefix of ingress-nginx's annotations (its --annotations-prefix)")
 	fs.StringVar(&t.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated header names the custom-headers annotation may set (as ingress-nginx's global-allowed-response-headers; none by default: an Ingress setting any other answers 503)")
 	fs.StringVar(&t.configMap, "configmap", "", "NAMESPACE/NAME of ingress-nginx's controller ConfigMap (its --configmap): its keys are every Ingress's defaults, an Ingress's annotations override them, and a change applies without a restart (docs/configmap.md); with -f, the ConfigMap is one of the manifests")
-	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys: a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS, an access log of every request on Envoy's standard output in ingress-nginx's format (docs/configmap.md)")
+	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys (on by default with --controller-class k8s.io/ingress-nginx): a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS, an access log of every request on Envoy's standard output in ingress-nginx's format (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope; about a fifth of the number of hosts keeps what a change sends the same as hosts are added. 0: one route configuration (docs/benchmarks.md, issue 18)")
+}
+
+// nginxDefaultsByClass turns --nginx-defaults on when the Ingresses served
+// are ingress-nginx's (controllerClass k8s.io/ingress-nginx) and the flag
+// is not given: they were written against ingress-nginx's defaults (a 1m
+// body limit, the buffered request body, ssl-redirect for TLS hosts, ...),
+// and a cluster taking them over must not drop those silently. An
+// explicit --nginx-defaults=false wins. Called once fs is parsed.
+func (t *translateFlags) nginxDefaultsByClass(fs *flag.FlagSet, controllerClass string) {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "nginx-defaults" })
+	if !given && controllerClass == kube.NginxControllerName {
+		t.nginxDefaults = true
+	}
 }
 
 func (t *translateFlags) validate() error {

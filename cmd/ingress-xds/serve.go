@@ -68,6 +68,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	f.translate.nginxDefaultsByClass(fs, f.controllerClass)
 	if !f.pprof {
 		// Go samples allocation stacks for heap profiles by default, and
 		// keeps every sampled stack; only --pprof serves them.

@@ -21,6 +21,7 @@ func runTranslate(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	tf.nginxDefaultsByClass(fs, *controller)
 	if err := tf.validate(); err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ var ProxyBodySize = Key[int64]{&definition{
 	note: `Envoy's buffer filter enforces it, holding the body (up to the limit) until it is whole before forwarding it, as nginx does ` +
 		`with proxy-request-buffering on, its default. With proxy-request-buffering off the body streams and the limit is not enforced: ` +
 		`Envoy can bound a body only by buffering it. Envoy buffers at most 4 GiB: a larger limit is none. Without the key, Envoy sets ` +
-		`no limit (nginx's default is 1m).`,
+		`no limit (nginx's default is 1m), unless serve --nginx-defaults (on when serve takes over ingress-nginx's class) gives it.`,
 	parse: parseOffset,
 }}
 
@@ -111,8 +111,11 @@ var ProxyRequestBuffering = Key[bool]{&definition{
 	scope:   ScopeRoute,
 	doc:     `"off": the request body streams to the backend as it arrives; "on" (the default): it is read whole first.`,
 	verdict: HonouredWithDifference,
-	note: `"on" buffers only where proxy-body-size gives the buffer a size; without one, Envoy streams. "off" streams, and then ` +
-		`proxy-body-size is not enforced.`,
+	note: `"on" (the default) buffers wherever proxy-body-size gives the buffer a size: ingress-nginx's 1m under serve --nginx-defaults ` +
+		`(on when serve takes over ingress-nginx's class), the ConfigMap's, or the annotation's; a slow client then never holds a backend ` +
+		`connection. Envoy holds the body in memory, where nginx spools what passes client-body-buffer-size to disk, so it cannot buffer ` +
+		`a body without a bound: with proxy-body-size "0", or without the key and without --nginx-defaults, the body streams. "off" ` +
+		`streams, and then proxy-body-size is not enforced.`,
 	parse: parseOnOff,
 }}
 

@@ -74,9 +74,10 @@ var SSLRedirect = Key[bool]{&definition{
 	doc: `"true": for a host with a certificate (and an HTTPS listener), plain-HTTP requests get a 308 to the same URL over HTTPS, without a trailing "/" ` +
 		`(see preserve-trailing-slash); "false" turns it off (force-ssl-redirect still applies).`,
 	verdict: HonouredWithDifference,
-	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds only when the annotation, or the controller ` +
-		`ConfigMap's ssl-redirect (serve --configmap), says "true". Ingress paths starting with /.well-known/acme-challenge are exempted ` +
-		`(the ConfigMap's no-tls-redirect-locations) with serve --configmap or --nginx-defaults only.`,
+	note: `ingress-nginx has it on by default (its ConfigMap's ssl-redirect); ingress-xds too with serve --nginx-defaults, which is on ` +
+		`when serve takes over ingress-nginx's class (--controller-class k8s.io/ingress-nginx); otherwise only when the annotation, or the ` +
+		`controller ConfigMap's ssl-redirect (serve --configmap), says "true". Ingress paths starting with /.well-known/acme-challenge are ` +
+		`exempted (the ConfigMap's no-tls-redirect-locations) with serve --configmap or --nginx-defaults only.`,
 	parse: parseBool,
 }}
 

@@ -30,7 +30,9 @@ func (t *Table) Markdown() []byte {
 		"Without `--configmap`, and for the keys a ConfigMap does not set, ingress-xds keeps its own defaults, which are not all ingress-nginx's " +
 		"(no body limit, Envoy's 15 s route timeout, no HSTS, no redirect to HTTPS unless asked, no access log); ingress-nginx's retries " +
 		"(proxy-next-upstream \"error timeout\", proxy-next-upstream-tries 3) and its 502 and 504 for a backend that cannot be reached apply always. `serve --nginx-defaults` gives every Ingress " +
-		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + ". With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
+		"ingress-nginx's instead, under the ConfigMap's keys: " + nginxDefaultsList() + "; it is on by default when serve takes over " +
+		"ingress-nginx's Ingresses (`--controller-class k8s.io/ingress-nginx`), which were written against those defaults, unless " +
+		"`--nginx-defaults=false` says otherwise. With `--configmap` or `--nginx-defaults`, an Ingress path under `/.well-known/acme-challenge` " +
 		"(an ACME HTTP-01 challenge's) is never redirected to HTTPS, as in ingress-nginx (no-tls-redirect-locations), and a path " +
 		"configured with a trailing slash (`/foo/`, Prefix or Exact, outside regex mode) answers `/foo` with nginx's 301 to `/foo/` " +
 		"where no other path of the host is `/foo`; without either, a Prefix path's trailing slash is ignored, as Kubernetes defines Prefix.\n\n")
