@@ -6,6 +6,11 @@ import (
 	"encoding/base64"
 	"strings"
 
+	"github.com/GehirnInc/crypt"
+	"github.com/GehirnInc/crypt/apr1_crypt"
+	"github.com/GehirnInc/crypt/md5_crypt"
+	"github.com/GehirnInc/crypt/sha256_crypt"
+	"github.com/GehirnInc/crypt/sha512_crypt"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
@@ -26,14 +31,10 @@ func verifyPassword(hash, password string) bool {
 	case strings.HasPrefix(hash, "$2a$"), strings.HasPrefix(hash, "$2b$"), strings.HasPrefix(hash, "$2y$"):
 		// $2y$ (PHP's, htpasswd -B's) is $2b$ under another name.
 		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
-	case strings.HasPrefix(hash, "$apr1$"):
-		return equal(md5Crypt(password, hash, "$apr1$"), hash)
-	case strings.HasPrefix(hash, "$1$"):
-		return equal(md5Crypt(password, hash, "$1$"), hash)
-	case strings.HasPrefix(hash, "$5$"):
-		return equal(shaCrypt(password, hash, sha256Variant), hash)
-	case strings.HasPrefix(hash, "$6$"):
-		return equal(shaCrypt(password, hash, sha512Variant), hash)
+	case strings.HasPrefix(hash, "$apr1$"), strings.HasPrefix(hash, "$1$"),
+		strings.HasPrefix(hash, "$5$"), strings.HasPrefix(hash, "$6$"):
+		out, ok := saltedCrypt(password, hash)
+		return ok && equal(out, hash)
 	case strings.HasPrefix(hash, "{PLAIN}"):
 		return equal(password, hash[len("{PLAIN}"):])
 	case strings.HasPrefix(hash, "{SHA}"):
@@ -60,6 +61,61 @@ func sshaMatches(encoded, password string) bool {
 	h.Write([]byte(password))
 	h.Write(raw[sha1.Size:])
 	return subtle.ConstantTimeCompare(h.Sum(nil), raw[:sha1.Size]) == 1
+}
+
+// saltedCrypt is what crypt(3) makes of password with the setting of hash,
+// of the MD5-crypt ($1$), Apache MD5 ($apr1$) or SHA-crypt ($5$, $6$)
+// scheme: the magic, for SHA-crypt an optional "rounds=N$" (N clamped to
+// 1000..999999999, as glibc does), and the salt, up to the next "$" and at
+// most 8 characters (MD5) or 16 (SHA). ok is false where crypt fails (an
+// unterminated or non-numeric rounds=): no password matches then. The
+// library computes it; it verifies by a constant-time comparison of the
+// whole string, as verifyPassword does with what this returns.
+func saltedCrypt(password, hash string) (out string, ok bool) {
+	var c crypt.Crypter
+	var magic string
+	rounds := false
+	switch {
+	case strings.HasPrefix(hash, apr1_crypt.MagicPrefix):
+		c, magic = apr1_crypt.New(), apr1_crypt.MagicPrefix
+	case strings.HasPrefix(hash, md5_crypt.MagicPrefix):
+		c, magic = md5_crypt.New(), md5_crypt.MagicPrefix
+	case strings.HasPrefix(hash, sha256_crypt.MagicPrefix):
+		c, magic, rounds = sha256_crypt.New(), sha256_crypt.MagicPrefix, true
+	case strings.HasPrefix(hash, sha512_crypt.MagicPrefix):
+		c, magic, rounds = sha512_crypt.New(), sha512_crypt.MagicPrefix, true
+	default:
+		return "", false
+	}
+	rest := hash[len(magic):]
+	prefix := ""
+	if rounds {
+		if r, ok := strings.CutPrefix(rest, "rounds="); ok {
+			digits, after, found := strings.Cut(r, "$")
+			if !found {
+				return "", false // crypt() fails on it
+			}
+			prefix, rest = "rounds="+digits+"$", after
+		}
+	} else if strings.HasPrefix(rest, "rounds=") {
+		// The library's parser reads a rounds= in MD5-crypt's setting
+		// too, where crypt(3) has none: "rounds=" (7 characters, of 8)
+		// starts a salt there, which the library cannot take. No tool
+		// writes such a salt (theirs are of crypt's alphabet, which has
+		// no "="), but openssl passwd -1 -salt does on request, and
+		// nginx verifies it: ours computes that case.
+		return md5Crypt(password, hash, magic), true
+	}
+	salt, _, _ := strings.Cut(rest, "$")
+	// The setting ends at the salt: given the whole hash after a
+	// rounds=, the library takes the salt, its "$" and the result for the
+	// salt, cut at the maximum length, so that a shorter salt (glibc's own
+	// "$5$rounds=77777$short$...") would never match.
+	out, err := c.Generate([]byte(password), []byte(magic+prefix+salt))
+	if err != nil {
+		return "", false
+	}
+	return out, true
 }
 
 // equal compares in constant time, so that the time taken says nothing

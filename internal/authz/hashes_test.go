@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/GehirnInc/crypt"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -24,6 +25,11 @@ var hashVectors = []struct {
 	{"crypt() $5$ rounds", "Hello world!", "$5$rounds=10000$saltstringsaltst$3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA"},
 	{"crypt() $5$ rounds, short salt", "we have a short salt string but not a short password", "$5$rounds=77777$short$JiO1O3ZpDAxGJeaDIuqCoEFysAe1mZNJRs3pw0KQRd/"},
 	{"crypt() $6$ rounds", "Hello world!", "$6$rounds=1400$anotherlongsalts$5FGyu8c4BZDX4wJgs0Un26YOw2XibT5eTkHF1I1aP3QqStoJI9BHD2YPJYsAjEePVGUyBjdZxcNqMWlrrbIOC."},
+	{"crypt() $6$ rounds, short salt", "pass", "$6$rounds=5000$short$8e0IPcSzeJJVpekHXXJyvNMFLrmGh1.SnUmoS3RwIRfj7KlOlpxYkufMLpEIQsi7wWE.V/nlXoy.B5lWmf2.c."},
+	// A salt that starts with "rounds=", which crypt(3) has only in
+	// SHA-crypt: crypt() too for the first.
+	{"openssl passwd -1 -salt rounds=5", "pass", "$1$rounds=5$zdKjdNt1rBjapOj3vB3dW/"},
+	{"openssl passwd -apr1 -salt rounds=", "pass", "$apr1$rounds=$Wdx79Fm3MXGdc6vFrn7AS1"},
 	{"crypt() $2b$", "pass", "$2b$05$abcdefghijklmnopqrstuuZFBUbfXoM8LFiPx8LYlO/sXZB/Cwk3K"},
 	{"crypt() traditional DES", "pass", "abccBcrPOxnLU"},
 	{"htpasswd -s ({SHA}: openssl dgst -sha1 | base64)", "secret", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="},
@@ -54,21 +60,50 @@ func TestVerifyPasswordVectors(t *testing.T) {
 // the whole string's.
 func TestCryptOutputs(t *testing.T) {
 	for _, v := range hashVectors {
-		var got string
 		switch {
-		case strings.HasPrefix(v.hash, "$1$"):
-			got = md5Crypt(v.password, v.hash, "$1$")
-		case strings.HasPrefix(v.hash, "$apr1$"):
-			got = md5Crypt(v.password, v.hash, "$apr1$")
-		case strings.HasPrefix(v.hash, "$5$"):
-			got = shaCrypt(v.password, v.hash, sha256Variant)
-		case strings.HasPrefix(v.hash, "$6$"):
-			got = shaCrypt(v.password, v.hash, sha512Variant)
+		case strings.HasPrefix(v.hash, "$1$"), strings.HasPrefix(v.hash, "$apr1$"),
+			strings.HasPrefix(v.hash, "$5$"), strings.HasPrefix(v.hash, "$6$"):
 		default:
 			continue
 		}
-		if got != v.hash {
+		if got, ok := saltedCrypt(v.password, v.hash); !ok || got != v.hash {
 			t.Errorf("%s: got %s, want %s", v.tool, got, v.hash)
+		}
+	}
+}
+
+// What crypt(3) makes of a setting (a hash's start) that no hash holds: a
+// salt past its maximum length is cut, a rounds= out of bounds is clamped
+// as glibc does (its output says the rounds it took, so that a hash with
+// rounds out of bounds matches no password), an unterminated or
+// non-numeric rounds= fails, and so does one past 64 bits (glibc would
+// clamp it, with the same result: a hash that holds it matches nothing).
+func TestSaltedCryptSettings(t *testing.T) {
+	for _, c := range []struct{ password, setting, want string }{
+		{"pass word", "$1$saltsaltEXTRA$", "$1$saltsalt$1K7dkhtbTNVUwUicA5kOT1"},
+		{"pass word", "$apr1$saltsaltEXTRA", "$apr1$saltsalt$qYpLAVWkBvXFyDme7.oc1/"},
+		// crypt() (perl's)
+		{"Hello world!", "$5$saltstringsaltstringXX$", "$5$saltstringsaltst$a5C8Ofk71MUIoKve2QuP9FMl.dwNgseF5tR1LGAL7iB"},
+		// glibc's and the SHA-crypt specification's vectors (libxcrypt,
+		// perl's here, refuses rounds below 1000 instead)
+		{"the minimum number is still observed", "$5$rounds=10$roundstoolow", "$5$rounds=1000$roundstoolow$yfvwcWrQ8l/K0DAWyuPMDNHpIVlTQebY9l/gL972bIC"},
+		{"the minimum number is still observed", "$6$rounds=10$roundstoolow", "$6$rounds=1000$roundstoolow$kUMsbe306n21p9R.FRkW3IGn.S9NPN0x50YhH1xhLsPuWGsUSklZt58jaTfF4ZEQpyUNGc0dqbpBYYBaHHrsX."},
+	} {
+		if got, ok := saltedCrypt(c.password, c.setting); !ok || got != c.want {
+			t.Errorf("%q with %s: got %s (%v), want %s", c.password, c.setting, got, ok, c.want)
+		}
+	}
+	// The maximum (999,999,999 rounds take minutes: the bound is checked
+	// as the library reads it, not computed).
+	for _, s := range []string{"$5$rounds=1000000000$salt$", "$6$rounds=4000000000$salt$"} {
+		c := crypt.NewFromHash(s)
+		if n, err := c.Cost(s); err != nil || n != 999999999 {
+			t.Errorf("%s: %d rounds (%v), want 999999999", s, n, err)
+		}
+	}
+	for _, s := range []string{"$5$rounds=5000", "$6$rounds=$salt$", "$6$rounds=x$salt$", "$5$rounds=99999999999999999999$salt$"} {
+		if got, ok := saltedCrypt("pass", s); ok {
+			t.Errorf("%s: got %s, want a failure", s, got)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 // md5Crypt hashes a password as Poul-Henning Kamp's MD5-crypt does, with
 // the salt of setting (magic, then up to 8 characters, up to a "$"): magic
 // "$1$" is the C library's, "$apr1$" Apache's (htpasswd -m), the same
-// algorithm under another name.
+// algorithm under another name. The library (saltedCrypt) computes every
+// other salt: this is only for those that start with "rounds=", which its
+// parser reads as SHA-crypt's rounds and so cannot take.
 func md5Crypt(password, setting, magic string) string {
 	salt := strings.TrimPrefix(setting, magic)
 	if i := strings.IndexByte(salt, '$'); i >= 0 {
