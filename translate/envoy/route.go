@@ -96,7 +96,7 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: a.Direct.Body}},
 		}}
 	case a.Forward != nil:
-		ra := forward(a.Forward)
+		ra := forward(a.Forward, l)
 		applyForwardPolicy(ra, p)
 		route.Action = &routev3.Route_Route{Route: ra}
 	}
@@ -240,13 +240,15 @@ func stringMatcher(s ir.StringMatch) *matcherv3.StringMatcher {
 	return nil
 }
 
-func forward(f *ir.Forward) *routev3.RouteAction {
+// forward sends to the route's clusters, on an HTTPS listener to each
+// share's cluster over TLS where it has one.
+func forward(f *ir.Forward, l listenerSide) *routev3.RouteAction {
 	if len(f.Clusters) == 1 {
-		return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: f.Clusters[0].Cluster}}
+		return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: f.Clusters[0].For(l.tls)}}
 	}
 	wc := &routev3.WeightedCluster{}
 	for _, c := range f.Clusters {
-		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: c.Cluster, Weight: wrapperspb.UInt32(c.Weight)})
+		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: c.For(l.tls), Weight: wrapperspb.UInt32(c.Weight)})
 	}
 	return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}}
 }

@@ -228,6 +228,20 @@ type WeightedCluster struct {
 	Cluster string `json:"cluster"`
 	// Weight is the relative share; with one cluster it is ignored.
 	Weight uint32 `json:"weight"`
+	// TLSCluster, when set, takes the share's requests that arrived over
+	// TLS (on an HTTPS listener) in Cluster's place: the same backend
+	// reached another way, as ingress-nginx's AUTO_HTTP reaches it by
+	// the request's scheme. Empty: Cluster takes every request.
+	TLSCluster string `json:"tlsCluster,omitempty"`
+}
+
+// For is the cluster that takes the share's requests on a listener: over
+// TLS or not.
+func (wc WeightedCluster) For(tls bool) string {
+	if tls && wc.TLSCluster != "" {
+		return wc.TLSCluster
+	}
+	return wc.Cluster
 }
 
 // Redirect answers with a redirect. Empty fields keep the request's part.

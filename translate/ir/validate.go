@@ -235,6 +235,9 @@ func (rt *Route) validate(clusters map[string]bool) []error {
 			if !clusters[wc.Cluster] {
 				bad("cluster %q is not listed", wc.Cluster)
 			}
+			if wc.TLSCluster != "" && !clusters[wc.TLSCluster] {
+				bad("cluster %q (over TLS) is not listed", wc.TLSCluster)
+			}
 			if len(f.Clusters) > 1 && wc.Weight == 0 {
 				bad("cluster %q: a split needs weights above zero", wc.Cluster)
 			}

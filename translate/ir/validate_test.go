@@ -29,6 +29,7 @@ func TestValidate(t *testing.T) {
 		want    string
 	}{
 		{"route to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].Cluster = "nope" }, `cluster "nope" is not listed`},
+		{"route over TLS to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].TLSCluster = "nope" }, `cluster "nope" (over TLS) is not listed`},
 		{"two actions", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Direct = &DirectResponse{Status: 503} }, "exactly one"},
 		{"no action", func(m *IR) { m.VirtualHosts[0].Routes[0].Action = Action{} }, "exactly one"},
 		{"cluster of an unlisted backend", func(m *IR) { m.Backends = nil }, `backend "default/a/80" is not listed`},
