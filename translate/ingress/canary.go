@@ -123,11 +123,10 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 					continue
 				}
 				taken[i] = name
-				policy := canaryClusterPolicy(main.cluster.policy, hr.cluster.policy)
-				ref := &clusterRef{name: ir.ClusterName(hr.cluster.backend.name, policy), backend: hr.cluster.backend, policy: policy}
-				clusters = append(clusters, ref)
+				ref := canaryCluster(main.cluster, hr.cluster)
+				clusters = append(clusters, ref.withAggregated()...)
 				var routes []*ir.Route
-				routes, kept[i].route = f.canary.routes(main.route, ref.name)
+				routes, kept[i].route = f.canary.routes(main.route, ref.share(1))
 				for _, r := range routes {
 					c := main
 					c.route = r
@@ -156,6 +155,19 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 	return out, clusters, problems
 }
 
+// canaryCluster is the cluster of a canary's backend beside a mainline
+// route's cluster: reached as the mainline's (canaryClusterPolicy), and
+// with AUTO_HTTP over TLS as the mainline's is over TLS.
+func canaryCluster(mainline, own *clusterRef) *clusterRef {
+	policy := canaryClusterPolicy(mainline.policy, own.policy)
+	ref := &clusterRef{name: ir.ClusterName(own.backend.name, policy), backend: own.backend, policy: policy}
+	if mainline.overTLS != nil {
+		policy := canaryClusterPolicy(mainline.overTLS.policy, own.policy)
+		ref.overTLS = &clusterRef{name: ir.ClusterName(own.backend.name, policy), backend: own.backend, policy: policy}
+	}
+	return ref
+}
+
 // canaryClusterPolicy is how the canary's backend is reached: as the
 // mainline's location reaches its own (protocol, TLS, connect timeout, load
 // balancer, which goes with the mainline route's hash), but at the canary's
@@ -179,9 +191,9 @@ func canaryClusterPolicy(mainline, own *ir.ClusterPolicy) *ir.ClusterPolicy {
 // and cookie matches, in the order balancer.lua tries them) and the
 // mainline route split by weight. Each is a new value: the mainline's is
 // its fragment's, shared with other merges.
-func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.Route) {
+func (c *canaryIntent) routes(main *ir.Route, canary ir.WeightedCluster) ([]*ir.Route, *ir.Route) {
 	mainline := main.Action.Forward
-	toCanary := &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: canary, Weight: 1}}}
+	toCanary := &ir.Forward{Clusters: []ir.WeightedCluster{canary}}
 	// The canary's sessions are the mainline's (ingress-nginx copies its
 	// affinity to the canary), unless told "legacy".
 	canaryPolicy := main.Policy
@@ -226,7 +238,9 @@ func (c *canaryIntent) routes(main *ir.Route, canary string) ([]*ir.Route, *ir.R
 		split.Action = ir.Action{Forward: toCanary}
 		split.Policy = canaryPolicy
 	case c.weight > 0:
-		clusters := []ir.WeightedCluster{{Cluster: mainline.Clusters[0].Cluster, Weight: uint32(c.total - c.weight)}, {Cluster: canary, Weight: uint32(c.weight)}}
+		mainShare, canaryShare := mainline.Clusters[0], canary // each with its cluster over TLS, if any
+		mainShare.Weight, canaryShare.Weight = uint32(c.total-c.weight), uint32(c.weight)
+		clusters := []ir.WeightedCluster{mainShare, canaryShare}
 		split.Action = ir.Action{Forward: &ir.Forward{Clusters: clusters}}
 	}
 	return out, &split

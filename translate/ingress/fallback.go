@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -76,8 +77,7 @@ func (f *fragmentBuilder) fallbackCluster() *clusterRef {
 	}
 	port := svc.Ports[0]
 	ref := &backendRef{name: fmt.Sprintf("%s/%s/%d", fb.service.Namespace, fb.service.Name, port.Port), service: fb.service, port: port}
-	policy := f.backendPolicy(ref)
-	fb.cluster = &clusterRef{name: ir.ClusterName(ref.name, policy), backend: ref, policy: policy}
+	fb.cluster = f.newClusterRef(ref, f.backendPolicy(ref))
 	return fb.cluster
 }
 
@@ -94,15 +94,29 @@ func (fb *fallbackIntent) clusterOrNil() *clusterRef {
 // falls back, as in ingress-nginx, whose upstream then has an endpoint.
 func (f *fragmentBuilder) withFallback(primary *clusterRef) *clusterRef {
 	fb := f.fallbackCluster()
-	if fb == nil || primary.backend.external() || primary.policy != nil && primary.policy.ServiceAddress != "" || fb.name == primary.name {
+	if fb == nil || primary.backend.external() || primary.policy != nil && primary.policy.ServiceAddress != "" {
 		return primary
 	}
-	children := []*clusterRef{primary, fb}
+	agg := aggregateOf(primary, fb)
+	if primary.overTLS != nil && agg != primary {
+		// AUTO_HTTP: over TLS, the rule's cluster over TLS then the
+		// default backend's, as nginx's $scheme reaches either.
+		agg.overTLS = aggregateOf(primary.overTLS, cmp.Or(fb.overTLS, fb))
+	}
+	return agg
+}
+
+// aggregateOf is the aggregate cluster of primary then fb, or primary
+// when the two are one.
+func aggregateOf(primary, fb *clusterRef) *clusterRef {
+	if fb.name == primary.name {
+		return primary
+	}
 	return &clusterRef{
 		name:      ir.AggregateClusterName(primary.backend.name, []string{primary.name, fb.name}),
 		backend:   primary.backend,
 		policy:    primary.policy, // the first cluster's: a canary is reached as it is
-		aggregate: children,
+		aggregate: []*clusterRef{primary, fb},
 	}
 }
 
@@ -171,9 +185,14 @@ func sameAggregate(a, b []*clusterRef) bool {
 	return true
 }
 
-// withAggregated lists a cluster and those it aggregates.
+// withAggregated lists a cluster and those it aggregates, then its
+// cluster over TLS and those that one aggregates.
 func (r *clusterRef) withAggregated() []*clusterRef {
-	return append([]*clusterRef{r}, r.aggregate...)
+	out := append([]*clusterRef{r}, r.aggregate...)
+	if r.overTLS != nil {
+		out = append(out, r.overTLS.withAggregated()...)
+	}
+	return out
 }
 
 // errorPagesPrefix starts the path of each Ingress's error route.
@@ -217,7 +236,9 @@ func (f *fragmentBuilder) addErrorPages(host string, route *ir.Route, backend *n
 	f.frag.errorRoutes = append(f.frag.errorRoutes, hostRoute{
 		host: host,
 		route: &ir.Route{
-			Match:  ir.Match{PathType: ir.PathPrefix, Path: path},
+			Match: ir.Match{PathType: ir.PathPrefix, Path: path},
+			// Plain HTTP on either listener, even with AUTO_HTTP: nginx's
+			// @custom_ location proxies to http://upstream_balancer.
 			Action: ir.Action{Forward: &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}},
 			Policy: &ir.RoutePolicy{Rewrite: &ir.Rewrite{Prefix: "/"}},
 			Source: f.source(),

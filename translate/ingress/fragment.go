@@ -110,6 +110,20 @@ type clusterRef struct {
 	// aggregate, when set, are the clusters this aggregate cluster sends
 	// to by priority (fallback.go); backend is the first's.
 	aggregate []*clusterRef
+	// overTLS, when set, is the cluster that takes this one's requests
+	// that arrived over TLS (backend-protocol AUTO_HTTP: upstream.go).
+	// It is a cluster of its own, listed beside this one, and not part
+	// of this one's value (sameAs).
+	overTLS *clusterRef
+}
+
+// share is the ref's share of a Forward, with its cluster over TLS.
+func (r *clusterRef) share(weight uint32) ir.WeightedCluster {
+	wc := ir.WeightedCluster{Cluster: r.name, Weight: weight}
+	if r.overTLS != nil {
+		wc.TLSCluster = r.overTLS.name
+	}
+	return wc
 }
 
 // backendRef is a resolved Service port.
@@ -341,12 +355,11 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	var cluster *clusterRef
 	problemsBefore := len(f.frag.problems)
 	if ref, ok := f.resolveBackend(backend, where); ok && f.upstream.denied == "" {
-		policy := f.backendPolicy(ref)
-		cluster = f.withFallback(&clusterRef{name: ir.ClusterName(ref.name, policy), backend: ref, policy: policy})
-		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
+		cluster = f.withFallback(f.newClusterRef(ref, f.backendPolicy(ref)))
+		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{cluster.share(1)}}
 	} else if fb, ok := f.insteadOf(backend, route, problemsBefore); ok {
 		cluster = fb
-		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{{Cluster: cluster.name, Weight: 1}}}
+		route.Action.Forward = &ir.Forward{Clusters: []ir.WeightedCluster{cluster.share(1)}}
 	} else {
 		route.Action.Direct = &ir.DirectResponse{Status: 503, Body: "no healthy upstream: backend unavailable\n"}
 	}

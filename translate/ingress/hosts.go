@@ -295,6 +295,9 @@ func usedClusters(clusters []*clusterRef, routes []*ir.Route) []*clusterRef {
 		if f := r.Action.Forward; f != nil {
 			for _, wc := range f.Clusters {
 				used[wc.Cluster] = true
+				if wc.TLSCluster != "" {
+					used[wc.TLSCluster] = true
+				}
 			}
 		}
 		if r.Policy != nil {

@@ -25,6 +25,12 @@ type upstreamIntent struct {
 	// headless are the Services service-upstream could not use, reported
 	// once each.
 	headless map[types.NamespacedName]bool
+	// autoTLS, with backend-protocol AUTO_HTTP, is the TLS of the
+	// clusters that take the requests that arrived over TLS (nginx's
+	// $scheme): what HTTPS would give them, proxy-ssl keys and all. The
+	// cluster policy is then that of the plain-HTTP requests. nil: one
+	// transport for every request.
+	autoTLS *ir.UpstreamTLS
 }
 
 // upstreamAnnotations reads ingress-nginx's upstream keys: the Host sent
@@ -45,8 +51,11 @@ func (f *fragmentBuilder) upstreamAnnotations(values *annotations.Values, p *ir.
 	if f.clusterPolicy != nil {
 		cp = *f.clusterPolicy
 	}
-	switch proto, _ := annotations.BackendProtocol.Get(values); proto {
-	case "HTTPS":
+	proto, _ := annotations.BackendProtocol.Get(values)
+	switch proto {
+	case "HTTPS", "AUTO_HTTP":
+		// AUTO_HTTP's clusters over TLS are HTTPS's: shaped here, by
+		// proxySSL, then set apart below.
 		cp.TLS = &ir.UpstreamTLS{}
 	case "GRPC", "H2C":
 		cp.Protocol = ir.UpstreamHTTP2
@@ -85,6 +94,11 @@ func (f *fragmentBuilder) upstreamAnnotations(values *annotations.Values, p *ir.
 			p.Hash = append(p.Hash, ir.HashPart{Kind: hashKinds[part.Kind], Name: part.Name})
 		}
 	}
+	if proto == "AUTO_HTTP" {
+		// ingress-nginx's proxy_pass $scheme://: plain HTTP for the
+		// requests that came over plain HTTP.
+		f.upstream.autoTLS, cp.TLS = cp.TLS, nil
+	}
 	if cp.IsDefault() {
 		f.clusterPolicy = nil
 	} else {
@@ -100,7 +114,8 @@ var hashKinds = map[string]ir.HashKind{
 
 // proxySSL reads the proxy-ssl keys, which apply only with the Secret,
 // as in ingress-nginx. They shape TLS only where backend-protocol asks
-// for it (nginx's proxy_ssl_* apply to https:// and grpcs:// alone).
+// for it (nginx's proxy_ssl_* apply to https:// and grpcs:// alone, and
+// to AUTO_HTTP's $scheme:// when that is https).
 func (f *fragmentBuilder) proxySSL(values *annotations.Values, cp *ir.ClusterPolicy) {
 	raw, _ := annotations.ProxySSLSecret.Get(values)
 	ns, name, _ := strings.Cut(raw, "/")
@@ -161,6 +176,26 @@ func upstreamSecret(s *corev1.Secret) (ir.PEM, *ir.Certificate, error) {
 		return nil, nil, fmt.Errorf("client certificate: %w", err)
 	}
 	return ca, client, nil
+}
+
+// newClusterRef is the cluster of backend with policy, and with
+// AUTO_HTTP its variant for the requests that arrived over TLS: the same
+// policy with the TLS HTTPS would have (none when that is the same
+// cluster).
+func (f *fragmentBuilder) newClusterRef(backend *backendRef, policy *ir.ClusterPolicy) *clusterRef {
+	ref := &clusterRef{name: ir.ClusterName(backend.name, policy), backend: backend, policy: policy}
+	if f.upstream.autoTLS == nil {
+		return ref
+	}
+	var cp ir.ClusterPolicy
+	if policy != nil {
+		cp = *policy
+	}
+	cp.TLS = f.upstream.autoTLS
+	if name := ir.ClusterName(backend.name, &cp); name != ref.name {
+		ref.overTLS = &clusterRef{name: name, backend: backend, policy: &cp}
+	}
+	return ref
 }
 
 // backendPolicy is the cluster policy of the route's cluster for ref: the

@@ -12,11 +12,13 @@ var BackendProtocol = Key[string]{&definition{
 	under: Nginx,
 	scope: ScopeCluster,
 	doc: `The protocol spoken to the backend, in any case: HTTP (the default), HTTPS (HTTP/1.1 over TLS), GRPC (HTTP/2 without TLS), ` +
-		`GRPCS (HTTP/2 over TLS), H2C (HTTP/2 without TLS), AUTO_HTTP or FCGI. Over TLS the backend's certificate is not verified ` +
-		`unless proxy-ssl-verify is "on", as nginx does.`,
+		`GRPCS (HTTP/2 over TLS), H2C (HTTP/2 without TLS), AUTO_HTTP (nginx's $scheme: HTTPS for the requests that came over TLS, ` +
+		`HTTP for the others) or FCGI. Over TLS the backend's certificate is not verified unless proxy-ssl-verify is "on", as nginx does.`,
 	verdict: HonouredWithDifference,
-	note: `AUTO_HTTP (nginx's $scheme: TLS to the backend when the client used it) is served as HTTP: an Envoy cluster has one transport, ` +
-		`whatever listener the request came in on. FCGI is refused: Envoy has no FastCGI client, and the Ingress's routes answer 503 ` +
+	note: `AUTO_HTTP is served as nginx serves it: an Envoy cluster has one transport, so each route sends the requests of the HTTPS ` +
+		`listener to a second cluster of the backend, the one HTTPS would give it (the proxy-ssl keys apply to it), and those of the ` +
+		`HTTP listener to a plain one; custom-http-errors' error pages are fetched over plain HTTP on both, as nginx's are. ` +
+		`FCGI is refused: Envoy has no FastCGI client, and the Ingress's routes answer 503 ` +
 		`rather than speak HTTP to a FastCGI server. H2C, which ingress-nginx's validator does not take, is read as GRPC is. gRPC ` +
 		`is proxied as HTTP/2, so any HTTP/2 backend works with GRPC, and the route's timeouts apply to the whole call.`,
 	parse: parseBackendProtocol,
@@ -36,7 +38,7 @@ var ProxySSLSecret = Key[string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `The CA and the client certificate are written into the cluster itself: a rotated Secret makes a new cluster (its name ` +
 		`carries a hash of its policy), which Envoy swaps in, draining the old one. The Secret does not make the backend speak TLS: ` +
-		`that is backend-protocol HTTPS or GRPCS, as in nginx.`,
+		`that is backend-protocol HTTPS or GRPCS (AUTO_HTTP: for the requests that came over TLS), as in nginx.`,
 	parse: parseNamespacedName,
 }}
 
