@@ -408,6 +408,10 @@ var toggledAnnotations = []struct{ key, value string }{
 	// a Service's cluster IP, ring hashing, the Host sent: clusters of
 	// their own and route policies.
 	{"nginx.ingress.kubernetes.io/backend-protocol", "GRPCS"},
+	// AUTO_HTTP: each route names a second cluster, over TLS, for the
+	// HTTPS side (with default-backend an aggregate of its own, with a
+	// canary the canary's over TLS).
+	{"nginx.ingress.kubernetes.io/backend-protocol", "AUTO_HTTP"},
 	{"nginx.ingress.kubernetes.io/proxy-ssl-secret", "shop/upstream-ca"},
 	{"nginx.ingress.kubernetes.io/proxy-ssl-verify", "on"},
 	{"nginx.ingress.kubernetes.io/service-upstream", "true"},
