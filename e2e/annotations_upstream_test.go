@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,8 +31,9 @@ import (
 // real Envoy, by what a client and the backends see: gRPC to a real gRPC
 // server (grpc-go's health service) over h2c and over TLS, HTTPS to a TLS
 // backend verified against a Secret's CA (and refused: 502 for another CA
-// or another name, 503 for a missing Secret) with the Secret's client certificate
-// presented, the Host upstream-vhost sends, a Service's cluster IP
+// or another name, 503 for a missing Secret) with the Secret's client
+// certificate presented, AUTO_HTTP's transport chosen by the listener (TLS
+// over HTTPS, plain over HTTP), the Host upstream-vhost sends, a Service's cluster IP
 // (service-upstream), and upstream-hash-by keeping a client on one
 // endpoint. Each scenario names the ingress-nginx test it mirrors.
 func TestUpstreamAnnotations(t *testing.T) {
@@ -44,6 +46,8 @@ func TestUpstreamAnnotations(t *testing.T) {
 	grpcTLS := startGRPCHealth(t, &grpcPair)
 	secure := startTLSEcho(t, "secure", ca.Issue(t, "backend.internal", "backend.internal"), ca)
 	client := ca.Issue(t, "envoy-client")
+	// Envoy's own certificate, for the AUTO_HTTP hosts' HTTPS listener.
+	autoCert := ca.Issue(t, "auto", "auto-tls.example.com", "auto-plain.example.com")
 
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(alpha) +
@@ -52,7 +56,8 @@ func TestUpstreamAnnotations(t *testing.T) {
 			// The cluster IP is alpha (in file mode any address goes), the
 			// endpoint beta: which one answers tells which Envoy sent to.
 			clusterIPService("viaip", "127.0.0.1", alpha.Port, beta.Port)},
-		manifest{"secrets.yaml", caSecretYAML("upstream-ca", ca, &client) + caSecretYAML("other-ca", otherCA, nil)},
+		manifest{"secrets.yaml", caSecretYAML("upstream-ca", ca, &client) + caSecretYAML("other-ca", otherCA, nil) +
+			tlsSecretYAML("auto-cert", autoCert.CertPEM, autoCert.KeyPEM)},
 		manifest{"ingresses.yaml", upstreamIngressesYAML})
 	envoy := fm.envoy
 	t.Cleanup(func() {
@@ -152,6 +157,60 @@ func TestUpstreamAnnotations(t *testing.T) {
 				}
 			})
 		}
+	})
+
+	// backend-protocol AUTO_HTTP (ingress-nginx's
+	// internal/ingress/annotations/backendprotocol/main.go takes
+	// "auto_http"; internal/ingress/controller/template/template.go's
+	// buildProxyPass writes it as proxy_pass $scheme://upstream): the
+	// backend is reached over TLS when the client came over TLS (the
+	// HTTPS listener), over plain HTTP otherwise. Two hosts, each asked
+	// over both listeners: auto-tls to the TLS echo (with the proxy-ssl
+	// keys), auto-plain to a plain echo. What succeeds and what fails on
+	// each side proves the transport of that side.
+	t.Run("AUTO_HTTP", func(t *testing.T) {
+		framework.Eventually(t, convergeTimeout, "the AUTO_HTTP hosts served over HTTPS", func() error {
+			_, err := framework.GetTLS(envoy.HTTPSAddress, "auto-tls.example.com", ca.Pool(), "auto-tls.example.com", "/")
+			return err
+		})
+		// Over TLS the route's cluster is HTTPS's, the proxy-ssl keys
+		// applying: verified for proxy-ssl-name, sent as SNI, the
+		// Secret's client certificate presented.
+		t.Run("over HTTPS, TLS to the TLS backend, with the proxy-ssl keys", func(t *testing.T) {
+			r, err := framework.GetTLS(envoy.HTTPSAddress, "auto-tls.example.com", ca.Pool(), "auto-tls.example.com", "/")
+			if err != nil || r.Status != http.StatusOK || r.Backend != "secure" {
+				t.Fatalf("got %+v, %v: want 200 from the TLS backend", r, err)
+			}
+			if sni, cn := r.Echo.Header.Get("X-Seen-SNI"), r.Echo.Header.Get("X-Seen-Client"); sni != "backend.internal" || cn != "envoy-client" {
+				t.Errorf("the backend saw SNI %q and client certificate %q, want backend.internal and envoy-client", sni, cn)
+			}
+		})
+		// Over plain HTTP Envoy speaks plain HTTP to the same backend:
+		// Go's TLS server answers that, before any handler, with 400 and
+		// "Client sent an HTTP request to an HTTPS server".
+		t.Run("over HTTP, plain HTTP to the TLS backend, which refuses it", func(t *testing.T) {
+			before := secure.requests()
+			r := send(t, envoy, http.MethodGet, "auto-tls.example.com", "/", nil)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.body, "Client sent an HTTP request to an HTTPS server") {
+				t.Errorf("got %s, want the TLS backend's 400 to a plain-HTTP request", r)
+			}
+			if secure.requests() != before {
+				t.Error("the TLS backend served a request that came over plain HTTP")
+			}
+		})
+		t.Run("over HTTP, plain HTTP to the plain backend", func(t *testing.T) {
+			if r := send(t, envoy, http.MethodGet, "auto-plain.example.com", "/", nil); r.status != http.StatusOK || r.backend != "alpha" {
+				t.Errorf("got %s, want 200 from alpha", r)
+			}
+		})
+		// Over TLS Envoy opens TLS to the plain backend: the handshake
+		// fails, and Envoy answers nginx's 502 for a failed connection.
+		t.Run("over HTTPS, TLS to the plain backend, which fails", func(t *testing.T) {
+			r, err := framework.GetTLS(envoy.HTTPSAddress, "auto-plain.example.com", ca.Pool(), "auto-plain.example.com", "/")
+			if err != nil || r.Status != http.StatusBadGateway || r.Backend != "" {
+				t.Errorf("got %+v, %v: want 502 from Envoy, the backend never answering", r, err)
+			}
+		})
 	})
 
 	// upstreamvhost.go "set host to upstreamvhost.bar.com": the backend
@@ -312,6 +371,35 @@ spec:
   rules:
   - host: no-secret.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: secure, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: auto
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/backend-protocol: AUTO_HTTP
+    nginx.ingress.kubernetes.io/proxy-ssl-secret: default/upstream-ca
+    nginx.ingress.kubernetes.io/proxy-ssl-verify: "on"
+    nginx.ingress.kubernetes.io/proxy-ssl-name: backend.internal
+    nginx.ingress.kubernetes.io/proxy-ssl-server-name: "on"
+spec:
+  tls: [{hosts: [auto-tls.example.com], secretName: auto-cert}]
+  rules:
+  - host: auto-tls.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: secure, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: auto-plain
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/backend-protocol: AUTO_HTTP}
+spec:
+  tls: [{hosts: [auto-plain.example.com], secretName: auto-cert}]
+  rules:
+  - host: auto-plain.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
