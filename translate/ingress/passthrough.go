@@ -32,7 +32,13 @@ func (f *fragmentBuilder) readPassthrough(values *annotations.Values) {
 	if f.clusterPolicy != nil {
 		cp = *f.clusterPolicy
 	}
-	if cp.TLS == nil {
+	switch {
+	case f.upstream.autoTLS != nil:
+		// AUTO_HTTP too: template.go's buildProxyPass writes https:// for
+		// a passed-through backend whatever the scheme, so every request
+		// takes AUTO_HTTP's cluster over TLS.
+		cp.TLS, f.upstream.autoTLS = f.upstream.autoTLS, nil
+	case cp.TLS == nil:
 		cp.TLS = &ir.UpstreamTLS{}
 	}
 	f.clusterPolicy = &cp
