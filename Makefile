@@ -19,9 +19,11 @@ build:
 tools:
 	bash hack/install-tools.sh
 
-## test: every test (unit, golden, real API server, real Envoy), the demo,
+## test: the commit messages since hack/commits-base (CONTRIBUTING.md),
+## every test (unit, golden, real API server, real Envoy), the demo,
 ## then the kind suite on a real cluster built from local images (e2e-kind)
 test: tools build
+	bash hack/check-commits.sh
 	KUBEBUILDER_ASSETS=$(TOOLS)/kube $(GO) test -count=1 -timeout 30m ./...
 	bash hack/demo.sh --check
 	bash e2e/kind/run.sh
