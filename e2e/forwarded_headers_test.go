@@ -181,6 +181,22 @@ func TestForwardedHeaders(t *testing.T) {
 			"X-Forwarded-Proto": "https", "X-Forwarded-Scheme": "https", "X-Scheme": "https",
 			"X-Real-Ip": peer, "X-Forwarded-For": peer})
 
+		// compute-full-forwarded-for: the header as received with the
+		// peer appended; X-Original-Forwarded-For is still the client's
+		// (copied before Envoy appends).
+		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"use-forwarded-headers": "true", "compute-full-forwarded-for": "true"}))
+		framework.Eventually(t, convergeTimeout, "the full X-Forwarded-For", func() error {
+			got, err := seen(fm.envoy, false, forgedHeaders)
+			if err != nil {
+				return err
+			}
+			if xff := got["X-Forwarded-For"]; !strings.HasPrefix(xff, "1.2.3.4,") || got["X-Original-Forwarded-For"] != "1.2.3.4" || got["X-Real-Ip"] != "1.2.3.4" {
+				return fmt.Errorf("X-Forwarded-For %q, X-Original-Forwarded-For %q, X-Real-IP %q; want 1.2.3.4 and the peer, 1.2.3.4, 1.2.3.4",
+					xff, got["X-Original-Forwarded-For"], got["X-Real-Ip"])
+			}
+			return nil
+		})
+
 		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"enable-real-ip": "true"}))
 		expect(t, fm.envoy, false, forgedHeaders, forwardedView{"X-Forwarded-Host": "web.example.com", "X-Forwarded-Port": "80",
 			"X-Forwarded-Proto": "http", "X-Forwarded-Scheme": "http", "X-Scheme": "http",

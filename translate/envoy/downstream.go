@@ -54,6 +54,12 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
 	if err := clientAddressDetection(hcm, l); err != nil {
 		return err
 	}
+	if d.Forwarded == ir.ForwardedClient && hcm.GetUseRemoteAddress().GetValue() {
+		// The routes replace X-Forwarded-For with the client's address,
+		// and read the header as the client sent it for
+		// X-Original-Forwarded-For (forwardedHeaders).
+		hcm.SkipXffAppend = true
+	}
 	original, err := originalForwarded(l)
 	if err != nil {
 		return err
@@ -98,9 +104,10 @@ func clientAddressDetection(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) er
 		cfg, err := anypb.New(&xffv3.XffConfig{
 			XffTrustedCidrs: &xffv3.XffTrustedCidrs{Cidrs: cidrs},
 			// The peer is appended, as with use_remote_address, for
-			// compute-full-forwarded-for (otherwise the routes replace
-			// the header anyway).
-			SkipXffAppend: wrapperspb.Bool(false),
+			// compute-full-forwarded-for only: otherwise the routes
+			// replace the header, and read the client's own for
+			// X-Original-Forwarded-For.
+			SkipXffAppend: wrapperspb.Bool(d.Forwarded != ir.ForwardedFull),
 		})
 		if err != nil {
 			return fmt.Errorf("packing the X-Forwarded-For detection: %w", err)
@@ -133,22 +140,26 @@ func accessLog(format string) (*accesslogv3.AccessLog, error) {
 }
 
 // forwardedHeaders are the request headers a listener's route
-// configuration sets for the backend: what the client's address is
-// (X-Real-IP, and X-Forwarded-For unless compute-full-forwarded-for keeps
-// the header with the peer appended), and the request's host, port and
-// scheme as ProxyHeaders says. The client's address is Envoy's downstream
-// remote address, which is the detected one past trusted proxies. Envoy
-// evaluates every value from the request as received by the route
-// configuration, so a header read here is the client's (or, for
-// X-Forwarded-Proto, the connection manager's), never one set here.
-func forwardedHeaders(l *ir.Listener) []*corev3.HeaderValueOption {
+// configuration sets for the backend, and those it removes: what the
+// client's address is (X-Real-IP, and X-Forwarded-For unless
+// compute-full-forwarded-for keeps the header with the peer appended), the
+// request's host, port and scheme as ProxyHeaders says, and, but for
+// compute-full-forwarded-for (originalForwarded), the client's own
+// X-Forwarded-For and X-Forwarded-Host as X-Original-Forwarded-For and
+// -Host. The client's address is Envoy's downstream remote address, which
+// is the detected one past trusted proxies. Envoy evaluates every value
+// from the request as the route configuration received it, so a header
+// read here is the client's (or, for X-Forwarded-Proto, the connection
+// manager's; X-Forwarded-For has nothing appended, applyDownstream), never
+// one set here. Said once per route configuration, not per route or per
+// filter chain: there is one route configuration per HTTPS host already.
+func forwardedHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove []string) {
 	d := l.Downstream
 	if d == nil {
-		return nil
+		return nil, nil
 	}
-	var out []*corev3.HeaderValueOption
 	header := func(name, value string, action corev3.HeaderValueOption_HeaderAppendAction) {
-		out = append(out, &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: name, Value: value}, AppendAction: action})
+		add = append(add, &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: name, Value: value}, AppendAction: action})
 	}
 	const (
 		overwrite   = corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD
@@ -181,27 +192,49 @@ func forwardedHeaders(l *ir.Listener) []*corev3.HeaderValueOption {
 		header("x-forwarded-scheme", "%REQ(x-forwarded-proto)%", overwrite)
 		header("x-scheme", "%REQ(x-forwarded-proto)%", overwrite)
 	}
-	return out
+	if d.ProxyHeaders != ir.ProxyHeadersAsSent && d.Forwarded != ir.ForwardedFull {
+		// Removed first, then set where the client sent the header it
+		// copies (an empty value is not added).
+		for _, h := range originalHeaders(d) {
+			remove = append(remove, h.name)
+			header(h.name, "%REQ("+h.from+")%", overwrite)
+		}
+	}
+	return add, remove
 }
 
-// originalForwarded is the listener's early header mutation that copies
-// the client's X-Forwarded-For (or the header naming the client) and
-// X-Forwarded-Host into X-Original-Forwarded-For and -Host, replacing any
-// the client sent; nil when ProxyHeaders is Envoy's. It runs before the
-// connection manager appends the peer to X-Forwarded-For, so the copy is
-// the header as the client sent it.
+// originalHeader is a header the backend gets with the value of another
+// as the client sent it.
+type originalHeader struct{ name, from string }
+
+// originalHeaders are X-Original-Forwarded-For, from the header naming the
+// client (X-Forwarded-For unless forwarded-for-header says another), and
+// X-Original-Forwarded-Host, from X-Forwarded-Host.
+func originalHeaders(d *ir.Downstream) []originalHeader {
+	return []originalHeader{
+		{"x-original-forwarded-for", strings.ToLower(cmp.Or(d.ClientHeader, "x-forwarded-for"))},
+		{"x-original-forwarded-host", "x-forwarded-host"},
+	}
+}
+
+// originalForwarded is, under compute-full-forwarded-for, the listener's
+// early header mutation that copies the client's X-Forwarded-For (or the
+// header naming the client) and X-Forwarded-Host into
+// X-Original-Forwarded-For and -Host, replacing any the client sent: it
+// runs before the connection manager appends the peer to X-Forwarded-For,
+// which the routes then keep. Otherwise the routes copy them
+// (forwardedHeaders), and this is nil.
 func originalForwarded(l *ir.Listener) (*corev3.TypedExtensionConfig, error) {
 	d := l.Downstream
-	if d == nil || d.ProxyHeaders == ir.ProxyHeadersAsSent {
+	if d == nil || d.ProxyHeaders == ir.ProxyHeadersAsSent || d.Forwarded != ir.ForwardedFull {
 		return nil, nil
 	}
-	from := cmp.Or(d.ClientHeader, "x-forwarded-for")
 	var mutations []*mutationrulesv3.HeaderMutation
-	for _, h := range [][2]string{{"x-original-forwarded-for", from}, {"x-original-forwarded-host", "x-forwarded-host"}} {
+	for _, h := range originalHeaders(d) {
 		mutations = append(mutations,
-			&mutationrulesv3.HeaderMutation{Action: &mutationrulesv3.HeaderMutation_Remove{Remove: h[0]}},
+			&mutationrulesv3.HeaderMutation{Action: &mutationrulesv3.HeaderMutation_Remove{Remove: h.name}},
 			&mutationrulesv3.HeaderMutation{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
-				Header:       &corev3.HeaderValue{Key: h[0], Value: "%REQ(" + strings.ToLower(h[1]) + ")%"},
+				Header:       &corev3.HeaderValue{Key: h.name, Value: "%REQ(" + h.from + ")%"},
 				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 			}}})
 	}

@@ -336,8 +336,9 @@ func (c *Renderer) pairWithLast(m *ir.IR) (clusters, backends []int) {
 // two: the previous one gives the renderings of the unchanged virtual hosts,
 // found in place by identity, without a lookup each.
 func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
-	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)), RequestHeadersToAdd: forwardedHeaders(l),
+	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)),
 		TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
+	rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error

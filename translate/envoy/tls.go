@@ -46,8 +46,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		chains = append(chains, chain)
 		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
 			TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
-		rc.ResponseHeadersToAdd = hstsHeaders(l)     // hsts.go
-		rc.RequestHeadersToAdd = forwardedHeaders(l) // downstream.go
+		rc.ResponseHeadersToAdd = hstsHeaders(l)                                // hsts.go
+		rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
 		// A wildcard chain also receives requests for the exact hosts it
 		// covers (an SNI of another name, a Host of theirs): those are not
 		// this certificate's to serve, and must not fall into the wildcard's
