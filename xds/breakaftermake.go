@@ -82,7 +82,6 @@ type keeping struct {
 	served       *translate.Resources
 	servedOf     *translate.Resources
 	servedKept   []string
-	max          time.Duration // keepAtMost, shorter in tests
 	releaseArmed bool
 	lastPublish  time.Time
 }
@@ -117,7 +116,7 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 		}
 		for _, c := range removed {
 			if name := c.GetName(); interested && !added[name] {
-				kept[name] = &keptCluster{cluster: c, deadline: now.Add(k.max)}
+				kept[name] = &keptCluster{cluster: c, deadline: now.Add(keepAtMost)}
 			}
 		}
 	}
@@ -210,7 +209,9 @@ func (s *Server) keptPublished(r *translate.Resources, kept map[string]*keptClus
 	s.cache.awaitRoutes(oldest, s.releaseKeptSoon)
 	if !k.releaseArmed {
 		k.releaseArmed = true
-		time.AfterFunc(max(first.Sub(s.now()), 0)+time.Millisecond, func() {
+		// At the deadline, not after it: a timer never fires early, and
+		// withKept reads the same clock.
+		s.clock.AfterFunc(max(first.Sub(s.now()), 0), func() {
 			s.mu.Lock()
 			s.keep.releaseArmed = false
 			s.mu.Unlock()
@@ -222,7 +223,7 @@ func (s *Server) keptPublished(r *translate.Resources, kept map[string]*keptClus
 // releaseKeptSoon is the cache's call when the streams have acknowledged
 // the route types through a kept cluster's removal; it holds the cache's
 // lock, which Publish takes under the Server's, hence the timer.
-func (s *Server) releaseKeptSoon() { time.AfterFunc(releaseQuiet, s.releaseKept) }
+func (s *Server) releaseKeptSoon() { s.clock.AfterFunc(releaseQuiet, s.releaseKept) }
 
 // releaseKept publishes the last input again, which lets go the kept
 // clusters that may go now, once no publish came for releaseQuiet.
@@ -234,7 +235,7 @@ func (s *Server) releaseKept() {
 		return
 	}
 	if wait := releaseQuiet - s.now().Sub(k.lastPublish); wait > 0 {
-		time.AfterFunc(wait, s.releaseKept)
+		s.clock.AfterFunc(wait, s.releaseKept)
 		return
 	}
 	if _, err := s.publishLocked(context.Background(), k.input); err != nil {

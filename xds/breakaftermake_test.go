@@ -100,7 +100,20 @@ func publishOK(t *testing.T, s *Server, r *translate.Resources) {
 	}
 }
 
-func quietServer() *Server { return NewServer(slog.New(slog.NewTextHandler(io.Discard, nil))) }
+// quietServer is a Server that logs nothing, on a clock that moves only
+// when a test steps it: no deadline of its own passes behind a test's back.
+func quietServer() *Server {
+	s, _ := steppedServer()
+	return s
+}
+
+// steppedServer is quietServer with its clock.
+func steppedServer() (*Server, *fakeClock) {
+	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := newFakeClock()
+	s.clock = c
+	return s, c
+}
 
 func clusterNames(s *Server) []string {
 	return sortedKeys(s.Snapshot().GetResources(resource.ClusterType))
@@ -123,6 +136,21 @@ func eventuallyClusters(t *testing.T, s *Server, why string, want ...string) {
 	})
 }
 
+// releasedAfter steps the clock to just before d from now, where the
+// clusters must still be kept, and then to d, where they must be gone.
+func releasedAfter(t *testing.T, s *Server, c *fakeClock, d time.Duration, why string, kept, released []string) {
+	t.Helper()
+	c.Advance(d - time.Nanosecond)
+	wantClusters(t, s, why+", a nanosecond before the deadline", kept...)
+	c.Advance(time.Nanosecond)
+	wantClusters(t, s, why+", at the deadline", released...)
+}
+
+// notYet is how far a test steps the clock to show that nothing lets a
+// kept cluster go without its reason: well past releaseQuiet, well short of
+// keepAtMost.
+const notYet = keepAtMost / 2
+
 // TestBreakAfterMakeHoldsRemovedCluster: a path switched from cluster a to
 // a new cluster b, a removed by the same change. a stays published (its
 // load assignment too) while the stream has the new routes but has not
@@ -131,7 +159,7 @@ func eventuallyClusters(t *testing.T, s *Server, why string, want ...string) {
 func TestBreakAfterMakeHoldsRemovedCluster(t *testing.T) {
 	for _, delta := range []bool{false, true} {
 		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
-			s := quietServer()
+			s, c := steppedServer()
 			publishOK(t, s, switched(t, "a", "a"))
 			st := newADSStream(delta, 1, "a")
 			st.open(t, s.cache)
@@ -152,11 +180,14 @@ func TestBreakAfterMakeHoldsRemovedCluster(t *testing.T) {
 			if st.routes.answers != 2 {
 				t.Fatalf("routes answered %d times, want 2 (the first content, the switch)", st.routes.answers)
 			}
-			time.Sleep(20 * time.Millisecond) // what a wrong release would take to show
+			if got, want := c.pending(), []time.Duration{keepAtMost}; !slices.Equal(got, want) {
+				t.Fatalf("timers armed to fire after %v, want only the bound %v", got, want)
+			}
+			c.Advance(notYet)
 			wantClusters(t, s, "routes sent, not acknowledged", "a", "b")
 
 			st.routes.drain(t, s.cache) // the acknowledgement
-			eventuallyClusters(t, s, "after the routes' acknowledgement", "b")
+			releasedAfter(t, s, c, releaseQuiet, "after the routes' acknowledgement", []string{"a", "b"}, []string{"b"})
 			st.drain(t, s.cache)
 			if got := sortedKeys(st.clusters.held); !slices.Equal(got, []string{"b"}) {
 				t.Fatalf("after a went, the stream holds clusters %v, want b", got)
@@ -177,7 +208,7 @@ func TestBreakAfterMakeHoldsRemovedCluster(t *testing.T) {
 func TestBreakAfterMakeReleasedByNACK(t *testing.T) {
 	for _, delta := range []bool{false, true} {
 		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
-			s := quietServer()
+			s, c := steppedServer()
 			publishOK(t, s, switched(t, "a", "a"))
 			st := newADSStream(delta, 1, "a")
 			st.open(t, s.cache)
@@ -187,10 +218,11 @@ func TestBreakAfterMakeReleasedByNACK(t *testing.T) {
 			st.askEndpoints(t, s.cache, "a", "b")
 			st.endpoints.drain(t, s.cache)
 			st.routes.drain(t, s.cache)
+			c.Advance(notYet)
 			wantClusters(t, s, "routes sent", "a", "b")
 			st.routes.nack = true
 			st.routes.drain(t, s.cache) // the rejection
-			eventuallyClusters(t, s, "after the routes' rejection", "b")
+			releasedAfter(t, s, c, releaseQuiet, "after the routes' rejection", []string{"a", "b"}, []string{"b"})
 		})
 	}
 }
@@ -200,7 +232,7 @@ func TestBreakAfterMakeReleasedByNACK(t *testing.T) {
 // meanwhile no longer counts; a stream that asks for no route type never
 // did.
 func TestBreakAfterMakeEveryStream(t *testing.T) {
-	s := quietServer()
+	s, c := steppedServer()
 	publishOK(t, s, switched(t, "a", "a"))
 	fast, slow := newADSStream(true, 1, "a"), newADSStream(false, 2, "a")
 	fast.open(t, s.cache)
@@ -218,7 +250,7 @@ func TestBreakAfterMakeEveryStream(t *testing.T) {
 		st.endpoints.drain(t, s.cache)
 		st.routes.drain(t, s.cache)
 	}
-	time.Sleep(20 * time.Millisecond)
+	c.Advance(notYet)
 	wantClusters(t, s, "one stream acknowledged, the other not", "a", "b")
 
 	// The slow stream goes away; its watches are cancelled first
@@ -227,28 +259,47 @@ func TestBreakAfterMakeEveryStream(t *testing.T) {
 		c.cancel()
 	}
 	s.cache.forget(slow.key)
-	eventuallyClusters(t, s, "the unacknowledging stream closed", "b")
+	releasedAfter(t, s, c, releaseQuiet, "the unacknowledging stream closed", []string{"a", "b"}, []string{"b"})
 }
 
 // TestBreakAfterMakeBounded: a stream that never acknowledges does not keep
 // a removed cluster for longer than the bound.
 func TestBreakAfterMakeBounded(t *testing.T) {
-	s := quietServer()
-	s.keep.max = 50 * time.Millisecond
+	s, c := steppedServer()
 	publishOK(t, s, switched(t, "a", "a"))
 	st := newADSStream(false, 1, "a")
 	st.open(t, s.cache)
 	st.routes.slow = true
 	publishOK(t, s, switched(t, "b", "b"))
 	wantClusters(t, s, "just switched", "a", "b")
-	eventuallyClusters(t, s, "the bound passed", "b")
+	releasedAfter(t, s, c, keepAtMost, "never acknowledged", []string{"a", "b"}, []string{"b"})
+}
+
+// TestBreakAfterMakeBoundWaitsForQuiet: a removal that the bound lets go
+// waits, like an acknowledged one, for releaseQuiet without a publish: one
+// that came just before the bound puts the release off to releaseQuiet
+// after it, not to the bound.
+func TestBreakAfterMakeBoundWaitsForQuiet(t *testing.T) {
+	s, c := steppedServer()
+	publishOK(t, s, switched(t, "a", "a"))
+	st := newADSStream(false, 1, "a")
+	st.open(t, s.cache)
+	st.routes.slow = true
+	publishOK(t, s, switched(t, "b", "b"))
+	const before = releaseQuiet / 4
+	c.Advance(keepAtMost - before)
+	publishOK(t, s, switched(t, "b", "b")) // the same again: a publish all the same
+	wantClusters(t, s, "published again before the bound", "a", "b")
+	c.Advance(before)
+	wantClusters(t, s, "at the bound, a publish less than releaseQuiet ago", "a", "b")
+	releasedAfter(t, s, c, releaseQuiet-before, "the bound passed", []string{"a", "b"}, []string{"b"})
 }
 
 // TestBreakAfterMakeNothingKeptWithoutStreams: with no stream asking for
 // routes, a removal is published as it is; a cluster kept and produced
 // again is the translator's again, not removed when the kept ones go.
 func TestBreakAfterMakeNothingKeptWithoutStreams(t *testing.T) {
-	s := quietServer()
+	s, c := steppedServer()
 	publishOK(t, s, switched(t, "a", "a"))
 	publishOK(t, s, switched(t, "b", "b"))
 	wantClusters(t, s, "no stream", "b")
@@ -263,13 +314,13 @@ func TestBreakAfterMakeNothingKeptWithoutStreams(t *testing.T) {
 	st.askEndpoints(t, s.cache, "b", "c")
 	st.drain(t, s.cache)
 	st.routes.drain(t, s.cache)
-	time.Sleep(20 * time.Millisecond)
+	c.Advance(notYet)
 	wantClusters(t, s, "b produced again", "b", "c")
 	publishOK(t, s, switched(t, "b", "b")) // c goes
 	wantClusters(t, s, "c removed", "b", "c")
 	st.drain(t, s.cache)
 	st.routes.drain(t, s.cache)
-	eventuallyClusters(t, s, "c's removal acknowledged", "b")
+	releasedAfter(t, s, c, releaseQuiet, "c's removal acknowledged", []string{"b", "c"}, []string{"b"})
 }
 
 // TestMakeBeforeBreakNACKs: routes held for a new cluster's load

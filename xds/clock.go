@@ -2,11 +2,16 @@ package xds
 
 import "time"
 
-// clock is the part of package time the Batcher uses, so that tests can drive
-// it by hand instead of sleeping.
+// clock is the part of package time that package xds waits on: the
+// Batcher's holdoff and the Server's break-after-make deadlines
+// (breakaftermake.go). Tests drive a fake one by hand (clock_test.go)
+// instead of sleeping and hoping a deadline has or has not passed.
 type clock interface {
 	Now() time.Time
 	NewTimer(d time.Duration) timer
+	// AfterFunc calls f on a goroutine of its own once d has passed.
+	// The timer it returns has no channel: C returns nil.
+	AfterFunc(d time.Duration, f func()) timer
 }
 
 type timer interface {
@@ -20,6 +25,10 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) timer { return realTimer{time.NewTimer(d)} }
+
+func (realClock) AfterFunc(d time.Duration, f func()) timer {
+	return realTimer{time.AfterFunc(d, f)}
+}
 
 type realTimer struct{ t *time.Timer }
 

@@ -27,7 +27,9 @@ type Server struct {
 	clients *clients
 	metrics *metrics
 	health  *health.Server
-	now     func() time.Time
+	// clock is what the Server reads the time from and waits on (the
+	// break-after-make deadlines); tests step a fake one.
+	clock clock
 
 	mu        sync.Mutex
 	snapshot  *Snapshot
@@ -96,8 +98,7 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 		snapshots: newSnapshotter(),
 		metrics:   newMetrics(),
 		health:    hs,
-		now:       time.Now,
-		keep:      keeping{max: keepAtMost},
+		clock:     realClock{},
 	}
 }
 
@@ -148,6 +149,8 @@ func (s *Server) publishLocked(_ context.Context, in *translate.Resources) (*Sna
 	}
 	return snap, nil
 }
+
+func (s *Server) now() time.Time { return s.clock.Now() }
 
 // ObserveBuild records how long a whole rebuild took, from reading cluster
 // state to the snapshot being published. Publish cannot see the translation
