@@ -3,7 +3,6 @@ package ir
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -30,28 +29,29 @@ func AggregateClusterName(backend string, clusters []string) string {
 // aggregate's backend; and no policy of its own (its clusters have
 // theirs).
 func (c *Cluster) validateAggregate(byName map[string]*Cluster) error {
-	var errs []error
+	var v violations
 	if c.Policy != nil {
-		errs = append(errs, errors.New("an aggregate cluster has no policy of its own"))
+		v.add("Policy", ErrAggregate, "an aggregate cluster has no policy of its own")
 	}
 	if len(c.Aggregate) < 2 {
-		errs = append(errs, fmt.Errorf("an aggregate of %d clusters", len(c.Aggregate)))
+		v.add("Aggregate", ErrAggregate, "an aggregate of %d clusters", len(c.Aggregate))
 	}
 	seen := map[string]bool{}
 	for i, name := range c.Aggregate {
+		field := fmt.Sprintf("Aggregate[%d]", i)
 		child := byName[name]
 		switch {
 		case child == nil:
-			errs = append(errs, fmt.Errorf("aggregated cluster %q is not listed", name))
+			v.add(field, ErrUnlistedCluster, "aggregated cluster %q is not listed", name)
 		case len(child.Aggregate) > 0:
-			errs = append(errs, fmt.Errorf("aggregated cluster %q is an aggregate", name))
+			v.add(field, ErrAggregate, "aggregated cluster %q is an aggregate", name)
 		case i == 0 && child.Backend != c.Backend:
-			errs = append(errs, fmt.Errorf("first aggregated cluster %q sends to %q, not to the aggregate's backend", name, child.Backend))
+			v.add(field, ErrAggregate, "first aggregated cluster %q sends to %q, not to the aggregate's backend", name, child.Backend)
 		}
 		if seen[name] {
-			errs = append(errs, fmt.Errorf("aggregated cluster %q is listed twice", name))
+			v.add(field, ErrDuplicate, "aggregated cluster %q is listed twice", name)
 		}
 		seen[name] = true
 	}
-	return errors.Join(errs...)
+	return v.join()
 }

@@ -124,10 +124,10 @@ type Passthrough struct {
 
 func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]bool) error {
 	if vh.Host == WildcardHost {
-		return errors.New("passthrough needs a host name to route by SNI")
+		return invalid("", ErrConflict, "passthrough needs a host name to route by SNI")
 	}
 	if !clusters[p.Cluster] {
-		return fmt.Errorf("cluster %q is not listed", p.Cluster)
+		return invalid("Cluster", ErrUnlistedCluster, "cluster %q is not listed", p.Cluster)
 	}
 	return nil
 }

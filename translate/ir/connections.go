@@ -133,66 +133,65 @@ func validCipher(s string) bool {
 }
 
 func (d *Downstream) validate(l *Listener) error {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	for _, v := range []TLSVersion{d.TLSMin, d.TLSMax} {
-		if v != "" && !slices.Contains(tlsVersions(), v) {
-			bad("TLS version %q", v)
+	var v violations
+	for _, f := range []struct {
+		field string
+		tv    TLSVersion
+	}{{"TLSMin", d.TLSMin}, {"TLSMax", d.TLSMax}} {
+		if f.tv != "" && !slices.Contains(tlsVersions(), f.tv) {
+			v.add(f.field, ErrUnknownValue, "TLS version %q", f.tv)
 		}
 	}
 	if d.TLSMin != "" && d.TLSMax != "" && slices.Index(tlsVersions(), d.TLSMin) > slices.Index(tlsVersions(), d.TLSMax) {
-		bad("TLS versions %s to %s", d.TLSMin, d.TLSMax)
+		v.add("TLSMax", ErrConflict, "TLS versions %s to %s", d.TLSMin, d.TLSMax)
 	}
 	if d.TLSCiphers != "" {
 		for _, c := range strings.Split(d.TLSCiphers, ":") {
 			if !validCipher(c) {
-				bad("cipher %q", c)
+				v.add("TLSCiphers", ErrBadValue, "cipher %q", c)
 			}
 		}
 	}
 	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.NoHTTP2) && l.Protocol != HTTPS {
-		bad("TLS settings on a listener of protocol %s", l.Protocol)
+		v.add("", ErrConflict, "TLS settings on a listener of protocol %s", l.Protocol)
 	}
 	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {
-		bad("client header %q", d.ClientHeader)
+		v.add("ClientHeader", ErrBadHeader, "client header %q", d.ClientHeader)
 	}
 	if d.TrustedCIDRs != "" {
 		if d.ClientHeader != "" || l.TrustedHops != 0 {
-			bad("trusted CIDRs with a client header or trusted hops")
+			v.add("TrustedCIDRs", ErrConflict, "trusted CIDRs with a client header or trusted hops")
 		}
 		for _, c := range strings.Split(d.TrustedCIDRs, ",") {
 			if p, err := netip.ParsePrefix(c); err != nil || p != p.Masked() {
-				bad("trusted CIDR %q", c)
+				v.add("TrustedCIDRs", ErrBadAddress, "trusted CIDR %q", c)
 			}
 		}
 	}
 	if d.ClientHeader != "" && l.TrustedHops != 0 {
-		bad("a client header with trusted hops")
+		v.add("ClientHeader", ErrConflict, "a client header with trusted hops")
 	}
 	switch d.Forwarded {
 	case ForwardedAppend, ForwardedClient, ForwardedFull:
 	default:
-		bad("forwarded %q", d.Forwarded)
+		v.add("Forwarded", ErrUnknownValue, "forwarded %q", d.Forwarded)
 	}
 	switch d.ProxyHeaders {
 	case ProxyHeadersAsSent:
 		if d.ForwardedPort != 0 {
-			bad("a forwarded port without proxy headers")
+			v.add("ForwardedPort", ErrConflict, "a forwarded port without proxy headers")
 		}
 	case ProxyHeadersSet, ProxyHeadersTrusted:
 		if d.ForwardedPort == 0 || d.ForwardedPort > 65535 {
-			bad("forwarded port %d", d.ForwardedPort)
+			v.add("ForwardedPort", ErrOutOfRange, "forwarded port %d", d.ForwardedPort)
 		}
 	default:
-		bad("proxy headers %q", d.ProxyHeaders)
+		v.add("ProxyHeaders", ErrUnknownValue, "proxy headers %q", d.ProxyHeaders)
 	}
 	if d.AccessLog != "" && !strings.HasSuffix(d.AccessLog, "\n") {
-		bad("access log format without its newline")
+		v.add("AccessLog", ErrBadValue, "access log format without its newline")
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
+	return v.join()
 }
 
 // validCiphers checks a colon-separated list of cipher suite names; empty

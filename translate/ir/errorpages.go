@@ -22,26 +22,31 @@ type ErrorPages struct {
 }
 
 func (e *ErrorPages) validate() []error {
-	var errs []error
-	if len(e.Codes) == 0 || !slices.IsSorted(e.Codes) || len(slices.Compact(slices.Clone(e.Codes))) != len(e.Codes) {
-		errs = append(errs, fmt.Errorf("error page codes %v are not sorted, unique and some", e.Codes))
+	var v violations
+	switch {
+	case len(e.Codes) == 0:
+		v.add("Codes", ErrNoOp, "error page codes %v are not sorted, unique and some", e.Codes)
+	case !slices.IsSorted(e.Codes):
+		v.add("Codes", ErrUnsorted, "error page codes %v are not sorted, unique and some", e.Codes)
+	case len(slices.Compact(slices.Clone(e.Codes))) != len(e.Codes):
+		v.add("Codes", ErrDuplicate, "error page codes %v are not sorted, unique and some", e.Codes)
 	}
-	for _, c := range e.Codes {
+	for i, c := range e.Codes {
 		if c < 400 || c > 599 {
-			errs = append(errs, fmt.Errorf("error page code %d is not from 400 to 599", c))
+			v.add(fmt.Sprintf("Codes[%d]", i), ErrOutOfRange, "error page code %d is not from 400 to 599", c)
 		}
 	}
 	if !strings.HasPrefix(e.Path, "/") || hasControl(e.Path) || strings.ContainsAny(e.Path, "?#% ") {
-		errs = append(errs, fmt.Errorf("error page path %q", e.Path))
+		v.add("Path", ErrBadPath, "error page path %q", e.Path)
 	}
-	for _, h := range e.Headers {
+	for i, h := range e.Headers {
 		if err := validHeaderName(h.Name); err != nil || strings.HasPrefix(h.Name, ":") {
-			errs = append(errs, fmt.Errorf("error page header %q", h.Name))
+			v.add(fmt.Sprintf("Headers[%d].Name", i), ErrBadHeader, "error page header %q", h.Name)
 		}
 		// A value is sent as it is: Envoy would read % as a command.
 		if hasControl(h.Value) || strings.Contains(h.Value, "%") {
-			errs = append(errs, fmt.Errorf("error page header %s: value %q", h.Name, h.Value))
+			v.add(fmt.Sprintf("Headers[%d].Value", i), ErrBadHeader, "error page header %s: value %q", h.Name, h.Value)
 		}
 	}
-	return errs
+	return v.errors()
 }

@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestValidateErrorPages(t *testing.T) {
 	pages := func() *ErrorPages {
@@ -17,26 +14,23 @@ func TestValidateErrorPages(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		breakIt func(*ErrorPages)
-		want    string
+		want    violation
 	}{
-		{"no code", func(e *ErrorPages) { e.Codes = nil }, "sorted, unique and some"},
-		{"unsorted", func(e *ErrorPages) { e.Codes = []uint32{503, 404} }, "sorted, unique and some"},
-		{"repeated", func(e *ErrorPages) { e.Codes = []uint32{404, 404} }, "sorted, unique and some"},
-		{"out of range", func(e *ErrorPages) { e.Codes = []uint32{302} }, "not from 400 to 599"},
-		{"relative path", func(e *ErrorPages) { e.Path = "errors" }, "error page path"},
-		{"path with a query", func(e *ErrorPages) { e.Path = "/e?x=1" }, "error page path"},
-		{"pseudo-header", func(e *ErrorPages) { e.Headers = []Header{{Name: ":path", Value: "/"}} }, "error page header"},
-		{"a formatter command", func(e *ErrorPages) { e.Headers = []Header{{Name: "X-A", Value: "%REQ(cookie)%"}} }, "value"},
+		{"no code", func(e *ErrorPages) { e.Codes = nil }, route("Policy.ErrorPages.Codes", ErrNoOp, "sorted, unique and some")},
+		{"unsorted", func(e *ErrorPages) { e.Codes = []uint32{503, 404} }, route("Policy.ErrorPages.Codes", ErrUnsorted, "sorted, unique and some")},
+		{"repeated", func(e *ErrorPages) { e.Codes = []uint32{404, 404} }, route("Policy.ErrorPages.Codes", ErrDuplicate, "sorted, unique and some")},
+		{"out of range", func(e *ErrorPages) { e.Codes = []uint32{302} }, route("Policy.ErrorPages.Codes[0]", ErrOutOfRange, "error page code 302 is not from 400 to 599")},
+		{"relative path", func(e *ErrorPages) { e.Path = "errors" }, route("Policy.ErrorPages.Path", ErrBadPath, `error page path "errors"`)},
+		{"path with a query", func(e *ErrorPages) { e.Path = "/e?x=1" }, route("Policy.ErrorPages.Path", ErrBadPath, `error page path "/e?x=1"`)},
+		{"pseudo-header", func(e *ErrorPages) { e.Headers = []Header{{Name: ":path", Value: "/"}} }, route("Policy.ErrorPages.Headers[0].Name", ErrBadHeader, `error page header ":path"`)},
+		{"a formatter command", func(e *ErrorPages) { e.Headers = []Header{{Name: "X-A", Value: "%REQ(cookie)%"}} }, route("Policy.ErrorPages.Headers[0].Value", ErrBadHeader, `value "%REQ(cookie)%"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := valid()
 			e := pages()
 			tc.breakIt(e)
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ErrorPages: e}
-			err := m.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want an error containing %q", err, tc.want)
-			}
+			wantViolations(t, m.Validate(), tc.want)
 		})
 	}
 }

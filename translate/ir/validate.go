@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -16,106 +15,106 @@ const MaxRegexLength = 1024
 
 // Validate checks the IR's contract (see the package doc) and the values of
 // every field: what it accepts, the renderer can render and Envoy accepts.
-// It reports every violation it finds, not only the first.
+// It reports every violation it finds, not only the first: the errors it
+// joins (errors.Join) are each a *ValidationError, which names the object
+// and field at fault and matches one of the Err sentinels with errors.Is.
 func (r *IR) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	sortedUnique(bad, "listener", r.Listeners, func(l *Listener) string { return l.Name })
-	if !slices.IsSortedFunc(r.Listeners, func(a, b *Listener) int { return cmp.Compare(a.Port, b.Port) }) {
-		bad("listeners are not sorted by port")
+	errs = sortedUnique(errs, KindListener, r.Listeners, func(l *Listener) string { return l.Name })
+	for i := 1; i < len(r.Listeners); i++ {
+		if r.Listeners[i-1].Port > r.Listeners[i].Port {
+			errs = append(errs, &ValidationError{Kind: KindListener, Name: r.Listeners[i].Name, Field: "Port", Err: ErrUnsorted,
+				msg: fmt.Sprintf("listeners are not sorted by port: %d after %d", r.Listeners[i].Port, r.Listeners[i-1].Port)})
+		}
 	}
 	ports := map[uint32]bool{}
 	for _, l := range r.Listeners {
+		var v violations
 		if l.Port == 0 || l.Port > 65535 {
-			bad("listener %s: port %d out of range", l.Name, l.Port)
+			v.add("Port", ErrOutOfRange, "port %d out of range", l.Port)
 		}
 		if ports[l.Port] {
-			bad("listener %s: port %d used twice", l.Name, l.Port)
+			v.add("Port", ErrDuplicate, "port %d used twice", l.Port)
 		}
 		ports[l.Port] = true
 		if l.Protocol != HTTP && l.Protocol != HTTPS {
-			bad("listener %s: unknown protocol %q", l.Name, l.Protocol)
+			v.add("Protocol", ErrUnknownValue, "unknown protocol %q", l.Protocol)
 		}
 		if _, err := netip.ParseAddr(l.Address); err != nil {
-			bad("listener %s: address %q: %v", l.Name, l.Address, err)
+			v.add("Address", ErrBadAddress, "address %q: %w", l.Address, err)
 		}
 		switch l.EscapedSlashes {
 		case EscapedSlashesRedirect, EscapedSlashesForward, EscapedSlashesReject, EscapedSlashesKeep:
 		default:
-			bad("listener %s: unknown escaped-slashes action %q", l.Name, l.EscapedSlashes)
+			v.add("EscapedSlashes", ErrUnknownValue, "unknown escaped-slashes action %q", l.EscapedSlashes)
 		}
 		if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
-			bad("listener %s: HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.Name, l.HSTS)
+			v.add("HSTS", ErrBadHeader, "HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.HSTS)
 		}
 		if l.Block != nil {
-			if err := l.Block.validate(); err != nil {
-				bad("listener %s: %v", l.Name, err)
-			}
+			v.nest("Block", "", ErrBadValue, l.Block.validate())
 		}
 		if l.Downstream != nil {
-			if err := l.Downstream.validate(l); err != nil {
-				bad("listener %s: %v", l.Name, err)
-			}
+			v.nest("Downstream", "", ErrBadValue, l.Downstream.validate(l))
 		}
 		if c := l.LocalReplyCodes; c != nil {
-			for _, code := range []uint32{c.UpstreamFailure, c.ConnectTimeout} {
-				if code != 0 && (code < 200 || code > 599) {
-					bad("listener %s: local reply status %d (200 to 599)", l.Name, code)
+			for _, f := range []struct {
+				field string
+				code  uint32
+			}{{"UpstreamFailure", c.UpstreamFailure}, {"ConnectTimeout", c.ConnectTimeout}} {
+				if f.code != 0 && (f.code < 200 || f.code > 599) {
+					v.add("LocalReplyCodes."+f.field, ErrOutOfRange, "local reply status %d (200 to 599)", f.code)
 				}
 			}
 			if *c == (LocalReplyCodes{}) {
-				bad("listener %s: local reply codes that change nothing (nil says that)", l.Name)
+				v.add("LocalReplyCodes", ErrNoOp, "local reply codes that change nothing (nil says that)")
 			}
 		}
+		errs = v.of(errs, KindListener, l.Name, 0)
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })
 	clusters := names(r.Clusters, func(c *Cluster) string { return c.Name })
 	backends := names(r.Backends, func(b *Backend) string { return b.Name })
 
-	sortedUnique(bad, "virtual host", r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
+	errs = sortedUnique(errs, KindVirtualHost, r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
 	hosts := names(r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
 	aliased := map[string]string{}
 	for _, vh := range r.VirtualHosts {
+		var v violations
 		if err := validHost(vh.Host); err != nil {
-			bad("virtual host %q: %v", vh.Host, err)
+			v.add("Host", ErrBadHost, "%w", err)
 		}
-		for _, alias := range vh.Aliases {
+		for i, alias := range vh.Aliases {
+			field := fmt.Sprintf("Aliases[%d]", i)
 			switch err := validHost(alias); {
 			case err != nil || strings.HasPrefix(alias, "*") || strings.HasPrefix(vh.Host, "*"):
-				bad("virtual host %q: alias %q: only exact names alias exact hosts", vh.Host, alias)
+				v.add(field, ErrBadHost, "alias %q: only exact names alias exact hosts", alias)
 			case hosts[alias]:
-				bad("virtual host %q: alias %q is a virtual host of its own", vh.Host, alias)
+				v.add(field, ErrDuplicate, "alias %q is a virtual host of its own", alias)
 			case aliased[alias] != "":
-				bad("virtual host %q: alias %q is already an alias of %q", vh.Host, alias, aliased[alias])
+				v.add(field, ErrDuplicate, "alias %q is already an alias of %q", alias, aliased[alias])
 			}
 			aliased[alias] = vh.Host
 		}
 		if vh.Certificate != "" && !certs[vh.Certificate] {
-			bad("virtual host %q: certificate %q is not listed", vh.Host, vh.Certificate)
+			v.add("Certificate", ErrUnlistedCertificate, "certificate %q is not listed", vh.Certificate)
 		}
 		if vh.ClientCert != nil {
-			if err := vh.ClientCert.validate(); err != nil {
-				bad("virtual host %q: client certificates: %v", vh.Host, err)
-			}
+			v.nest("ClientCert", "client certificates: ", ErrBadValue, vh.ClientCert.validate())
 		}
-		if err := validCiphers(vh.TLSCiphers); err != nil {
-			bad("virtual host %q: %v", vh.Host, err)
-		}
+		v.nest("TLSCiphers", "", ErrBadValue, validCiphers(vh.TLSCiphers))
 		if vh.Passthrough != nil {
-			if err := vh.Passthrough.validate(vh, clusters); err != nil {
-				bad("virtual host %q: passthrough: %v", vh.Host, err)
-			}
+			v.nest("Passthrough", "passthrough: ", ErrBadValue, vh.Passthrough.validate(vh, clusters))
 		}
+		errs = v.of(errs, KindVirtualHost, vh.Host, 0)
 		for i, rt := range vh.Routes {
-			for _, err := range rt.validate(clusters) {
-				bad("virtual host %q route %d: %v", vh.Host, i, err)
-			}
+			errs = rt.validate(clusters).of(errs, KindRoute, vh.Host, i)
 		}
 	}
 
-	sortedUnique(bad, "cluster", r.Clusters, func(c *Cluster) string { return c.Name })
+	errs = sortedUnique(errs, KindCluster, r.Clusters, func(c *Cluster) string { return c.Name })
 	// A backend's clusters are adjacent, and come in backend order: the
 	// renderer and the endpoint fast path pair the two lists in one walk.
 	backendAt := make(map[string]int, len(r.Backends))
@@ -124,7 +123,8 @@ func (r *IR) Validate() error {
 	}
 	for i := 1; i < len(r.Clusters); i++ {
 		if a, b := backendAt[r.Clusters[i-1].Backend], backendAt[r.Clusters[i].Backend]; a > b {
-			bad("cluster %s: its backend %q comes before the previous cluster's", r.Clusters[i].Name, r.Clusters[i].Backend)
+			errs = append(errs, &ValidationError{Kind: KindCluster, Name: r.Clusters[i].Name, Field: "Backend", Err: ErrUnsorted,
+				msg: fmt.Sprintf("its backend %q comes before the previous cluster's", r.Clusters[i].Backend)})
 		}
 	}
 	clusterByName := make(map[string]*Cluster, len(r.Clusters))
@@ -132,89 +132,87 @@ func (r *IR) Validate() error {
 		clusterByName[c.Name] = c
 	}
 	for _, c := range r.Clusters {
+		var v violations
 		if !backends[c.Backend] {
-			bad("cluster %s: backend %q is not listed", c.Name, c.Backend)
+			v.add("Backend", ErrUnlistedBackend, "backend %q is not listed", c.Backend)
 		}
 		if len(c.Aggregate) > 0 {
 			if want := AggregateClusterName(c.Backend, c.Aggregate); c.Name != want {
-				bad("cluster %s: name should be %s for its backend and clusters", c.Name, want)
+				v.add("Name", ErrClusterName, "name should be %s for its backend and clusters", want)
 			}
-			if err := c.validateAggregate(clusterByName); err != nil {
-				bad("cluster %s: %v", c.Name, err)
+			v.nest("", "", ErrAggregate, c.validateAggregate(clusterByName))
+		} else {
+			if want := ClusterName(c.Backend, c.Policy); c.Name != want {
+				v.add("Name", ErrClusterName, "name should be %s for its backend and policy", want)
 			}
-			continue
-		}
-		if want := ClusterName(c.Backend, c.Policy); c.Name != want {
-			bad("cluster %s: name should be %s for its backend and policy", c.Name, want)
-		}
-		if c.Policy != nil {
-			if err := c.Policy.validate(); err != nil {
-				bad("cluster %s: %v", c.Name, err)
+			if c.Policy != nil {
+				v.nest("Policy", "", ErrBadValue, c.Policy.validate())
 			}
 		}
+		errs = v.of(errs, KindCluster, c.Name, 0)
 	}
 
-	sortedUnique(bad, "backend", r.Backends, func(b *Backend) string { return b.Name })
+	errs = sortedUnique(errs, KindBackend, r.Backends, func(b *Backend) string { return b.Name })
 	for _, b := range r.Backends {
+		var v violations
 		if b.Port < 1 || b.Port > 65535 {
-			bad("backend %s: port %d out of range", b.Name, b.Port)
+			v.add("Port", ErrOutOfRange, "port %d out of range", b.Port)
 		}
 		if b.ExternalName != "" && len(b.Endpoints) > 0 {
-			bad("backend %s: an ExternalName backend has no endpoints", b.Name)
+			v.add("Endpoints", ErrConflict, "an ExternalName backend has no endpoints")
 		}
-		for _, ep := range b.Endpoints {
+		for i, ep := range b.Endpoints {
 			if _, err := netip.ParseAddr(ep.Address); err != nil {
-				bad("backend %s: endpoint %q: %v", b.Name, ep.Address, err)
+				v.add(fmt.Sprintf("Endpoints[%d].Address", i), ErrBadAddress, "endpoint %q: %w", ep.Address, err)
 			}
 			if ep.Port < 1 || ep.Port > 65535 {
-				bad("backend %s: endpoint port %d out of range", b.Name, ep.Port)
+				v.add(fmt.Sprintf("Endpoints[%d].Port", i), ErrOutOfRange, "endpoint port %d out of range", ep.Port)
 			}
 		}
+		errs = v.of(errs, KindBackend, b.Name, 0)
 	}
 
-	sortedUnique(bad, "certificate", r.Certificates, func(c *Certificate) string { return c.Name })
+	errs = sortedUnique(errs, KindCertificate, r.Certificates, func(c *Certificate) string { return c.Name })
 	for _, c := range r.Certificates {
 		if len(c.Chain) == 0 || len(c.Key) == 0 {
-			bad("certificate %s: chain and key are both required", c.Name)
+			errs = append(errs, &ValidationError{Kind: KindCertificate, Name: c.Name, Err: ErrConflict,
+				msg: "chain and key are both required"})
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (rt *Route) validate(clusters map[string]bool) []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+func (rt *Route) validate(clusters map[string]bool) violations {
+	var v violations
 	m := rt.Match
 	switch m.PathType {
 	case PathExact, PathPrefix:
 		if !strings.HasPrefix(m.Path, "/") || hasControl(m.Path) {
-			bad("path %q must start with / and hold no control characters", m.Path)
+			v.add("Match.Path", ErrBadPath, "path %q must start with / and hold no control characters", m.Path)
 		}
 		if m.PathType == PathPrefix && m.Path != "/" && strings.HasSuffix(m.Path, "/") {
-			bad("prefix %q has a trailing slash", m.Path)
+			v.add("Match.Path", ErrBadPath, "prefix %q has a trailing slash", m.Path)
 		}
 	case PathRegex:
 		if err := validRegex(m.Path); err != nil {
-			bad("path regex: %v", err)
+			v.add("Match.Path", ErrBadRegex, "path regex: %w", err)
 		}
 	default:
-		bad("unknown path type %q", m.PathType)
+		v.add("Match.PathType", ErrUnknownValue, "unknown path type %q", m.PathType)
 	}
-	for _, h := range m.Headers {
+	for i, h := range m.Headers {
+		field := fmt.Sprintf("Match.Headers[%d]", i)
 		if err := validHeaderName(h.Name); err != nil {
-			bad("header match: %v", err)
+			v.add(field+".Name", ErrBadHeader, "header match: %w", err)
 		}
-		if err := h.Value.validate(); err != nil {
-			bad("header match %s: %v", h.Name, err)
-		}
+		v.nest(field+".Value", "header match "+h.Name+": ", ErrBadValue, h.Value.validate())
 	}
-	for _, q := range m.Query {
+	for i, q := range m.Query {
+		field := fmt.Sprintf("Match.Query[%d]", i)
 		if q.Name == "" || hasControl(q.Name) {
-			bad("query match: bad parameter name %q", q.Name)
+			v.add(field+".Name", ErrBadValue, "query match: bad parameter name %q", q.Name)
 		}
-		if err := q.Value.validate(); err != nil {
-			bad("query match %s: %v", q.Name, err)
-		}
+		v.nest(field+".Value", "query match "+q.Name+": ", ErrBadValue, q.Value.validate())
 	}
 
 	a := rt.Action
@@ -225,248 +223,256 @@ func (rt *Route) validate(clusters map[string]bool) []error {
 		}
 	}
 	if set != 1 {
-		bad("an action needs exactly one of forward, redirect and direct, has %d", set)
+		v.add("Action", ErrBadAction, "an action needs exactly one of forward, redirect and direct, has %d", set)
 	}
 	if f := a.Forward; f != nil {
 		if len(f.Clusters) == 0 {
-			bad("forward to no cluster")
+			v.add("Action.Forward.Clusters", ErrBadAction, "forward to no cluster")
 		}
-		for _, wc := range f.Clusters {
+		for i, wc := range f.Clusters {
+			field := fmt.Sprintf("Action.Forward.Clusters[%d]", i)
 			if !clusters[wc.Cluster] {
-				bad("cluster %q is not listed", wc.Cluster)
+				v.add(field+".Cluster", ErrUnlistedCluster, "cluster %q is not listed", wc.Cluster)
 			}
 			if wc.TLSCluster != "" && !clusters[wc.TLSCluster] {
-				bad("cluster %q (over TLS) is not listed", wc.TLSCluster)
+				v.add(field+".TLSCluster", ErrUnlistedCluster, "cluster %q (over TLS) is not listed", wc.TLSCluster)
 			}
 			if len(f.Clusters) > 1 && wc.Weight == 0 {
-				bad("cluster %q: a split needs weights above zero", wc.Cluster)
+				v.add(field+".Weight", ErrBadAction, "cluster %q: a split needs weights above zero", wc.Cluster)
 			}
 		}
 	}
 	if r := a.Redirect; r != nil {
 		if !validRedirectCode(r.Code) {
-			bad("redirect code %d is not 301, 302, 303, 307 or 308", r.Code)
+			v.add("Action.Redirect.Code", ErrOutOfRange, "redirect code %d is not 301, 302, 303, 307 or 308", r.Code)
 		}
 		if r.Scheme != "" && r.Scheme != "http" && r.Scheme != "https" {
-			bad("redirect scheme %q", r.Scheme)
+			v.add("Action.Redirect.Scheme", ErrUnknownValue, "redirect scheme %q", r.Scheme)
 		}
 		if r.Path != "" && (!strings.HasPrefix(r.Path, "/") || hasControl(r.Path)) {
-			bad("redirect path %q", r.Path)
+			v.add("Action.Redirect.Path", ErrBadPath, "redirect path %q", r.Path)
 		}
 		if hasControl(r.Host) || strings.ContainsAny(r.Host, "/?#@ ") {
-			bad("redirect host %q", r.Host)
+			v.add("Action.Redirect.Host", ErrBadHost, "redirect host %q", r.Host)
 		}
 		if r.Port > 65535 || r.ListenerPort && r.Port != 0 {
-			bad("redirect port %d (with listener port %t)", r.Port, r.ListenerPort)
+			v.add("Action.Redirect.Port", ErrOutOfRange, "redirect port %d (with listener port %t)", r.Port, r.ListenerPort)
 		}
 		if r.StripTrailingSlash && r.Path != "" {
-			bad("redirect: a path and stripping the trailing slash both set")
+			v.add("Action.Redirect.StripTrailingSlash", ErrConflict, "redirect: a path and stripping the trailing slash both set")
 		}
 		if l := r.Location; l != "" {
 			if *r != (Redirect{Location: l, Code: r.Code}) {
-				bad("redirect: a location and other parts both set")
+				v.add("Action.Redirect.Location", ErrConflict, "redirect: a location and other parts both set")
 			}
 			if hasControl(l) || !(strings.HasPrefix(l, "/") || strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")) {
-				bad("redirect location %q is not an http or https URL nor an absolute path", l)
+				v.add("Action.Redirect.Location", ErrBadPath, "redirect location %q is not an http or https URL nor an absolute path", l)
 			}
 		}
 	}
 	if d := a.Direct; d != nil && (d.Status < 200 || d.Status > 599) {
-		bad("direct response status %d out of range", d.Status)
+		v.add("Action.Direct.Status", ErrOutOfRange, "direct response status %d out of range", d.Status)
 	}
 	if p := rt.Policy; p != nil {
-		for _, err := range p.validate(clusters) {
-			bad("policy: %v", err)
-		}
+		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
 	}
-	return errs
+	return v
 }
 
 func (p *RoutePolicy) validate(clusters map[string]bool) []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var v violations
 	if r := p.HTTPSRedirect; r != nil && (!validRedirectCode(r.Code) || r.Port > 65535) {
-		bad("https redirect code %d, port %d", r.Code, r.Port)
+		v.add("HTTPSRedirect", ErrOutOfRange, "https redirect code %d, port %d", r.Code, r.Port)
 	}
 	if t := p.Timeouts; t != nil && (t.Request < 0 || t.Idle < 0) {
-		bad("negative timeout")
+		v.add("Timeouts", ErrOutOfRange, "negative timeout")
 	}
 	if r := p.Retries; r != nil {
 		if r.Attempts == 0 || len(r.On) == 0 {
-			bad("retries need attempts and conditions")
+			v.add("Retries", ErrConflict, "retries need attempts and conditions")
 		}
-		for _, on := range r.On {
+		for i, on := range r.On {
 			if on == "" || strings.ContainsAny(on, ", \r\n\x00") {
-				bad("retry condition %q", on)
+				v.add(fmt.Sprintf("Retries.On[%d]", i), ErrBadValue, "retry condition %q", on)
 			}
 		}
 		if slices.Contains(r.On, "retriable-status-codes") != (len(r.StatusCodes) > 0) {
-			bad("retry status codes %v need, and only go with, the condition retriable-status-codes", r.StatusCodes)
+			v.add("Retries.StatusCodes", ErrConflict, "retry status codes %v need, and only go with, the condition retriable-status-codes", r.StatusCodes)
 		}
-		for _, code := range r.StatusCodes {
+		for i, code := range r.StatusCodes {
 			if code < 100 || code > 599 {
-				bad("retry status code %d", code)
+				v.add(fmt.Sprintf("Retries.StatusCodes[%d]", i), ErrOutOfRange, "retry status code %d", code)
 			}
 		}
-		for _, m := range r.NotMethods {
+		for i, m := range r.NotMethods {
 			if strings.HasPrefix(m, ":") || validHeaderName(m) != nil { // a method is a token too
-				bad("retry method %q", m)
+				v.add(fmt.Sprintf("Retries.NotMethods[%d]", i), ErrBadValue, "retry method %q", m)
 			}
 		}
 	}
-	for _, h := range p.Hash {
+	for i, h := range p.Hash {
+		field := fmt.Sprintf("Hash[%d]", i)
 		switch h.Kind {
 		case HashPath, HashHost, HashSourceIP:
 			if h.Name != "" {
-				bad("hash %s takes no name", h.Kind)
+				v.add(field+".Name", ErrConflict, "hash %s takes no name", h.Kind)
 			}
 		case HashHeader:
 			if err := validHeaderName(h.Name); err != nil || strings.HasPrefix(h.Name, ":") || strings.ToLower(h.Name) != h.Name {
-				bad("hash header %q", h.Name)
+				v.add(field+".Name", ErrBadHeader, "hash header %q", h.Name)
 			}
 		case HashCookie, HashQuery:
 			if h.Name == "" || hasControl(h.Name) || strings.ContainsAny(h.Name, ";=, ") {
-				bad("hash %s %q", h.Kind, h.Name)
+				v.add(field+".Name", ErrBadValue, "hash %s %q", h.Kind, h.Name)
 			}
 		default:
-			bad("unknown hash kind %q", h.Kind)
+			v.add(field+".Kind", ErrUnknownValue, "unknown hash kind %q", h.Kind)
 		}
 	}
 	if e := p.ErrorPages; e != nil {
-		errs = append(errs, e.validate()...)
+		v.nest("ErrorPages", "", ErrBadValue, e.validate()...)
 	}
 	if b := p.RequestBody; b != nil && b.MaxBytes == 0 {
-		bad("request body bound of 0 bytes")
+		v.add("RequestBody.MaxBytes", ErrOutOfRange, "request body bound of 0 bytes")
 	}
 	if a := p.Affinity; a != nil {
 		if a.Cookie == "" || strings.HasPrefix(a.Cookie, ":") || validHeaderName(a.Cookie) != nil {
-			bad("affinity cookie name %q is not a token", a.Cookie)
+			v.add("Affinity.Cookie", ErrBadHeader, "affinity cookie name %q is not a token", a.Cookie)
 		}
-		for _, attr := range []string{a.Path, a.Domain} {
-			if hasControl(attr) || strings.ContainsAny(attr, "; ") {
-				bad("affinity cookie attribute %q", attr)
+		for _, f := range []struct{ field, attr string }{{"Affinity.Path", a.Path}, {"Affinity.Domain", a.Domain}} {
+			if hasControl(f.attr) || strings.ContainsAny(f.attr, "; ") {
+				v.add(f.field, ErrBadHeader, "affinity cookie attribute %q", f.attr)
 			}
 		}
 		if a.Path != "" && !strings.HasPrefix(a.Path, "/") {
-			bad("affinity cookie path %q", a.Path)
+			v.add("Affinity.Path", ErrBadPath, "affinity cookie path %q", a.Path)
 		}
 		if a.SameSite != "" && a.SameSite != "Strict" && a.SameSite != "Lax" && a.SameSite != "None" {
-			bad("affinity cookie SameSite %q", a.SameSite)
+			v.add("Affinity.SameSite", ErrUnknownValue, "affinity cookie SameSite %q", a.SameSite)
 		}
 		if a.MaxAge < 0 {
-			bad("affinity cookie: negative max age")
+			v.add("Affinity.MaxAge", ErrOutOfRange, "affinity cookie: negative max age")
 		}
 	}
 	if r := p.Rewrite; r != nil {
 		if r.Prefix != "" && r.Regex != nil {
-			bad("rewrite: prefix and regex both set")
+			v.add("Rewrite", ErrConflict, "rewrite: prefix and regex both set")
 		}
 		if r.Prefix != "" && (!strings.HasPrefix(r.Prefix, "/") || hasControl(r.Prefix)) {
-			bad("rewrite prefix %q", r.Prefix)
+			v.add("Rewrite.Prefix", ErrBadPath, "rewrite prefix %q", r.Prefix)
 		}
 		if r.Regex != nil {
 			if err := validRegex(r.Regex.Pattern); err != nil {
-				bad("rewrite regex: %v", err)
+				v.add("Rewrite.Regex.Pattern", ErrBadRegex, "rewrite regex: %w", err)
 			}
 			if hasControl(r.Regex.Substitution) {
-				bad("rewrite substitution %q", r.Regex.Substitution)
+				v.add("Rewrite.Regex.Substitution", ErrBadPath, "rewrite substitution %q", r.Regex.Substitution)
 			}
 		}
 		if hasControl(r.Host) || strings.ContainsAny(r.Host, "/ ") {
-			bad("rewrite host %q", r.Host)
+			v.add("Rewrite.Host", ErrBadHost, "rewrite host %q", r.Host)
 		}
 	}
-	for _, hc := range []*HeaderChanges{p.RequestHeaders, p.ResponseHeaders} {
+	for _, s := range []struct {
+		side string
+		hc   *HeaderChanges
+	}{{"RequestHeaders", p.RequestHeaders}, {"ResponseHeaders", p.ResponseHeaders}} {
+		side, hc := s.side, s.hc
 		if hc == nil {
 			continue
 		}
-		for _, name := range hc.Remove {
+		for i, name := range hc.Remove {
 			if err := validHeaderName(name); err != nil {
-				bad("header change: %v", err)
+				v.add(fmt.Sprintf("%s.Remove[%d]", side, i), ErrBadHeader, "header change: %w", err)
 			}
 		}
-		for _, h := range append(slices.Clone(hc.Set), hc.Add...) {
-			if err := validHeaderName(h.Name); err != nil {
-				bad("header change: %v", err)
-			}
-			if hasControl(h.Value) {
-				bad("header %s: value holds control characters", h.Name)
+		for _, l := range []struct {
+			list string
+			hs   []Header
+		}{{"Set", hc.Set}, {"Add", hc.Add}} {
+			for i, h := range l.hs {
+				list := l.list
+				field := fmt.Sprintf("%s.%s[%d]", side, list, i)
+				if err := validHeaderName(h.Name); err != nil {
+					v.add(field+".Name", ErrBadHeader, "header change: %w", err)
+				}
+				if hasControl(h.Value) {
+					v.add(field+".Value", ErrBadHeader, "header %s: value holds control characters", h.Name)
+				}
 			}
 		}
 	}
 	if p.ResponseRewrite != nil {
-		errs = append(errs, p.ResponseRewrite.validate()...)
+		v.nest("ResponseRewrite", "", ErrBadValue, p.ResponseRewrite.validate()...)
 	}
-	for _, m := range p.Mirrors {
+	for i, m := range p.Mirrors {
+		field := fmt.Sprintf("Mirrors[%d]", i)
 		if !clusters[m.Cluster] {
-			bad("mirror cluster %q is not listed", m.Cluster)
+			v.add(field+".Cluster", ErrUnlistedCluster, "mirror cluster %q is not listed", m.Cluster)
 		}
 		if m.Percent > 100 {
-			bad("mirror percent %d", m.Percent)
+			v.add(field+".Percent", ErrOutOfRange, "mirror percent %d", m.Percent)
 		}
-		errs = append(errs, m.validate()...)
+		v.nest(field, "", ErrBadValue, m.validate()...)
 	}
 	if c := p.CORS; c != nil {
-		for _, err := range c.validate() {
-			bad("cors: %v", err)
-		}
+		v.nest("CORS", "cors: ", ErrBadValue, c.validate()...)
 	}
 	if p.Auth != nil {
-		errs = append(errs, p.Auth.validate()...)
+		v.nest("Auth", "", ErrBadValue, p.Auth.validate()...)
 	}
 	if r := p.IPRules; r != nil {
 		if len(r.Allow) == 0 && len(r.Deny) == 0 {
-			bad("ip rules: empty")
+			v.add("IPRules", ErrNoOp, "ip rules: empty")
 		}
-		for _, cidr := range append(slices.Clone(r.Allow), r.Deny...) {
-			if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
-				bad("ip rules: %q is not a canonical CIDR", cidr)
+		for _, l := range []struct {
+			list  string
+			cidrs []string
+		}{{"Allow", r.Allow}, {"Deny", r.Deny}} {
+			for i, cidr := range l.cidrs {
+				if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
+					v.add(fmt.Sprintf("IPRules.%s[%d]", l.list, i), ErrBadAddress, "ip rules: %q is not a canonical CIDR", cidr)
+				}
 			}
 		}
 	}
 	if r := p.RateLimit; r != nil {
-		if err := r.validate(); err != nil {
-			bad("rate limit: %v", err)
-		}
+		v.nest("RateLimit", "rate limit: ", ErrBadValue, r.validate())
 	}
 	if c := p.Connections; c != nil {
-		if err := c.validate(); err != nil {
-			bad("connection limit: %v", err)
-		}
+		v.nest("Connections", "connection limit: ", ErrBadValue, c.validate())
 	}
 	if r := p.ResponseRate; r != nil {
-		if err := r.validate(); err != nil {
-			bad("response rate: %v", err)
-		}
+		v.nest("ResponseRate", "response rate: ", ErrBadValue, r.validate())
 	}
-	return errs
+	return v.errors()
 }
 
 func (p *ClusterPolicy) validate() error {
 	if p.IsDefault() {
-		return errors.New("a default policy is no policy: leave it nil")
+		return invalid("", ErrNoOp, "a default policy is no policy: leave it nil")
 	}
 	switch p.Protocol {
 	case UpstreamHTTP1, UpstreamHTTP2:
 	default:
-		return fmt.Errorf("unknown protocol %q", p.Protocol)
+		return invalid("Protocol", ErrUnknownValue, "unknown protocol %q", p.Protocol)
 	}
 	switch p.LoadBalancer {
 	case RoundRobin, LeastRequest, Random, RingHash:
 	default:
-		return fmt.Errorf("unknown load balancer %q", p.LoadBalancer)
+		return invalid("LoadBalancer", ErrUnknownValue, "unknown load balancer %q", p.LoadBalancer)
 	}
 	if p.ConnectTimeout < 0 {
-		return errors.New("negative connect timeout")
+		return invalid("ConnectTimeout", ErrOutOfRange, "negative connect timeout")
 	}
 	if p.ServiceAddress != "" {
 		if _, err := netip.ParseAddr(p.ServiceAddress); err != nil {
-			return fmt.Errorf("service address: %w", err)
+			return invalid("ServiceAddress", ErrBadAddress, "service address: %w", err)
 		}
 	}
 	if t := p.TLS; t != nil {
 		if err := t.validate(); err != nil {
-			return fmt.Errorf("tls: %w", err)
+			return invalid("TLS", ErrBadValue, "tls: %w", err)
 		}
 	}
 	return nil
@@ -501,13 +507,15 @@ func (t *UpstreamTLS) validate() error {
 
 func (s StringMatch) validate() error {
 	if s.Exact != "" && s.Regex != "" {
-		return errors.New("exact and regex both set")
+		return invalid("", ErrConflict, "exact and regex both set")
 	}
 	if hasControl(s.Exact) {
-		return errors.New("value holds control characters")
+		return invalid("Exact", ErrBadHeader, "value holds control characters")
 	}
 	if s.Regex != "" {
-		return validRegex(s.Regex)
+		if err := validRegex(s.Regex); err != nil {
+			return invalid("Regex", ErrBadRegex, "%w", err)
+		}
 	}
 	return nil
 }
@@ -583,13 +591,14 @@ func names[T any](list []T, name func(T) string) map[string]bool {
 	return out
 }
 
-func sortedUnique[T any](bad func(string, ...any), what string, list []T, name func(T) string) {
+func sortedUnique[T any](errs []error, kind Kind, list []T, name func(T) string) []error {
 	for i := 1; i < len(list); i++ {
 		switch a, b := name(list[i-1]), name(list[i]); {
 		case a == b:
-			bad("%s %q is listed twice", what, b)
+			errs = append(errs, &ValidationError{Kind: kind, Name: b, Err: ErrDuplicate, msg: "listed twice"})
 		case a > b:
-			bad("%ss are not sorted: %q before %q", what, a, b)
+			errs = append(errs, &ValidationError{Kind: kind, Name: b, Err: ErrUnsorted, msg: fmt.Sprintf("not sorted: after %q", a)})
 		}
 	}
+	return errs
 }

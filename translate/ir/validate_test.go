@@ -1,6 +1,9 @@
 package ir
 
 import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
 	"strings"
 	"testing"
 )
@@ -18,65 +21,170 @@ func valid() *IR {
 	}
 }
 
+// violation is what a test expects of one *ValidationError.
+type violation struct {
+	kind  Kind
+	name  string
+	route int
+	field string
+	err   error  // the sentinel
+	msg   string // a part of the message, which logs show
+}
+
+func (v violation) String() string {
+	return fmt.Sprintf("%s %q route %d field %q: %v (%q)", v.kind, v.name, v.route, v.field, v.err, v.msg)
+}
+
+// violations returns the *ValidationErrors that err joins.
+func violationsOf(t *testing.T, err error) []*ValidationError {
+	t.Helper()
+	var out []*ValidationError
+	var walk func(error)
+	walk = func(err error) {
+		var ve *ValidationError
+		switch j, ok := err.(interface{ Unwrap() []error }); {
+		case errors.As(err, &ve) && ve == err:
+			out = append(out, ve)
+		case ok:
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		default:
+			t.Errorf("Validate joined %T %v, not a *ValidationError", err, err)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// wantViolations checks that err is exactly the violations want, in order:
+// each matched with errors.Is against its sentinel, read with errors.As
+// for its object and field, its message holding the part given.
+func wantViolations(t *testing.T, err error, want ...violation) {
+	t.Helper()
+	got := violationsOf(t, err)
+	for _, w := range want {
+		if !errors.Is(err, w.err) {
+			t.Errorf("errors.Is(Validate(), %v) = false; Validate() = %v", w.err, err)
+		}
+	}
+	var first *ValidationError
+	if len(want) > 0 && !errors.As(err, &first) {
+		t.Errorf("errors.As(Validate(), *ValidationError) = false; Validate() = %v", err)
+	}
+	match := func(ve *ValidationError, w violation) bool {
+		return ve.Kind == w.kind && ve.Name == w.name && ve.Route == w.route && ve.Field == w.field &&
+			errors.Is(ve, w.err) && strings.Contains(ve.Error(), w.msg)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Validate() = %v\n%d violations, want %d: %v", err, len(got), len(want), want)
+	}
+	for i, w := range want {
+		if ve := got[i]; !match(ve, w) {
+			t.Errorf("violation %d: %s %q route %d field %q, %q; want %v", i, ve.Kind, ve.Name, ve.Route, ve.Field, ve.Error(), w)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	if err := valid().Validate(); err != nil {
 		t.Fatalf("the valid IR fails: %v", err)
 	}
+	const host = "a.example.com"
 	policy := &ClusterPolicy{LoadBalancer: LeastRequest}
 	for _, tc := range []struct {
 		name    string
 		breakIt func(*IR)
-		want    string
+		want    []violation
 	}{
-		{"route to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].Cluster = "nope" }, `cluster "nope" is not listed`},
-		{"route over TLS to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].TLSCluster = "nope" }, `cluster "nope" (over TLS) is not listed`},
-		{"two actions", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Direct = &DirectResponse{Status: 503} }, "exactly one"},
-		{"no action", func(m *IR) { m.VirtualHosts[0].Routes[0].Action = Action{} }, "exactly one"},
-		{"cluster of an unlisted backend", func(m *IR) { m.Backends = nil }, `backend "default/a/80" is not listed`},
-		{"cluster named against its policy", func(m *IR) { m.Clusters[0].Policy = policy }, "name should be default/a/80/"},
+		{"route to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].Cluster = "nope" },
+			[]violation{route("Action.Forward.Clusters[0].Cluster", ErrUnlistedCluster, `cluster "nope" is not listed`)}},
+		{"route over TLS to an unlisted cluster", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].TLSCluster = "nope" },
+			[]violation{route("Action.Forward.Clusters[0].TLSCluster", ErrUnlistedCluster, `cluster "nope" (over TLS) is not listed`)}},
+		{"two actions", func(m *IR) { m.VirtualHosts[0].Routes[0].Action.Direct = &DirectResponse{Status: 503} },
+			[]violation{route("Action", ErrBadAction, "exactly one of forward, redirect and direct, has 2")}},
+		{"no action", func(m *IR) { m.VirtualHosts[0].Routes[0].Action = Action{} },
+			[]violation{route("Action", ErrBadAction, "exactly one of forward, redirect and direct, has 0")}},
+		{"cluster of an unlisted backend", func(m *IR) { m.Backends = nil },
+			[]violation{{KindCluster, "default/a/80", 0, "Backend", ErrUnlistedBackend, `backend "default/a/80" is not listed`}}},
+		{"cluster named against its policy", func(m *IR) { m.Clusters[0].Policy = policy },
+			[]violation{{KindCluster, "default/a/80", 0, "Name", ErrClusterName, "name should be " + ClusterName("default/a/80", policy) + " for its backend and policy"}}},
 		{"hosts out of order", func(m *IR) {
 			m.VirtualHosts = append([]*VirtualHost{{Host: "b.example.com"}}, m.VirtualHosts...)
-		}, "not sorted"},
-		{"unlisted certificate", func(m *IR) { m.VirtualHosts[0].Certificate = "default/cert" }, "certificate"},
-		{"regex RE2 refuses", func(m *IR) { m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"} }, "path regex"},
+		}, []violation{{KindVirtualHost, host, 0, "", ErrUnsorted, `not sorted: after "b.example.com"`}}},
+		{"unlisted certificate", func(m *IR) { m.VirtualHosts[0].Certificate = "default/cert" },
+			[]violation{{KindVirtualHost, host, 0, "Certificate", ErrUnlistedCertificate, `certificate "default/cert" is not listed`}}},
+		{"regex RE2 refuses", func(m *IR) { m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"} },
+			[]violation{route("Match.Path", ErrBadRegex, "path regex: error parsing regexp")}},
 		{"header value with CR LF", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{Set: []Header{{Name: "x-a", Value: "1\r\nx-b: 2"}}}}
-		}, "control characters"},
+		}, []violation{route("Policy.RequestHeaders.Set[0].Value", ErrBadHeader, "policy: header x-a: value holds control characters")}},
 		{"bad redirect code", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 200}}
-		}, "redirect code"},
+		}, []violation{route("Action.Redirect.Code", ErrOutOfRange, "redirect code 200 is not 301")}},
 		{"CIDR that is not one", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{IPRules: &IPRules{Allow: []string{"10.0.0.1/8"}}}
-		}, "canonical CIDR"},
-		{"endpoint that is no address", func(m *IR) { m.Backends[0].Endpoints[0].Address = "host.example" }, "endpoint"},
+		}, []violation{route("Policy.IPRules.Allow[0]", ErrBadAddress, `"10.0.0.1/8" is not a canonical CIDR`)}},
+		{"endpoint that is no address", func(m *IR) { m.Backends[0].Endpoints[0].Address = "host.example" },
+			[]violation{{KindBackend, "default/a/80", 0, "Endpoints[0].Address", ErrBadAddress, `endpoint "host.example"`}}},
 		{"affinity cookie name that is no token", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a b"}}
-		}, "not a token"},
+		}, []violation{route("Policy.Affinity.Cookie", ErrBadHeader, `affinity cookie name "a b" is not a token`)}},
 		{"proxy headers without the port clients reach", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{ProxyHeaders: ProxyHeadersSet}
-		}, "forwarded port 0"},
+		}, []violation{{KindListener, "http", 0, "Downstream.ForwardedPort", ErrOutOfRange, "forwarded port 0"}}},
 		{"a forwarded port with the client's headers as sent", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{ForwardedPort: 80}
-		}, "forwarded port without proxy headers"},
+		}, []violation{{KindListener, "http", 0, "Downstream.ForwardedPort", ErrConflict, "forwarded port without proxy headers"}}},
 		{"unknown proxy headers", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{ProxyHeaders: "some", ForwardedPort: 80}
-		}, `proxy headers "some"`},
+		}, []violation{{KindListener, "http", 0, "Downstream.ProxyHeaders", ErrUnknownValue, `proxy headers "some"`}}},
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
-		}, "affinity cookie attribute"},
+		}, []violation{route("Policy.Affinity.Path", ErrBadHeader, `affinity cookie attribute "/a; Domain=evil.example"`)}},
 		{"local reply status out of range", func(m *IR) {
 			m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{UpstreamFailure: 502, ConnectTimeout: 999}
-		}, "local reply status 999"},
-		{"local reply codes that change nothing", func(m *IR) { m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{} }, "change nothing"},
+		}, []violation{{KindListener, "http", 0, "LocalReplyCodes.ConnectTimeout", ErrOutOfRange, "local reply status 999"}}},
+		{"local reply codes that change nothing", func(m *IR) { m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{} },
+			[]violation{{KindListener, "http", 0, "LocalReplyCodes", ErrNoOp, "local reply codes that change nothing"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := valid()
 			tc.breakIt(m)
-			err := m.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Validate() = %v, want an error with %q", err, tc.want)
-			}
+			wantViolations(t, m.Validate(), tc.want...)
 		})
+	}
+}
+
+// TestValidationErrorReads: the message of a violation, which logs show,
+// names the object and says what is wrong; the sentinel and the cause
+// underneath both match.
+func TestValidationErrorReads(t *testing.T) {
+	m := valid()
+	m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"}
+	m.Clusters[0].Backend = "default/b/80"
+	err := m.Validate()
+	want := `virtual host "a.example.com" route 0: path regex: error parsing regexp: missing closing ): ` + "`(a`" + "\n" +
+		`cluster default/a/80: backend "default/b/80" is not listed` + "\n" +
+		`cluster default/a/80: name should be default/b/80 for its backend and policy`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Validate() = %v\nwant %s", err, want)
+	}
+	if !errors.Is(err, ErrBadRegex) || !errors.Is(err, ErrUnlistedBackend) || !errors.Is(err, ErrClusterName) {
+		t.Error("a sentinel of the three violations does not match")
+	}
+	if errors.Is(err, ErrUnlistedCluster) {
+		t.Error("ErrUnlistedCluster matches, which no violation is")
+	}
+	var cause *syntax.Error
+	if !errors.As(err, &cause) || cause.Code != syntax.ErrMissingParen {
+		t.Errorf("the regexp's own error is not underneath: %v", cause)
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Kind != KindRoute || ve.Name != "a.example.com" || ve.Field != "Match.Path" {
+		t.Errorf("errors.As gives %+v, want the route's violation first", ve)
 	}
 }
 
