@@ -168,3 +168,25 @@ func BenchmarkTranslateEndpointFastPath(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValidate is the IR contract's check (ir.(*IR).Validate) of a
+// full translation's IR, to set against BenchmarkTranslateIngressChange:
+// the pipeline runs it on every full translation (translate.Translator).
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			res, err := translate.Translate(benchState(n), translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := res.IR()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := m.Validate(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

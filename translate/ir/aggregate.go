@@ -38,18 +38,18 @@ func (c *Cluster) validateAggregate(byName map[string]*Cluster) error {
 	}
 	seen := map[string]bool{}
 	for i, name := range c.Aggregate {
-		field := fmt.Sprintf("Aggregate[%d]", i)
+		field := func(sub string) string { return joinField(fmt.Sprintf("Aggregate[%d]", i), sub) }
 		child := byName[name]
 		switch {
 		case child == nil:
-			v.add(field, ErrUnlistedCluster, "aggregated cluster %q is not listed", name)
+			v.add(field(""), ErrUnlistedCluster, "aggregated cluster %q is not listed", name)
 		case len(child.Aggregate) > 0:
-			v.add(field, ErrAggregate, "aggregated cluster %q is an aggregate", name)
+			v.add(field(""), ErrAggregate, "aggregated cluster %q is an aggregate", name)
 		case i == 0 && child.Backend != c.Backend:
-			v.add(field, ErrAggregate, "first aggregated cluster %q sends to %q, not to the aggregate's backend", name, child.Backend)
+			v.add(field(""), ErrAggregate, "first aggregated cluster %q sends to %q, not to the aggregate's backend", name, child.Backend)
 		}
 		if seen[name] {
-			v.add(field, ErrDuplicate, "aggregated cluster %q is listed twice", name)
+			v.add(field(""), ErrDuplicate, "aggregated cluster %q is listed twice", name)
 		}
 		seen[name] = true
 	}

@@ -122,11 +122,11 @@ type Passthrough struct {
 	Cluster string `json:"cluster"`
 }
 
-func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]bool) error {
+func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]*Cluster) error {
 	if vh.Host == WildcardHost {
 		return invalid("", ErrConflict, "passthrough needs a host name to route by SNI")
 	}
-	if !clusters[p.Cluster] {
+	if clusters[p.Cluster] == nil {
 		return invalid("Cluster", ErrUnlistedCluster, "cluster %q is not listed", p.Cluster)
 	}
 	return nil

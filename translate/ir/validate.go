@@ -75,8 +75,17 @@ func (r *IR) Validate() error {
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })
-	clusters := names(r.Clusters, func(c *Cluster) string { return c.Name })
-	backends := names(r.Backends, func(b *Backend) string { return b.Name })
+	// One map of each list that is looked up by name, of the list's own
+	// elements: at 10,000 Ingresses there are 100,000 clusters, and each
+	// map is megabytes (docs/benchmarks.md, "Validate").
+	clusters := make(map[string]*Cluster, len(r.Clusters))
+	for _, c := range r.Clusters {
+		clusters[c.Name] = c
+	}
+	backendAt := make(map[string]int, len(r.Backends))
+	for i, b := range r.Backends {
+		backendAt[b.Name] = i
+	}
 
 	errs = sortedUnique(errs, KindVirtualHost, r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
 	hosts := names(r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
@@ -87,14 +96,14 @@ func (r *IR) Validate() error {
 			v.add("Host", ErrBadHost, "%w", err)
 		}
 		for i, alias := range vh.Aliases {
-			field := fmt.Sprintf("Aliases[%d]", i)
+			field := func(sub string) string { return joinField(fmt.Sprintf("Aliases[%d]", i), sub) }
 			switch err := validHost(alias); {
 			case err != nil || strings.HasPrefix(alias, "*") || strings.HasPrefix(vh.Host, "*"):
-				v.add(field, ErrBadHost, "alias %q: only exact names alias exact hosts", alias)
+				v.add(field(""), ErrBadHost, "alias %q: only exact names alias exact hosts", alias)
 			case hosts[alias]:
-				v.add(field, ErrDuplicate, "alias %q is a virtual host of its own", alias)
+				v.add(field(""), ErrDuplicate, "alias %q is a virtual host of its own", alias)
 			case aliased[alias] != "":
-				v.add(field, ErrDuplicate, "alias %q is already an alias of %q", alias, aliased[alias])
+				v.add(field(""), ErrDuplicate, "alias %q is already an alias of %q", alias, aliased[alias])
 			}
 			aliased[alias] = vh.Host
 		}
@@ -117,30 +126,22 @@ func (r *IR) Validate() error {
 	errs = sortedUnique(errs, KindCluster, r.Clusters, func(c *Cluster) string { return c.Name })
 	// A backend's clusters are adjacent, and come in backend order: the
 	// renderer and the endpoint fast path pair the two lists in one walk.
-	backendAt := make(map[string]int, len(r.Backends))
-	for i, b := range r.Backends {
-		backendAt[b.Name] = i
-	}
 	for i := 1; i < len(r.Clusters); i++ {
 		if a, b := backendAt[r.Clusters[i-1].Backend], backendAt[r.Clusters[i].Backend]; a > b {
 			errs = append(errs, &ValidationError{Kind: KindCluster, Name: r.Clusters[i].Name, Field: "Backend", Err: ErrUnsorted,
 				msg: fmt.Sprintf("its backend %q comes before the previous cluster's", r.Clusters[i].Backend)})
 		}
 	}
-	clusterByName := make(map[string]*Cluster, len(r.Clusters))
-	for _, c := range r.Clusters {
-		clusterByName[c.Name] = c
-	}
 	for _, c := range r.Clusters {
 		var v violations
-		if !backends[c.Backend] {
+		if _, ok := backendAt[c.Backend]; !ok {
 			v.add("Backend", ErrUnlistedBackend, "backend %q is not listed", c.Backend)
 		}
 		if len(c.Aggregate) > 0 {
 			if want := AggregateClusterName(c.Backend, c.Aggregate); c.Name != want {
 				v.add("Name", ErrClusterName, "name should be %s for its backend and clusters", want)
 			}
-			v.nest("", "", ErrAggregate, c.validateAggregate(clusterByName))
+			v.nest("", "", ErrAggregate, c.validateAggregate(clusters))
 		} else {
 			if want := ClusterName(c.Backend, c.Policy); c.Name != want {
 				v.add("Name", ErrClusterName, "name should be %s for its backend and policy", want)
@@ -182,7 +183,7 @@ func (r *IR) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (rt *Route) validate(clusters map[string]bool) violations {
+func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	var v violations
 	m := rt.Match
 	switch m.PathType {
@@ -201,18 +202,22 @@ func (rt *Route) validate(clusters map[string]bool) violations {
 		v.add("Match.PathType", ErrUnknownValue, "unknown path type %q", m.PathType)
 	}
 	for i, h := range m.Headers {
-		field := fmt.Sprintf("Match.Headers[%d]", i)
+		field := func(sub string) string { return joinField(fmt.Sprintf("Match.Headers[%d]", i), sub) }
 		if err := validHeaderName(h.Name); err != nil {
-			v.add(field+".Name", ErrBadHeader, "header match: %w", err)
+			v.add(field("Name"), ErrBadHeader, "header match: %w", err)
 		}
-		v.nest(field+".Value", "header match "+h.Name+": ", ErrBadValue, h.Value.validate())
+		if err := h.Value.validate(); err != nil {
+			v.nest(field("Value"), "header match "+h.Name+": ", ErrBadValue, err)
+		}
 	}
 	for i, q := range m.Query {
-		field := fmt.Sprintf("Match.Query[%d]", i)
+		field := func(sub string) string { return joinField(fmt.Sprintf("Match.Query[%d]", i), sub) }
 		if q.Name == "" || hasControl(q.Name) {
-			v.add(field+".Name", ErrBadValue, "query match: bad parameter name %q", q.Name)
+			v.add(field("Name"), ErrBadValue, "query match: bad parameter name %q", q.Name)
 		}
-		v.nest(field+".Value", "query match "+q.Name+": ", ErrBadValue, q.Value.validate())
+		if err := q.Value.validate(); err != nil {
+			v.nest(field("Value"), "query match "+q.Name+": ", ErrBadValue, err)
+		}
 	}
 
 	a := rt.Action
@@ -230,15 +235,15 @@ func (rt *Route) validate(clusters map[string]bool) violations {
 			v.add("Action.Forward.Clusters", ErrBadAction, "forward to no cluster")
 		}
 		for i, wc := range f.Clusters {
-			field := fmt.Sprintf("Action.Forward.Clusters[%d]", i)
-			if !clusters[wc.Cluster] {
-				v.add(field+".Cluster", ErrUnlistedCluster, "cluster %q is not listed", wc.Cluster)
+			field := func(name string) string { return fmt.Sprintf("Action.Forward.Clusters[%d].%s", i, name) }
+			if clusters[wc.Cluster] == nil {
+				v.add(field("Cluster"), ErrUnlistedCluster, "cluster %q is not listed", wc.Cluster)
 			}
-			if wc.TLSCluster != "" && !clusters[wc.TLSCluster] {
-				v.add(field+".TLSCluster", ErrUnlistedCluster, "cluster %q (over TLS) is not listed", wc.TLSCluster)
+			if wc.TLSCluster != "" && clusters[wc.TLSCluster] == nil {
+				v.add(field("TLSCluster"), ErrUnlistedCluster, "cluster %q (over TLS) is not listed", wc.TLSCluster)
 			}
 			if len(f.Clusters) > 1 && wc.Weight == 0 {
-				v.add(field+".Weight", ErrBadAction, "cluster %q: a split needs weights above zero", wc.Cluster)
+				v.add(field("Weight"), ErrBadAction, "cluster %q: a split needs weights above zero", wc.Cluster)
 			}
 		}
 	}
@@ -279,7 +284,7 @@ func (rt *Route) validate(clusters map[string]bool) violations {
 	return v
 }
 
-func (p *RoutePolicy) validate(clusters map[string]bool) []error {
+func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 	var v violations
 	if r := p.HTTPSRedirect; r != nil && (!validRedirectCode(r.Code) || r.Port > 65535) {
 		v.add("HTTPSRedirect", ErrOutOfRange, "https redirect code %d, port %d", r.Code, r.Port)
@@ -311,22 +316,22 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 		}
 	}
 	for i, h := range p.Hash {
-		field := fmt.Sprintf("Hash[%d]", i)
+		field := func(sub string) string { return joinField(fmt.Sprintf("Hash[%d]", i), sub) }
 		switch h.Kind {
 		case HashPath, HashHost, HashSourceIP:
 			if h.Name != "" {
-				v.add(field+".Name", ErrConflict, "hash %s takes no name", h.Kind)
+				v.add(field("Name"), ErrConflict, "hash %s takes no name", h.Kind)
 			}
 		case HashHeader:
 			if err := validHeaderName(h.Name); err != nil || strings.HasPrefix(h.Name, ":") || strings.ToLower(h.Name) != h.Name {
-				v.add(field+".Name", ErrBadHeader, "hash header %q", h.Name)
+				v.add(field("Name"), ErrBadHeader, "hash header %q", h.Name)
 			}
 		case HashCookie, HashQuery:
 			if h.Name == "" || hasControl(h.Name) || strings.ContainsAny(h.Name, ";=, ") {
-				v.add(field+".Name", ErrBadValue, "hash %s %q", h.Kind, h.Name)
+				v.add(field("Name"), ErrBadValue, "hash %s %q", h.Kind, h.Name)
 			}
 		default:
-			v.add(field+".Kind", ErrUnknownValue, "unknown hash kind %q", h.Kind)
+			v.add(field("Kind"), ErrUnknownValue, "unknown hash kind %q", h.Kind)
 		}
 	}
 	if e := p.ErrorPages; e != nil {
@@ -392,12 +397,12 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 		}{{"Set", hc.Set}, {"Add", hc.Add}} {
 			for i, h := range l.hs {
 				list := l.list
-				field := fmt.Sprintf("%s.%s[%d]", side, list, i)
+				field := func(sub string) string { return joinField(fmt.Sprintf("%s.%s[%d]", side, list, i), sub) }
 				if err := validHeaderName(h.Name); err != nil {
-					v.add(field+".Name", ErrBadHeader, "header change: %w", err)
+					v.add(field("Name"), ErrBadHeader, "header change: %w", err)
 				}
 				if hasControl(h.Value) {
-					v.add(field+".Value", ErrBadHeader, "header %s: value holds control characters", h.Name)
+					v.add(field("Value"), ErrBadHeader, "header %s: value holds control characters", h.Name)
 				}
 			}
 		}
@@ -406,14 +411,16 @@ func (p *RoutePolicy) validate(clusters map[string]bool) []error {
 		v.nest("ResponseRewrite", "", ErrBadValue, p.ResponseRewrite.validate()...)
 	}
 	for i, m := range p.Mirrors {
-		field := fmt.Sprintf("Mirrors[%d]", i)
-		if !clusters[m.Cluster] {
-			v.add(field+".Cluster", ErrUnlistedCluster, "mirror cluster %q is not listed", m.Cluster)
+		field := func(sub string) string { return joinField(fmt.Sprintf("Mirrors[%d]", i), sub) }
+		if clusters[m.Cluster] == nil {
+			v.add(field("Cluster"), ErrUnlistedCluster, "mirror cluster %q is not listed", m.Cluster)
 		}
 		if m.Percent > 100 {
-			v.add(field+".Percent", ErrOutOfRange, "mirror percent %d", m.Percent)
+			v.add(field("Percent"), ErrOutOfRange, "mirror percent %d", m.Percent)
 		}
-		v.nest(field, "", ErrBadValue, m.validate()...)
+		if errs := m.validate(); len(errs) > 0 {
+			v.nest(field(""), "", ErrBadValue, errs...)
+		}
 	}
 	if c := p.CORS; c != nil {
 		v.nest("CORS", "cors: ", ErrBadValue, c.validate()...)
