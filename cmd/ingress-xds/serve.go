@@ -44,6 +44,7 @@ type serveFlags struct {
 	endpointHoldoff time.Duration
 	logLevel        string
 	streamingList   bool
+	validateIR      bool
 }
 
 func runServe(ctx context.Context, args []string) error {
@@ -65,6 +66,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.endpointHoldoff, "endpoint-holdoff", 10*time.Millisecond, "the holdoff of changes to endpoints alone, which take a fast path (at most 10 times this)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.streamingList, "streaming-list", true, "fill the informers' caches from watches that stream every object (client-go's WatchList); false: from one list per kind, which at start-up costs less CPU but holds each kind's objects untrimmed until its list is in")
+	fs.BoolVar(&f.validateIR, "validate-ir", false, "check the IR of every full translation against its contract, logging and counting (ingress_xds_invalid_ir_builds_total) what breaks it, a bug of ingress-xds; it costs about 95 ms a build at 10,000 Ingresses (docs/benchmarks.md), hence off by default; the tests and the load command turn it on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -134,10 +136,12 @@ func runServe(ctx context.Context, args []string) error {
 	source = f.translate.resolving(source, factories.Client(), logger)
 
 	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS})
+	translator := translate.NewTranslator(f.translate.options())
+	translator.SetValidate(f.validateIR)
 	opts := pipeline.Options{
 		Logger:     logger,
 		Source:     source,
-		Translator: translate.NewTranslator(f.translate.options()),
+		Translator: translator,
 		Server:     server,
 		ConfigMap:  must(configMapName(f.translate.configMap)), // validate checked it
 	}

@@ -66,6 +66,8 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		"--https-port", strconv.Itoa(cp.HTTPSPort),
 		"--log-level", "debug",
 		"--authz-address", cp.AuthzAddress,
+		// A broken IR contract is logged and counted in every test.
+		"--validate-ir",
 	}
 	if certs == nil {
 		cp.argv = append(cp.argv, "--insecure")

@@ -44,3 +44,16 @@ func TestExpandCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestWithValidateIR(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"bin/ingress-xds serve --insecure", "bin/ingress-xds serve --insecure --validate-ir"},
+		{"bin/ingress-xds serve --validate-ir=false", "bin/ingress-xds serve --validate-ir=false"},
+		{"contour serve --insecure", "contour serve --insecure"},
+		{"bin/ingress-xds translate -f x", "bin/ingress-xds translate -f x"},
+	} {
+		if got := strings.Join(withValidateIR(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("withValidateIR(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

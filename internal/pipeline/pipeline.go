@@ -46,6 +46,7 @@ type Pipeline struct {
 	// metrics are the pipeline's own (configmap.go), beside the server's.
 	metrics   *prometheus.Registry
 	configMap *configMapWatch // nil: no --configmap
+	invalid   *invalidIR      // validate.go
 }
 
 // Options are what a Pipeline is made of.
@@ -70,6 +71,7 @@ func New(o Options) *Pipeline {
 	}
 	p := &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events,
 		firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
+	p.invalid = newInvalidIR(p.metrics)
 	if o.ConfigMap.Name != "" {
 		p.configMap = newConfigMapWatch(o.ConfigMap)
 	}
@@ -127,6 +129,9 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 		if err != nil {
 			p.log.Error("translation failed; keeping the previous snapshot", "err", err)
 			return
+		}
+		if res.Invalid != nil {
+			p.invalid.report(p.log, res.Invalid)
 		}
 		p.reportProblems(st, res.Problems)
 		if p.configMap != nil {

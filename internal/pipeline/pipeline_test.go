@@ -136,10 +136,12 @@ func newTestPipeline(t *testing.T, st *kube.State) *testPipeline {
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	server := xds.NewServer(slog.New(slog.DiscardHandler))
 	events := &recorder{}
+	tr := translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443})
+	tr.SetValidate(true) // a broken IR contract is reported (validate_test.go)
 	p := New(Options{
 		Logger:     logger,
 		Source:     src,
-		Translator: translate.NewTranslator(translate.Options{HTTPPort: 8080, HTTPSPort: 8443}),
+		Translator: tr,
 		Server:     server,
 		Events:     events,
 	})
