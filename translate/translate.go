@@ -120,10 +120,10 @@ func NewTranslator(opts Options) *Translator {
 
 // SetValidate makes every full translation check the IR it builds against
 // the IR's contract (ir.(*IR).Validate) and report what it finds in
-// Result.Invalid. It costs about 95 ms at 10,000 Ingresses, two thirds of
-// an Ingress change's whole latency there (docs/benchmarks.md,
-// "Validate"), so serve runs it behind --validate-ir; the tests and the
-// load command turn it on. The endpoint fast path (UpdateEndpoints) does
+// Result.Invalid. At 10,000 Ingresses that is a large part of an Ingress
+// change's whole latency (docs/benchmarks.md, "Validate on the serving
+// path"), so serve runs it behind --validate-ir; the tests and the load
+// command turn it on. The endpoint fast path (UpdateEndpoints) does
 // not check: it replaces backends' endpoints only.
 func (t *Translator) SetValidate(on bool) { t.validate = on }
 

@@ -66,7 +66,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.endpointHoldoff, "endpoint-holdoff", 10*time.Millisecond, "the holdoff of changes to endpoints alone, which take a fast path (at most 10 times this)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.streamingList, "streaming-list", true, "fill the informers' caches from watches that stream every object (client-go's WatchList); false: from one list per kind, which at start-up costs less CPU but holds each kind's objects untrimmed until its list is in")
-	fs.BoolVar(&f.validateIR, "validate-ir", false, "check the IR of every full translation against its contract, logging and counting (ingress_xds_invalid_ir_builds_total) what breaks it, a bug of ingress-xds; it costs about 95 ms a build at 10,000 Ingresses (docs/benchmarks.md), hence off by default; the tests and the load command turn it on")
+	fs.BoolVar(&f.validateIR, "validate-ir", false, "check the IR of every full translation against its contract, logging and counting (ingress_xds_invalid_ir_builds_total) what breaks it, a bug of ingress-xds; at 10,000 Ingresses it is a large part of a build (docs/benchmarks.md), hence off by default; the tests and the load command turn it on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

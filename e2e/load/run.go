@@ -37,8 +37,8 @@ type Config struct {
 	// {xds}, {xds_port} and {http_port} placeholders.
 	Command string
 	// ValidateIR adds --validate-ir to an ingress-xds serve Command, so
-	// that a broken IR contract at scale is logged and counted (it costs
-	// the full builds about 95 ms at 10,000 Ingresses).
+	// that a broken IR contract at scale is logged and counted (it
+	// lengthens the full builds: docs/benchmarks.md).
 	ValidateIR bool
 	// Delta makes the ADS clients speak incremental xDS.
 	Delta bool
