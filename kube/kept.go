@@ -12,7 +12,8 @@ import (
 // the addresses of its ready endpoints. Sources keep this rather than the
 // API object: at 10,000 Ingresses there are 100,000 slices with a million
 // endpoints, and the API objects, even trimmed, were the largest part of
-// the heap, several times this (docs/benchmarks.md, "Memory").
+// the heap, and much larger than this (docs/benchmarks.md,
+// "Optimisations", 18, and "Memory").
 type EndpointSlice struct {
 	Namespace, Name string
 	// Service is the kubernetes.io/service-name label: the Service the
@@ -93,9 +94,10 @@ func (s *EndpointSlice) GetObjectMeta() metav1.Object {
 }
 
 // Service is what the translator reads of a Service: its type, external
-// name and ports. Sources keep this rather than the API object (some 850
-// bytes a Service with its metadata and spec, against about 200), for the
-// same reason as EndpointSlice: 100,000 of them at 10,000 Ingresses.
+// name and ports. Sources keep this rather than the API object, with its
+// metadata and spec several times the size (docs/benchmarks.md,
+// "Optimisations", 21), for the same reason as EndpointSlice: 100,000 of
+// them at 10,000 Ingresses.
 type Service struct {
 	Namespace, Name string
 	Type            corev1.ServiceType
@@ -110,9 +112,10 @@ type Service struct {
 	Resolved *Resolution
 }
 
-// ServicePort is what the translator reads of a Service port: 40 bytes
-// against the API's 104 (target and node ports, app protocol), and the
-// translator keeps one per backend too.
+// ServicePort is what the translator reads of a Service port: well under
+// half the API's, which adds target and node ports and app protocol
+// (docs/benchmarks.md, "The memory round", 29), and the translator keeps
+// one per backend too.
 type ServicePort struct {
 	Name     string
 	Port     int32

@@ -6,9 +6,9 @@ import "k8s.io/client-go/kubernetes"
 type InformerOptions struct {
 	// List fills each cache from one list per kind rather than from
 	// client-go's default since 1.35, a watch that first sends every
-	// object as an event of its own (WatchList). At 1,000 Ingresses the
-	// list cost the control plane a fifth less CPU to converge
-	// (docs/benchmarks.md, "Issue 18: start-up"); it holds every object
+	// object as an event of its own (WatchList). The list costs the
+	// control plane less CPU to converge (docs/benchmarks.md, "Issue 18:
+	// start-up", "The steps at 1,000 Ingresses"); it holds every object
 	// of a kind, untrimmed, until the list is in, where the stream trims
 	// each as it comes.
 	List bool

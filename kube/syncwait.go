@@ -48,7 +48,8 @@ func waitForSync(ctx context.Context, start time.Time, kinds []kindSynced, log *
 }
 
 // syncPoll is how often waitForSync looks: client-go's WaitForCacheSync
-// looks every 100 ms, which at 100 Ingresses is a quarter of start-up.
+// looks every 100 ms, a large part of a small cluster's start-up
+// (docs/benchmarks.md, "Figures moved from code comments").
 // HasSynced is a cheap read.
 const syncPoll = 5 * time.Millisecond
 

@@ -142,10 +142,10 @@ func Bootstrap(o BootstrapOptions) (*bootstrapv3.Bootstrap, error) {
 	}
 	// A worker thread builds its copy of a cluster (load balancer, host
 	// sets) when a request first needs it, not when CDS adds it: each
-	// worker otherwise holds every cluster, 1.8 KiB each at 1,000
-	// Ingresses (10,000 clusters), times the node's cores in a DaemonSet
-	// that does not set --concurrency. The first request to a cluster pays
-	// for the copy (docs/benchmarks.md, "Issue 18").
+	// worker otherwise holds a copy of every cluster, times the node's
+	// cores in a DaemonSet that does not set --concurrency. The first
+	// request to a cluster pays for the copy (docs/benchmarks.md, "Where
+	// Envoy's memory goes" and "The levers of the bootstrap").
 	b.ClusterManager = &bootstrapv3.ClusterManager{EnableDeferredClusterCreation: true}
 	if err := applyStats(b, o.Stats); err != nil {
 		return nil, err

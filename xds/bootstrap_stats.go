@@ -8,11 +8,12 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 )
 
-// Which of Envoy's statistics the bootstrap keeps. Envoy creates about 150
-// stats for every cluster (traffic, circuit breakers per priority, load
-// balancer, endpoint membership, its EDS subscription), whether or not a
-// request ever reaches it: at 10,000 Ingresses (100,000 clusters) that is
-// most of an Envoy's memory, and a /stats page nobody can read.
+// Which of Envoy's statistics the bootstrap keeps. Envoy creates over a
+// hundred stats for every cluster (traffic, circuit breakers per priority,
+// load balancer, endpoint membership, its EDS subscription), whether or
+// not a request ever reaches it: at scale a large part of an Envoy's
+// memory, and a /stats page nobody can read (docs/benchmarks.md, "Where
+// Envoy's memory goes" and "The levers of the bootstrap").
 const (
 	// StatsOperators keeps what an operator watches (statsKept) and has
 	// Envoy create a cluster's traffic stats only once it has traffic.

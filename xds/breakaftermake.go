@@ -16,8 +16,9 @@ import (
 // routes an Envoy runs until it has applied the change's routes; removed
 // from Envoy at once (delta: removed_resources; state of the world: absent
 // from the full cluster state), it answers 503 (no cluster) for every
-// request those routes send it in between: about 6 per backend switch in
-// the load command's Envoy phase (docs/benchmarks.md). So a cluster the
+// request those routes send it in between: a few per backend switch in
+// the load command's Envoy phase (docs/benchmarks.md, "At 1,000 Ingresses,
+// before (the bootstrap of `c7ade98`)"). So a cluster the
 // translator no longer produces is kept in what is published, with its
 // load assignment, until every ADS stream that asks for the route types
 // (listeners, routes, virtual hosts) has acknowledged, ACK or NACK, the
@@ -48,8 +49,9 @@ import (
 
 // keepAtMost bounds how long a removed cluster is kept for a stream that
 // has not acknowledged the routes that stopped using it. Long enough for an
-// Envoy applying a large state-of-the-world cluster update (17 s for
-// 100,000 clusters at 10,000 Ingresses, docs/benchmarks.md) and for the
+// Envoy applying a large state-of-the-world cluster update (seconds at
+// 10,000 Ingresses: docs/benchmarks.md, "At 10,000 Ingresses", issue 18)
+// and for the
 // keepalive to drop a dead connection (30 s + 10 s); short enough that a
 // stuck client does not keep every removed Service for the others.
 const keepAtMost = 60 * time.Second

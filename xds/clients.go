@@ -204,9 +204,9 @@ func (c *clients) keepOnly(key streamKey, typeURL string, names []string) {
 		return
 	}
 	// Only remembered here: every request (each ACK) names everything the
-	// client wants, 10,000 load assignments at 1,000 Ingresses, and
-	// filtering then, under this lock, for 500 Envoys acknowledging one
-	// change, held up the responses to the others for a second. list
+	// client wants, every load assignment, and filtering then, under this
+	// lock, for hundreds of Envoys acknowledging one change, held up the
+	// responses to the others (docs/benchmarks.md, "Optimisations", 20). list
 	// filters; acked is pruned only once it has grown well past the
 	// subscription.
 	ts := c.typeStatus(key, typeURL)

@@ -12,8 +12,9 @@ import (
 // has warmed, which it does when its load assignment comes; applied
 // earlier, the route sends every request to a cluster Envoy does not yet
 // serve, and Envoy answers 503 until the endpoints arrive (a path switched
-// to a new Service answered 503 for over 100 ms in the load command's
-// Envoy phase, docs/benchmarks.md "Issue 18"). So, for each ADS stream,
+// to a new Service answered 503 for a while in the load command's Envoy
+// phase: docs/benchmarks.md, "At 1,000 Ingresses, before (the bootstrap
+// of `c7ade98`)"). So, for each ADS stream,
 // the cache holds back the route types while the stream has not
 // acknowledged the load assignments of the clusters the last cluster
 // change added ("fresh"), and answers them once it has.

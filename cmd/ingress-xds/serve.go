@@ -235,8 +235,9 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg.DisableCompression = true
 	// Protobuf rather than JSON for the built-in types we read and write:
 	// decoding the initial lists of 100,000 Services and EndpointSlices
-	// from JSON costs several times the CPU and garbage, and the
-	// responses are about a third of the size.
+	// from JSON costs far more CPU and garbage, and the responses are
+	// larger (docs/benchmarks.md, "Optimisations", 16, and "Figures moved
+	// from code comments").
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	cfg.UserAgent = "ingress-xds/" + version

@@ -14,9 +14,10 @@ import (
 )
 
 // On-demand clusters (ODCDS, issue 18). An Envoy holds every cluster it is
-// sent, and each costs it some 20 KB and its endpoints' hosts whether or
-// not a request ever reaches it: at 10,000 Ingresses, 100,000 clusters are
-// over 4 GiB in every Envoy of a DaemonSet. With Options.OnDemandClusters,
+// sent, and each costs it memory, with its endpoints' hosts, whether or
+// not a request ever reaches it: at 10,000 Ingresses, most of every Envoy
+// of a DaemonSet (docs/benchmarks.md, "Where Envoy's memory goes" and
+// "At 10,000 Ingresses", issue 18). With Options.OnDemandClusters,
 // every HTTP connection manager starts with Envoy's on_demand filter, which
 // discovers a route's cluster over ADS when the cluster is not there: the
 // request waits (OnDemandTimeout at most) while Envoy asks the control

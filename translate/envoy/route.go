@@ -64,8 +64,9 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 
 // compactVirtualHost keeps a virtual host's routes as their encoding, as
 // unknown fields, which protobuf encodes as they are: on the wire the
-// message is the same, and routes as Go messages take several times their
-// encoded size. The name and domains stay fields; the rest (routes and what
+// message is the same, and routes as Go messages take far more memory
+// than their encoding (docs/benchmarks.md, "Optimisations", 15). The name
+// and domains stay fields; the rest (routes and what
 // shareRouteSettings moved up from them) is encoded. Name and domains are
 // the first fields written, so the encoding is the whole message's. A
 // virtual host that fails validation is left whole, for the xDS layer to

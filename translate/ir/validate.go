@@ -76,9 +76,9 @@ func (r *IR) Validate() error {
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })
 	// One map of each list that is looked up by name, of the list's own
-	// elements: at 10,000 Ingresses there are 100,000 clusters, and each
-	// map is megabytes (docs/benchmarks.md, "Validate on the serving
-	// path").
+	// elements: at 10,000 Ingresses there are 100,000 clusters, and the
+	// maps are most of Validate's memory (docs/benchmarks.md, "Issue 33:
+	// Validate on the serving path").
 	clusters := make(map[string]*Cluster, len(r.Clusters))
 	for _, c := range r.Clusters {
 		clusters[c.Name] = c
