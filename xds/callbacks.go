@@ -29,6 +29,7 @@ func (c callbacks) OnStreamOpen(_ context.Context, id int64, typeURL string) err
 func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 	c.s.clients.close(streamKey{id: id})
 	c.s.cache.forget(streamKey{id: id})
+	c.s.observeClosed(streamKey{id: id}) // observer.go
 	c.s.metrics.connected.WithLabelValues(protocolSotW).Dec()
 	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolSotW, "node", node.GetId())
 }
@@ -107,6 +108,7 @@ func (c callbacks) OnDeltaStreamOpen(_ context.Context, id int64, typeURL string
 func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 	c.s.clients.close(streamKey{delta: true, id: id})
 	c.s.cache.forget(streamKey{delta: true, id: id})
+	c.s.observeClosed(streamKey{delta: true, id: id}) // observer.go
 	c.s.metrics.connected.WithLabelValues(protocolDelta).Dec()
 	c.s.log.Info("xDS stream closed", "stream", id, "protocol", protocolDelta, "node", node.GetId())
 }
@@ -147,6 +149,7 @@ func (callbacks) OnFetchResponse(*discoveryv3.DiscoveryRequest, *discoveryv3.Dis
 
 // answered counts and logs an ACK or a NACK.
 func (s *Server) answered(key streamKey, typeURL string, ans answer, r sentResponse, detail *status.Status) {
+	s.observeAnswer(key, typeURL, ans, r) // observer.go
 	protocol := protocolOf(key)
 	node := s.clients.node(key)
 	switch ans {

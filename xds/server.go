@@ -57,6 +57,8 @@ type Options struct {
 	// TLS, when set, serves gRPC over TLS with it (see ServerTLS for
 	// mutual TLS); nil serves plaintext.
 	TLS *tls.Config
+	// Answers, when set, is told of every ACK and NACK (observer.go).
+	Answers AnswerObserver
 }
 
 func (o Options) withDefaults() Options {
