@@ -47,6 +47,7 @@ type Pipeline struct {
 	metrics   *prometheus.Registry
 	configMap *configMapWatch // nil: no --configmap
 	invalid   *invalidIR      // validate.go
+	observer  Observer        // nil: none (observer.go)
 }
 
 // Options are what a Pipeline is made of.
@@ -61,6 +62,8 @@ type Options struct {
 	// ConfigMap is the controller ConfigMap (serve --configmap; empty:
 	// none), whose absence is logged and on the metrics (configmap.go).
 	ConfigMap types.NamespacedName
+	// Observer, when set, is told of each publish (observer.go).
+	Observer Observer
 }
 
 // New returns a Pipeline that has published nothing yet.
@@ -70,7 +73,7 @@ func New(o Options) *Pipeline {
 		logger = slog.Default()
 	}
 	p := &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events,
-		firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
+		observer: o.Observer, firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
 	p.invalid = newInvalidIR(p.metrics)
 	if o.ConfigMap.Name != "" {
 		p.configMap = newConfigMapWatch(o.ConfigMap)
@@ -148,6 +151,7 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 		close(p.firstPublish)
 	}
 	p.server.ObserveBuild(time.Since(start))
+	p.observe(res, path == "full", snap) // observer.go
 	r := res.Resources
 	p.log.Info("published snapshot", "path", path,
 		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts())+len(r.VirtualHosts), "clusters", len(r.Clusters),
