@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ingress-xds/ingress-xds/internal/nginxmetrics"
 	"github.com/ingress-xds/ingress-xds/internal/pipeline"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -135,7 +136,13 @@ func runServe(ctx context.Context, args []string) error {
 	// ExternalName Services are resolved here, never by Envoy.
 	source = f.translate.resolving(source, factories.Client(), logger)
 
-	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS})
+	// ingress-nginx's controller metrics, fed by the server (ACKs and
+	// NACKs), the pipeline (certificates, versions) and the election.
+	nginxMetrics := nginxmetrics.New(nginxmetrics.Controller{
+		Namespace: podNamespace(), Class: f.controllerClass, Pod: os.Getenv("POD_NAME"),
+		Release: version, Build: vcsRevision(), Repository: "https://github.com/ingress-xds/ingress-xds",
+	})
+	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS, Answers: nginxMetrics})
 	translator := translate.NewTranslator(f.translate.options())
 	translator.SetValidate(f.validateIR)
 	opts := pipeline.Options{
@@ -144,6 +151,7 @@ func runServe(ctx context.Context, args []string) error {
 		Translator: translator,
 		Server:     server,
 		ConfigMap:  must(configMapName(f.translate.configMap)), // validate checked it
+		Observer:   nginxMetrics,
 	}
 	if events != nil { // a nil *EventReporter would be a non-nil EventRecorder
 		opts.Events = events
@@ -180,10 +188,11 @@ func runServe(ctx context.Context, args []string) error {
 		// build, and an address is never written before Envoy can get
 		// configuration.
 		status.writer.Hold = p.Published()
+		status.leading = nginxMetrics
 		status.run(ctx, run)
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
-	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: prometheus.Gatherers{server.Gatherer(), p.Gatherer()}, Profiles: f.pprof})
+	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: prometheus.Gatherers{server.Gatherer(), p.Gatherer(), nginxMetrics.Gatherer()}, Profiles: f.pprof})
 	run("health", func() error { return pipeline.ServeHTTP(ctx, f.metricsAddress, handler) })
 
 	<-ctx.Done()
@@ -216,6 +225,20 @@ func setGCPercent(percent int) error {
 	}
 	debug.SetGCPercent(percent)
 	return nil
+}
+
+// vcsRevision is the commit the binary was built from, when the Go
+// toolchain recorded it: build_info's build label, as ingress-nginx's
+// COMMIT.
+func vcsRevision() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -60,6 +60,16 @@ func (s *statusFlags) register(fs *flag.FlagSet) {
 type statusRunner struct {
 	writer   *kube.StatusWriter
 	election *kube.LeaderElection // nil: always write
+	// leading, when set, is told of each term (ingress-nginx's
+	// leader_election_status: internal/nginxmetrics).
+	leading leadingObserver
+}
+
+// leadingObserver is told when this replica starts and stops leading the
+// lease name, as ingress-nginx's metric collector is.
+type leadingObserver interface {
+	OnStartedLeading(name string)
+	OnStoppedLeading(name string)
 }
 
 // newStatusRunner builds the status writer from the flags. The address
@@ -124,7 +134,17 @@ func (r *statusRunner) run(ctx context.Context, run func(name string, fn func() 
 		run("status-writer", func() error { r.writer.Lead(ctx); return nil })
 		return
 	}
-	run("leader-election", func() error { return r.election.Run(ctx, r.writer.Lead) })
+	lead := r.writer.Lead
+	if r.leading != nil {
+		name := r.election.Name
+		r.leading.OnStoppedLeading(name) // a follower until it wins
+		lead = func(term context.Context) {
+			r.leading.OnStartedLeading(name)
+			defer r.leading.OnStoppedLeading(name)
+			r.writer.Lead(term)
+		}
+	}
+	run("leader-election", func() error { return r.election.Run(ctx, lead) })
 }
 
 // podNamespace is the namespace we run in: $POD_NAMESPACE (the downward
