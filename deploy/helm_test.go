@@ -285,6 +285,55 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 
+	// Prometheus finds the control plane as ingress-nginx's chart lets it
+	// find the controller: the pods' prometheus.io annotations name the
+	// port called metrics, and controlPlane.metrics.serviceMonitor adds a
+	// Service of that port and a ServiceMonitor of it (off by default:
+	// its CRD is the Prometheus Operator's).
+	t.Run("metrics scrape conventions", func(t *testing.T) {
+		pod := find[appsv1.Deployment](t, chart, "Deployment", "ingress-xds").Spec.Template
+		port := ""
+		for _, p := range container(t, pod.Spec, "ingress-xds", false).Ports {
+			if p.Name == "metrics" {
+				port = fmt.Sprint(p.ContainerPort)
+			}
+		}
+		if a := pod.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != port || port == "" {
+			t.Errorf("pod annotations %v, metrics port %q", a, port)
+		}
+		for _, u := range chart {
+			if u.GetKind() == "ServiceMonitor" {
+				t.Errorf("a ServiceMonitor by default: %s", objectKey(u))
+			}
+		}
+		monitored := helmTemplate(t, helm, ns, `controlPlane.metrics.serviceMonitor={"enabled":true,"additionalLabels":{"release":"prom"},"scrapeInterval":"15s"}`)
+		svc := find[corev1.Service](t, monitored, "Service", "ingress-xds-metrics")
+		var sm *unstructured.Unstructured
+		for _, u := range monitored {
+			if u.GetKind() == "ServiceMonitor" {
+				sm = u
+			}
+		}
+		if svc == nil || sm == nil {
+			t.Fatalf("serviceMonitor.enabled renders Service %v, ServiceMonitor %v", svc, sm)
+		}
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].TargetPort.String() != "metrics" ||
+			svc.Spec.Selector["app.kubernetes.io/name"] != pod.Labels["app.kubernetes.io/name"] {
+			t.Errorf("metrics Service %+v", svc.Spec)
+		}
+		selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+		for k, v := range selector {
+			if svc.Labels[k] != v {
+				t.Errorf("the ServiceMonitor selects %v, the Service has %v", selector, svc.Labels)
+			}
+		}
+		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" || endpoints[0].(map[string]any)["interval"] != "15s" ||
+			sm.GetLabels()["release"] != "prom" {
+			t.Errorf("ServiceMonitor %v", sm.Object)
+		}
+	})
+
 	// Values the chart cannot honour fail the render, rather than be
 	// ignored.
 	t.Run("values it cannot honour", func(t *testing.T) {
