@@ -41,9 +41,9 @@ func TestProxyAnnotations(t *testing.T) {
 		manifest{"services.yaml", echoServicesYAML(alpha) +
 			twoEndpointService("refusing", alpha.Port, refused) +
 			twoEndpointService("failing", alpha.Port, mustAtoi(t, port503)) +
-			oneEndpointService("dead", refused) +
-			oneEndpointService("unavailable", mustAtoi(t, port503)) +
-			oneEndpointService("unanswered", unanswered) +
+			portService("dead", refused) +
+			portService("unavailable", mustAtoi(t, port503)) +
+			portService("unanswered", unanswered) +
 			"---\napiVersion: v1\nkind: Service\nmetadata: {name: empty, namespace: default}\nspec:\n  ports: [{port: 80}]\n"},
 		manifest{"ingresses.yaml", proxyIngressesYAML})
 	envoy := fm.envoy
@@ -417,24 +417,6 @@ endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
 `, name, i, port)
 	}
 	return s
-}
-
-// oneEndpointService is a Service whose one endpoint is 127.0.0.1:port.
-func oneEndpointService(name string, port int) string {
-	return fmt.Sprintf(`---
-apiVersion: v1
-kind: Service
-metadata: {name: %[1]s, namespace: default}
-spec:
-  ports: [{port: 80}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: %[1]s, namespace: default, labels: {kubernetes.io/service-name: %[1]s}}
-addressType: IPv4
-ports: [{port: %[2]d}]
-endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
-`, name, port)
 }
 
 // unansweredPort returns a port of 127.0.0.1 where connecting times out,

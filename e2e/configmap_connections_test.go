@@ -377,13 +377,23 @@ func startConnectionCounter(t *testing.T) *connectionCounter {
 		fmt.Fprintln(w, "ok")
 	}))
 	t.Cleanup(srv.Close)
+	c.backend = serverBackend(t, "pool", srv)
+	return c
+}
+
+// serverBackend is a test's own HTTP server as a backend named name, for
+// the Services of the manifests.
+func serverBackend(t *testing.T, name string, srv *httptest.Server) *framework.Backend {
+	t.Helper()
 	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := strconv.Atoi(port)
-	c.backend = &framework.Backend{Name: "pool", Host: host, Port: p}
-	return c
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &framework.Backend{Name: name, Host: host, Port: p}
 }
 
 // expect sends n requests to pool.example.com one after the other and

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,12 +36,7 @@ func startBodyArrival(t *testing.T) *bodyArrival {
 		fmt.Fprintln(w, "ok")
 	}))
 	t.Cleanup(srv.Close)
-	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := strconv.Atoi(port)
-	b.backend = &framework.Backend{Name: "arrival", Host: host, Port: p}
+	b.backend = serverBackend(t, "arrival", srv)
 	return b
 }
 

@@ -13,23 +13,7 @@ import (
 // ours is not; with the defaults, the other way round.
 func TestControllerClassFlag(t *testing.T) {
 	dir := t.TempDir()
-	manifest := `apiVersion: networking.k8s.io/v1
-kind: IngressClass
-metadata: {name: nginx}
-spec: {controller: k8s.io/ingress-nginx}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec: {ports: [{port: 80}]}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: theirs, namespace: default}
-spec:
-  ingressClassName: nginx
-  rules: [{host: nginx.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
----
+	manifest := nginxClassYAML + `---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: ours, namespace: default}
@@ -60,9 +44,8 @@ spec:
 // buffered (proxy-body-size's 1m, proxy-request-buffering's on in
 // ingress-nginx's internal/ingress/controller/config/config.go), and its
 // TLS host redirects plain HTTP (ssl-redirect).
-func TestNginxDefaultsByControllerClass(t *testing.T) {
-	dir := t.TempDir()
-	manifest := `apiVersion: networking.k8s.io/v1
+// nginxClassYAML is ingress-nginx's IngressClass and an Ingress of it.
+const nginxClassYAML = `apiVersion: networking.k8s.io/v1
 kind: IngressClass
 metadata: {name: nginx}
 spec: {controller: k8s.io/ingress-nginx}
@@ -79,6 +62,10 @@ spec:
   ingressClassName: nginx
   rules: [{host: nginx.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
 `
+
+func TestNginxDefaultsByControllerClass(t *testing.T) {
+	dir := t.TempDir()
+	manifest := nginxClassYAML
 	if err := os.WriteFile(filepath.Join(dir, "classes.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
