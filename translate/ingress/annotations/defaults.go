@@ -127,14 +127,3 @@ func (r *Registry) ParseWith(annotations map[string]string, d *Defaults) (*Value
 	}
 	return v, issues
 }
-
-// ParseAs parses value as the annotation name's value is parsed: for the
-// ConfigMap's keys of their own that take an annotation's form
-// (block-cidrs takes denylist-source-range's).
-func (r *Registry) ParseAs(name, value string) (any, error) {
-	def := r.definitionNamed(name)
-	if def == nil {
-		return nil, fmt.Errorf("no annotation %s", name)
-	}
-	return def.parse(value)
-}

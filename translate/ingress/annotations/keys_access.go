@@ -20,7 +20,7 @@ const encodedSlashNote = `Paths are matched as nginx matches locations after /a/
 	`ingress-nginx does, but Envoy then routes it as sent too, so it misses /admin's route and its ranges.`
 
 // AllowlistSourceRange admits only the clients in its ranges.
-var AllowlistSourceRange = Key[[]string]{&definition{
+var AllowlistSourceRange = key[[]string](&definition{
 	name:    "allowlist-source-range",
 	aliases: []string{"whitelist-source-range"},
 	under:   Nginx,
@@ -32,11 +32,10 @@ var AllowlistSourceRange = Key[[]string]{&definition{
 	note: `Envoy's RBAC filter answers 403 on each of the Ingress's routes, as nginx's allow and deny rules do for its locations; ` +
 		`another Ingress's paths on the same host are untouched. A value that does not parse (or an empty one) refuses the Ingress: ` +
 		`its paths answer 503, as ingress-nginx denies the location. ` + clientAddressNote + ` ` + encodedSlashNote,
-	parse: parseCIDRs,
-}}
+}, parseCIDRs)
 
 // DenylistSourceRange refuses the clients in its ranges.
-var DenylistSourceRange = Key[[]string]{&definition{
+var DenylistSourceRange = key[[]string](&definition{
 	name:  "denylist-source-range",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -44,8 +43,7 @@ var DenylistSourceRange = Key[[]string]{&definition{
 		`It is checked before allowlist-source-range.`,
 	verdict: HonouredWithDifference,
 	note:    `As allowlist-source-range: RBAC on the Ingress's routes, 503 on its paths for a value that does not parse. ` + clientAddressNote + ` ` + encodedSlashNote,
-	parse:   parseCIDRs,
-}}
+}, parseCIDRs)
 
 // accessKeys lists the keys of this file, for table.
 func accessKeys() []*definition {

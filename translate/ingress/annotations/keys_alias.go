@@ -9,7 +9,7 @@ import (
 )
 
 // ServerAlias gives the Ingress's hosts other names.
-var ServerAlias = Key[[]string]{&definition{
+var ServerAlias = key[[]string](&definition{
 	name:  "server-alias",
 	under: Nginx,
 	scope: ScopeHost,
@@ -19,12 +19,11 @@ var ServerAlias = Key[[]string]{&definition{
 	note: "exact DNS names only (nginx's regular-expression server names are refused), and not on a wildcard host. " +
 		"As in ingress-nginx, the first Ingress of a host to name aliases sets them, and a name that is a host of its own, " +
 		"or already another host's alias, is left out.",
-	parse: parseServerAliases,
-}}
+}, parseServerAliases)
 
 // parseServerAliases reads "a.example.com, b.example.com": every name must
 // be one (ingress-nginx refuses the whole value otherwise), in any case.
-func parseServerAliases(s string) (any, error) {
+func parseServerAliases(s string) ([]string, error) {
 	var out []string
 	for _, name := range strings.Split(s, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))

@@ -15,7 +15,7 @@ import (
 // basic_auth filter verifies SHA-1 alone.
 
 // AuthType turns basic authentication on.
-var AuthType = Key[string]{&definition{
+var AuthType = key[string](&definition{
 	name:  "auth-type",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -35,11 +35,10 @@ var AuthType = Key[string]{&definition{
 		`configuration. Digest authentication cannot be done ` +
 		`by Envoy or the service as nginx does it: an Ingress asking for it is refused. Without auth-type, auth-secret does nothing, as in ` +
 		`ingress-nginx (reported).`,
-	parse: parseOneOf("basic", "digest"),
-}}
+}, parseOneOf("basic", "digest"))
 
 // AuthSecret names the Secret of the user file.
-var AuthSecret = Key[string]{&definition{
+var AuthSecret = key[string](&definition{
 	name:   "auth-secret",
 	under:  Nginx,
 	scope:  ScopeRoute,
@@ -51,49 +50,46 @@ var AuthSecret = Key[string]{&definition{
 	note: `The user file travels, as the Secret holds it (hashes, never passwords), in each route's configuration to Envoy and to the ` +
 		`service, which reads it from each check; the control plane is not on the request path. A changed Secret takes effect with the ` +
 		`next configuration, within a second.`,
-	parse: parseSecretName,
-}}
+}, parseSecretName)
 
 // AuthSecretType says how the Secret holds the users.
-var AuthSecretType = Key[string]{&definition{
+var AuthSecretType = key[string](&definition{
 	name:  "auth-secret-type",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `"auth-file" (the default): the Secret's key auth is an htpasswd file ("user:hash" lines). "auth-map": each key of the Secret ` +
 		`is a user, its value the hash.`,
-	parse: parseOneOf("auth-file", "auth-map"),
-}}
+}, parseOneOf("auth-file", "auth-map"))
 
 // AuthRealm is the realm of the challenge.
-var AuthRealm = Key[string]{&definition{
+var AuthRealm = key[string](&definition{
 	name:  "auth-realm",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The realm of the WWW-Authenticate challenge (empty when unset), of the characters ingress-nginx admits: letters, digits, spaces and -._~/:.`,
-	parse: parseRealm,
-}}
+}, parseRealm)
 
 // realmChars are the characters ingress-nginx's validator admits in a
 // realm (its CharsWithSpace).
 var realmChars = regexp.MustCompile(`^[/\-._~a-zA-Z0-9: ]*$`)
 
-func parseRealm(s string) (any, error) {
+func parseRealm(s string) (string, error) {
 	if !realmChars.MatchString(s) {
-		return nil, fmt.Errorf("a realm holds only letters, digits, spaces and -._~/:")
+		return "", fmt.Errorf("a realm holds only letters, digits, spaces and -._~/:")
 	}
 	return s, nil
 }
 
 // parseSecretName reads "name" or "namespace/name": ingress-nginx looks a
 // name alone up in the Ingress's namespace.
-func parseSecretName(s string) (any, error) {
+func parseSecretName(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	ns, name, found := strings.Cut(s, "/")
 	if !found {
 		ns, name = "", s
 	}
 	if (found && len(validation.IsDNS1123Label(ns)) > 0) || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return nil, fmt.Errorf(`not a Secret's "name" or "namespace/name"`)
+		return "", fmt.Errorf(`not a Secret's "name" or "namespace/name"`)
 	}
 	return s, nil
 }

@@ -9,7 +9,7 @@ package annotations
 // location), never drops the check.
 
 // AuthURL is the auth service asked before each request.
-var AuthURL = Key[string]{&definition{
+var AuthURL = key[string](&definition{
 	name:  "auth-url",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -26,41 +26,37 @@ var AuthURL = Key[string]{&definition{
 		`$cookie_*). $host in the host needs rules with an exact host (else the client would choose the target). The service also ` +
 		`refuses to connect to those addresses, and to its host's own, after DNS (a name that resolves to loopback gets 500), where ` +
 		`nginx connects anywhere. As nginx, an https auth-url's certificate is not verified, and redirects are not followed.`,
-	parse: parseAuthURL,
-}}
+}, parseAuthURL)
 
 // AuthMethod is the subrequest's method.
-var AuthMethod = Key[string]{&definition{
+var AuthMethod = key[string](&definition{
 	name:  "auth-method",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The subrequest's method (GET when unset). As in ingress-nginx, setting it also adds X-Original-URI and X-Scheme to the subrequest.`,
-	parse: parseOneOf("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"),
-}}
+}, parseOneOf("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"))
 
 // AuthSignin is where a client the auth service answers 401 is sent.
-var AuthSignin = Key[string]{&definition{
+var AuthSignin = key[string](&definition{
 	name:  "auth-signin",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `Where a request the auth service answers 401 is redirected (302), with the original URL, escaped, in the rd parameter ` +
 		`("https://$host/oauth2/start" gives Location https://<host>/oauth2/start?rd=http://<host>%2Fpath%3Fq): nginx variables are expanded ` +
 		`per request. A URL that already has the parameter is sent as it is. The auth service's cookies go with the redirect.`,
-	parse: parseSigninURL,
-}}
+}, parseSigninURL)
 
 // AuthSigninRedirectParam names auth-signin's parameter.
-var AuthSigninRedirectParam = Key[string]{&definition{
+var AuthSigninRedirectParam = key[string](&definition{
 	name:  "auth-signin-redirect-param",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The name of auth-signin's parameter that carries the original URL ("rd" when unset).`,
-	parse: parseQueryParam,
-}}
+}, parseQueryParam)
 
 // AuthResponseHeaders are copied from the auth service's answer to the
 // request sent upstream.
-var AuthResponseHeaders = Key[[]string]{&definition{
+var AuthResponseHeaders = key[[]string](&definition{
 	name:  "auth-response-headers",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -68,31 +64,28 @@ var AuthResponseHeaders = Key[[]string]{&definition{
 		`answer lacks is removed, so a client's own value of them never reaches the backend.`,
 	verdict: HonouredWithDifference,
 	note:    `A header the answer repeats is joined with ", ". Host, Connection, Content-Length, Transfer-Encoding and the other hop-by-hop headers are refused: Envoy sets them.`,
-	parse:   parseHeaderNames,
-}}
+}, parseHeaderNames)
 
 // AuthRequestRedirect is the subrequest's X-Auth-Request-Redirect.
-var AuthRequestRedirect = Key[string]{&definition{
+var AuthRequestRedirect = key[string](&definition{
 	name:  "auth-request-redirect",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The X-Auth-Request-Redirect header of the subrequest (the request URI when unset), nginx variables expanded.`,
-	parse: parseNginxText,
-}}
+}, parseNginxText)
 
 // AuthAlwaysSetCookie passes the auth service's cookies on error answers.
-var AuthAlwaysSetCookie = Key[bool]{&definition{
+var AuthAlwaysSetCookie = key[bool](&definition{
 	name:  "auth-always-set-cookie",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `"true": the auth service's Set-Cookie headers reach the client on every answer, the backend's errors and the auth ` +
 		`service's own 401 and 403 included. "false" (the default): only on the backend's answers of status 200, 201, 204, 206, ` +
 		`301, 302, 303, 304, 307 or 308 (nginx's add_header), and with the sign-in redirect.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // AuthCacheKey turns on the cache of the auth service's answers.
-var AuthCacheKey = Key[string]{&definition{
+var AuthCacheKey = key[string](&definition{
 	name:  "auth-cache-key",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -101,22 +94,20 @@ var AuthCacheKey = Key[string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `The cache is the authorisation service's, one per Envoy (as nginx's is per replica), bounded in entries (10,000: when full, ` +
 		`expired entries go first, then any); the key's variables are those auth-url lists.`,
-	parse: parseNginxText,
-}}
+}, parseNginxText)
 
 // AuthCacheDuration says how long each status is cached.
-var AuthCacheDuration = Key[string]{&definition{
+var AuthCacheDuration = key[string](&definition{
 	name:  "auth-cache-duration",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `How long answers are cached, by status, as nginx's proxy_cache_valid: comma-separated groups of codes then a time ` +
 		`("200 202 401 5m", the default; "any 1m"; a time alone is 200, 301 and 302). A connection failure is never cached.`,
-	parse: parseCacheDuration,
-}}
+}, parseCacheDuration)
 
 // AuthProxySetHeaders names a ConfigMap of headers added to the
 // subrequest.
-var AuthProxySetHeaders = Key[string]{&definition{
+var AuthProxySetHeaders = key[string](&definition{
 	name:   "auth-proxy-set-headers",
 	under:  Nginx,
 	scope:  ScopeRoute,
@@ -126,27 +117,25 @@ var AuthProxySetHeaders = Key[string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `The value must be "namespace/name" (ingress-nginx also takes a bare name). A ConfigMap that is missing, of another ` +
 		`namespace, or with a header name or value that cannot be sent, refuses the Ingress.`,
-	parse: parseNamespacedName,
-}}
+}, parseNamespacedName)
 
 // The keepalive keys are known and ignored.
 var (
 	AuthKeepalive          = ignoredKeepalive("auth-keepalive", parseInt)
 	AuthKeepaliveRequests  = ignoredKeepalive("auth-keepalive-requests", parseInt)
 	AuthKeepaliveTimeout   = ignoredKeepalive("auth-keepalive-timeout", parseInt)
-	AuthKeepaliveShareVars = Key[bool]{&definition{
+	AuthKeepaliveShareVars = key[bool](&definition{
 		name:    "auth-keepalive-share-vars",
 		under:   Nginx,
 		scope:   ScopeRoute,
 		doc:     `Whether nginx's Lua keepalive subrequest shares nginx variables with the request.`,
 		verdict: Ignored,
 		note:    `There are no nginx variables to share: the authorisation service reads what it needs from each request.`,
-		parse:   parseBool,
-	}}
+	}, parseBool)
 )
 
-func ignoredKeepalive(name string, parse func(string) (any, error)) Key[int] {
-	return Key[int]{&definition{
+func ignoredKeepalive(name string, parse func(string) (int, error)) Key[int] {
+	return key(&definition{
 		name:    name,
 		under:   Nginx,
 		scope:   ScopeRoute,
@@ -154,12 +143,11 @@ func ignoredKeepalive(name string, parse func(string) (any, error)) Key[int] {
 		verdict: Ignored,
 		note: `The authorisation service always keeps connections to each auth service open and reuses them (up to 64 idle per ` +
 			`host, closed after 60 s idle); nginx's per-location tuning has nothing to tune.`,
-		parse: parse,
-	}}
+	}, parse)
 }
 
 // EnableGlobalAuth opts a location out of the ConfigMap's global auth.
-var EnableGlobalAuth = Key[bool]{&definition{
+var EnableGlobalAuth = key[bool](&definition{
 	name:    "enable-global-auth",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -167,8 +155,7 @@ var EnableGlobalAuth = Key[bool]{&definition{
 	verdict: Ignored,
 	note: `ingress-xds has no global-auth-url yet (it reads no controller ConfigMap: issue 16), so there is nothing to opt out of; ` +
 		`an Ingress's own auth-url applies either way, as in ingress-nginx.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 func externalAuthKeys() []*definition {
 	return []*definition{

@@ -14,7 +14,7 @@ import (
 // them for every path of the host, whichever Ingress the path is from.
 
 // AuthTLSSecret names the Secret whose ca.crt verifies clients.
-var AuthTLSSecret = Key[string]{&definition{
+var AuthTLSSecret = key[string](&definition{
 	name:   "auth-tls-secret",
 	under:  Nginx,
 	scope:  ScopeHost,
@@ -30,11 +30,10 @@ var AuthTLSSecret = Key[string]{&definition{
 		`without the check: a Secret without ca.crt (nginx then drops the verification) refuses the Ingress; over plain HTTP a ` +
 		`request to a host with auth-tls-verify-client "on" that is not redirected to HTTPS is answered 400 (nginx serves it ` +
 		`unverified). TLS session resumption is off on such a host's filter chain, so that every connection's certificate is verified.`,
-	parse: parseNamespacedName,
-}}
+}, parseNamespacedName)
 
 // AuthTLSVerifyClient is nginx's ssl_verify_client.
-var AuthTLSVerifyClient = Key[string]{&definition{
+var AuthTLSVerifyClient = key[string](&definition{
 	name:  "auth-tls-verify-client",
 	under: Nginx,
 	scope: ScopeHost,
@@ -45,40 +44,36 @@ var AuthTLSVerifyClient = Key[string]{&definition{
 		`ssl-client-subject-dn and ssl-client-issuer-dn, in place of any the client sent.`,
 	verdict: HonouredWithDifference,
 	note:    `With "optional_no_ca", a certificate that does not verify is told upstream as "FAILED" without nginx's reason after it.`,
-	parse:   parseOneOf("on", "off", "optional", "optional_no_ca"),
-}}
+}, parseOneOf("on", "off", "optional", "optional_no_ca"))
 
 // AuthTLSVerifyDepth is nginx's ssl_verify_depth.
-var AuthTLSVerifyDepth = Key[int]{&definition{
+var AuthTLSVerifyDepth = key[int](&definition{
 	name:  "auth-tls-verify-depth",
 	under: Nginx,
 	scope: ScopeHost,
 	doc:   `How many CA certificates may stand above the client's own in its chain ("1", the default, and for "0": signed by a CA of the bundle itself); at most 100.`,
-	parse: parseVerifyDepth,
-}}
+}, parseVerifyDepth)
 
 // AuthTLSErrorPage is where a refused client is sent.
-var AuthTLSErrorPage = Key[string]{&definition{
+var AuthTLSErrorPage = key[string](&definition{
 	name:  "auth-tls-error-page",
 	under: Nginx,
 	scope: ScopeHost,
 	doc: `A URL a request refused for its certificate (where it would get 400) is redirected to, with 302 and the value as it ` +
 		`is in Location, as nginx's error_page 495 496 does with a URL. A path ("/error") or a named location is an nginx internal ` +
 		`redirect, which ingress-xds cannot make: reported, and such requests keep their 400.`,
-	parse: parseErrorPage,
-}}
+}, parseErrorPage)
 
 // AuthTLSPassCertificate sends the client's certificate upstream.
-var AuthTLSPassCertificate = Key[bool]{&definition{
+var AuthTLSPassCertificate = key[bool](&definition{
 	name:  "auth-tls-pass-certificate-to-upstream",
 	under: Nginx,
 	scope: ScopeHost,
 	doc:   `"true": the client's certificate, URL-escaped PEM, goes upstream in the ssl-client-cert header, in place of any the client sent.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // AuthTLSMatchCN restricts the client certificates' subjects.
-var AuthTLSMatchCN = Key[string]{&definition{
+var AuthTLSMatchCN = key[string](&definition{
 	name:  "auth-tls-match-cn",
 	under: Nginx,
 	scope: ScopeHost,
@@ -87,11 +82,10 @@ var AuthTLSMatchCN = Key[string]{&definition{
 		`HTTPS or plain HTTP, is answered 403. An expression RE2 cannot compile (PCRE's look-arounds and back-references) refuses the Ingress.`,
 	verdict: HonouredWithDifference,
 	note:    `RE2, not PCRE; the 403's body is Envoy's ("RBAC: access denied"), not nginx's "client certificate unauthorized".`,
-	parse:   parseMatchCN,
-}}
+}, parseMatchCN)
 
 // SSLPassthrough hands a host's TLS connections to its backend.
-var SSLPassthrough = Key[bool]{&definition{
+var SSLPassthrough = key[bool](&definition{
 	name:  "ssl-passthrough",
 	under: Nginx,
 	scope: ScopeHost,
@@ -104,8 +98,7 @@ var SSLPassthrough = Key[bool]{&definition{
 		`path whoever serves it: a younger Ingress would take the TLS of a host another team serves); a younger one asking is ` +
 		`reported. Plain HTTP goes to the backends over TLS for the paths of the Ingress that sets it, where ingress-nginx switches ` +
 		`every backend of the host's "/" path.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 func authTLSKeys() []*definition {
 	return []*definition{
@@ -116,10 +109,10 @@ func authTLSKeys() []*definition {
 
 // parseVerifyDepth reads a whole number from 0 to 100; 0 is 1, as
 // ingress-nginx takes it.
-func parseVerifyDepth(s string) (any, error) {
+func parseVerifyDepth(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 0 || n > 100 {
-		return nil, errors.New("not a whole number from 0 to 100")
+		return 0, errors.New("not a whole number from 0 to 100")
 	}
 	return max(n, 1), nil
 }
@@ -130,28 +123,28 @@ func parseVerifyDepth(s string) (any, error) {
 var errorPageForm = regexp.MustCompile(`^(@[A-Za-z0-9_-]+|((https?://)?[A-Za-z0-9\-.]+(:\d+)?)?(/[A-Za-z0-9\-_.]+)*/?)$`)
 
 // parseErrorPage reads a URL nginx's error_page redirects to.
-func parseErrorPage(s string) (any, error) {
+func parseErrorPage(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "" || !errorPageForm.MatchString(s):
-		return nil, errors.New("not a URL ingress-nginx takes (scheme, host and port, then segments of letters, digits and -_.)")
+		return "", errors.New("not a URL ingress-nginx takes (scheme, host and port, then segments of letters, digits and -_.)")
 	case strings.HasPrefix(s, "/") || strings.HasPrefix(s, "@"):
-		return nil, errors.New("a path or named location, which nginx serves by an internal redirect that ingress-xds cannot make: refused requests keep their 400")
+		return "", errors.New("a path or named location, which nginx serves by an internal redirect that ingress-xds cannot make: refused requests keep their 400")
 	}
 	return s, nil
 }
 
 // parseMatchCN reads "CN=" and an expression, as ingress-nginx's
 // CommonNameAnnotationValidator; the whole value is the expression.
-func parseMatchCN(s string) (any, error) {
+func parseMatchCN(s string) (string, error) {
 	if !strings.HasPrefix(s, "CN=") {
-		return nil, errors.New(`missing the prefix "CN="`)
+		return "", errors.New(`missing the prefix "CN="`)
 	}
 	if len(s) > 1024 {
-		return nil, fmt.Errorf("%d bytes long, over 1024", len(s))
+		return "", fmt.Errorf("%d bytes long, over 1024", len(s))
 	}
 	if _, err := regexp.Compile(s); err != nil {
-		return nil, fmt.Errorf("not an RE2 expression: %w", err)
+		return "", fmt.Errorf("not an RE2 expression: %w", err)
 	}
 	return s, nil
 }

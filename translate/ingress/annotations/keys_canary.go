@@ -14,7 +14,7 @@ import (
 
 // Canary makes the Ingress a canary of the mainline Ingresses of its hosts
 // and paths.
-var Canary = Key[bool]{&definition{
+var Canary = key[bool](&definition{
 	name:  "canary",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -27,54 +27,49 @@ var Canary = Key[bool]{&definition{
 		`(its Service port), so that other paths of the same Service are canaried too. The canary's requests are forwarded with the ` +
 		`mainline route's policy (timeouts, rewrites, protocol, TLS, connect timeout), as nginx serves them from the mainline's location; ` +
 		`the canary's own load-balance and upstream-hash-by give way to the mainline's (its service-upstream is kept).`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // CanaryWeight is the share of requests, out of canary-weight-total, sent
 // to the canary when no header or cookie decides.
-var CanaryWeight = Key[int]{&definition{
+var CanaryWeight = key[int](&definition{
 	name:  "canary-weight",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `Requests out of canary-weight-total ("10") sent to the canary when neither canary-by-header nor canary-by-cookie decided: ` +
 		`an Envoy weighted split. 0 (the default) sends none, the total or more sends all.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // CanaryWeightTotal is what canary-weight is out of.
-var CanaryWeightTotal = Key[int]{&definition{
+var CanaryWeightTotal = key[int](&definition{
 	name:  "canary-weight-total",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `What canary-weight is a share of ("1000"; default 100). As in ingress-nginx's balancer, a total under 100 counts as 100.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // CanaryByHeader names the request header that sends a request to the
 // canary ("always") or away from it ("never").
-var CanaryByHeader = Key[string]{&definition{
+var CanaryByHeader = key[string](&definition{
 	name:  "canary-by-header",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `A request header ("X-Canary"): "always" sends the request to the canary, "never" to the mainline; any other value, ` +
 		`or none, leaves the choice to the cookie and the weight. With canary-by-header-value or -pattern, only a matching ` +
 		`value sends to the canary and every other falls through. As in nginx, "_" in the name stands for "-".`,
-	parse: parseCanaryName,
-}}
+}, parseCanaryName)
 
 // CanaryByHeaderValue is the value of canary-by-header that sends to the
 // canary.
-var CanaryByHeaderValue = Key[string]{&definition{
+var CanaryByHeaderValue = key[string](&definition{
 	name:  "canary-by-header-value",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The value of canary-by-header ("DoCanary", compared exactly) that sends a request to the canary; other values fall through to the cookie and the weight. Nothing without canary-by-header.`,
-	parse: parseCanaryValue,
-}}
+}, parseCanaryValue)
 
 // CanaryByHeaderPattern is a regular expression over canary-by-header's
 // value.
-var CanaryByHeaderPattern = Key[string]{&definition{
+var CanaryByHeaderPattern = key[string](&definition{
 	name:    "canary-by-header-pattern",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -82,20 +77,18 @@ var CanaryByHeaderPattern = Key[string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `RE2 syntax (Envoy's), not PCRE: a pattern RE2 refuses (look-arounds, backreferences) is reported and not applied, where ` +
 		`ingress-nginx sends every request with the header to the mainline when its regular expression fails.`,
-	parse: parseCanaryPattern,
-}}
+}, parseCanaryPattern)
 
 // CanaryByCookie names the cookie that sends a request to the canary
 // ("always") or away from it ("never").
-var CanaryByCookie = Key[string]{&definition{
+var CanaryByCookie = key[string](&definition{
 	name:    "canary-by-cookie",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `A cookie ("canary"): "always" sends the request to the canary, "never" to the mainline, anything else leaves the choice to the weight. canary-by-header decides first.`,
 	verdict: HonouredWithDifference,
 	note:    `Where a request carries the cookie twice, "always" in either wins (nginx reads the first).`,
-	parse:   parseCanaryName,
-}}
+}, parseCanaryName)
 
 // canaryKeys lists the keys of this file, for table.
 func canaryKeys() []*definition {
@@ -116,19 +109,19 @@ var (
 )
 
 // parseCanaryName reads a header or cookie name.
-func parseCanaryName(s string) (any, error) {
+func parseCanaryName(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if !canaryToken.MatchString(s) {
-		return nil, fmt.Errorf("not a header or cookie name (letters, digits and -._~)")
+		return "", fmt.Errorf("not a header or cookie name (letters, digits and -._~)")
 	}
 	return s, nil
 }
 
 // parseCanaryValue reads a header value, trimmed as ingress-nginx trims it.
-func parseCanaryValue(s string) (any, error) {
+func parseCanaryValue(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if !canaryValue.MatchString(s) {
-		return nil, fmt.Errorf("not a value ingress-nginx accepts (letters, digits, spaces and -._~/:)")
+		return "", fmt.Errorf("not a value ingress-nginx accepts (letters, digits, spaces and -._~/:)")
 	}
 	return s, nil
 }
@@ -138,16 +131,16 @@ func parseCanaryValue(s string) (any, error) {
 const maxCanaryPattern = 1000
 
 // parseCanaryPattern reads a regular expression that RE2 compiles.
-func parseCanaryPattern(s string) (any, error) {
+func parseCanaryPattern(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if !canaryPattern.MatchString(s) {
-		return nil, fmt.Errorf("not a pattern ingress-nginx accepts (letters, digits, -._~/: and ^$[](){}*+?|&=\\)")
+		return "", fmt.Errorf("not a pattern ingress-nginx accepts (letters, digits, -._~/: and ^$[](){}*+?|&=\\)")
 	}
 	if len(s) > maxCanaryPattern {
-		return nil, fmt.Errorf("a pattern of %d bytes, over %d", len(s), maxCanaryPattern)
+		return "", fmt.Errorf("a pattern of %d bytes, over %d", len(s), maxCanaryPattern)
 	}
 	if _, err := regexp.Compile(s); err != nil {
-		return nil, fmt.Errorf("not a regular expression RE2 accepts: %w", err)
+		return "", fmt.Errorf("not a regular expression RE2 accepts: %w", err)
 	}
 	return s, nil
 }

@@ -30,7 +30,7 @@ const corsDifference = `CORS is rendered as routes, not with Envoy's CORS filter
 	`which HTTP forbids on a 204 and Envoy never sends).`
 
 // EnableCORS turns CORS on for the Ingress's paths.
-var EnableCORS = Key[bool]{&definition{
+var EnableCORS = key[bool](&definition{
 	name:  "enable-cors",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -42,11 +42,10 @@ var EnableCORS = Key[bool]{&definition{
 		`before IP rules, authentication and rate limits. A request whose Origin is not allowed is served as without CORS.`,
 	verdict: HonouredWithDifference,
 	note:    corsDifference,
-	parse:   parseBool,
-}}
+}, parseBool)
 
 // CORSAllowOrigin lists the allowed origins.
-var CORSAllowOrigin = Key[CORSOrigins]{&definition{
+var CORSAllowOrigin = key[CORSOrigins](&definition{
 	name:  "cors-allow-origin",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -58,61 +57,55 @@ var CORSAllowOrigin = Key[CORSOrigins]{&definition{
 	note: `A value ingress-nginx's validator refuses (an upper-case scheme, a path) makes ingress-nginx allow any origin; it refuses the ` +
 		`Ingress here (fail closed), unless the list holds "*". ingress-nginx's match is not anchored at the origin's start (a non-browser ` +
 		`Origin such as "xhttp://a.com" passes for http://a.com there); here the whole Origin must match.`,
-	parse: parseCORSOrigins,
-}}
+}, parseCORSOrigins)
 
 // CORSAllowMethods is Access-Control-Allow-Methods.
-var CORSAllowMethods = Key[string]{&definition{
+var CORSAllowMethods = key[string](&definition{
 	name:    "cors-allow-methods",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Access-Control-Allow-Methods, as written: methods (letters only) separated by commas ("` + DefaultCORSMethods + `", the default).`,
 	verdict: HonouredWithDifference,
 	note:    `A value ingress-nginx would replace by its default refuses the Ingress (fail closed).`,
-	parse:   parseCORSList(regexp.MustCompile(`^([A-Za-z]+,?\s?)+$`), DefaultCORSMethods, "methods (letters) separated by commas"),
-}}
+}, parseCORSList(regexp.MustCompile(`^([A-Za-z]+,?\s?)+$`), DefaultCORSMethods, "methods (letters) separated by commas"))
 
 // CORSAllowHeaders is Access-Control-Allow-Headers.
-var CORSAllowHeaders = Key[string]{&definition{
+var CORSAllowHeaders = key[string](&definition{
 	name:    "cors-allow-headers",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Access-Control-Allow-Headers, as written: header names (letters, digits, "-" and "_") separated by commas (default "` + DefaultCORSHeaders + `").`,
 	verdict: HonouredWithDifference,
 	note:    `A value ingress-nginx would replace by its default refuses the Ingress (fail closed).`,
-	parse:   parseCORSList(regexp.MustCompile(`^[A-Za-z0-9-_, ]*$`), DefaultCORSHeaders, `header names (letters, digits, "-", "_") separated by commas`),
-}}
+}, parseCORSList(regexp.MustCompile(`^[A-Za-z0-9-_, ]*$`), DefaultCORSHeaders, `header names (letters, digits, "-", "_") separated by commas`))
 
 // CORSExposeHeaders is Access-Control-Expose-Headers.
-var CORSExposeHeaders = Key[string]{&definition{
+var CORSExposeHeaders = key[string](&definition{
 	name:    "cors-expose-headers",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Access-Control-Expose-Headers, as written: header names or "*" separated by commas; not sent by default.`,
 	verdict: HonouredWithDifference,
 	note:    `A value ingress-nginx would drop refuses the Ingress (fail closed).`,
-	parse:   parseCORSList(regexp.MustCompile(`^(([A-Za-z0-9\-\_]+|\*),?\s?)+$`), "", `header names or "*" separated by commas`),
-}}
+}, parseCORSList(regexp.MustCompile(`^(([A-Za-z0-9\-\_]+|\*),?\s?)+$`), "", `header names or "*" separated by commas`))
 
 // CORSAllowCredentials sends Access-Control-Allow-Credentials.
-var CORSAllowCredentials = Key[bool]{&definition{
+var CORSAllowCredentials = key[bool](&definition{
 	name:    "cors-allow-credentials",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `"false": Access-Control-Allow-Credentials is not sent; "true" (the default, even with the origin "*"): it is, as "true".`,
 	verdict: HonouredWithDifference,
 	note:    `A value that is not a boolean makes ingress-nginx send the header; it refuses the Ingress here (fail closed).`,
-	parse:   parseBool,
-}}
+}, parseBool)
 
 // CORSMaxAge is Access-Control-Max-Age.
-var CORSMaxAge = Key[int]{&definition{
+var CORSMaxAge = key[int](&definition{
 	name:  "cors-max-age",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `Access-Control-Max-Age in seconds, an integer sent as written (default ` + strconv.Itoa(DefaultCORSMaxAge) + `); a value that is not one is reported and the default sent, as by ingress-nginx.`,
-	parse: parseInteger,
-}}
+}, parseInteger)
 
 // CORSOrigins is cors-allow-origin's value: Any, or Origins (as written,
 // lower-case scheme, "*." for one label) and the entries ingress-nginx
@@ -131,7 +124,7 @@ var (
 )
 
 // parseCORSOrigins reads cors-allow-origin as ingress-nginx's Parse does.
-func parseCORSOrigins(s string) (any, error) {
+func parseCORSOrigins(s string) (CORSOrigins, error) {
 	var out CORSOrigins
 	entries := strings.Split(s, ",")
 	for _, e := range entries {
@@ -142,7 +135,7 @@ func parseCORSOrigins(s string) (any, error) {
 		}
 	}
 	if strings.ContainsAny(s, "\r\n") || !corsOriginsForm.MatchString(strings.ReplaceAll(s, " ", "")) {
-		return nil, fmt.Errorf(`not a list of origins (scheme://host[:port], "null" or "*", separated by commas)`)
+		return CORSOrigins{}, fmt.Errorf(`not a list of origins (scheme://host[:port], "null" or "*", separated by commas)`)
 	}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -163,14 +156,14 @@ func parseCORSOrigins(s string) (any, error) {
 // parseCORSList reads a CORS header value: blank is the default; a value
 // must pass ingress-nginx's check (form, once spaces are removed and again
 // as written), and is sent trimmed.
-func parseCORSList(form *regexp.Regexp, def, what string) func(string) (any, error) {
-	return func(s string) (any, error) {
+func parseCORSList(form *regexp.Regexp, def, what string) func(string) (string, error) {
+	return func(s string) (string, error) {
 		v := strings.TrimSpace(s)
 		if v == "" {
 			return def, nil
 		}
 		if strings.ContainsAny(v, "\r\n") || !form.MatchString(strings.ReplaceAll(v, " ", "")) || !form.MatchString(v) {
-			return nil, fmt.Errorf("not %s", what)
+			return "", fmt.Errorf("not %s", what)
 		}
 		return v, nil
 	}
@@ -178,10 +171,10 @@ func parseCORSList(form *regexp.Regexp, def, what string) func(string) (any, err
 
 // parseInteger reads an integer, as Go's strconv.Atoi (ingress-nginx's
 // GetIntAnnotation).
-func parseInteger(s string) (any, error) {
+func parseInteger(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return nil, fmt.Errorf("not an integer")
+		return 0, fmt.Errorf("not an integer")
 	}
 	return n, nil
 }

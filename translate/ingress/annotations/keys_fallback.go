@@ -16,7 +16,7 @@ import (
 
 // DefaultBackend names the Service that answers when the rule's has no
 // ready endpoint.
-var DefaultBackend = Key[string]{&definition{
+var DefaultBackend = key[string](&definition{
 	name:  "default-backend",
 	under: Nginx,
 	scope: ScopeCluster,
@@ -33,12 +33,11 @@ var DefaultBackend = Key[string]{&definition{
 		`a TCP first port, or missing is reported and not used (as ingress-nginx ignores it); one without a ready endpoint either ` +
 		`gives 503, as from nginx. A rule's ExternalName Service, or one reached at its cluster IP (service-upstream), always has an ` +
 		`address and never falls back, as in ingress-nginx.`,
-	parse: parseServiceName,
-}}
+}, parseServiceName)
 
 // CustomHTTPErrors lists the codes whose responses the default backend
 // replaces.
-var CustomHTTPErrors = Key[[]uint32]{&definition{
+var CustomHTTPErrors = key[[]uint32](&definition{
 	name:  "custom-http-errors",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -52,11 +51,10 @@ var CustomHTTPErrors = Key[[]uint32]{&definition{
 		`sent (Envoy cannot keep the original path through the redirect), X-Request-ID is Envoy's x-request-id. Without ` +
 		`default-backend, ingress-nginx sends the errors to its global default backend; ingress-xds has none: the responses pass ` +
 		`through unchanged, which is reported. A request with a body is re-run without it.`,
-	parse: parseErrorCodes,
-}}
+}, parseErrorCodes)
 
 // DisableProxyInterceptErrors keeps the backend's error responses.
-var DisableProxyInterceptErrors = Key[bool]{&definition{
+var DisableProxyInterceptErrors = key[bool](&definition{
 	name:    "disable-proxy-intercept-errors",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -64,13 +62,12 @@ var DisableProxyInterceptErrors = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `Envoy's filter cannot tell the backend's responses from Envoy's own, so "true" turns the error pages off altogether; ` +
 		`nginx still replaces the errors it makes itself (a 502 or 504 when the backend fails).`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // parseErrorCodes reads a comma-separated list of codes from 400 to 599,
 // spaces ignored (ingress-nginx's validator removes them), as a sorted
 // list without repeats.
-func parseErrorCodes(s string) (any, error) {
+func parseErrorCodes(s string) ([]uint32, error) {
 	var out []uint32
 	for _, f := range strings.Split(strings.ReplaceAll(s, " ", ""), ",") {
 		if f == "" {
@@ -92,12 +89,12 @@ func parseErrorCodes(s string) (any, error) {
 // parseServiceName reads a Service's name, which ingress-nginx's
 // ValidateServiceName holds to a DNS label (RFC 1035): a Service of the
 // Ingress's own namespace, so "namespace/name" is not one.
-func parseServiceName(s string) (any, error) {
+func parseServiceName(s string) (string, error) {
 	if strings.Contains(s, "/") {
-		return nil, fmt.Errorf("not a Service name: only a Service of the Ingress's namespace may be named, without a namespace")
+		return "", fmt.Errorf("not a Service name: only a Service of the Ingress's namespace may be named, without a namespace")
 	}
 	if len(validation.IsDNS1035Label(s)) > 0 {
-		return nil, fmt.Errorf("not a Service name (a DNS label: lower-case letters, digits and '-', starting with a letter)")
+		return "", fmt.Errorf("not a Service name (a DNS label: lower-case letters, digits and '-', starting with a letter)")
 	}
 	return s, nil
 }

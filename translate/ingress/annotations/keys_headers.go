@@ -13,7 +13,7 @@ import (
 // translate/ingress/customheaders.go applies them.
 
 // CustomHeaders names a ConfigMap whose entries become response headers.
-var CustomHeaders = Key[string]{&definition{
+var CustomHeaders = key[string](&definition{
 	name:   "custom-headers",
 	under:  Nginx,
 	scope:  ScopeRoute,
@@ -28,22 +28,20 @@ var CustomHeaders = Key[string]{&definition{
 	note: `A ConfigMap of another namespace is refused (503, reported), as ingress-nginx's documentation says, where its code reads ` +
 		`it. Headers that make HTTP's framing (Content-Length, Transfer-Encoding, Connection and the other hop-by-hop headers) are ` +
 		`refused the same way: Envoy owns them.`,
-	parse: parseConfigMapName,
-}}
+}, parseConfigMapName)
 
 // ConnectionProxyHeader is the Connection header sent to the backend.
-var ConnectionProxyHeader = Key[string]{&definition{
+var ConnectionProxyHeader = key[string](&definition{
 	name:  "connection-proxy-header",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `"keep-alive" or "close" (the only values ingress-nginx takes): the Connection header the backend receives, in place of ` +
 		`the default, which passes WebSocket upgrades. With "close" the backend closes each connection after its response, and ` +
 		`Envoy opens a new one for the next request; as through nginx, an upgrade on such a path is not passed on.`,
-	parse: parseOneOf("keep-alive", "close"),
-}}
+}, parseOneOf("keep-alive", "close"))
 
 // HTTP2PushPreload pushes the resources a response's Link headers preload.
-var HTTP2PushPreload = Key[bool]{&definition{
+var HTTP2PushPreload = key[bool](&definition{
 	name:    "http2-push-preload",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -51,15 +49,14 @@ var HTTP2PushPreload = Key[bool]{&definition{
 	verdict: Ignored,
 	note: `Envoy has no HTTP/2 server push (nor have browsers any more: Chrome and Firefox dropped it, and recent nginx ignores ` +
 		`the directive). The Link headers reach the client as they are, which fetches the resources itself: the responses are the same.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // parseConfigMapName reads "namespace/name", as ingress-nginx looks a
 // ConfigMap up (by that key: a name alone is never found).
-func parseConfigMapName(s string) (any, error) {
+func parseConfigMapName(s string) (string, error) {
 	ns, name, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return nil, fmt.Errorf(`not a ConfigMap's "namespace/name"`)
+		return "", fmt.Errorf(`not a ConfigMap's "namespace/name"`)
 	}
 	return ns + "/" + name, nil
 }

@@ -33,7 +33,7 @@ type MirrorTarget struct {
 }
 
 // MirrorTargetKey is where copies of the Ingress's requests go.
-var MirrorTargetKey = Key[MirrorTarget]{&definition{
+var MirrorTargetKey = key[MirrorTarget](&definition{
 	name:  "mirror-target",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -54,22 +54,20 @@ var MirrorTargetKey = Key[MirrorTarget]{&definition{
 		`X-Request-ID, X-Envoy-Internal), and its $request_uri is the path as Envoy normalised it; over https the target's ` +
 		`name is sent as SNI (nginx's proxy_ssl_server_name is off) and, as from nginx, its certificate is not verified. ` +
 		`Envoy does not wait for the copy's answer, where nginx's mirror holds the request until the copy is answered.`,
-	parse: parseMirrorTarget,
-}}
+}, parseMirrorTarget)
 
 // MirrorHostKey is the Host of the copies.
-var MirrorHostKey = Key[string]{&definition{
+var MirrorHostKey = key[string](&definition{
 	name:    "mirror-host",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `The Host header of the copies mirror-target sends ("test.example.com"); by default the target's host, without its port.`,
 	verdict: HonouredWithDifference,
 	note:    `As mirror-target.`,
-	parse:   parseMirrorHost,
-}}
+}, parseMirrorHost)
 
 // MirrorRequestBodyKey says whether the copies carry the body.
-var MirrorRequestBodyKey = Key[bool]{&definition{
+var MirrorRequestBodyKey = key[bool](&definition{
 	name:    "mirror-request-body",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -77,8 +75,7 @@ var MirrorRequestBodyKey = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `As mirror-target. With "off" the copy is sent without a body and with Content-Length 0 (nginx sends the ` +
 		`request's Content-Length and no body), once the request's body has arrived.`,
-	parse: parseOnOff,
-}}
+}, parseOnOff)
 
 // mirrorChars are what ingress-nginx's parser lets into a URL that may
 // hold nginx variables (its URLWithNginxVariableRegex) but space and ",":
@@ -91,33 +88,33 @@ const requestURI = "$request_uri"
 // parseMirrorTarget reads an http or https URL with a host that is not a
 // local one, no userinfo, no query, and no variable but $request_uri at
 // the end.
-func parseMirrorTarget(s string) (any, error) {
+func parseMirrorTarget(s string) (MirrorTarget, error) {
 	s = strings.TrimSpace(s)
 	if !mirrorChars.MatchString(s) {
-		return nil, fmt.Errorf("not a URL ingress-nginx takes (only letters, digits and -._~/:?&=$ are allowed)")
+		return MirrorTarget{}, fmt.Errorf("not a URL ingress-nginx takes (only letters, digits and -._~/:?&=$ are allowed)")
 	}
 	var t MirrorTarget
 	if rest, ok := strings.CutSuffix(s, requestURI); ok {
 		s, t.RequestURI = rest, true
 	}
 	if strings.Contains(s, "$") {
-		return nil, fmt.Errorf("an nginx variable other than $request_uri at the end: not supported")
+		return MirrorTarget{}, fmt.Errorf("an nginx variable other than $request_uri at the end: not supported")
 	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("not a URL: %w", err)
+		return MirrorTarget{}, fmt.Errorf("not a URL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("not an http or https URL")
+		return MirrorTarget{}, fmt.Errorf("not an http or https URL")
 	case u.Hostname() == "":
-		return nil, fmt.Errorf("a URL without a host")
+		return MirrorTarget{}, fmt.Errorf("a URL without a host")
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "":
-		return nil, fmt.Errorf("a URL with a query or fragment: not supported (the copy takes the request's query)")
+		return MirrorTarget{}, fmt.Errorf("a URL with a query or fragment: not supported (the copy takes the request's query)")
 	}
 	t.Scheme, t.Path = u.Scheme, u.Path
 	t.Host = strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if err := mirrorHostName(t.Host); err != nil {
-		return nil, err
+		return MirrorTarget{}, err
 	}
 	t.Port = 80
 	if t.Scheme == "https" {
@@ -126,7 +123,7 @@ func parseMirrorTarget(s string) (any, error) {
 	if p := u.Port(); p != "" {
 		n, err := strconv.ParseUint(p, 10, 16)
 		if err != nil || n == 0 {
-			return nil, fmt.Errorf("port %q is not a port", p)
+			return MirrorTarget{}, fmt.Errorf("port %q is not a port", p)
 		}
 		t.Port = uint32(n)
 	}
@@ -155,20 +152,20 @@ func mirrorHostName(host string) error {
 
 // parseMirrorHost reads a Host header value: a DNS name or an IP address,
 // with an optional port.
-func parseMirrorHost(s string) (any, error) {
+func parseMirrorHost(s string) (string, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	name := s
 	if h, p, err := splitHostPort(s); err == nil {
 		name = h
 		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
-			return nil, fmt.Errorf("port %q is not a port", p)
+			return "", fmt.Errorf("port %q is not a port", p)
 		}
 	}
 	if _, err := netip.ParseAddr(name); err == nil {
 		return s, nil
 	}
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, fmt.Errorf("not a host name (a DNS name or an IP address, with an optional port)")
+		return "", fmt.Errorf("not a host name (a DNS name or an IP address, with an optional port)")
 	}
 	return s, nil
 }
@@ -198,7 +195,7 @@ func MirrorTargetHost(r *Registry, annotations map[string]string) (string, bool)
 			if err != nil {
 				return "", false
 			}
-			return t.(MirrorTarget).Host, true
+			return t.Host, true
 		}
 	}
 	return "", false

@@ -9,18 +9,17 @@ import "time"
 // known, so that they are not reported as unsupported, and ignored.
 
 // ProxyConnectTimeout bounds connecting to a backend endpoint.
-var ProxyConnectTimeout = Key[time.Duration]{&definition{
+var ProxyConnectTimeout = key[time.Duration](&definition{
 	name:  "proxy-connect-timeout",
 	under: Nginx,
 	scope: ScopeCluster,
 	doc: `Seconds ("5") to wait for a connection to a backend endpoint, as nginx's proxy_connect_timeout. It is the connect timeout ` +
 		`of the cluster the Ingress's routes send to: a cluster of that Service port with this policy, shared by every route asking the same. ` +
 		`A connection that times out is retried (proxy-next-upstream), and when no try connects the client gets 504, as from nginx.`,
-	parse: parseSeconds,
-}}
+}, parseSeconds)
 
 // ProxyReadTimeout bounds the time between two reads from the backend.
-var ProxyReadTimeout = Key[time.Duration]{&definition{
+var ProxyReadTimeout = key[time.Duration](&definition{
 	name:    "proxy-read-timeout",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -30,23 +29,21 @@ var ProxyReadTimeout = Key[time.Duration]{&definition{
 		`that never pauses longer is served whole. Envoy's idle timer counts bytes in either direction, and with proxy-send-timeout also set ` +
 		`the larger of the two bounds both. A pause before the response starts gets 504, as from nginx; a pause after it has started ends ` +
 		`the stream (the client gets a truncated response), as nginx closes the connection.`,
-	parse: parseSeconds,
-}}
+}, parseSeconds)
 
 // ProxySendTimeout bounds the time between two writes to the backend.
-var ProxySendTimeout = Key[time.Duration]{&definition{
+var ProxySendTimeout = key[time.Duration](&definition{
 	name:    "proxy-send-timeout",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Seconds ("60") the backend may take to accept the next part of the request, as nginx's proxy_send_timeout.`,
 	verdict: HonouredWithDifference,
 	note:    `As proxy-read-timeout: the route's stream idle timeout, the larger of the two when both are set, and no total timeout.`,
-	parse:   parseSeconds,
-}}
+}, parseSeconds)
 
 // ProxyNextUpstream lists when a failed request is passed to another
 // endpoint.
-var ProxyNextUpstream = Key[[]string]{&definition{
+var ProxyNextUpstream = key[[]string](&definition{
 	name:  "proxy-next-upstream",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -61,12 +58,11 @@ var ProxyNextUpstream = Key[[]string]{&definition{
 		`ends the request without a retry); http_500, http_502, http_503, http_504, http_403, http_404, http_429 → retriable-status-codes ` +
 		`with those codes; off → no retries. As in nginx, POST, LOCK and PATCH are not retried unless non_idempotent is given, and a retry ` +
 		`goes to another endpoint than those already tried; unlike nginx, that also holds for a POST whose connection failed before it was sent.`,
-	parse: parseNextUpstream,
-}}
+}, parseNextUpstream)
 
 // ProxyNextUpstreamTries bounds the tries of a request, the first
 // included.
-var ProxyNextUpstreamTries = Key[int]{&definition{
+var ProxyNextUpstreamTries = key[int](&definition{
 	name:    "proxy-next-upstream-tries",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -74,11 +70,10 @@ var ProxyNextUpstreamTries = Key[int]{&definition{
 	verdict: HonouredWithDifference,
 	note: `nginx's 0 (no limit) cannot be said to Envoy, which needs a number: it is reported and the default of 3 kept. ` +
 		`Envoy also bounds the retries in flight to a cluster at once (3, its circuit breaker's default).`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // ProxyNextUpstreamTimeout is known and ignored.
-var ProxyNextUpstreamTimeout = Key[int]{&definition{
+var ProxyNextUpstreamTimeout = key[int](&definition{
 	name:    "proxy-next-upstream-timeout",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -86,11 +81,10 @@ var ProxyNextUpstreamTimeout = Key[int]{&definition{
 	verdict: Ignored,
 	note: `Envoy has no window after which a retry may no longer start: its retries are bounded by their number ` +
 		`(proxy-next-upstream-tries) and by the route's timeouts.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // ProxyBodySize bounds the request body.
-var ProxyBodySize = Key[int64]{&definition{
+var ProxyBodySize = key[int64](&definition{
 	name:    "proxy-body-size",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -100,12 +94,11 @@ var ProxyBodySize = Key[int64]{&definition{
 		`with proxy-request-buffering on, its default. With proxy-request-buffering off the body streams and the limit is not enforced: ` +
 		`Envoy can bound a body only by buffering it. Envoy buffers at most 4 GiB: a larger limit is none. Without the key, Envoy sets ` +
 		`no limit (nginx's default is 1m), unless serve --nginx-defaults (on when serve takes over ingress-nginx's class) gives it.`,
-	parse: parseOffset,
-}}
+}, parseOffset)
 
 // ProxyRequestBuffering says whether the request body is buffered before
 // it is forwarded.
-var ProxyRequestBuffering = Key[bool]{&definition{
+var ProxyRequestBuffering = key[bool](&definition{
 	name:    "proxy-request-buffering",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -116,23 +109,21 @@ var ProxyRequestBuffering = Key[bool]{&definition{
 		`connection. Envoy holds the body in memory, where nginx spools what passes client-body-buffer-size to disk, so it cannot buffer ` +
 		`a body without a bound: with proxy-body-size "0", or without the key and without --nginx-defaults, the body streams. "off" ` +
 		`streams, and then proxy-body-size is not enforced.`,
-	parse: parseOnOff,
-}}
+}, parseOnOff)
 
 // ProxyHTTPVersion is the HTTP version spoken to the backend.
-var ProxyHTTPVersion = Key[string]{&definition{
+var ProxyHTTPVersion = key[string](&definition{
 	name:    "proxy-http-version",
 	under:   Nginx,
 	scope:   ScopeCluster,
 	doc:     `The HTTP version spoken to the backend: "1.1" (the default) or "1.0".`,
 	verdict: HonouredWithDifference,
 	note:    `"1.1" is what Envoy speaks. Envoy cannot send HTTP/1.0 requests to a backend: "1.0" is reported (UnsupportedAnnotationValue) and HTTP/1.1 is used.`,
-	parse:   parseOneOf("1.0", "1.1"),
-}}
+}, parseOneOf("1.0", "1.1"))
 
 // ignoredBuffer is a key of nginx's buffers, which Envoy has no use for.
-func ignoredBuffer(name, doc, note string, parse func(string) (any, error)) Key[any] {
-	return Key[any]{&definition{name: name, under: Nginx, scope: ScopeRoute, doc: doc, verdict: Ignored, note: note, parse: parse}}
+func ignoredBuffer[T any](name, doc, note string, parse func(string) (T, error)) Key[T] {
+	return key(&definition{name: name, under: Nginx, scope: ScopeRoute, doc: doc, verdict: Ignored, note: note}, parse)
 }
 
 const streamsNote = `Envoy streams responses to the client with flow control, holding no more than its buffer limits: there is no response buffer to turn on, size or spill to a file.`

@@ -17,7 +17,7 @@ type Replace struct{ From, To string }
 
 // ProxyRedirectFrom is the text replaced at the start of Location and
 // Refresh.
-var ProxyRedirectFrom = Key[string]{&definition{
+var ProxyRedirectFrom = key[string](&definition{
 	name:  "proxy-redirect-from",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -28,22 +28,20 @@ var ProxyRedirectFrom = Key[string]{&definition{
 	note: `Plain text is replaced as nginx replaces it (Envoy's Lua filter, on the Ingress's routes only). nginx's regular ` +
 		`expressions ("~..." or "~*...") are reported (UnsupportedAnnotationValue) and not applied. "default" changes nothing, as in ` +
 		`ingress-nginx, whose proxy_pass names http://upstream_balancer/, which no backend sends back.`,
-	parse: parseRedirectText,
-}}
+}, parseRedirectText)
 
 // ProxyRedirectTo is what replaces ProxyRedirectFrom's text.
-var ProxyRedirectTo = Key[string]{&definition{
+var ProxyRedirectTo = key[string](&definition{
 	name:    "proxy-redirect-to",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `The text that replaces proxy-redirect-from's. Without it (or "off"), proxy-redirect-from does nothing, as in ingress-nginx.`,
 	verdict: HonouredWithDifference,
 	note:    `As proxy-redirect-from.`,
-	parse:   parseRedirectText,
-}}
+}, parseRedirectText)
 
 // ProxyCookieDomain rewrites the Domain attribute of Set-Cookie.
-var ProxyCookieDomain = Key[*Replace]{&definition{
+var ProxyCookieDomain = key[*Replace](&definition{
 	name:  "proxy-cookie-domain",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -51,11 +49,10 @@ var ProxyCookieDomain = Key[*Replace]{&definition{
 		`"from" (in any case, a leading dot ignored) gets "to" instead. "off" (the default) changes nothing.`,
 	verdict: HonouredWithDifference,
 	note:    `Plain text is replaced as nginx replaces it (Envoy's Lua filter, on the Ingress's routes only). nginx's regular expressions ("~...") are reported (UnsupportedAnnotationValue) and not applied.`,
-	parse:   parseCookieRewrite(cookieDomainText, "-._~/:"),
-}}
+}, parseCookieRewrite(cookieDomainText, "-._~/:"))
 
 // ProxyCookiePath rewrites the Path attribute of Set-Cookie.
-var ProxyCookiePath = Key[*Replace]{&definition{
+var ProxyCookiePath = key[*Replace](&definition{
 	name:  "proxy-cookie-path",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -63,8 +60,7 @@ var ProxyCookiePath = Key[*Replace]{&definition{
 		`(case-sensitive) has it replaced by "to", the rest kept ("/one/two" becomes "/two"). "off" (the default) changes nothing.`,
 	verdict: HonouredWithDifference,
 	note:    `Plain text is replaced as nginx replaces it (Envoy's Lua filter, on the Ingress's routes only). nginx's regular expressions ("~...") are reported (UnsupportedAnnotationValue) and not applied.`,
-	parse:   parseCookieRewrite(redirectText, "-._~/:,?&="),
-}}
+}, parseCookieRewrite(redirectText, "-._~/:,?&="))
 
 // The characters ingress-nginx admits (its parser.URLIsValidRegex for
 // the redirect and cookie path keys, cookieDomainRegex's for the domain):
@@ -77,18 +73,18 @@ var (
 
 // parseRedirectText reads proxy-redirect-from or -to: "off", "default",
 // or text of ingress-nginx's characters.
-func parseRedirectText(s string) (any, error) {
+func parseRedirectText(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if !redirectText.MatchString(s) {
-		return nil, fmt.Errorf("not a URL or part of one of letters, digits and -._~/:,?&=")
+		return "", fmt.Errorf("not a URL or part of one of letters, digits and -._~/:,?&=")
 	}
 	return s, nil
 }
 
 // parseCookieRewrite reads "off" (nil) or "from to", each of chars
 // (letters, digits and the punctuation named).
-func parseCookieRewrite(chars *regexp.Regexp, punctuation string) func(string) (any, error) {
-	return func(s string) (any, error) {
+func parseCookieRewrite(chars *regexp.Regexp, punctuation string) func(string) (*Replace, error) {
+	return func(s string) (*Replace, error) {
 		words := strings.Fields(s)
 		if len(words) == 1 && words[0] == "off" {
 			return (*Replace)(nil), nil

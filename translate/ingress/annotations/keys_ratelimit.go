@@ -25,18 +25,17 @@ const rateNote = `Each client address has a token bucket per route, as nginx's l
 	`endpoint changes do not), where nginx keeps its zones across reloads. ` + clientAddressNote
 
 // LimitRPS bounds each client's requests per second.
-var LimitRPS = Key[int]{&definition{
+var LimitRPS = key[int](&definition{
 	name:    "limit-rps",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Requests per second each client address may send to each of the Ingress's paths, with a burst of limit-burst-multiplier times as many; beyond, 503. "0": no limit.`,
 	verdict: HonouredWithDifference,
 	note:    rateNote,
-	parse:   parseNonNegative,
-}}
+}, parseNonNegative)
 
 // LimitRPM bounds each client's requests per minute.
-var LimitRPM = Key[int]{&definition{
+var LimitRPM = key[int](&definition{
 	name:    "limit-rpm",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -44,20 +43,18 @@ var LimitRPM = Key[int]{&definition{
 	verdict: HonouredWithDifference,
 	note: rateNote + ` With both keys, a request must find a token in both buckets; one refused by the per-second bucket may ` +
 		`still have spent its token of the per-minute one, where nginx spends none.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // LimitBurstMultiplier sizes the burst of limit-rps and limit-rpm.
-var LimitBurstMultiplier = Key[int]{&definition{
+var LimitBurstMultiplier = key[int](&definition{
 	name:  "limit-burst-multiplier",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The burst of limit-rps and limit-rpm, as a multiple of the rate ("5", the default): requests a client may send at once beyond the rate.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // LimitAllowlist exempts client ranges from the rate limits.
-var LimitAllowlist = Key[[]string]{&definition{
+var LimitAllowlist = key[[]string](&definition{
 	name:    "limit-allowlist",
 	aliases: []string{"limit-whitelist"},
 	under:   Nginx,
@@ -67,11 +64,10 @@ var LimitAllowlist = Key[[]string]{&definition{
 	note: `A shadow RBAC filter ahead of the rate limit tags the request when its client is in the ranges, and a tagged request ` +
 		`takes no token; the service counting limit-connections never counts them. A value that does not parse is reported and ignored: every client is limited (ingress-nginx drops the ` +
 		`rate limits instead). ` + clientAddressNote,
-	parse: parseCIDRs,
-}}
+}, parseCIDRs)
 
 // LimitConnections bounds each client's requests in flight.
-var LimitConnections = Key[int]{&definition{
+var LimitConnections = key[int](&definition{
 	name:    "limit-connections",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -87,8 +83,7 @@ var LimitConnections = Key[int]{&definition{
 		`before its limit_conn. Differences: these routes put the service on the request path (a loopback gRPC stream per ` +
 		`request, docs/benchmarks.md); when it is down or does not answer in 5 s the request gets 503, never the backend; and the counts start from zero when the service restarts, as nginx's when it restarts (not on reloads). ` +
 		clientAddressNote,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // limitRateNote says how limit-rate differs from nginx's limit_rate.
 const limitRateNote = `Envoy's fault filter paces each response body (envoy.filters.http.fault, its response_rate_limit: no ` +
@@ -102,18 +97,17 @@ const limitRateNote = `Envoy's fault filter paces each response body (envoy.filt
 	`limit-rate is the default. With limit-rate-after, the authorisation service paces instead (see that key).`
 
 // LimitRate slows each response.
-var LimitRate = Key[int]{&definition{
+var LimitRate = key[int](&definition{
 	name:    "limit-rate",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `Kilobytes (1,024 bytes) per second each response is sent at, at most (nginx's limit_rate); "0": no limit.`,
 	verdict: HonouredWithDifference,
 	note:    limitRateNote,
-	parse:   parseNonNegative,
-}}
+}, parseNonNegative)
 
 // LimitRateAfter lets a response's first kilobytes go unslowed.
-var LimitRateAfter = Key[int]{&definition{
+var LimitRateAfter = key[int](&definition{
 	name:    "limit-rate-after",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -128,8 +122,7 @@ var LimitRateAfter = Key[int]{&definition{
 		`than nginx's but may end a little later; the response's headers are not counted, as nginx counts them; a chunk that ` +
 		`would wait more than 5 minutes ends the response (Envoy's default stream idle timeout would too); when the service ` +
 		`cannot be asked the request gets 503, never an unpaced response. The ConfigMap's limit-rate-after is the default.`,
-	parse: parseNonNegative,
-}}
+}, parseNonNegative)
 
 // rateLimitKeys lists the keys of this file, for table.
 func rateLimitKeys() []*definition {

@@ -6,7 +6,7 @@ package annotations
 
 // PermanentRedirect answers every path of the Ingress with a redirect to
 // one URL.
-var PermanentRedirect = Key[string]{&definition{
+var PermanentRedirect = key[string](&definition{
 	name:  "permanent-redirect",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -16,11 +16,10 @@ var PermanentRedirect = Key[string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `Validated as ingress-nginx validates it (only letters, digits and -._~/:,?&=, so no userinfo, no CR or LF), and also refused ` +
 		`unless it is an http or https URL with a host, or an absolute path (ingress-nginx would write anything else into the Location as it is).`,
-	parse: parseRedirectURL(true),
-}}
+}, parseRedirectURL(true))
 
 // PermanentRedirectCode is permanent-redirect's status.
-var PermanentRedirectCode = Key[uint32]{&definition{
+var PermanentRedirectCode = key[uint32](&definition{
 	name:    "permanent-redirect-code",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -28,12 +27,11 @@ var PermanentRedirectCode = Key[uint32]{&definition{
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx also takes 300, 304, 305 and 306, with which nginx sends the URL as the body and no Location: ` +
 		`those are reported, and 301 is used.`,
-	parse: parseRedirectCode(301, 302, 303, 307, 308),
-}}
+}, parseRedirectCode(301, 302, 303, 307, 308))
 
 // TemporalRedirect is permanent-redirect with 302, and takes precedence
 // over it.
-var TemporalRedirect = Key[string]{&definition{
+var TemporalRedirect = key[string](&definition{
 	name:  "temporal-redirect",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -41,33 +39,30 @@ var TemporalRedirect = Key[string]{&definition{
 		`it takes precedence over permanent-redirect, as in ingress-nginx.`,
 	verdict: HonouredWithDifference,
 	note:    `Validated as permanent-redirect; ingress-nginx also requires its scheme to be http or https, and so does ingress-xds.`,
-	parse:   parseRedirectURL(false),
-}}
+}, parseRedirectURL(false))
 
 // TemporalRedirectCode is temporal-redirect's status.
-var TemporalRedirectCode = Key[uint32]{&definition{
+var TemporalRedirectCode = key[uint32](&definition{
 	name:    "temporal-redirect-code",
 	under:   Nginx,
 	scope:   ScopeRoute,
 	doc:     `The status of temporal-redirect: 301, 302, 303 or 307 (302 when not set or not one of those; ingress-nginx does not take 308 here).`,
 	verdict: HonouredWithDifference,
 	note:    `ingress-nginx also takes 300, 304, 305 and 306 (nginx then sends no Location): those are reported, and 302 is used.`,
-	parse:   parseRedirectCode(301, 302, 303, 307),
-}}
+}, parseRedirectCode(301, 302, 303, 307))
 
 // RelativeRedirects sends an absolute-path permanent-redirect as it is.
-var RelativeRedirects = Key[bool]{&definition{
+var RelativeRedirects = key[bool](&definition{
 	name:  "relative-redirects",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `"true": a permanent-redirect or temporal-redirect that is an absolute path ("/new") is sent as it is in the Location ` +
 		`(nginx's absolute_redirect off); otherwise it is made absolute with the request's scheme and host.`,
-	note:  `nginx's other own redirects (a directory's trailing slash) have no counterpart in ingress-xds, so this is all it changes.`,
-	parse: parseBool,
-}}
+	note: `nginx's other own redirects (a directory's trailing slash) have no counterpart in ingress-xds, so this is all it changes.`,
+}, parseBool)
 
 // SSLRedirect sends plain HTTP to HTTPS for hosts with a certificate.
-var SSLRedirect = Key[bool]{&definition{
+var SSLRedirect = key[bool](&definition{
 	name:  "ssl-redirect",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -78,22 +73,20 @@ var SSLRedirect = Key[bool]{&definition{
 		`when serve takes over ingress-nginx's class (--controller-class k8s.io/ingress-nginx); otherwise only when the annotation, or the ` +
 		`controller ConfigMap's ssl-redirect (serve --configmap), says "true". Ingress paths starting with /.well-known/acme-challenge are ` +
 		`exempted (the ConfigMap's no-tls-redirect-locations) with serve --configmap or --nginx-defaults only.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // ForceSSLRedirect answers plain-HTTP requests with a redirect to HTTPS,
 // whether or not the host has a certificate.
-var ForceSSLRedirect = Key[bool]{&definition{
+var ForceSSLRedirect = key[bool](&definition{
 	name:  "force-ssl-redirect",
 	under: Own | Nginx | Legacy,
 	scope: ScopeRoute,
 	doc: `"true": plain-HTTP requests get a 308 to the same URL over HTTPS, with or without a certificate for the host, ` +
 		`without a trailing "/" (see preserve-trailing-slash). The same under every prefix.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // PreserveTrailingSlash keeps the trailing slash in redirects to HTTPS.
-var PreserveTrailingSlash = Key[bool]{&definition{
+var PreserveTrailingSlash = key[bool](&definition{
 	name:  "preserve-trailing-slash",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -102,12 +95,11 @@ var PreserveTrailingSlash = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx drops the last character of the path and query when it is "/": with a query, ingress-xds drops nothing ` +
 		`(/a/?q=/ keeps its query whole; ingress-nginx would send /a/?q=).`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // UsePortInRedirects writes the HTTPS listener's port into redirects to
 // HTTPS.
-var UsePortInRedirects = Key[bool]{&definition{
+var UsePortInRedirects = key[bool](&definition{
 	name:    "use-port-in-redirects",
 	under:   Nginx,
 	scope:   ScopeRoute,
@@ -115,11 +107,10 @@ var UsePortInRedirects = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `As ingress-nginx's Lua does, the port is that of the listener (--https-port), not one a load balancer in front may map to it. ` +
 		`nginx's port_in_redirect also adds the port to an absolute-path permanent-redirect made absolute; ingress-xds does not.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // FromToWWWRedirect redirects www.<host> to <host>, or the reverse.
-var FromToWWWRedirect = Key[bool]{&definition{
+var FromToWWWRedirect = key[bool](&definition{
 	name:  "from-to-www-redirect",
 	under: Nginx,
 	scope: ScopeHost,
@@ -129,11 +120,10 @@ var FromToWWWRedirect = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `ingress-nginx serves the redirect over HTTPS when the apex host's certificate covers the other name; ingress-xds when a spec.tls ` +
 		`entry names it (as it chooses every host's certificate). Wildcard hosts get no redirect.`,
-	parse: parseBool,
-}}
+}, parseBool)
 
 // AppRoot redirects requests for / to the application's root.
-var AppRoot = Key[string]{&definition{
+var AppRoot = key[string](&definition{
 	name:  "app-root",
 	under: Nginx,
 	scope: ScopeHost,
@@ -143,8 +133,7 @@ var AppRoot = Key[string]{&definition{
 	note: `As in ingress-nginx, it answers / of the host before any path of any Ingress (regular expressions included). Two Ingresses ` +
 		`of a host asking for different roots: the oldest's is used and the other is reported (ingress-nginx takes whichever its configuration has first). ` +
 		`The Location's host has no port: Envoy drops the Host header's port before routing, where nginx's $http_host keeps it.`,
-	parse: parseAppRoot,
-}}
+}, parseAppRoot)
 
 // redirectKeys lists the keys of this file, in the order
 // docs/annotations.md shows them.

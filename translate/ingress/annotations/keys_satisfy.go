@@ -3,7 +3,7 @@ package annotations
 // Satisfy is nginx's satisfy of a location: "any" lets a request in when
 // it passes one of the access checks (the source ranges, or one of the
 // kinds of authentication), where the default "all" asks every one.
-var Satisfy = Key[string]{&definition{
+var Satisfy = key[string](&definition{
 	name:  "satisfy",
 	under: Nginx,
 	scope: ScopeRoute,
@@ -16,7 +16,6 @@ var Satisfy = Key[string]{&definition{
 		`authentication), so that one place decides; the rate limits, the client certificate and the ConfigMap's ` +
 		`block-user-agents and block-referers still apply before it, as nginx's are not access-phase checks. A ConfigMap ` +
 		`block-cidrs address is one of the address checks, as nginx's http-level deny is: a client in it with good credentials passes.`,
-	parse: parseOneOf("any", "all"),
-}}
+}, parseOneOf("any", "all"))
 
 func satisfyKeys() []*definition { return []*definition{Satisfy.def} }

@@ -7,7 +7,7 @@ package annotations
 // an error here, so the key is reported and not applied.
 
 // BackendProtocol is the protocol spoken to the backend.
-var BackendProtocol = Key[string]{&definition{
+var BackendProtocol = key[string](&definition{
 	name:  "backend-protocol",
 	under: Nginx,
 	scope: ScopeCluster,
@@ -21,12 +21,11 @@ var BackendProtocol = Key[string]{&definition{
 		`FCGI is refused: Envoy has no FastCGI client, and the Ingress's routes answer 503 ` +
 		`rather than speak HTTP to a FastCGI server. H2C, which ingress-nginx's validator does not take, is read as GRPC is. gRPC ` +
 		`is proxied as HTTP/2, so any HTTP/2 backend works with GRPC, and the route's timeouts apply to the whole call.`,
-	parse: parseBackendProtocol,
-}}
+}, parseBackendProtocol)
 
 // ProxySSLSecret names the Secret with the CA (and client certificate) for
 // TLS to the backend.
-var ProxySSLSecret = Key[string]{&definition{
+var ProxySSLSecret = key[string](&definition{
 	name:   "proxy-ssl-secret",
 	under:  Nginx,
 	scope:  ScopeCluster,
@@ -39,11 +38,10 @@ var ProxySSLSecret = Key[string]{&definition{
 	note: `The CA and the client certificate are written into the cluster itself: a rotated Secret makes a new cluster (its name ` +
 		`carries a hash of its policy), which Envoy swaps in, draining the old one. The Secret does not make the backend speak TLS: ` +
 		`that is backend-protocol HTTPS or GRPCS (AUTO_HTTP: for the requests that came over TLS), as in nginx.`,
-	parse: parseNamespacedName,
-}}
+}, parseNamespacedName)
 
 // ProxySSLVerify turns verification of the backend's certificate on.
-var ProxySSLVerify = Key[bool]{&definition{
+var ProxySSLVerify = key[bool](&definition{
 	name:    "proxy-ssl-verify",
 	under:   Nginx,
 	scope:   ScopeCluster,
@@ -51,52 +49,47 @@ var ProxySSLVerify = Key[bool]{&definition{
 	verdict: HonouredWithDifference,
 	note: `A certificate that does not verify fails the connection (and its retries): Envoy's 503 for it is made nginx's 502 by the listener's local reply mapping. ` +
 		`Without proxy-ssl-name nginx checks the certificate against its upstream's name ("upstream_balancer"), which no real certificate carries; Envoy checks the chain only.`,
-	parse: parseOnOff,
-}}
+}, parseOnOff)
 
 // ProxySSLVerifyDepth bounds the backend's certificate chain.
-var ProxySSLVerifyDepth = Key[int]{&definition{
+var ProxySSLVerifyDepth = key[int](&definition{
 	name:  "proxy-ssl-verify-depth",
 	under: Nginx,
 	scope: ScopeCluster,
 	doc:   `How deep the backend's certificate chain may be when it is verified ("1", the default: signed by the CA itself).`,
-	parse: parseCount,
-}}
+}, parseCount)
 
 // ProxySSLName is the name the backend's certificate is verified against.
-var ProxySSLName = Key[string]{&definition{
+var ProxySSLName = key[string](&definition{
 	name:  "proxy-ssl-name",
 	under: Nginx,
 	scope: ScopeCluster,
 	doc: `The DNS name the backend's certificate must carry when proxy-ssl-verify is "on", and the server name sent (SNI) when ` +
 		`proxy-ssl-server-name is "on".`,
-	parse: parseServerName,
-}}
+}, parseServerName)
 
 // ProxySSLServerName says whether SNI is sent to the backend.
-var ProxySSLServerName = Key[bool]{&definition{
+var ProxySSLServerName = key[bool](&definition{
 	name:    "proxy-ssl-server-name",
 	under:   Nginx,
 	scope:   ScopeCluster,
 	doc:     `"on": the backend is sent proxy-ssl-name as its server name (SNI); "off" (the default): no server name.`,
 	verdict: HonouredWithDifference,
 	note:    `Without proxy-ssl-name nginx would send its upstream's name ("upstream_balancer"), which no backend expects; Envoy sends none.`,
-	parse:   parseOnOff,
-}}
+}, parseOnOff)
 
 // ProxySSLProtocols are the TLS versions offered to the backend.
-var ProxySSLProtocols = Key[[]string]{&definition{
+var ProxySSLProtocols = key[[]string](&definition{
 	name:    "proxy-ssl-protocols",
 	under:   Nginx,
 	scope:   ScopeCluster,
 	doc:     `The TLS versions offered to the backend: "TLSv1.2" (the default), "TLSv1.3", or both, space-separated.`,
 	verdict: HonouredWithDifference,
 	note:    `Envoy offers a range of versions, from the lowest listed to the highest, which is what a list of consecutive versions is.`,
-	parse:   parseTLSProtocols,
-}}
+}, parseTLSProtocols)
 
 // ProxySSLCiphers are the TLS 1.2 ciphers offered to the backend.
-var ProxySSLCiphers = Key[[]string]{&definition{
+var ProxySSLCiphers = key[[]string](&definition{
 	name:    "proxy-ssl-ciphers",
 	under:   Nginx,
 	scope:   ScopeCluster,
@@ -104,20 +97,18 @@ var ProxySSLCiphers = Key[[]string]{&definition{
 	verdict: HonouredWithDifference,
 	note: `Envoy takes a list of BoringSSL's cipher names, not OpenSSL's expressions: a value with an alias or an exclusion ` +
 		`("HIGH:!aNULL") or a name BoringSSL lacks is reported and Envoy's default ciphers are used. TLS 1.3's suites are not configurable.`,
-	parse: parseCiphers,
-}}
+}, parseCiphers)
 
 // UpstreamVhost is the Host header sent upstream.
-var UpstreamVhost = Key[string]{&definition{
+var UpstreamVhost = key[string](&definition{
 	name:  "upstream-vhost",
 	under: Nginx,
 	scope: ScopeRoute,
 	doc:   `The Host header the backend receives instead of the request's ("internal.example.com").`,
-	parse: parseServerName,
-}}
+}, parseServerName)
 
 // ServiceUpstream sends to the Service's cluster IP.
-var ServiceUpstream = Key[bool]{&definition{
+var ServiceUpstream = key[bool](&definition{
 	name:  "service-upstream",
 	under: Nginx,
 	scope: ScopeCluster,
@@ -125,11 +116,10 @@ var ServiceUpstream = Key[bool]{&definition{
 		`the endpoints themselves. A Service without a cluster IP (headless) or of type ExternalName is reported and sent to as usual.`,
 	verdict: HonouredWithDifference,
 	note:    `Envoy sees one endpoint: load-balance and upstream-hash-by have nothing to choose from, and retries go to the same address, as with nginx.`,
-	parse:   parseBool,
-}}
+}, parseBool)
 
 // LoadBalance is how an endpoint is picked.
-var LoadBalance = Key[string]{&definition{
+var LoadBalance = key[string](&definition{
 	name:    "load-balance",
 	under:   Nginx,
 	scope:   ScopeCluster,
@@ -139,11 +129,10 @@ var LoadBalance = Key[string]{&definition{
 		`endpoints picked at random, the one with fewer requests in flight), which favours fast endpoints the same way without ` +
 		`measuring latency. "chash", "chashsubset" and the sticky balancers are what upstream-hash-by and the affinity keys ask for; ` +
 		`named here they are reported and round robin is used.`,
-	parse: parseLoadBalance,
-}}
+}, parseLoadBalance)
 
 // UpstreamHashBy makes the endpoint a consistent hash of the request.
-var UpstreamHashBy = Key[[]HashPart]{&definition{
+var UpstreamHashBy = key[[]HashPart](&definition{
 	name:  "upstream-hash-by",
 	under: Nginx,
 	scope: ScopeCluster,
@@ -154,30 +143,27 @@ var UpstreamHashBy = Key[[]HashPart]{&definition{
 	note: `Envoy hashes each part and combines the hashes, and a request missing a part (a header, a cookie) is hashed on the ` +
 		`others, or sent to any endpoint when none is present; nginx hashes the text the variables make. $uri is hashed with ` +
 		`the query (as $request_uri). Other variables and literal text are refused (reported, not applied): Envoy cannot hash them.`,
-	parse: parseHashBy,
-}}
+}, parseHashBy)
 
 // UpstreamHashBySubset hashes to a subset of endpoints.
-var UpstreamHashBySubset = Key[bool]{&definition{
+var UpstreamHashBySubset = key[bool](&definition{
 	name:    "upstream-hash-by-subset",
 	under:   Nginx,
 	scope:   ScopeCluster,
 	doc:     `"true": the hash of upstream-hash-by picks a subset of upstream-hash-by-subset-size endpoints, and each request one of them.`,
 	verdict: HonouredWithDifference,
 	note:    `Envoy hashes to one endpoint, not to a subset: requests with the same value all go to that one endpoint (a subset of one), which nginx would spread over the subset.`,
-	parse:   parseBool,
-}}
+}, parseBool)
 
 // UpstreamHashBySubsetSize is the size of those subsets.
-var UpstreamHashBySubsetSize = Key[int]{&definition{
+var UpstreamHashBySubsetSize = key[int](&definition{
 	name:    "upstream-hash-by-subset-size",
 	under:   Nginx,
 	scope:   ScopeCluster,
 	doc:     `The size of upstream-hash-by-subset's subsets ("3", the default).`,
 	verdict: HonouredWithDifference,
 	note:    `Read and checked, and without effect: the subset is always one endpoint (see upstream-hash-by-subset).`,
-	parse:   parseCount,
-}}
+}, parseCount)
 
 // upstreamKeys lists the keys of this file, for table.
 func upstreamKeys() []*definition {

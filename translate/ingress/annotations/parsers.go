@@ -7,12 +7,12 @@ import (
 
 // parseBool reads "true" or "false", in any case, with spaces around
 // ignored.
-func parseBool(s string) (any, error) {
+func parseBool(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true":
 		return true, nil
 	case "false":
 		return false, nil
 	}
-	return nil, fmt.Errorf("not a boolean (true or false)")
+	return false, fmt.Errorf("not a boolean (true or false)")
 }

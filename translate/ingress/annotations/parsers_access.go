@@ -15,7 +15,7 @@ import (
 // ingress-nginx. The result is canonical CIDRs ("10.0.0.1" is
 // "10.0.0.1/32"), sorted, without duplicates; an IPv4-mapped IPv6 address
 // is the IPv4 address, as net.ParseIP reads it.
-func parseCIDRs(s string) (any, error) {
+func parseCIDRs(s string) ([]string, error) {
 	var out []string
 	for entry := range strings.SplitSeq(s, ",") {
 		entry = strings.TrimSpace(entry)

@@ -25,7 +25,7 @@ func TestParseCIDRs(t *testing.T) {
 		{"0.0.0.0/0", []string{"0.0.0.0/0"}},
 	} {
 		got, err := parseCIDRs(tc.in)
-		if err != nil || !slices.Equal(got.([]string), tc.want) {
+		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("parseCIDRs(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}

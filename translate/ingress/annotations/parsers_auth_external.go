@@ -50,38 +50,38 @@ func checkNginxText(s string, spaces bool) error {
 // loopback, link-local or unspecified (the service also checks every
 // address it connects to), or the request's own host ($host). Variables
 // elsewhere are those the service expands.
-func parseAuthURL(s string) (any, error) {
+func parseAuthURL(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if err := checkNginxText(s, false); err != nil {
-		return nil, err
+		return "", err
 	}
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok || (scheme != "http" && scheme != "https") {
-		return nil, fmt.Errorf("not an http:// or https:// URL")
+		return "", fmt.Errorf("not an http:// or https:// URL")
 	}
 	authority, _, _ := strings.Cut(rest, "/")
 	authority, _, _ = strings.Cut(authority, "?")
 	if strings.Contains(authority, "@") {
-		return nil, fmt.Errorf("holds userinfo (user:password@), which would be sent to the auth service")
+		return "", fmt.Errorf("holds userinfo (user:password@), which would be sent to the auth service")
 	}
 	host := authority
 	if h, port, found := cutPort(authority); found {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("port %q is not a port", port)
+			return "", fmt.Errorf("port %q is not a port", port)
 		}
 		host = h
 	}
 	if strings.Contains(host, "$") {
 		if !hostVariables[host] {
-			return nil, fmt.Errorf("host %q: the only variable a host may be is $host (the request's own)", host)
+			return "", fmt.Errorf("host %q: the only variable a host may be is $host (the request's own)", host)
 		}
 		return s, nil
 	}
 	if err := checkAuthHost(host); err != nil {
-		return nil, err
+		return "", err
 	}
 	if _, err := url.Parse(strings.ReplaceAll(s, "$", "")); err != nil {
-		return nil, fmt.Errorf("not a URL: %w", err)
+		return "", fmt.Errorf("not a URL: %w", err)
 	}
 	return s, nil
 }
@@ -124,17 +124,17 @@ func checkAuthHost(host string) error {
 // parseSigninURL reads auth-signin: where a client without credentials is
 // redirected, an http or https URL or an absolute path, with the
 // variables the service expands ($host, $escaped_request_uri, ...).
-func parseSigninURL(s string) (any, error) {
+func parseSigninURL(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if err := checkNginxText(s, false); err != nil {
-		return nil, err
+		return "", err
 	}
 	scheme, rest, ok := strings.Cut(s, "://")
 	switch {
 	case ok && (scheme == "http" || scheme == "https") && rest != "" && rest[0] != '/':
 	case !ok && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
 	default:
-		return nil, fmt.Errorf("not an http or https URL with a host, nor an absolute path")
+		return "", fmt.Errorf("not an http or https URL with a host, nor an absolute path")
 	}
 	return s, nil
 }
@@ -142,13 +142,13 @@ func parseSigninURL(s string) (any, error) {
 // parseNginxText reads a value the service expands per request (an
 // auth-cache-key, an auth-request-redirect): no control characters, only
 // variables it knows.
-func parseNginxText(s string) (any, error) {
+func parseNginxText(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, fmt.Errorf("empty")
+		return "", fmt.Errorf("empty")
 	}
 	if err := checkNginxText(s, true); err != nil {
-		return nil, err
+		return "", err
 	}
 	return s, nil
 }
@@ -156,10 +156,10 @@ func parseNginxText(s string) (any, error) {
 // queryParam is a query parameter's name (auth-signin-redirect-param).
 var queryParam = regexp.MustCompile(`^[-._~a-zA-Z0-9]+$`)
 
-func parseQueryParam(s string) (any, error) {
+func parseQueryParam(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if !queryParam.MatchString(s) {
-		return nil, fmt.Errorf("not a query parameter's name (letters, digits and -._~)")
+		return "", fmt.Errorf("not a query parameter's name (letters, digits and -._~)")
 	}
 	return s, nil
 }
@@ -174,7 +174,7 @@ var unsettable = map[string]bool{"host": true, "connection": true, "keep-alive":
 
 // parseHeaderNames reads auth-response-headers: a comma-separated list of
 // header names.
-func parseHeaderNames(s string) (any, error) {
+func parseHeaderNames(s string) ([]string, error) {
 	if err := checkNginxText(s, true); err != nil || strings.Contains(s, "$") {
 		return nil, fmt.Errorf("holds a control character or a $")
 	}
@@ -204,7 +204,7 @@ var nginxTime = regexp.MustCompile(`^\d+(ms|s|m|h|d|w|M|y)$`)
 // parseCacheDuration reads auth-cache-duration as ingress-nginx validates
 // it: comma-separated groups of status codes (or "any") then times
 // ("200 202 401 5m", "1h 30m"), each group with a time.
-func parseCacheDuration(s string) (any, error) {
+func parseCacheDuration(s string) (string, error) {
 	groups := 0
 	for group := range strings.SplitSeq(s, ",") {
 		fields := strings.Fields(group)
@@ -218,26 +218,26 @@ func parseCacheDuration(s string) (any, error) {
 				seenTime = true
 			case (f == "any" || len(f) == 3 && strings.Trim(f, "0123456789") == "") && !seenTime:
 			default:
-				return nil, fmt.Errorf("%q is not a status code before the time nor an nginx time (such as 5m)", f)
+				return "", fmt.Errorf("%q is not a status code before the time nor an nginx time (such as 5m)", f)
 			}
 		}
 		if !seenTime {
-			return nil, fmt.Errorf("%q has no time", strings.TrimSpace(group))
+			return "", fmt.Errorf("%q has no time", strings.TrimSpace(group))
 		}
 		groups++
 	}
 	if groups == 0 {
-		return nil, fmt.Errorf("empty")
+		return "", fmt.Errorf("empty")
 	}
 	return strings.TrimSpace(s), nil
 }
 
 // parseInt reads a whole number, as ingress-nginx's ValidateInt (which
 // takes a negative one too).
-func parseInt(s string) (any, error) {
+func parseInt(s string) (int, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("not a whole number")
+		return 0, fmt.Errorf("not a whole number")
 	}
 	return int(n), nil
 }

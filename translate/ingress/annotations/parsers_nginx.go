@@ -21,31 +21,31 @@ const maxSeconds = 1_000_000_000
 // ingress-nginx's timeouts are written ("60", never "60s": its parser is
 // strconv.Atoi and its template appends the unit). Zero is refused: nginx
 // would time out at once, and Envoy reads a zero timeout as none at all.
-func parseSeconds(s string) (any, error) {
+func parseSeconds(s string) (time.Duration, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("not a whole number of seconds (such as 60)")
+		return 0, fmt.Errorf("not a whole number of seconds (such as 60)")
 	}
 	if n < 1 || n > maxSeconds {
-		return nil, fmt.Errorf("%d seconds is out of range (1 to %d)", n, maxSeconds)
+		return 0, fmt.Errorf("%d seconds is out of range (1 to %d)", n, maxSeconds)
 	}
 	return time.Duration(n) * time.Second, nil
 }
 
 // parseCount reads a whole number, at least 1.
-func parseCount(s string) (any, error) {
+func parseCount(s string) (int, error) {
 	n, err := strconv.ParseInt(s, 10, 32)
 	if err != nil || n < 1 {
-		return nil, fmt.Errorf("not a whole number of at least 1")
+		return 0, fmt.Errorf("not a whole number of at least 1")
 	}
 	return int(n), nil
 }
 
 // parseNonNegative reads a whole number, 0 or more.
-func parseNonNegative(s string) (any, error) {
+func parseNonNegative(s string) (int, error) {
 	n, err := strconv.ParseInt(s, 10, 32)
 	if err != nil || n < 0 {
-		return nil, fmt.Errorf("not a whole number of 0 or more")
+		return 0, fmt.Errorf("not a whole number of 0 or more")
 	}
 	return int(n), nil
 }
@@ -59,47 +59,47 @@ var (
 )
 
 // parseOffset reads an nginx offset ("8m", "1g", "0") as bytes.
-func parseOffset(s string) (any, error) { return parseBytes(nginxOffset, s, "such as 8k, 1m or 1g") }
+func parseOffset(s string) (int64, error) { return parseBytes(nginxOffset, s, "such as 8k, 1m or 1g") }
 
 // parseSize reads an nginx size ("8k", "1m") as bytes.
-func parseSize(s string) (any, error) { return parseBytes(nginxSize, s, "such as 8k or 1m") }
+func parseSize(s string) (int64, error) { return parseBytes(nginxSize, s, "such as 8k or 1m") }
 
-func parseBytes(form *regexp.Regexp, s, example string) (any, error) {
+func parseBytes(form *regexp.Regexp, s, example string) (int64, error) {
 	m := form.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return nil, fmt.Errorf("not an nginx size (%s)", example)
+		return 0, fmt.Errorf("not an nginx size (%s)", example)
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
 	if err != nil || n > math.MaxInt64>>shift {
-		return nil, fmt.Errorf("size out of range")
+		return 0, fmt.Errorf("size out of range")
 	}
 	return n << shift, nil
 }
 
 // parseOnOff reads "on" or "off", exactly, with spaces around ignored (as
 // ingress-nginx's option validator reads them).
-func parseOnOff(s string) (any, error) {
+func parseOnOff(s string) (bool, error) {
 	switch strings.TrimSpace(s) {
 	case "on":
 		return true, nil
 	case "off":
 		return false, nil
 	}
-	return nil, fmt.Errorf(`not "on" or "off"`)
+	return false, fmt.Errorf(`not "on" or "off"`)
 }
 
 // parseOneOf returns a parser of exactly one of values, spaces around
 // ignored.
-func parseOneOf(values ...string) func(string) (any, error) {
-	return func(s string) (any, error) {
+func parseOneOf(values ...string) func(string) (string, error) {
+	return func(s string) (string, error) {
 		s = strings.TrimSpace(s)
 		for _, v := range values {
 			if s == v {
 				return s, nil
 			}
 		}
-		return nil, fmt.Errorf("not one of %s", strings.Join(values, ", "))
+		return "", fmt.Errorf("not one of %s", strings.Join(values, ", "))
 	}
 }
 
@@ -113,7 +113,7 @@ var nextUpstreamConditions = map[string]bool{
 
 // parseNextUpstream reads proxy-next-upstream's space-separated words, in
 // their order, each once.
-func parseNextUpstream(s string) (any, error) {
+func parseNextUpstream(s string) ([]string, error) {
 	words := strings.Fields(s)
 	if len(words) == 0 {
 		return nil, fmt.Errorf("no condition")

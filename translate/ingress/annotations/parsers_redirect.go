@@ -17,23 +17,23 @@ var urlChars = regexp.MustCompile(`^[-._~a-zA-Z0-9/:,?&=]+$`)
 // parseRedirectURL reads a redirect target: an http or https URL with a
 // host, or, when paths is set, an absolute path (which ingress-nginx's
 // permanent-redirect takes and nginx makes absolute).
-func parseRedirectURL(paths bool) func(string) (any, error) {
-	return func(s string) (any, error) {
+func parseRedirectURL(paths bool) func(string) (string, error) {
+	return func(s string) (string, error) {
 		s = strings.TrimSpace(s)
 		if !urlChars.MatchString(s) {
-			return nil, fmt.Errorf("not a URL ingress-nginx takes (only letters, digits and -._~/:,?&= are allowed)")
+			return "", fmt.Errorf("not a URL ingress-nginx takes (only letters, digits and -._~/:,?&= are allowed)")
 		}
 		u, err := url.Parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("not a URL: %w", err)
+			return "", fmt.Errorf("not a URL: %w", err)
 		}
 		switch {
 		case (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
 		case paths && u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
 		case paths:
-			return nil, fmt.Errorf("not an http or https URL with a host, nor an absolute path")
+			return "", fmt.Errorf("not an http or https URL with a host, nor an absolute path")
 		default:
-			return nil, fmt.Errorf("not an http or https URL with a host")
+			return "", fmt.Errorf("not an http or https URL with a host")
 		}
 		return s, nil
 	}
@@ -43,14 +43,14 @@ func parseRedirectURL(paths bool) func(string) (any, error) {
 // keeping only the codes that are redirects with a Location: ingress-nginx
 // takes the others of its range too, and nginx then sends the URL as a
 // body.
-func parseRedirectCode(codes ...uint32) func(string) (any, error) {
-	return func(s string) (any, error) {
+func parseRedirectCode(codes ...uint32) func(string) (uint32, error) {
+	return func(s string) (uint32, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return nil, fmt.Errorf("not a whole number")
+			return 0, fmt.Errorf("not a whole number")
 		}
 		if n < 0 || !slices.Contains(codes, uint32(n)) {
-			return nil, fmt.Errorf("%d is not one of %v", n, codes)
+			return 0, fmt.Errorf("%d is not one of %v", n, codes)
 		}
 		return uint32(n), nil
 	}
@@ -62,14 +62,14 @@ var appRootChars = regexp.MustCompile(`^/[-._~a-zA-Z0-9/:]*$`)
 
 // parseAppRoot reads an application root: a path, never an absolute URL
 // (ingress-nginx refuses those too).
-func parseAppRoot(s string) (any, error) {
+func parseAppRoot(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	u, err := url.ParseRequestURI(s)
 	switch {
 	case err == nil && u.IsAbs():
-		return nil, fmt.Errorf("an absolute URL: app-root takes a path (such as /app)")
+		return "", fmt.Errorf("an absolute URL: app-root takes a path (such as /app)")
 	case err != nil || !appRootChars.MatchString(s):
-		return nil, fmt.Errorf("not a path ingress-nginx takes (/ then letters, digits and -._~/:)")
+		return "", fmt.Errorf("not a path ingress-nginx takes (/ then letters, digits and -._~/:)")
 	}
 	return s, nil
 }

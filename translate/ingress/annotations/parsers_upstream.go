@@ -13,31 +13,31 @@ import (
 
 // parseBackendProtocol reads backend-protocol in any case, spaces around
 // ignored (ingress-nginx's ValidateOptions, case-insensitive), as upper case.
-func parseBackendProtocol(s string) (any, error) {
+func parseBackendProtocol(s string) (string, error) {
 	v := strings.ToUpper(strings.TrimSpace(s))
 	switch v {
 	case "HTTP", "HTTPS", "GRPC", "GRPCS", "H2C", "AUTO_HTTP", "FCGI":
 		return v, nil
 	}
-	return nil, fmt.Errorf("not one of HTTP, HTTPS, GRPC, GRPCS, H2C, AUTO_HTTP, FCGI")
+	return "", fmt.Errorf("not one of HTTP, HTTPS, GRPC, GRPCS, H2C, AUTO_HTTP, FCGI")
 }
 
 // parseNamespacedName reads "namespace/name", each a DNS subdomain, as
 // ingress-nginx's k8s.ParseNameNS takes a Secret's name.
-func parseNamespacedName(s string) (any, error) {
+func parseNamespacedName(s string) (string, error) {
 	ns, name, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return nil, fmt.Errorf(`not a Secret's "namespace/name"`)
+		return "", fmt.Errorf(`not a Secret's "namespace/name"`)
 	}
 	return ns + "/" + name, nil
 }
 
 // parseServerName reads a DNS name, lower-cased, spaces around ignored. A
 // port is not part of one: Host and SNI carry a name.
-func parseServerName(s string) (any, error) {
+func parseServerName(s string) (string, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	if len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return nil, fmt.Errorf("not a DNS name")
+		return "", fmt.Errorf("not a DNS name")
 	}
 	return name, nil
 }
@@ -45,7 +45,7 @@ func parseServerName(s string) (any, error) {
 // parseTLSProtocols reads TLSv1.2 and TLSv1.3, space-separated, as a
 // sorted list without repeats. ingress-nginx's validator takes nothing
 // else (its older versions are gone from its regex).
-func parseTLSProtocols(s string) (any, error) {
+func parseTLSProtocols(s string) ([]string, error) {
 	var out []string
 	for _, w := range strings.Fields(s) {
 		if w != "TLSv1.2" && w != "TLSv1.3" {
@@ -76,7 +76,7 @@ var boringCiphers = []string{
 
 // parseCiphers reads an OpenSSL cipher list of plain names; "DEFAULT" is
 // no list (Envoy's own). Aliases and exclusions have no Envoy form.
-func parseCiphers(s string) (any, error) {
+func parseCiphers(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	if s == "DEFAULT" {
 		return []string(nil), nil
@@ -95,13 +95,13 @@ func parseCiphers(s string) (any, error) {
 
 // parseLoadBalance reads load-balance exactly, spaces around ignored
 // (ingress-nginx's validator is case-sensitive here), as its algorithm.
-func parseLoadBalance(s string) (any, error) {
+func parseLoadBalance(s string) (string, error) {
 	v := strings.TrimSpace(s)
 	switch v {
 	case "round_robin", "ewma", "chash", "chashsubset", "sticky_balanced", "sticky_persistent":
 		return v, nil
 	}
-	return nil, fmt.Errorf("not one of round_robin, ewma, chash, chashsubset, sticky_balanced, sticky_persistent")
+	return "", fmt.Errorf("not one of round_robin, ewma, chash, chashsubset, sticky_balanced, sticky_persistent")
 }
 
 // HashPart is one part of a request that upstream-hash-by hashes.
@@ -128,7 +128,7 @@ var nginxVariable = regexp.MustCompile(`^\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+
 
 // parseHashBy reads upstream-hash-by: nginx variables only, each once, in
 // their order.
-func parseHashBy(s string) (any, error) {
+func parseHashBy(s string) ([]HashPart, error) {
 	rest := strings.TrimSpace(s)
 	if rest == "" {
 		return nil, fmt.Errorf("no variable")

@@ -81,12 +81,12 @@ func withDefinition(d *definition) *Registry {
 // refuses whatever its value.
 func TestADefinitionDecidesWhetherAnAccessControlRefuses(t *testing.T) {
 	const key = "nginx.ingress.kubernetes.io/allowlist-source-range"
-	parseCIDR := func(s string) (any, error) {
+	parseCIDR := boxed(func(s string) (string, error) {
 		if s != "10.0.0.0/8" {
-			return nil, errors.New("not a CIDR")
+			return "", errors.New("not a CIDR")
 		}
 		return s, nil
-	}
+	})
 	honoured := withDefinition(&definition{name: "allowlist-source-range", aliases: []string{"whitelist-source-range"}, under: Nginx, parse: parseCIDR})
 	if _, issues := honoured.Parse(map[string]string{key: "10.0.0.0/8"}); len(issues) != 0 {
 		t.Errorf("an honoured access key with a good value: issues %v", issues)

@@ -79,7 +79,9 @@ type definition struct {
 	doc     string
 	verdict Verdict // Honoured when empty
 	note    string  // the difference, or why it is ignored or refused
-	parse   func(string) (any, error)
+	// parse is the key's typed parser (Key.parse) with its value boxed,
+	// so that the table can hold keys of every type: set by key alone.
+	parse func(string) (any, error)
 	// refers is the kind of object the value names ("namespace/name"):
 	// KindSecret, KindConfigMap, or empty for none. References lists them.
 	refers string
@@ -126,8 +128,32 @@ func (d *definition) verdictOrDefault() Verdict {
 	return d.verdict
 }
 
-// Key is a known annotation whose value parses to a T.
-type Key[T any] struct{ def *definition }
+// Key is a known annotation whose value parses to a T: its row of the
+// table and its parser, declared together by key.
+type Key[T any] struct {
+	def   *definition
+	parse func(string) (T, error)
+}
+
+// key declares an annotation: its row of the table (without parser) and
+// its parser, whose result is the key's type. The row's boxed parser is
+// made from it here, and nowhere else, so that a value stored under the
+// row is always a T.
+func key[T any](d *definition, parse func(string) (T, error)) Key[T] {
+	d.parse = boxed(parse)
+	return Key[T]{def: d, parse: parse}
+}
+
+// boxed is parse with its value boxed, for the table's rows.
+func boxed[T any](parse func(string) (T, error)) func(string) (any, error) {
+	return func(s string) (any, error) {
+		v, err := parse(s)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
 
 // Get returns the key's parsed value and whether the Ingress set it (with a
 // value that parsed).
@@ -137,8 +163,13 @@ func (k Key[T]) Get(v *Values) (T, bool) {
 		var zero T
 		return zero, false
 	}
-	return raw.(T), true
+	return raw.(T), true // stored by k.def.parse, which key made from k.parse
 }
+
+// Parse parses value as the key's value is parsed: for the ConfigMap's keys
+// of their own that take an annotation's form (block-cidrs takes
+// denylist-source-range's).
+func (k Key[T]) Parse(value string) (T, error) { return k.parse(value) }
 
 // Invalid reports whether the Ingress set the key with a value that did
 // not parse (and was reported): for keys whose absence would be less safe

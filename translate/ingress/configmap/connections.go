@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -209,7 +210,7 @@ func sslCiphers(t *Table, s *Settings, _, value string) error {
 		if strings.ContainsAny(name, "!+@") || strings.HasPrefix(name, "-") || !strings.Contains(name, "-") {
 			return fmt.Errorf("%q is an OpenSSL expression, which Envoy's BoringSSL does not take: treated as unset (Envoy's ciphers)", name)
 		}
-		if _, err := t.reg.ParseAs("proxy-ssl-ciphers", name); err != nil {
+		if _, err := annotations.ProxySSLCiphers.Parse(name); err != nil {
 			dropped = append(dropped, name)
 			continue
 		}

@@ -312,12 +312,12 @@ func refuseIfTrue(name, nginxDefault, note string) Key {
 
 // blockCIDRs reads block-cidrs as denylist-source-range is read.
 func blockCIDRs(t *Table, s *Settings, name, value string) error {
-	parsed, err := t.reg.ParseAs("denylist-source-range", value)
+	parsed, err := annotations.DenylistSourceRange.Parse(value)
 	if err != nil {
 		s.Defaults.RefuseAll(name, name+" does not parse")
 		return fmt.Errorf("%v: every Ingress is refused until it parses", err)
 	}
-	s.BlockCIDRs = parsed.([]string)
+	s.BlockCIDRs = parsed
 	return nil
 }
 
