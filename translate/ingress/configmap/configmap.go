@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -24,6 +25,14 @@ type Key struct {
 	// NginxDefault is ingress-nginx's default, as its documentation
 	// writes it.
 	NginxDefault string
+	// served says that serve --nginx-defaults gives every Ingress this
+	// default (NginxDefaults): ingress-nginx's differs from Envoy's, and
+	// ingress-xds honours the key.
+	served bool
+	// nginxValue is the default as a value, where NginxDefault, which
+	// docs/configmap.md shows, abbreviates it; otherwise it is
+	// NginxDefault without its quotes.
+	nginxValue string
 	// Annotation is the annotation (without prefix) this key is the
 	// default of; empty for a key of its own.
 	Annotation string
@@ -146,13 +155,23 @@ type Settings struct {
 // NginxDefaults are ingress-nginx's defaults where they differ from
 // Envoy's and ingress-xds honours the key (serve --nginx-defaults): the
 // values a ConfigMap that does not set these keys has in ingress-nginx.
+// They are the table's: each key marked served, with its NginxDefault.
 func NginxDefaults() map[string]string {
-	return map[string]string{
-		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
-		"ssl-redirect": "true", "hsts": "true",
-		// ingress-nginx logs every request (logformat.go).
-		"log-format-upstream": DefaultLogFormat,
+	out := map[string]string{}
+	for _, k := range table() {
+		if k.served {
+			out[k.Name] = k.defaultValue()
+		}
 	}
+	return out
+}
+
+// defaultValue is ingress-nginx's default as a ConfigMap value.
+func (k *Key) defaultValue() string {
+	if k.nginxValue != "" {
+		return k.nginxValue
+	}
+	return strings.Trim(k.NginxDefault, "\"")
 }
 
 // ParseOver is Parse of data over base (data's keys win): a ConfigMap's

@@ -1,6 +1,7 @@
 package configmap
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,5 +145,33 @@ func TestDefaultsUnderAnnotations(t *testing.T) {
 	v, _ = reg.ParseWith(map[string]string{annotations.NginxPrefix + "/proxy-body-size": "lots"}, s.Defaults)
 	if size, _ := annotations.ProxyBodySize.Get(v); size != 8<<10 {
 		t.Errorf("an invalid annotation does not fall back to the default: %v", size)
+	}
+}
+
+// TestNginxDefaultsComeFromTheTable: serve --nginx-defaults gives the
+// table's defaults, written once (each key's NginxDefault), and each parses
+// without an issue, so that it is applied as an Ingress would see it.
+func TestNginxDefaultsComeFromTheTable(t *testing.T) {
+	want := map[string]string{
+		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
+		"ssl-redirect": "true", "hsts": "true", "log-format-upstream": DefaultLogFormat,
+	}
+	got := NginxDefaults()
+	if !maps.Equal(got, want) {
+		t.Errorf("NginxDefaults() = %v, want %v", got, want)
+	}
+	for _, k := range table() {
+		if !k.served {
+			continue
+		}
+		if k.nginxValue == "" && `"`+got[k.Name]+`"` != k.NginxDefault && got[k.Name] != k.NginxDefault {
+			t.Errorf("%s: served %q, documented %s", k.Name, got[k.Name], k.NginxDefault)
+		}
+		if k.verdictOrDefault() == annotations.NotYet || k.verdictOrDefault() == annotations.Ignored {
+			t.Errorf("%s: served by --nginx-defaults, but its verdict is %q", k.Name, k.verdictOrDefault())
+		}
+	}
+	if s := New(annotations.New("")).Parse(got); len(s.Issues) > 0 {
+		t.Errorf("NginxDefaults() parse with issues: %v", s.Issues)
 	}
 }

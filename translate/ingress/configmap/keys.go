@@ -67,7 +67,7 @@ func table() []Key {
 		ignored("http2-max-header-size", `""`, removedNote),
 		notYet("http2-max-requests", "0", ""),
 		notYet("http2-max-concurrent-streams", "128", ""),
-		{Name: "hsts", NginxDefault: `"true"`, verdict: annotations.HonouredWithDifference, apply: hsts,
+		{Name: "hsts", NginxDefault: `"true"`, served: true, verdict: annotations.HonouredWithDifference, apply: hsts,
 			Note: "Every response of the HTTPS listener carries Strict-Transport-Security (max-age, includeSubDomains and preload from the keys below), replacing the backend's, as ingress-nginx's TLS servers do. Only when the ConfigMap says \"true\": ingress-nginx's default (on without the key) is not applied."},
 		{Name: "hsts-include-subdomains", NginxDefault: `"true"`, apply: hstsSubdomains, Note: "With hsts."},
 		{Name: "hsts-max-age", NginxDefault: `"31536000"`, apply: hstsMaxAge, Note: "With hsts: seconds."},
@@ -81,7 +81,7 @@ func table() []Key {
 			Note: "Envoy writes the values unescaped whatever it says, as nginx's escape=none; nginx's default escapes quotes and bytes outside ASCII as \\xHH."},
 		{Name: "log-format-escape-json", NginxDefault: `"false"`, verdict: annotations.NotYet, apply: logEscapeJSON,
 			Note: "true is not honoured yet: reported, and the values are written unescaped."},
-		{Name: "log-format-upstream", NginxDefault: "`$remote_addr - $remote_user [$time_local] ...`", verdict: annotations.HonouredWithDifference, apply: logFormatUpstream,
+		{Name: "log-format-upstream", NginxDefault: "`$remote_addr - $remote_user [$time_local] ...`", served: true, nginxValue: DefaultLogFormat, verdict: annotations.HonouredWithDifference, apply: logFormatUpstream,
 			Note: "Every request is written to Envoy's standard output in this nginx log_format, each variable as its Envoy command operator: $remote_addr, $remote_port, $remote_user (no Envoy form: \"-\"), $time_local, $time_iso8601, $msec, $request, $request_method, $request_uri, $uri, $server_protocol, $scheme, $host, $status, $body_bytes_sent, $bytes_sent, $request_length, $request_time and $upstream_response_time (in milliseconds, not seconds), $upstream_addr, $upstream_status (the response's), $upstream_response_length, $proxy_upstream_name (the Envoy cluster), $req_id, $ssl_protocol, $ssl_cipher, $ssl_server_name, $http_NAME, $sent_http_NAME. Another variable is reported (a Warning on the ConfigMap naming it) and written as \"-\". ingress-nginx logs every request by default; ingress-xds only when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format, translated). disable-access-log turns it off."},
 		ignored("log-format-stream", "`[$remote_addr] [$time_local] ...`", streamNote),
 		ignored("enable-multi-accept", `"true"`, nginxProcess),
@@ -198,10 +198,10 @@ func table() []Key {
 		refuseIfSet("stream-snippet", `""`, snippetNote),
 		refuseIfSet("location-snippet", `""`, snippetNote),
 		annotation("custom-http-errors", "[]int{}"),
-		annotation("proxy-body-size", `"1m"`),
-		annotation("proxy-connect-timeout", "5"),
-		annotation("proxy-read-timeout", "60"),
-		annotation("proxy-send-timeout", "60"),
+		servedDefault(annotation("proxy-body-size", `"1m"`)),
+		servedDefault(annotation("proxy-connect-timeout", "5")),
+		servedDefault(annotation("proxy-read-timeout", "60")),
+		servedDefault(annotation("proxy-send-timeout", "60")),
 		annotation("proxy-buffers-number", "4"),
 		annotation("proxy-buffer-size", `"4k"`),
 		annotation("proxy-busy-buffers-size", `""`),
@@ -216,7 +216,7 @@ func table() []Key {
 		annotation("proxy-request-buffering", `"on"`),
 		annotation("proxy-http-version", `"1.1"`),
 		annotation("proxy-buffering", `"off"`),
-		annotation("ssl-redirect", `"true"`),
+		servedDefault(annotation("ssl-redirect", `"true"`)),
 		annotation("force-ssl-redirect", `"false"`),
 		annotation("denylist-source-range", "[]string{}"),
 		annotation("whitelist-source-range", "[]string{}"),
@@ -267,6 +267,13 @@ func table() []Key {
 		notYet("relative-redirects", "false", ""),
 		notYet("disable-proxy-intercept-errors", `"false"`, ""),
 	}
+}
+
+// servedDefault marks k's default as one serve --nginx-defaults gives
+// every Ingress (NginxDefaults).
+func servedDefault(k Key) Key {
+	k.served = true
+	return k
 }
 
 func annotation(name, nginxDefault string) Key {
