@@ -25,30 +25,29 @@ type clientCertIntent struct {
 	policy *ir.ClientCert // the host's, when the Ingress is its oldest
 }
 
-// readClientCert reads the auth-tls keys. Without auth-tls-secret the
+// parseClientCert reads the auth-tls keys: the client certificate policy
+// the Ingress asks of its hosts (nil: none). Without auth-tls-secret the
 // others do nothing, as in ingress-nginx.
-func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
+func parseClientCert(values *annotations.Values, env groupEnv) (*clientCertIntent, []problem) {
 	raw, ok := annotations.AuthTLSSecret.Get(values)
 	key := annotations.AuthTLSSecret.Name()
 	if !ok {
 		// A value that does not parse is reported, and refuses the
 		// Ingress, by the registry (an access control).
 		if others := setAuthTLSKeys(values); len(others) > 0 && !annotations.AuthTLSSecret.Invalid(values) {
-			f.problem("InvalidAnnotation", "annotations %s do nothing without %s: ignored", strings.Join(others, ", "), key)
+			return nil, []problem{problemf("InvalidAnnotation", "annotations %s do nothing without %s: ignored", strings.Join(others, ", "), key)}
 		}
-		return
+		return nil, nil
 	}
 	ns, name, _ := strings.Cut(raw, "/")
-	if ns != f.ing.Namespace {
+	if ns != env.namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies, and its server answers 403.
-		f.refuse(key, "%q is a Secret of another namespace than the Ingress's", raw)
-		return
+		return nil, []problem{refusal(key, "%q is a Secret of another namespace than the Ingress's", raw)}
 	}
-	ca, err := clientCA(f, types.NamespacedName{Namespace: ns, Name: name})
+	ca, err := clientCA(env.objects, types.NamespacedName{Namespace: ns, Name: name})
 	if err != nil {
-		f.refuse(key, "%q: %v", raw, err)
-		return
+		return nil, []problem{refusal(key, "%q: %v", raw, err)}
 	}
 	p := &ir.ClientCert{CA: ca, Verify: ir.VerifyOn, Depth: 1}
 	if v, ok := annotations.AuthTLSVerifyClient.Get(values); ok {
@@ -61,12 +60,12 @@ func (f *fragmentBuilder) readClientCert(values *annotations.Values) {
 	p.PassCertificate, _ = annotations.AuthTLSPassCertificate.Get(values)
 	// One that does not parse has refused the Ingress (the registry).
 	p.MatchSubject, _ = annotations.AuthTLSMatchCN.Get(values)
-	f.frag.clientCert = &clientCertIntent{policy: p}
+	return &clientCertIntent{policy: p}, nil
 }
 
 // clientCA reads a Secret's ca.crt.
-func clientCA(f *fragmentBuilder, name types.NamespacedName) (ir.PEM, error) {
-	s := f.secret(name)
+func clientCA(objects objectReader, name types.NamespacedName) (ir.PEM, error) {
+	s := objects.secret(name)
 	if s == nil {
 		return nil, errors.New("secret not found")
 	}

@@ -14,34 +14,20 @@ import (
 // for a "/" path of its own: otherwise a younger Ingress would take the
 // TLS of every path of a host another team serves.
 
-// readPassthrough reads ssl-passthrough; it only counts with the serve
-// flag, as in ingress-nginx, where the annotation is otherwise ignored.
-func (f *fragmentBuilder) readPassthrough(values *annotations.Values) {
+// parsePassthrough reads ssl-passthrough: whether the Ingress's hosts are
+// passed through. It only counts with the serve flag, as in ingress-nginx,
+// where the annotation is otherwise ignored. merge.go makes the backend's
+// clusters speak TLS, as the backend does.
+func parsePassthrough(values *annotations.Values, opts *Options) (bool, []problem) {
 	on, _ := annotations.SSLPassthrough.Get(values)
 	if !on {
-		return
+		return false, nil
 	}
-	if !f.opts.EnableSSLPassthrough {
-		f.problem("PassthroughDisabled", "annotation %s: TLS passthrough is off (serve --enable-ssl-passthrough): ignored, the hosts terminate TLS as usual",
-			annotations.SSLPassthrough.Name())
-		return
+	if !opts.EnableSSLPassthrough {
+		return false, []problem{problemf("PassthroughDisabled", "annotation %s: TLS passthrough is off (serve --enable-ssl-passthrough): ignored, the hosts terminate TLS as usual",
+			annotations.SSLPassthrough.Name())}
 	}
-	f.frag.passthrough = true
-	// The backend speaks TLS: plain HTTP reaches it over TLS too.
-	var cp ir.ClusterPolicy
-	if f.clusterPolicy != nil {
-		cp = *f.clusterPolicy
-	}
-	switch {
-	case f.upstream.autoTLS != nil:
-		// AUTO_HTTP too: template.go's buildProxyPass writes https:// for
-		// a passed-through backend whatever the scheme, so every request
-		// takes AUTO_HTTP's cluster over TLS.
-		cp.TLS, f.upstream.autoTLS = f.upstream.autoTLS, nil
-	case cp.TLS == nil:
-		cp.TLS = &ir.UpstreamTLS{}
-	}
-	f.clusterPolicy = &cp
+	return true, nil
 }
 
 // mergePassthrough passes the host through when one of its Ingresses asks:

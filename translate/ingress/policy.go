@@ -8,9 +8,14 @@ import (
 
 // readAnnotations parses the Ingress's annotations through the registry,
 // reports what cannot be honoured as problems of the Ingress, and builds
-// the route policy that every route of the Ingress shares. Each group of
-// annotations has a function of its own, in a file of its own, that reads
-// its keys from values into p.
+// the route policy that every route of the Ingress shares, the cluster
+// policy of its clusters and what it asks of its hosts. Each group of
+// annotations has a parser of its own, in a file of its own, that returns
+// its result and its problems (groups.go); the problems are reported here,
+// in the groups' order, and mergeGroups (merge.go) applies the results.
+// The groups still written as methods of the builder (fill p, or shape the
+// routes) come first and in this order: readSatisfy reads what the
+// address and authentication groups wrote.
 func (f *fragmentBuilder) readAnnotations() {
 	if f.opts.ConfigMap.Name != "" {
 		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
@@ -27,14 +32,18 @@ func (f *fragmentBuilder) readAnnotations() {
 		f.policy = defaultPolicy // ingress-nginx's default retries (proxy.go)
 		return
 	}
+	env := groupEnv{namespace: f.ing.Namespace, opts: &f.opts, objects: f}
 	f.readRewrite(values)
 	f.readAliases(values)
 	f.readCanary(values)
 	f.readAffinity(values)
 	f.readFallback(values)
 	var p ir.RoutePolicy
+	var g groups
+	var problems []problem
 	f.redirectAnnotations(values, &p)
-	f.proxyAnnotations(values, &p)
+	g.proxy, problems = parseProxy(values)
+	f.report(problems)
 	f.corsAnnotations(values, &p)
 	f.customHeaders(values, &p)
 	f.connectionHeader(values, &p)
@@ -46,10 +55,14 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.readSatisfy(values, &p) // after the address and authentication checks it chooses between
 	f.responseRewriteAnnotations(values, &p)
 	f.mirrorAnnotations(values, &p)
-	f.upstreamAnnotations(values, &p) // after proxy: it adds to the cluster policy
-	f.readPassthrough(values)         // after upstream: it adds TLS to the cluster policy
-	f.readClientCert(values)
-	f.readSSLCiphers(values) // sslciphers.go
+	g.upstream, problems = parseUpstream(values, env)
+	f.report(problems)
+	g.passthrough, problems = parsePassthrough(values, &f.opts)
+	f.report(problems)
+	g.clientCert, problems = parseClientCert(values, env)
+	f.report(problems)
+	g.sslCiphers = parseSSLCiphers(values)
+	f.apply(mergeGroups(&g, &p))
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}

@@ -28,31 +28,42 @@ var defaultRetries = nextUpstream(defaultNextUpstream, defaultNextUpstreamTries)
 // front-end copies a policy before changing it).
 var defaultPolicy = &ir.RoutePolicy{Retries: defaultRetries}
 
-// proxyAnnotations reads ingress-nginx's proxy keys: timeouts, retries and
-// the request body's bound into p, the connect timeout into the Ingress's
-// cluster policy. docs/annotations.md says how each maps and where it
-// differs.
-func (f *fragmentBuilder) proxyAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+// proxyConfig is what ingress-nginx's proxy keys ask: timeouts, retries
+// and the request body's bound of the routes, the connect timeout of the
+// cluster (merge.go puts each in its place).
+type proxyConfig struct {
+	timeouts    *ir.Timeouts
+	retries     *ir.Retries // nil: none
+	requestBody *ir.RequestBody
+	// connectTimeout is the cluster's; 0: the renderer's default.
+	connectTimeout ir.Duration
+}
+
+// parseProxy reads ingress-nginx's proxy keys. docs/annotations.md says
+// how each maps and where it differs.
+func parseProxy(values *annotations.Values) (proxyConfig, []problem) {
+	var c proxyConfig
+	var problems []problem
 	// nginx bounds the pauses between reads (and writes), never the
 	// whole exchange: no total timeout, the pause bound as idle timeout.
 	read, readSet := annotations.ProxyReadTimeout.Get(values)
 	send, sendSet := annotations.ProxySendTimeout.Get(values)
 	if readSet || sendSet {
-		p.Timeouts = &ir.Timeouts{Request: 0, Idle: ir.Duration(max(read, send))}
+		c.timeouts = &ir.Timeouts{Request: 0, Idle: ir.Duration(max(read, send))}
 	}
 
 	words, wordsSet := annotations.ProxyNextUpstream.Get(values)
 	tries, triesSet := annotations.ProxyNextUpstreamTries.Get(values)
 	if triesSet && tries == 0 {
-		f.problem("UnsupportedAnnotationValue", "annotation %s=\"0\" (no limit) cannot be said to Envoy, which needs a number of retries: %d tries, ingress-nginx's default, are used",
-			annotations.ProxyNextUpstreamTries.Name(), defaultNextUpstreamTries)
+		problems = append(problems, problemf("UnsupportedAnnotationValue", "annotation %s=\"0\" (no limit) cannot be said to Envoy, which needs a number of retries: %d tries, ingress-nginx's default, are used",
+			annotations.ProxyNextUpstreamTries.Name(), defaultNextUpstreamTries))
 		tries = defaultNextUpstreamTries
 	}
 	// ingress-nginx retries every location by default: what is not set
 	// takes its default, and only off or 1 try turns retries off.
 	switch {
 	case !wordsSet && !triesSet:
-		p.Retries = defaultRetries
+		c.retries = defaultRetries
 	default:
 		if !wordsSet {
 			words = defaultNextUpstream
@@ -60,27 +71,27 @@ func (f *fragmentBuilder) proxyAnnotations(values *annotations.Values, p *ir.Rou
 		if !triesSet {
 			tries = defaultNextUpstreamTries
 		}
-		p.Retries = nextUpstream(words, tries)
+		c.retries = nextUpstream(words, tries)
 	}
 
 	if size, ok := annotations.ProxyBodySize.Get(values); ok && size > 0 && size <= math.MaxUint32 {
 		// Envoy bounds a body only by buffering it: where nginx streams
 		// (proxy-request-buffering off), so does Envoy, unbounded.
 		if buffering, set := annotations.ProxyRequestBuffering.Get(values); !set || buffering {
-			p.RequestBody = &ir.RequestBody{MaxBytes: uint32(size)}
+			c.requestBody = &ir.RequestBody{MaxBytes: uint32(size)}
 		}
 	}
 
 	if v, ok := annotations.ProxyHTTPVersion.Get(values); ok && v == "1.0" {
-		f.problem("UnsupportedAnnotationValue", "annotation %s=\"1.0\": Envoy speaks HTTP/1.1 to backends, never HTTP/1.0: HTTP/1.1 is used",
-			annotations.ProxyHTTPVersion.Name())
+		problems = append(problems, problemf("UnsupportedAnnotationValue", "annotation %s=\"1.0\": Envoy speaks HTTP/1.1 to backends, never HTTP/1.0: HTTP/1.1 is used",
+			annotations.ProxyHTTPVersion.Name()))
 	}
 
 	if d, ok := annotations.ProxyConnectTimeout.Get(values); ok {
-		// connect_timeout is a cluster's, never a route's: the Ingress's
-		// routes send to a cluster with this policy.
-		f.clusterPolicy = &ir.ClusterPolicy{ConnectTimeout: ir.Duration(d)}
+		// connect_timeout is a cluster's, never a route's.
+		c.connectTimeout = ir.Duration(d)
 	}
+	return c, problems
 }
 
 // nextUpstream maps nginx's proxy_next_upstream words and tries to Envoy's

@@ -52,8 +52,7 @@ const refusedBody = "not served: this path's Ingress is refused by the ingress c
 // key (a value it cannot use, a Secret it cannot read). It refuses whatever
 // --unsupported-annotations says.
 func (f *fragmentBuilder) refuse(key, format string, args ...any) {
-	f.refused = true
-	f.problem("AnnotationRefused", "%s: %s: the Ingress is not served (each of its paths answers 503)", key, fmt.Sprintf(format, args...))
+	f.report([]problem{refusal(key, format, args...)})
 }
 
 // refuseUnsupported refuses the Ingress for a key ingress-xds does not

@@ -10,11 +10,13 @@ import (
 // ssl_ciphers): the oldest Ingress routing a host that sets it sets it for
 // the whole host, over the controller ConfigMap's ssl-ciphers.
 
-// readSSLCiphers reads the annotation; "DEFAULT" sets nothing.
-func (f *fragmentBuilder) readSSLCiphers(values *annotations.Values) {
+// parseSSLCiphers reads the annotation, the ciphers of the Ingress's
+// hosts; "DEFAULT" sets nothing (empty).
+func parseSSLCiphers(values *annotations.Values) string {
 	if c, ok := annotations.SSLCiphers.Get(values); ok && len(c) > 0 {
-		f.frag.sslCiphers = strings.Join(c, ":")
+		return strings.Join(c, ":")
 	}
+	return ""
 }
 
 // mergeSSLCiphers gives the host the ciphers of its oldest Ingress that

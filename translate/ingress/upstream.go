@@ -33,78 +33,83 @@ type upstreamIntent struct {
 	autoTLS *ir.UpstreamTLS
 }
 
-// upstreamAnnotations reads ingress-nginx's upstream keys: the Host sent
-// upstream and the hash that picks an endpoint into p, the protocol, TLS
-// and load balancer into the Ingress's cluster policy. docs/annotations.md
-// says how each maps and where it differs.
-func (f *fragmentBuilder) upstreamAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
-	if host, ok := annotations.UpstreamVhost.Get(values); ok {
-		rw := ir.Rewrite{}
-		if p.Rewrite != nil {
-			rw = *p.Rewrite
-		}
-		rw.Host = host
-		p.Rewrite = &rw
-	}
+// upstreamConfig is what ingress-nginx's upstream keys ask: the Host sent
+// upstream and the hash that picks an endpoint (the routes'), the
+// protocol, TLS and load balancer (the cluster's), and what depends on
+// each backend's Service.
+type upstreamConfig struct {
+	vhost        string // upstream-vhost; empty: the client's Host
+	hash         []ir.HashPart
+	protocol     ir.UpstreamProtocol
+	loadBalancer ir.LoadBalancer
+	// tls is the TLS backend-protocol asks for, the proxy-ssl keys
+	// applied; nil: plain. With auto it is only for the requests that
+	// arrived over TLS.
+	tls  *ir.UpstreamTLS
+	auto bool // backend-protocol AUTO_HTTP
+	// serviceUpstream sends to each Service's cluster IP.
+	serviceUpstream bool
+	// denied, when set, is why the routes answer 503 (upstreamIntent).
+	denied string
+}
 
-	var cp ir.ClusterPolicy
-	if f.clusterPolicy != nil {
-		cp = *f.clusterPolicy
-	}
+// parseUpstream reads ingress-nginx's upstream keys. docs/annotations.md
+// says how each maps and where it differs.
+func parseUpstream(values *annotations.Values, env groupEnv) (upstreamConfig, []problem) {
+	var c upstreamConfig
+	var problems []problem
+	c.vhost, _ = annotations.UpstreamVhost.Get(values)
+
 	proto, _ := annotations.BackendProtocol.Get(values)
 	switch proto {
 	case "HTTPS", "AUTO_HTTP":
 		// AUTO_HTTP's clusters over TLS are HTTPS's: shaped here, by
-		// proxySSL, then set apart below.
-		cp.TLS = &ir.UpstreamTLS{}
+		// proxySSL; merge.go sets them apart.
+		c.tls = &ir.UpstreamTLS{}
+		c.auto = proto == "AUTO_HTTP"
 	case "GRPC", "H2C":
-		cp.Protocol = ir.UpstreamHTTP2
+		c.protocol = ir.UpstreamHTTP2
 	case "GRPCS":
-		cp.Protocol, cp.TLS = ir.UpstreamHTTP2, &ir.UpstreamTLS{}
+		c.protocol, c.tls = ir.UpstreamHTTP2, &ir.UpstreamTLS{}
 	case "FCGI":
-		f.problem("UnsupportedAnnotationValue", "annotation %s=\"FCGI\": Envoy has no FastCGI client: the Ingress's routes answer 503",
-			annotations.BackendProtocol.Name())
-		f.upstream.denied = "backend protocol FCGI is not supported"
+		problems = append(problems, problemf("UnsupportedAnnotationValue", "annotation %s=\"FCGI\": Envoy has no FastCGI client: the Ingress's routes answer 503",
+			annotations.BackendProtocol.Name()))
+		c.denied = "backend protocol FCGI is not supported"
 	}
 	if _, ok := annotations.ProxySSLSecret.Get(values); ok {
-		f.proxySSL(values, &cp)
+		var denied string
+		c.tls, denied, problems = proxySSL(values, env, c.tls, problems)
+		if denied != "" {
+			c.denied = denied
+		}
 	} else if annotations.ProxySSLSecret.Invalid(values) {
 		// Reported by the registry. ingress-nginx denies the location
 		// when the name is not "namespace/name": connecting without the
 		// CA and client certificate asked for would be worse.
-		f.upstream.denied = "proxy-ssl-secret unparsable"
+		c.denied = "proxy-ssl-secret unparsable"
 	}
 
 	if lb, ok := annotations.LoadBalance.Get(values); ok {
 		switch lb {
 		case "ewma":
-			cp.LoadBalancer = ir.LeastRequest
+			c.loadBalancer = ir.LeastRequest
 		case "round_robin":
-			cp.LoadBalancer = ir.RoundRobin
+			c.loadBalancer = ir.RoundRobin
 		default:
-			f.problem("UnsupportedAnnotationValue", "annotation %s=%q: not applied, round robin is used (upstream-hash-by asks for consistent hashing)",
-				annotations.LoadBalance.Name(), lb)
+			problems = append(problems, problemf("UnsupportedAnnotationValue", "annotation %s=%q: not applied, round robin is used (upstream-hash-by asks for consistent hashing)",
+				annotations.LoadBalance.Name(), lb))
 		}
 	}
 	if parts, ok := annotations.UpstreamHashBy.Get(values); ok {
 		// As in ingress-nginx's balancer, the hash takes precedence over
 		// load-balance.
-		cp.LoadBalancer = ir.RingHash
+		c.loadBalancer = ir.RingHash
 		for _, part := range parts {
-			p.Hash = append(p.Hash, ir.HashPart{Kind: hashKinds[part.Kind], Name: part.Name})
+			c.hash = append(c.hash, ir.HashPart{Kind: hashKinds[part.Kind], Name: part.Name})
 		}
 	}
-	if proto == "AUTO_HTTP" {
-		// ingress-nginx's proxy_pass $scheme://: plain HTTP for the
-		// requests that came over plain HTTP.
-		f.upstream.autoTLS, cp.TLS = cp.TLS, nil
-	}
-	if cp.IsDefault() {
-		f.clusterPolicy = nil
-	} else {
-		f.clusterPolicy = &cp
-	}
-	f.upstream.serviceUpstream, _ = annotations.ServiceUpstream.Get(values)
+	c.serviceUpstream, _ = annotations.ServiceUpstream.Get(values)
+	return c, problems
 }
 
 var hashKinds = map[string]ir.HashKind{
@@ -113,29 +118,28 @@ var hashKinds = map[string]ir.HashKind{
 }
 
 // proxySSL reads the proxy-ssl keys, which apply only with the Secret,
-// as in ingress-nginx. They shape TLS only where backend-protocol asks
+// as in ingress-nginx. They shape tls only where backend-protocol asks
 // for it (nginx's proxy_ssl_* apply to https:// and grpcs:// alone, and
-// to AUTO_HTTP's $scheme:// when that is https).
-func (f *fragmentBuilder) proxySSL(values *annotations.Values, cp *ir.ClusterPolicy) {
+// to AUTO_HTTP's $scheme:// when that is https): it returns tls so
+// shaped, or why the routes are denied.
+func proxySSL(values *annotations.Values, env groupEnv, tls *ir.UpstreamTLS, problems []problem) (*ir.UpstreamTLS, string, []problem) {
 	raw, _ := annotations.ProxySSLSecret.Get(values)
 	ns, name, _ := strings.Cut(raw, "/")
 	key := annotations.ProxySSLSecret.Name()
-	if ns != f.ing.Namespace {
+	if ns != env.namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies the location.
-		f.problem("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: the Ingress's routes answer 503", key, raw)
-		f.upstream.denied = "proxy-ssl-secret of another namespace"
-		return
+		problems = append(problems, problemf("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: the Ingress's routes answer 503", key, raw))
+		return tls, "proxy-ssl-secret of another namespace", problems
 	}
-	secret := f.secret(types.NamespacedName{Namespace: ns, Name: name})
+	secret := env.objects.secret(types.NamespacedName{Namespace: ns, Name: name})
 	ca, client, err := upstreamSecret(secret)
 	if err != nil {
-		f.problem("InvalidAnnotation", "annotation %s=%q: %v: the Ingress's routes answer 503", key, raw, err)
-		f.upstream.denied = "proxy-ssl-secret unusable"
-		return
+		problems = append(problems, problemf("InvalidAnnotation", "annotation %s=%q: %v: the Ingress's routes answer 503", key, raw, err))
+		return tls, "proxy-ssl-secret unusable", problems
 	}
-	if cp.TLS == nil {
-		return
+	if tls == nil {
+		return nil, "", problems
 	}
 	t := &ir.UpstreamTLS{MinVersion: "TLSv1.2", MaxVersion: "TLSv1.2"} // nginx's proxy-ssl-protocols default
 	sslName, _ := annotations.ProxySSLName.Get(values)
@@ -155,7 +159,7 @@ func (f *fragmentBuilder) proxySSL(values *annotations.Values, cp *ir.ClusterPol
 		t.MinVersion, t.MaxVersion = versions[0], versions[len(versions)-1]
 	}
 	t.Ciphers, _ = annotations.ProxySSLCiphers.Get(values)
-	cp.TLS = t
+	return t, "", problems
 }
 
 // upstreamSecret reads proxy-ssl-secret's ca.crt, which must hold a

@@ -1,0 +1,66 @@
+package ingress
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+)
+
+// Each group of annotations (as ingress-nginx's
+// internal/ingress/annotations/<group>) is parsed by a function of its
+// own, parse<Group>, from the Ingress's parsed annotations (and what
+// groupEnv lets it read) to a typed result of its own and the problems it
+// found, with no access to the fragment being built. merge.go then
+// applies every group's result to the route policy, the cluster policy
+// and the fragment, in one place, where what overrides what is written
+// down. policy.go (readAnnotations) calls the parsers, reports their
+// problems in the groups' order, and hands the results to the merge.
+
+// groupEnv is what a group's parser may read besides the annotations:
+// the Ingress's namespace, the options (with the controller ConfigMap's
+// settings), and objects by name, each read recording the fragment's
+// dependency on it (fragmentBuilder's secret, configMap, service).
+type groupEnv struct {
+	namespace string
+	opts      *Options
+	objects   objectReader
+}
+
+// objectReader looks up the objects annotations name.
+type objectReader interface {
+	secret(types.NamespacedName) *corev1.Secret
+	configMap(types.NamespacedName) *corev1.ConfigMap
+	service(types.NamespacedName) *kube.Service
+}
+
+// problem is what a group reports: a problem of the Ingress, which
+// refuses it (refuse.go) when refuses is set.
+type problem struct {
+	reason, message string
+	refuses         bool
+}
+
+func problemf(reason, format string, args ...any) problem {
+	return problem{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// refusal refuses the Ingress: key (the annotation as written) guards
+// access and cannot be applied as written, for the reason given. It
+// refuses whatever --unsupported-annotations says.
+func refusal(key, format string, args ...any) problem {
+	return problem{reason: "AnnotationRefused", refuses: true,
+		message: fmt.Sprintf("%s: %s: the Ingress is not served (each of its paths answers 503)", key, fmt.Sprintf(format, args...))}
+}
+
+// report reports a group's problems, in order.
+func (f *fragmentBuilder) report(problems []problem) {
+	for _, p := range problems {
+		if p.refuses {
+			f.refused = true
+		}
+		f.problem(p.reason, "%s", p.message)
+	}
+}
