@@ -13,20 +13,27 @@ import (
 // (internal/ingress/controller/config/config.go).
 const limitStatus = 503
 
-// accessAnnotations reads ingress-nginx's source ranges and rate limits
-// into p. Values that do not parse are problems already, and those of the
-// source ranges and rates refuse the Ingress (annotations/refusal.go), so
-// nothing here serves a path more openly than asked.
-func (f *fragmentBuilder) accessAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+// accessConfig is what the source ranges and rate limits ask; nil: none.
+type accessConfig struct {
+	ipRules   *ir.IPRules
+	rateLimit *ir.RateLimit
+}
+
+// parseAccess reads ingress-nginx's source ranges and rate limits. Values
+// that do not parse are problems already, and those of the source ranges
+// and rates refuse the Ingress (annotations/refusal.go), so nothing here
+// serves a path more openly than asked.
+func parseAccess(values *annotations.Values, opts *Options) accessConfig {
+	var c accessConfig
 	allow, _ := annotations.AllowlistSourceRange.Get(values)
 	deny, _ := annotations.DenylistSourceRange.Get(values)
-	if block := f.opts.config.blockCIDRs(); len(block) > 0 {
+	if block := opts.config.blockCIDRs(); len(block) > 0 {
 		// The ConfigMap's block-cidrs: denied on every route, whatever
 		// the Ingress's own ranges (configmap/keys.go says the difference).
 		deny = append(slices.Clip(deny), block...)
 	}
 	if len(allow) > 0 || len(deny) > 0 {
-		p.IPRules = &ir.IPRules{Allow: allow, Deny: deny}
+		c.ipRules = &ir.IPRules{Allow: allow, Deny: deny}
 	}
 
 	mult, ok := annotations.LimitBurstMultiplier.Get(values)
@@ -45,8 +52,9 @@ func (f *fragmentBuilder) accessAnnotations(values *annotations.Values, p *ir.Ro
 		// A limit-allowlist that does not parse is reported and leaves
 		// everyone limited: the safer way to be wrong.
 		exempt, _ := annotations.LimitAllowlist.Get(values)
-		p.RateLimit = &ir.RateLimit{Rates: rates, Exempt: exempt, Status: f.opts.config.limitStatus()}
+		c.rateLimit = &ir.RateLimit{Rates: rates, Exempt: exempt, Status: opts.config.limitStatus()}
 	}
+	return c
 }
 
 // requestRate is nginx's limit_req rate=n/period burst=n*mult nodelay as a

@@ -14,65 +14,66 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// readBasicAuth reads ingress-nginx's basic authentication (auth-type,
-// auth-secret, auth-secret-type, auth-realm) into p.Auth.Basic, as
-// ingress-nginx's auth annotation parser does: what it denies (a Secret
-// that cannot be read or used) makes every path answer 503 here too; what
-// it ignores (auth-secret without auth-type) is ignored, and reported.
-func (f *fragmentBuilder) readBasicAuth(values *annotations.Values, p *ir.RoutePolicy) {
+// basicAuthConfig is what the basic authentication keys ask: the check
+// (nil: none), or why the routes answer 503 (denied).
+type basicAuthConfig struct {
+	basic  *ir.BasicAuth
+	denied string
+}
+
+// parseBasicAuth reads ingress-nginx's basic authentication (auth-type,
+// auth-secret, auth-secret-type, auth-realm), as ingress-nginx's auth
+// annotation parser does: what it denies (a Secret that cannot be read or
+// used) makes every path answer 503 here too; what it ignores
+// (auth-secret without auth-type) is ignored, and reported.
+func parseBasicAuth(values *annotations.Values, env groupEnv) (basicAuthConfig, []problem) {
 	authType, ok := annotations.AuthType.Get(values)
 	if !ok {
 		// A value that does not parse refused the Ingress already (the
 		// registry: auth-type guards access).
 		if _, secret := annotations.AuthSecret.Get(values); secret && !annotations.AuthType.Invalid(values) {
-			f.problem("InvalidAnnotation", "annotation %s is set without %s: the paths are served without authentication, as ingress-nginx serves them",
-				annotations.AuthSecret.Name(), annotations.AuthType.Name())
+			return basicAuthConfig{}, []problem{problemf("InvalidAnnotation", "annotation %s is set without %s: the paths are served without authentication, as ingress-nginx serves them",
+				annotations.AuthSecret.Name(), annotations.AuthType.Name())}
 		}
-		return
+		return basicAuthConfig{}, nil
 	}
 	if authType == "digest" {
-		f.refuse(annotations.AuthType.Name(), "digest authentication is not supported (neither Envoy nor the authorisation service beside it does nginx's auth_digest)")
-		return
+		return basicAuthConfig{}, []problem{refusal(annotations.AuthType.Name(), "digest authentication is not supported (neither Envoy nor the authorisation service beside it does nginx's auth_digest)")}
 	}
-	users, ok := f.basicAuthUsers(values)
-	if !ok {
-		return
+	users, denied, problems := basicAuthUsers(values, env)
+	if denied != "" {
+		return basicAuthConfig{denied: denied}, problems
 	}
 	realm, _ := annotations.AuthRealm.Get(values)
-	if p.Auth == nil {
-		p.Auth = &ir.Auth{}
-	}
-	p.Auth.Basic = &ir.BasicAuth{Realm: realm, Users: users}
+	return basicAuthConfig{basic: &ir.BasicAuth{Realm: realm, Users: users}}, problems
 }
 
-// basicAuthUsers reads the user file of auth-secret; false (the paths
-// denied, the reason reported) when there is none to use.
-func (f *fragmentBuilder) basicAuthUsers(values *annotations.Values) (string, bool) {
+// basicAuthUsers reads the user file of auth-secret, or why the paths are
+// denied (the reason reported) when there is none to use.
+func basicAuthUsers(values *annotations.Values, env groupEnv) (string, string, []problem) {
 	key := annotations.AuthSecret.Name()
-	deny := func(format string, args ...any) (string, bool) {
-		f.problem("InvalidAnnotation", "annotation %s: "+format+": the Ingress's paths answer 503, as ingress-nginx denies them", append([]any{key}, args...)...)
-		f.upstream.denied = "basic authentication without users"
-		return "", false
+	deny := func(format string, args ...any) (string, string, []problem) {
+		return "", "basic authentication without users", []problem{problemf("InvalidAnnotation",
+			"annotation %s: "+format+": the Ingress's paths answer 503, as ingress-nginx denies them", append([]any{key}, args...)...)}
 	}
 	raw, ok := annotations.AuthSecret.Get(values)
 	if !ok {
 		if annotations.AuthSecret.Invalid(values) {
 			// Reported by the registry, which refused the Ingress.
-			f.upstream.denied = "auth-secret unparsable"
-			return "", false
+			return "", "auth-secret unparsable", nil
 		}
 		return deny("%s=basic names no Secret", annotations.AuthType.Name())
 	}
 	ns, name, found := strings.Cut(raw, "/")
 	if !found {
-		ns, name = f.ing.Namespace, raw
+		ns, name = env.ing.Namespace, raw
 	}
-	if ns != f.ing.Namespace {
+	if ns != env.ing.Namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies the location.
 		return deny("%q is a Secret of another namespace than the Ingress's", raw)
 	}
-	secret := f.secret(types.NamespacedName{Namespace: ns, Name: name})
+	secret := env.objects.secret(types.NamespacedName{Namespace: ns, Name: name})
 	if secret == nil {
 		return deny("Secret %s/%s not found", ns, name)
 	}
@@ -88,11 +89,12 @@ func (f *fragmentBuilder) basicAuthUsers(values *annotations.Values) (string, bo
 	if err != nil {
 		return deny("Secret %s/%s: %v", ns, name, err)
 	}
+	var problems []problem
 	if locked := unverifiable(users); len(locked) > 0 {
-		f.problem("InvalidAnnotation", "annotation %s: Secret %s/%s: no password can log in as %s: %s", key, ns, name,
-			strings.Join(locked, ", "), "they have no hash, or one of a scheme the authorisation service does not verify")
+		problems = append(problems, problemf("InvalidAnnotation", "annotation %s: Secret %s/%s: no password can log in as %s: %s", key, ns, name,
+			strings.Join(locked, ", "), "they have no hash, or one of a scheme the authorisation service does not verify"))
 	}
-	return users, true
+	return users, "", problems
 }
 
 // userFile is the Secret's users as an htpasswd file: its key auth

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
@@ -25,26 +26,24 @@ var externalAuthKeys = []interface {
 	annotations.AuthProxySetHeaders,
 }
 
-// readExternalAuth reads ingress-nginx's external authentication (auth-url
-// and the keys that shape it) into p.Auth.External.
-func (f *fragmentBuilder) readExternalAuth(values *annotations.Values, p *ir.RoutePolicy) {
+// parseExternalAuth reads ingress-nginx's external authentication
+// (auth-url and the keys that shape it): the check, nil for none.
+func parseExternalAuth(values *annotations.Values, env groupEnv) (*ir.ExternalAuth, []problem) {
 	authURL, ok := annotations.AuthURL.Get(values)
 	if !ok {
 		// Without auth-url, ingress-nginx has no external auth and the
 		// other keys do nothing (an auth-url that does not parse has
 		// refused the Ingress already).
-		return
+		return nil, nil
 	}
 	for _, k := range externalAuthKeys {
 		if k.Invalid(values) {
-			f.refuse(k.Name(), "its value cannot be used, and it shapes the auth-url check")
-			return
+			return nil, []problem{refusal(k.Name(), "its value cannot be used, and it shapes the auth-url check")}
 		}
 	}
 	if hostVariable(authURL) {
-		if where := f.hostNotExact(); where != "" {
-			f.refuse(annotations.AuthURL.Name(), "its host is $host, and %s: the client would choose where the authorisation service connects", where)
-			return
+		if where := hostNotExact(env.ing); where != "" {
+			return nil, []problem{refusal(annotations.AuthURL.Name(), "its host is $host, and %s: the client would choose where the authorisation service connects", where)}
 		}
 	}
 	e := &ir.ExternalAuth{URL: authURL}
@@ -59,16 +58,13 @@ func (f *fragmentBuilder) readExternalAuth(values *annotations.Values, p *ir.Rou
 		e.CacheDuration, _ = annotations.AuthCacheDuration.Get(values)
 	}
 	if name, ok := annotations.AuthProxySetHeaders.Get(values); ok {
-		headers, okHeaders := f.authProxySetHeaders(name)
-		if !okHeaders {
-			return
+		headers, refused := authProxySetHeaders(name, env)
+		if refused != nil {
+			return nil, []problem{*refused}
 		}
 		e.ProxySetHeaders = headers
 	}
-	if p.Auth == nil {
-		p.Auth = &ir.Auth{}
-	}
-	p.Auth.External = e
+	return e, nil
 }
 
 // hostVariable says whether an auth-url's host is the request's ($host).
@@ -80,11 +76,11 @@ func hostVariable(u string) bool {
 // hostNotExact says why a rule of the Ingress does not pin the request's
 // host ("" when every one does): a wildcard, no host, or a default
 // backend.
-func (f *fragmentBuilder) hostNotExact() string {
-	if f.ing.Spec.DefaultBackend != nil {
+func hostNotExact(ing *networkingv1.Ingress) string {
+	if ing.Spec.DefaultBackend != nil {
 		return "the Ingress has a default backend, which any host reaches"
 	}
-	for _, r := range f.ing.Spec.Rules {
+	for _, r := range ing.Spec.Rules {
 		if r.Host == "" {
 			return "a rule has no host"
 		}
@@ -98,33 +94,33 @@ func (f *fragmentBuilder) hostNotExact() string {
 // authProxySetHeaders reads auth-proxy-set-headers' ConfigMap: every key a
 // header name, every value one that can be sent with the variables the
 // service expands. Anything else refuses the Ingress (ingress-nginx denies
-// the location).
-func (f *fragmentBuilder) authProxySetHeaders(name string) ([]ir.Header, bool) {
+// the location): the refusal is returned.
+func authProxySetHeaders(name string, env groupEnv) ([]ir.Header, *problem) {
 	key := annotations.AuthProxySetHeaders.Name()
-	ns, n, _ := strings.Cut(name, "/")
-	if ns != f.ing.Namespace {
-		f.refuse(key, "ConfigMap %s is of another namespace than the Ingress's", name)
-		return nil, false
+	refuse := func(format string, args ...any) ([]ir.Header, *problem) {
+		r := refusal(key, format, args...)
+		return nil, &r
 	}
-	cm := f.configMap(types.NamespacedName{Namespace: ns, Name: n})
+	ns, n, _ := strings.Cut(name, "/")
+	if ns != env.ing.Namespace {
+		return refuse("ConfigMap %s is of another namespace than the Ingress's", name)
+	}
+	cm := env.objects.configMap(types.NamespacedName{Namespace: ns, Name: n})
 	if cm == nil {
-		f.refuse(key, "ConfigMap %s does not exist", name)
-		return nil, false
+		return refuse("ConfigMap %s does not exist", name)
 	}
 	var out []ir.Header
 	for h, v := range cm.Data {
 		if !annotations.ValidHeaderName(h) {
-			f.refuse(key, "ConfigMap %s: key %q is not a header name", name, h)
-			return nil, false
+			return refuse("ConfigMap %s: key %q is not a header name", name, h)
 		}
 		if bad := badHeaderValue(v); bad != "" {
-			f.refuse(key, "ConfigMap %s: the value of %s %s", name, h, bad)
-			return nil, false
+			return refuse("ConfigMap %s: the value of %s %s", name, h, bad)
 		}
 		out = append(out, ir.Header{Name: h, Value: v})
 	}
 	slices.SortFunc(out, func(a, b ir.Header) int { return cmp.Compare(a.Name, b.Name) })
-	return out, true
+	return out, nil
 }
 
 // badHeaderValue says what keeps v from being a header value the service

@@ -40,7 +40,7 @@ func parseClientCert(values *annotations.Values, env groupEnv) (*clientCertInten
 		return nil, nil
 	}
 	ns, name, _ := strings.Cut(raw, "/")
-	if ns != env.namespace {
+	if ns != env.ing.Namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies, and its server answers 403.
 		return nil, []problem{refusal(key, "%q is a Secret of another namespace than the Ingress's", raw)}

@@ -8,12 +8,13 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// corsAnnotations reads ingress-nginx's CORS keys into p, with its
-// defaults; nothing without enable-cors, as in ingress-nginx.
-func (f *fragmentBuilder) corsAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+// parseCORS reads ingress-nginx's CORS keys, with its defaults; nothing
+// (nil) without enable-cors, as in ingress-nginx.
+func parseCORS(values *annotations.Values) (*ir.CORS, []problem) {
 	if on, _ := annotations.EnableCORS.Get(values); !on {
-		return
+		return nil, nil
 	}
+	var problems []problem
 	c := &ir.CORS{
 		AllowMethods:     annotations.DefaultCORSMethods,
 		AllowHeaders:     annotations.DefaultCORSHeaders,
@@ -25,8 +26,8 @@ func (f *fragmentBuilder) corsAnnotations(values *annotations.Values, p *ir.Rout
 		c.AnyOrigin = true
 	} else {
 		for _, o := range origins.Skipped {
-			f.problem("InvalidAnnotation", "annotation %s: %q is not an origin (scheme://host[:port]): ignored, as ingress-nginx ignores it",
-				annotations.CORSAllowOrigin.Name(), o)
+			problems = append(problems, problemf("InvalidAnnotation", "annotation %s: %q is not an origin (scheme://host[:port]): ignored, as ingress-nginx ignores it",
+				annotations.CORSAllowOrigin.Name(), o))
 		}
 		for _, o := range origins.Origins {
 			c.AllowOrigins = append(c.AllowOrigins, originMatch(o))
@@ -34,9 +35,9 @@ func (f *fragmentBuilder) corsAnnotations(values *annotations.Values, p *ir.Rout
 		if len(c.AllowOrigins) == 0 {
 			// ingress-nginx then matches no origin: no CORS header, and
 			// OPTIONS goes to the backend.
-			f.problem("InvalidAnnotation", "annotation %s: no origin left: CORS allows no origin (no CORS header is sent, OPTIONS reaches the backend)",
-				annotations.CORSAllowOrigin.Name())
-			return
+			problems = append(problems, problemf("InvalidAnnotation", "annotation %s: no origin left: CORS allows no origin (no CORS header is sent, OPTIONS reaches the backend)",
+				annotations.CORSAllowOrigin.Name()))
+			return nil, problems
 		}
 	}
 	if v, ok := annotations.CORSAllowMethods.Get(values); ok {
@@ -54,7 +55,7 @@ func (f *fragmentBuilder) corsAnnotations(values *annotations.Values, p *ir.Rout
 	if v, ok := annotations.CORSMaxAge.Get(values); ok {
 		c.MaxAgeSeconds = int64(v)
 	}
-	p.CORS = c
+	return c, problems
 }
 
 // originMatch matches one allowed origin as ingress-nginx's

@@ -22,34 +22,39 @@ var (
 // the hop-by-hop headers): setting them could break the response.
 var framingHeaders = []string{"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 
-// customHeaders reads custom-headers: the ConfigMap's entries set on every
-// response. Whatever ingress-nginx would deny the location for (a missing
-// ConfigMap, a name it does not allow, a bad entry) makes the Ingress's
-// paths answer 503, as there, with a problem saying why.
-func (f *fragmentBuilder) customHeaders(values *annotations.Values, p *ir.RoutePolicy) {
+// customHeadersConfig is what custom-headers asks: headers set on every
+// response, or why the routes answer 503 (denied).
+type customHeadersConfig struct {
+	set    []ir.Header
+	denied string
+}
+
+// parseCustomHeaders reads custom-headers: the ConfigMap's entries set on
+// every response. Whatever ingress-nginx would deny the location for (a
+// missing ConfigMap, a name it does not allow, a bad entry) makes the
+// Ingress's paths answer 503, as there, with a problem saying why.
+func parseCustomHeaders(values *annotations.Values, env groupEnv) (customHeadersConfig, []problem) {
 	key := annotations.CustomHeaders.Name()
 	raw, ok := annotations.CustomHeaders.Get(values)
 	if !ok {
 		if annotations.CustomHeaders.Invalid(values) {
 			// Reported by the registry; ingress-nginx finds no such
 			// ConfigMap and denies the location.
-			f.upstream.denied = "custom-headers unparsable"
+			return customHeadersConfig{denied: "custom-headers unparsable"}, nil
 		}
-		return
+		return customHeadersConfig{}, nil
 	}
-	deny := func(format string, args ...any) {
-		f.problem("InvalidAnnotation", "annotation %s=%q: "+format+": the Ingress's paths answer 503, as ingress-nginx denies them", append([]any{key, raw}, args...)...)
-		f.upstream.denied = "custom-headers unusable"
+	deny := func(format string, args ...any) (customHeadersConfig, []problem) {
+		return customHeadersConfig{denied: "custom-headers unusable"}, []problem{problemf("InvalidAnnotation",
+			"annotation %s=%q: "+format+": the Ingress's paths answer 503, as ingress-nginx denies them", append([]any{key, raw}, args...)...)}
 	}
 	ns, name, _ := strings.Cut(raw, "/")
-	if ns != f.ing.Namespace {
-		deny("a ConfigMap of another namespace than the Ingress's")
-		return
+	if ns != env.ing.Namespace {
+		return deny("a ConfigMap of another namespace than the Ingress's")
 	}
-	cm := f.configMap(types.NamespacedName{Namespace: ns, Name: name})
+	cm := env.objects.configMap(types.NamespacedName{Namespace: ns, Name: name})
 	if cm == nil {
-		deny("no such ConfigMap")
-		return
+		return deny("no such ConfigMap")
 	}
 	names := make([]string, 0, len(cm.Data))
 	for n := range cm.Data {
@@ -61,35 +66,23 @@ func (f *fragmentBuilder) customHeaders(values *annotations.Values, p *ir.RouteP
 		v := cm.Data[n]
 		switch {
 		case !customHeaderName.MatchString(n):
-			deny("header name %q: not letters, digits, '-' and '_'", n)
+			return deny("header name %q: not letters, digits, '-' and '_'", n)
 		case !customHeaderValue.MatchString(v):
-			deny("header %s: the value holds characters ingress-nginx refuses (control characters among them)", n)
+			return deny("header %s: the value holds characters ingress-nginx refuses (control characters among them)", n)
 		case slices.Contains(framingHeaders, strings.ToLower(n)):
-			deny("header %s makes the response's framing, which Envoy owns", n)
-		case !slices.Contains(f.opts.AllowedResponseHeaders, n):
-			deny("header %s is not in --global-allowed-response-headers %q", n, f.opts.AllowedResponseHeaders)
-		default:
-			set = append(set, ir.Header{Name: n, Value: v})
-			continue
+			return deny("header %s makes the response's framing, which Envoy owns", n)
+		case !slices.Contains(env.opts.AllowedResponseHeaders, n):
+			return deny("header %s is not in --global-allowed-response-headers %q", n, env.opts.AllowedResponseHeaders)
 		}
-		return
+		set = append(set, ir.Header{Name: n, Value: v})
 	}
-	if len(set) > 0 {
-		p.ResponseHeaders = &ir.HeaderChanges{Set: set}
-	}
+	return customHeadersConfig{set: set}, nil
 }
 
-// connectionHeader reads connection-proxy-header: the Connection header
-// the backend receives (nginx's proxy_set_header Connection).
-func (f *fragmentBuilder) connectionHeader(values *annotations.Values, p *ir.RoutePolicy) {
-	v, ok := annotations.ConnectionProxyHeader.Get(values)
-	if !ok {
-		return
-	}
-	h := ir.HeaderChanges{}
-	if p.RequestHeaders != nil {
-		h = *p.RequestHeaders
-	}
-	h.Set = append(h.Set[:len(h.Set):len(h.Set)], ir.Header{Name: "Connection", Value: v})
-	p.RequestHeaders = &h
+// parseConnectionHeader reads connection-proxy-header: the Connection
+// header the backend receives (nginx's proxy_set_header Connection);
+// empty: the client's.
+func parseConnectionHeader(values *annotations.Values) string {
+	v, _ := annotations.ConnectionProxyHeader.Get(values)
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -20,13 +21,14 @@ import (
 // problems in the groups' order, and hands the results to the merge.
 
 // groupEnv is what a group's parser may read besides the annotations:
-// the Ingress's namespace, the options (with the controller ConfigMap's
-// settings), and objects by name, each read recording the fragment's
-// dependency on it (fragmentBuilder's secret, configMap, service).
+// the Ingress (never changed), the options (with the controller
+// ConfigMap's settings), and objects by name, each read recording the
+// fragment's dependency on it (fragmentBuilder's secret, configMap,
+// service).
 type groupEnv struct {
-	namespace string
-	opts      *Options
-	objects   objectReader
+	ing     *networkingv1.Ingress
+	opts    *Options
+	objects objectReader
 }
 
 // objectReader looks up the objects annotations name.

@@ -1,19 +1,36 @@
 package ingress
 
-import "github.com/ingress-xds/ingress-xds/translate/ir"
+import (
+	"reflect"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
 
 // groups are the results of the groups' parsers (groups.go): the merge's
-// input.
+// input. Each field is one group's.
 type groups struct {
-	proxy       proxyConfig
-	upstream    upstreamConfig
-	passthrough bool              // ssl-passthrough, honoured
-	clientCert  *clientCertIntent // auth-tls; nil: none
-	sslCiphers  string            // ssl-ciphers; empty: the ConfigMap's
+	redirect        redirectConfig
+	proxy           proxyConfig
+	cors            *ir.CORS
+	customHeaders   customHeadersConfig
+	connection      string // connection-proxy-header; empty: none
+	access          accessConfig
+	connections     *ir.ConnectionLimit
+	responseRate    *ir.ResponseRate
+	basicAuth       basicAuthConfig
+	externalAuth    *ir.ExternalAuth
+	satisfyAny      bool
+	responseRewrite *ir.ResponseRewrite
+	mirror          mirrorConfig
+	upstream        upstreamConfig
+	passthrough     bool              // ssl-passthrough, honoured
+	clientCert      *clientCertIntent // auth-tls; nil: none
+	sslCiphers      string            // ssl-ciphers; empty: the ConfigMap's
 }
 
 // merged is what the groups amount to beyond the route policy: the
-// Ingress's cluster policy and what its fragment carries to its hosts.
+// Ingress's cluster policy and what its fragment carries to its routes and
+// hosts.
 type merged struct {
 	// cluster is the policy of every cluster the routes send to; nil:
 	// the default.
@@ -23,21 +40,26 @@ type merged struct {
 	autoTLS         *ir.UpstreamTLS
 	serviceUpstream bool
 	denied          string // why the routes answer 503; empty: they do not
+	redirects       redirectIntent
+	mirror          *clusterRef
 	passthrough     bool
 	clientCert      *clientCertIntent
 	sslCiphers      string
 }
 
-// mergeGroups applies the groups' results: to p, the route policy every
-// route of the Ingress shares (which the groups not yet parsed apart have
-// already written: none of them writes the fields set here), and to the
-// cluster policy and the fragment's host settings, which it returns. The
-// rules of what overrides what are all here:
+// mergeGroups applies the groups' results to the route policy every route
+// of the Ingress shares, the cluster policy of the clusters they send to,
+// and what the fragment carries to its routes and hosts. What overrides
+// what is all here:
 //
-//   - route policy: proxy's timeouts, retries (ingress-nginx's default
-//     when proxy sets none: parseProxy) and body bound; upstream's Host
-//     (upstream-vhost: the Host of p's rewrite, whatever else the rewrite
-//     holds) and hash;
+//   - route policy: each field has one group, but for these rules:
+//     a redirect of every path (permanent-redirect, temporal-redirect)
+//     answers before the redirect to HTTPS, which is then left out
+//     (nginx's return comes first); basic and external authentication
+//     are one check of two kinds; satisfy any, with two checks or more
+//     among the address (allow and deny lists) and the two kinds, moves
+//     the address check into the authentication, which then passes a
+//     request that one of them lets in (satisfyAny);
 //   - cluster policy: each field has one source, so no group's setting
 //     can drop another's: the connect timeout is proxy's; the protocol,
 //     the load balancer (upstream-hash-by over load-balance, settled in
@@ -48,27 +70,54 @@ type merged struct {
 //     TLS, as its backend does: AUTO_HTTP's TLS then for every request
 //     (nginx writes https:// for a passed-through backend whatever the
 //     scheme), else upstream's TLS, else TLS without settings;
-//   - a policy that asks nothing is nil (the backend's default cluster).
-func mergeGroups(g *groups, p *ir.RoutePolicy) merged {
-	p.Timeouts = g.proxy.timeouts
-	p.Retries = g.proxy.retries
-	p.RequestBody = g.proxy.requestBody
+//   - a cluster policy that asks nothing is nil (the backend's default
+//     cluster);
+//   - the routes answer 503 when any group denies them (custom-headers,
+//     basic authentication, upstream), the first one's reason kept.
+func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
+	var p ir.RoutePolicy
+	if g.redirect.intent.every == nil {
+		p.HTTPSRedirect = g.redirect.https
+	}
+	p.Timeouts, p.Retries, p.RequestBody = g.proxy.timeouts, g.proxy.retries, g.proxy.requestBody
+	p.CORS = g.cors
+	if len(g.customHeaders.set) > 0 {
+		p.ResponseHeaders = &ir.HeaderChanges{Set: g.customHeaders.set}
+	}
+	if g.connection != "" {
+		p.RequestHeaders = &ir.HeaderChanges{Set: []ir.Header{{Name: "Connection", Value: g.connection}}}
+	}
+	p.IPRules, p.RateLimit = g.access.ipRules, g.access.rateLimit
+	p.Connections = g.connections
+	p.ResponseRate = g.responseRate
+	if g.basicAuth.basic != nil || g.externalAuth != nil {
+		p.Auth = &ir.Auth{Basic: g.basicAuth.basic, External: g.externalAuth}
+	}
+	if g.satisfyAny {
+		satisfyAny(&p)
+	}
+	p.ResponseRewrite = g.responseRewrite
+	if g.mirror.cluster != nil {
+		p.Mirrors = []ir.Mirror{g.mirror.mirror}
+	}
 	if g.upstream.vhost != "" {
-		rw := ir.Rewrite{}
-		if p.Rewrite != nil {
-			rw = *p.Rewrite
-		}
-		rw.Host = g.upstream.vhost
-		p.Rewrite = &rw
+		p.Rewrite = &ir.Rewrite{Host: g.upstream.vhost}
 	}
 	p.Hash = g.upstream.hash
 
 	m := merged{
 		serviceUpstream: g.upstream.serviceUpstream,
-		denied:          g.upstream.denied,
+		redirects:       g.redirect.intent,
+		mirror:          g.mirror.cluster,
 		passthrough:     g.passthrough,
 		clientCert:      g.clientCert,
 		sslCiphers:      g.sslCiphers,
+	}
+	for _, denied := range []string{g.customHeaders.denied, g.basicAuth.denied, g.upstream.denied} {
+		if denied != "" {
+			m.denied = denied
+			break
+		}
 	}
 	cp := ir.ClusterPolicy{
 		ConnectTimeout: g.proxy.connectTimeout,
@@ -90,17 +139,20 @@ func mergeGroups(g *groups, p *ir.RoutePolicy) merged {
 	if !cp.IsDefault() {
 		m.cluster = &cp
 	}
-	return m
+	return p, m
 }
 
 // apply gives the fragment being built what the merge made of the groups.
-func (f *fragmentBuilder) apply(m merged) {
+func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
+	if !reflect.ValueOf(p).IsZero() {
+		f.policy = &p
+	}
 	f.clusterPolicy = m.cluster
 	f.upstream.autoTLS = m.autoTLS
 	f.upstream.serviceUpstream = m.serviceUpstream
-	if m.denied != "" {
-		f.upstream.denied = m.denied
-	}
+	f.upstream.denied = m.denied
+	f.redirects = m.redirects
+	f.mirror = m.mirror
 	f.frag.passthrough = m.passthrough
 	f.frag.clientCert = m.clientCert
 	f.frag.sslCiphers = m.sslCiphers

@@ -10,21 +10,24 @@ import (
 
 // TestMergeGroups holds the merge to its rules (merge.go): every group's
 // share of the cluster policy kept beside the others', AUTO_HTTP's TLS set
-// apart, ssl-passthrough's TLS over both, and the route policy's fields
-// from proxy and upstream kept beside what the other groups wrote.
+// apart, ssl-passthrough's TLS over both, and the route policy's rules
+// where two groups meet.
 func TestMergeGroups(t *testing.T) {
 	fiveSeconds := ir.Duration(5 * time.Second)
 	verified := &ir.UpstreamTLS{SNI: "backend.internal", CA: ir.PEM("ca"), MinVersion: "TLSv1.2", MaxVersion: "TLSv1.2"}
 	retries := &ir.Retries{Attempts: 2, On: []string{"connect-failure"}}
+	basic := &ir.BasicAuth{Realm: "r", Users: "u:h\n"}
+	external := &ir.ExternalAuth{URL: "http://auth/"}
+	ipRules := &ir.IPRules{Allow: []string{"10.0.0.0/8"}}
+	https := &ir.HTTPSRedirect{Code: 308}
 	for _, tc := range []struct {
 		name    string
 		g       groups
-		before  ir.RoutePolicy // what the other groups wrote
 		cluster *ir.ClusterPolicy
 		autoTLS *ir.UpstreamTLS
 		policy  ir.RoutePolicy
 	}{
-		{name: "nothing asked: the default cluster"},
+		{name: "nothing asked: the default cluster, no policy"},
 		{name: "the connect timeout alone",
 			g:       groups{proxy: proxyConfig{connectTimeout: fiveSeconds}},
 			cluster: &ir.ClusterPolicy{ConnectTimeout: fiveSeconds}},
@@ -54,20 +57,28 @@ func TestMergeGroups(t *testing.T) {
 				hash: []ir.HashPart{{Kind: ir.HashHeader, Name: "x-user"}}}},
 			cluster: &ir.ClusterPolicy{Protocol: ir.UpstreamHTTP2, TLS: verified, LoadBalancer: ir.RingHash},
 			policy:  ir.RoutePolicy{Hash: []ir.HashPart{{Kind: ir.HashHeader, Name: "x-user"}}}},
-		{name: "route fields beside the other groups'",
+		{name: "each group's route fields beside the others'",
 			g: groups{proxy: proxyConfig{timeouts: &ir.Timeouts{Idle: fiveSeconds}, retries: retries, requestBody: &ir.RequestBody{MaxBytes: 8}},
-				upstream: upstreamConfig{vhost: "internal.example"}},
-			before: ir.RoutePolicy{CORS: &ir.CORS{}, Rewrite: &ir.Rewrite{Prefix: "/"}},
-			policy: ir.RoutePolicy{CORS: &ir.CORS{}, Rewrite: &ir.Rewrite{Prefix: "/", Host: "internal.example"},
-				Timeouts: &ir.Timeouts{Idle: fiveSeconds}, Retries: retries, RequestBody: &ir.RequestBody{MaxBytes: 8}}},
+				cors: &ir.CORS{AnyOrigin: true}, connection: "close", customHeaders: customHeadersConfig{set: []ir.Header{{Name: "X-A", Value: "1"}}},
+				upstream: upstreamConfig{vhost: "internal.example"}, redirect: redirectConfig{https: https}},
+			policy: ir.RoutePolicy{CORS: &ir.CORS{AnyOrigin: true}, Rewrite: &ir.Rewrite{Host: "internal.example"}, HTTPSRedirect: https,
+				RequestHeaders:  &ir.HeaderChanges{Set: []ir.Header{{Name: "Connection", Value: "close"}}},
+				ResponseHeaders: &ir.HeaderChanges{Set: []ir.Header{{Name: "X-A", Value: "1"}}},
+				Timeouts:        &ir.Timeouts{Idle: fiveSeconds}, Retries: retries, RequestBody: &ir.RequestBody{MaxBytes: 8}}},
+		{name: "a redirect of every path answers before the redirect to HTTPS",
+			g: groups{redirect: redirectConfig{intent: redirectIntent{every: &ir.Redirect{Location: "http://x/", Code: 301}}, https: https}}},
+		{name: "basic and external authentication: one check of two kinds",
+			g:      groups{basicAuth: basicAuthConfig{basic: basic}, externalAuth: external, access: accessConfig{ipRules: ipRules}},
+			policy: ir.RoutePolicy{Auth: &ir.Auth{Basic: basic, External: external}, IPRules: ipRules}},
+		{name: "satisfy any: the address check joins the authentication",
+			g:      groups{basicAuth: basicAuthConfig{basic: basic}, access: accessConfig{ipRules: ipRules}, satisfyAny: true},
+			policy: ir.RoutePolicy{Auth: &ir.Auth{Basic: basic, Any: true, Address: ipRules}}},
+		{name: "satisfy any with one check: nothing to choose between",
+			g:      groups{access: accessConfig{ipRules: ipRules}, satisfyAny: true},
+			policy: ir.RoutePolicy{IPRules: ipRules}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.before
-			if tc.before.Rewrite != nil {
-				rw := *tc.before.Rewrite
-				p.Rewrite = &rw
-			}
-			m := mergeGroups(&tc.g, &p)
+			p, m := mergeGroups(&tc.g)
 			if !reflect.DeepEqual(m.cluster, tc.cluster) {
 				t.Errorf("cluster policy %+v, want %+v", m.cluster, tc.cluster)
 			}
@@ -77,22 +88,27 @@ func TestMergeGroups(t *testing.T) {
 			if !reflect.DeepEqual(p, tc.policy) {
 				t.Errorf("route policy %+v, want %+v", p, tc.policy)
 			}
-			if tc.before.Rewrite != nil && tc.before.Rewrite.Host != "" {
-				t.Errorf("the other groups' rewrite was changed in place")
-			}
 		})
 	}
 }
 
-// TestMergeGroupsCarriesHostSettings: what the fragment carries to its
-// hosts, and the backends' settings, pass through the merge unchanged.
-func TestMergeGroupsCarriesHostSettings(t *testing.T) {
+// TestMergeGroupsCarriesTheRest: what the fragment carries to its routes
+// and hosts passes through the merge, and the first group to deny the
+// routes gives the reason.
+func TestMergeGroupsCarriesTheRest(t *testing.T) {
 	cc := &clientCertIntent{policy: &ir.ClientCert{Verify: ir.VerifyOn, Depth: 1}}
+	mirror := &clusterRef{name: "mirror/http/m/80"}
 	g := groups{upstream: upstreamConfig{serviceUpstream: true, denied: "backend protocol FCGI is not supported"},
+		basicAuth:   basicAuthConfig{denied: "basic authentication without users"},
+		redirect:    redirectConfig{intent: redirectIntent{appRoot: "/app"}},
+		mirror:      mirrorConfig{mirror: ir.Mirror{Cluster: mirror.name, Percent: 100}, cluster: mirror},
 		passthrough: true, clientCert: cc, sslCiphers: "AES256-SHA"}
-	var p ir.RoutePolicy
-	m := mergeGroups(&g, &p)
-	if !m.serviceUpstream || m.denied == "" || !m.passthrough || m.clientCert != cc || m.sslCiphers != "AES256-SHA" {
+	p, m := mergeGroups(&g)
+	if !m.serviceUpstream || m.denied != "basic authentication without users" || !m.passthrough || m.clientCert != cc ||
+		m.sslCiphers != "AES256-SHA" || m.mirror != mirror || m.redirects.appRoot != "/app" {
 		t.Errorf("merged %+v", m)
+	}
+	if len(p.Mirrors) != 1 || p.Mirrors[0].Cluster != mirror.name {
+		t.Errorf("mirrors %+v", p.Mirrors)
 	}
 }

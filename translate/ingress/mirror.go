@@ -11,21 +11,30 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// mirrorAnnotations reads mirror-target, mirror-host and
-// mirror-request-body into a mirror of every route of the Ingress, as
-// ingress-nginx's mirror directive and its mirror location do, and makes
-// the cluster of the target (f.mirror): one per scheme, host and port,
-// resolved by Envoy as an ExternalName Service's name is, so gated as those
-// are (--enable-external-name).
-func (f *fragmentBuilder) mirrorAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
+// mirrorConfig is a mirror of every route of the Ingress, and the cluster
+// it sends to; nil cluster: none.
+type mirrorConfig struct {
+	mirror  ir.Mirror
+	cluster *clusterRef
+}
+
+// parseMirror reads mirror-target, mirror-host and mirror-request-body
+// into a mirror of every route of the Ingress, as ingress-nginx's mirror
+// directive and its mirror location do, and makes the cluster of the
+// target: one per scheme, host and port, resolved by Envoy as an
+// ExternalName Service's name is, so gated as those are
+// (--enable-external-name).
+func parseMirror(values *annotations.Values, env groupEnv) (mirrorConfig, []problem) {
 	t, ok := annotations.MirrorTargetKey.Get(values)
 	if !ok {
-		return
+		return mirrorConfig{}, nil
 	}
-	if !f.opts.EnableExternalName {
-		f.problem("MirrorRefused", "annotation %s: a mirror target makes Envoy connect to a name the Ingress chooses, as an ExternalName Service does, which is disabled (--enable-external-name): not applied",
+	notApplied := func(reason, format string, args ...any) (mirrorConfig, []problem) {
+		return mirrorConfig{}, []problem{problemf(reason, format, args...)}
+	}
+	if !env.opts.EnableExternalName {
+		return notApplied("MirrorRefused", "annotation %s: a mirror target makes Envoy connect to a name the Ingress chooses, as an ExternalName Service does, which is disabled (--enable-external-name): not applied",
 			annotations.MirrorTargetKey.Name())
-		return
 	}
 	// nginx's mirror location sets Host to mirror-host, else the target's
 	// host without its port.
@@ -41,7 +50,7 @@ func (f *fragmentBuilder) mirrorAnnotations(values *annotations.Values, p *ir.Ro
 	default:
 		// proxy_pass without a URI passes the subrequest's own: the
 		// mirror location's name.
-		m.Path = &ir.MirrorPath{Prefix: "/_mirror-" + string(f.ing.UID), Then: ir.MirrorQuery}
+		m.Path = &ir.MirrorPath{Prefix: "/_mirror-" + string(env.ing.UID), Then: ir.MirrorQuery}
 	}
 	if body, ok := annotations.MirrorRequestBodyKey.Get(values); ok && !body {
 		m.NoBody = true
@@ -58,28 +67,25 @@ func (f *fragmentBuilder) mirrorAnnotations(values *annotations.Values, p *ir.Ro
 	name := fmt.Sprintf("mirror/%s/%s/%d", t.Scheme, t.Host, t.Port)
 	port := kube.ServicePort{Port: int32(t.Port), Protocol: corev1.ProtocolTCP}
 	backend := &backendRef{name: name, port: port, externalName: t.Host}
-	if f.opts.ResolveNames {
+	if env.opts.ResolveNames {
 		// The control plane resolved the name (kube.ResolvingSource's
 		// ExtraNames, from MirrorNames) and checked its addresses, as an
 		// ExternalName Service's: Envoy is handed those, never the name.
 		svcName := kube.NameService(t.Host)
-		svc := f.service(svcName)
+		svc := env.objects.service(svcName)
 		switch {
 		case svc == nil || svc.Resolved == nil:
-			f.problem("MirrorUnresolved", "annotation %s: %q is not resolved yet: not applied until it is", annotations.MirrorTargetKey.Name(), t.Host)
-			return
+			return notApplied("MirrorUnresolved", "annotation %s: %q is not resolved yet: not applied until it is", annotations.MirrorTargetKey.Name(), t.Host)
 		case svc.Resolved.Refused != "":
-			f.problem("MirrorRefused", "annotation %s: %q %s: not applied (serve --external-name-allow-local would allow it)", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Refused)
-			return
+			return notApplied("MirrorRefused", "annotation %s: %q %s: not applied (serve --external-name-allow-local would allow it)", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Refused)
 		case svc.Resolved.Err != "":
-			f.problem("MirrorUnresolved", "annotation %s: the control plane could not resolve %q (%s): not applied", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Err)
-			return
+			return notApplied("MirrorUnresolved", "annotation %s: the control plane could not resolve %q (%s): not applied", annotations.MirrorTargetKey.Name(), t.Host, svc.Resolved.Err)
 		}
 		backend = &backendRef{name: name, service: svcName, port: port, via: t.Host}
 	}
-	f.mirror = &clusterRef{name: ir.ClusterName(name, policy), backend: backend, policy: policy}
-	m.Cluster = f.mirror.name
-	p.Mirrors = append(p.Mirrors, m)
+	c := mirrorConfig{mirror: m, cluster: &clusterRef{name: ir.ClusterName(name, policy), backend: backend, policy: policy}}
+	c.mirror.Cluster = c.cluster.name
+	return c, nil
 }
 
 // MirrorNames lists the hosts of the mirror targets of st's Ingresses, for

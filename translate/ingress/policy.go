@@ -1,11 +1,5 @@
 package ingress
 
-import (
-	"reflect"
-
-	"github.com/ingress-xds/ingress-xds/translate/ir"
-)
-
 // readAnnotations parses the Ingress's annotations through the registry,
 // reports what cannot be honoured as problems of the Ingress, and builds
 // the route policy that every route of the Ingress shares, the cluster
@@ -13,9 +7,8 @@ import (
 // annotations has a parser of its own, in a file of its own, that returns
 // its result and its problems (groups.go); the problems are reported here,
 // in the groups' order, and mergeGroups (merge.go) applies the results.
-// The groups still written as methods of the builder (fill p, or shape the
-// routes) come first and in this order: readSatisfy reads what the
-// address and authentication groups wrote.
+// The groups that shape the routes (rewrite, aliases, canary, affinity,
+// fallback) are still methods of the builder, and come first.
 func (f *fragmentBuilder) readAnnotations() {
 	if f.opts.ConfigMap.Name != "" {
 		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
@@ -32,29 +25,37 @@ func (f *fragmentBuilder) readAnnotations() {
 		f.policy = defaultPolicy // ingress-nginx's default retries (proxy.go)
 		return
 	}
-	env := groupEnv{namespace: f.ing.Namespace, opts: &f.opts, objects: f}
+	env := groupEnv{ing: f.ing, opts: &f.opts, objects: f}
+	// The groups that shape the routes rather than the policy.
 	f.readRewrite(values)
 	f.readAliases(values)
 	f.readCanary(values)
 	f.readAffinity(values)
 	f.readFallback(values)
-	var p ir.RoutePolicy
+	// The groups of the policies, each a parser; their problems reported
+	// in this order.
 	var g groups
 	var problems []problem
-	f.redirectAnnotations(values, &p)
+	g.redirect = parseRedirect(values, &f.opts)
 	g.proxy, problems = parseProxy(values)
 	f.report(problems)
-	f.corsAnnotations(values, &p)
-	f.customHeaders(values, &p)
-	f.connectionHeader(values, &p)
-	f.accessAnnotations(values, &p)
-	f.connectionLimitAnnotations(values, &p) // connlimit.go
-	f.responseRateAnnotations(values, &p)    // responserate.go
-	f.readBasicAuth(values, &p)              // auth.go
-	f.readExternalAuth(values, &p)
-	f.readSatisfy(values, &p) // after the address and authentication checks it chooses between
-	f.responseRewriteAnnotations(values, &p)
-	f.mirrorAnnotations(values, &p)
+	g.cors, problems = parseCORS(values)
+	f.report(problems)
+	g.customHeaders, problems = parseCustomHeaders(values, env)
+	f.report(problems)
+	g.connection = parseConnectionHeader(values)
+	g.access = parseAccess(values, &f.opts)
+	g.connections = parseConnectionLimit(values, env)   // connlimit.go
+	g.responseRate = parseResponseRate(values)          // responserate.go
+	g.basicAuth, problems = parseBasicAuth(values, env) // auth.go
+	f.report(problems)
+	g.externalAuth, problems = parseExternalAuth(values, env)
+	f.report(problems)
+	g.satisfyAny = parseSatisfy(values)
+	g.responseRewrite, problems = parseResponseRewrite(values) // proxyrewrite.go
+	f.report(problems)
+	g.mirror, problems = parseMirror(values, env)
+	f.report(problems)
 	g.upstream, problems = parseUpstream(values, env)
 	f.report(problems)
 	g.passthrough, problems = parsePassthrough(values, &f.opts)
@@ -62,8 +63,5 @@ func (f *fragmentBuilder) readAnnotations() {
 	g.clientCert, problems = parseClientCert(values, env)
 	f.report(problems)
 	g.sslCiphers = parseSSLCiphers(values)
-	f.apply(mergeGroups(&g, &p))
-	if !reflect.ValueOf(p).IsZero() {
-		f.policy = &p
-	}
+	f.apply(mergeGroups(&g))
 }

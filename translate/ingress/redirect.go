@@ -39,15 +39,19 @@ type wwwRedirect struct {
 	route    *ir.Route
 }
 
-// redirectAnnotations reads the redirect keys.
-func (f *fragmentBuilder) redirectAnnotations(values *annotations.Values, p *ir.RoutePolicy) {
-	f.redirects = redirectIntent{every: everyRedirect(values)}
-	f.redirects.appRoot, _ = annotations.AppRoot.Get(values)
-	f.redirects.fromToWWW, _ = annotations.FromToWWWRedirect.Get(values)
-	if f.redirects.every == nil {
-		// nginx's return comes before the redirect to HTTPS.
-		p.HTTPSRedirect = httpsRedirect(values, f.opts)
-	}
+// redirectConfig is what the redirect keys ask: the redirects beyond the
+// route policy, and the route policy's redirect to HTTPS.
+type redirectConfig struct {
+	intent redirectIntent
+	https  *ir.HTTPSRedirect
+}
+
+// parseRedirect reads the redirect keys.
+func parseRedirect(values *annotations.Values, opts *Options) redirectConfig {
+	c := redirectConfig{intent: redirectIntent{every: everyRedirect(values)}, https: httpsRedirect(values, *opts)}
+	c.intent.appRoot, _ = annotations.AppRoot.Get(values)
+	c.intent.fromToWWW, _ = annotations.FromToWWWRedirect.Get(values)
+	return c
 }
 
 // everyRedirect is permanent-redirect's or temporal-redirect's redirect

@@ -5,15 +5,23 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// readSatisfy reads satisfy: with "any", a request passes when one of the
-// access checks lets it in, its address or one kind of authentication
-// (nginx's satisfy any over its access phase: allow and deny, auth_basic,
-// auth_request). The address check then joins the authentication, in the
-// authorisation service, where one place can decide them together; the
-// route keeps no IP rules of its own. With fewer than two checks there is
-// nothing to choose between, and "all" is nginx's default.
-func (f *fragmentBuilder) readSatisfy(values *annotations.Values, p *ir.RoutePolicy) {
-	if v, _ := annotations.Satisfy.Get(values); v != "any" || p.Auth == nil {
+// parseSatisfy reads satisfy: whether it is "any" ("all" is nginx's
+// default). With "any", a request passes when one of the access checks
+// lets it in, its address or one kind of authentication (nginx's satisfy
+// any over its access phase: allow and deny, auth_basic, auth_request):
+// satisfyAny, in the merge.
+func parseSatisfy(values *annotations.Values) bool {
+	v, _ := annotations.Satisfy.Get(values)
+	return v == "any"
+}
+
+// satisfyAny makes p's access checks pass when one of them does. The
+// address check then joins the authentication, in the authorisation
+// service, where one place can decide them together; the route keeps no
+// IP rules of its own. With fewer than two checks there is nothing to
+// choose between.
+func satisfyAny(p *ir.RoutePolicy) {
+	if p.Auth == nil {
 		return
 	}
 	checks := 0

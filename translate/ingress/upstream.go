@@ -126,7 +126,7 @@ func proxySSL(values *annotations.Values, env groupEnv, tls *ir.UpstreamTLS, pro
 	raw, _ := annotations.ProxySSLSecret.Get(values)
 	ns, name, _ := strings.Cut(raw, "/")
 	key := annotations.ProxySSLSecret.Name()
-	if ns != env.namespace {
+	if ns != env.ing.Namespace {
 		// ingress-nginx's allow-cross-namespace-resources is off by
 		// default: it denies the location.
 		problems = append(problems, problemf("InvalidAnnotation", "annotation %s=%q: a Secret of another namespace than the Ingress's: the Ingress's routes answer 503", key, raw))
