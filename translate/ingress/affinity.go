@@ -21,10 +21,10 @@ type affinityIntent struct {
 	pathSet bool
 }
 
-// readAffinity reads the affinity keys.
-func (f *fragmentBuilder) readAffinity(values *annotations.Values) {
+// parseAffinity reads the affinity keys; nil: no affinity.
+func parseAffinity(values *annotations.Values) *affinityIntent {
 	if kind, _ := annotations.Affinity.Get(values); kind != "cookie" {
-		return
+		return nil
 	}
 	a := &affinityIntent{cookie: ir.SessionAffinity{Cookie: defaultAffinityCookie}}
 	if name, ok := annotations.SessionCookieName.Get(values); ok {
@@ -41,11 +41,7 @@ func (f *fragmentBuilder) readAffinity(values *annotations.Values) {
 	} else if d, ok := annotations.SessionCookieExpires.Get(values); ok {
 		a.cookie.MaxAge = ir.Duration(d)
 	}
-	if !a.pathSet && f.rewrite.useRegex {
-		f.problem("AffinityPathNotSet", "annotation %s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is each path as written",
-			annotations.SessionCookiePath.Name())
-	}
-	f.affinity = a
+	return a
 }
 
 // applyAffinity gives each route of the Ingress that forwards its cookie

@@ -67,7 +67,8 @@ func (m *memo) settleAliases(dirty map[string]bool) {
 	}
 }
 
-// readAliases reads server-alias.
-func (f *fragmentBuilder) readAliases(values *annotations.Values) {
-	f.frag.aliases, _ = annotations.ServerAlias.Get(values)
+// parseAliases reads server-alias.
+func parseAliases(values *annotations.Values) []string {
+	aliases, _ := annotations.ServerAlias.Get(values)
+	return aliases
 }

@@ -47,10 +47,11 @@ type canaryIntent struct {
 // defaultCanaryTotal is the least total balancer.lua divides by.
 const defaultCanaryTotal = 100
 
-// readCanary reads the canary keys. Canary keys on an Ingress that is not
-// a canary make it invalid to ingress-nginx, which then ignores them: the
-// Ingress is served as a mainline.
-func (f *fragmentBuilder) readCanary(values *annotations.Values) {
+// parseCanary reads the canary keys: nil when the Ingress is not a canary.
+// Canary keys on an Ingress that is not a canary make it invalid to
+// ingress-nginx, which then ignores them: the Ingress is served as a
+// mainline.
+func parseCanary(values *annotations.Values) (*canaryIntent, []problem) {
 	enabled, _ := annotations.Canary.Get(values)
 	c := canaryIntent{}
 	c.weight, _ = annotations.CanaryWeight.Get(values)
@@ -63,16 +64,16 @@ func (f *fragmentBuilder) readCanary(values *annotations.Values) {
 	c.legacyAffinity = behavior == "legacy"
 	if !enabled {
 		if c.weight > 0 || c.header != "" || c.headerValue != "" || c.headerPattern != "" || c.cookie != "" {
-			f.problem("CanaryNotEnabled", "canary annotations are set but %s is not \"true\": they are ignored and the Ingress is served as a mainline, as ingress-nginx does",
-				annotations.Canary.Name())
+			return nil, []problem{problemf("CanaryNotEnabled", "canary annotations are set but %s is not \"true\": they are ignored and the Ingress is served as a mainline, as ingress-nginx does",
+				annotations.Canary.Name())}
 		}
-		return
+		return nil, nil
 	}
 	c.total = max(c.total, defaultCanaryTotal)
 	// nginx's "_" in a header variable stands for "-" (and it ignores
 	// request headers with underscores).
 	c.header = strings.ReplaceAll(c.header, "_", "-")
-	f.frag.canary = &c
+	return &c, nil
 }
 
 // canaryMerge adds a host's canary fragments (oldest first) to its merged

@@ -32,9 +32,9 @@ type fallbackIntent struct {
 	cluster  *clusterRef // the default backend's; nil: unusable (reported)
 }
 
-// readFallback reads default-backend, custom-http-errors and
-// disable-proxy-intercept-errors.
-func (f *fragmentBuilder) readFallback(values *annotations.Values) {
+// parseFallback reads default-backend, custom-http-errors and
+// disable-proxy-intercept-errors; nil: no default backend.
+func parseFallback(values *annotations.Values, env groupEnv) (*fallbackIntent, []problem) {
 	codes, hasCodes := annotations.CustomHTTPErrors.Get(values)
 	if off, _ := annotations.DisableProxyInterceptErrors.Get(values); off {
 		codes, hasCodes = nil, false
@@ -42,12 +42,12 @@ func (f *fragmentBuilder) readFallback(values *annotations.Values) {
 	name, ok := annotations.DefaultBackend.Get(values)
 	if !ok {
 		if hasCodes && !annotations.DefaultBackend.Invalid(values) {
-			f.problem("UnsupportedAnnotation", "annotation %s without %s: ingress-nginx sends the errors to its global default backend, "+
-				"and ingress-xds has none: the responses pass through", annotations.CustomHTTPErrors.Name(), annotations.DefaultBackend.Name())
+			return nil, []problem{problemf("UnsupportedAnnotation", "annotation %s without %s: ingress-nginx sends the errors to its global default backend, "+
+				"and ingress-xds has none: the responses pass through", annotations.CustomHTTPErrors.Name(), annotations.DefaultBackend.Name())}
 		}
-		return
+		return nil, nil
 	}
-	f.fallback = &fallbackIntent{service: types.NamespacedName{Namespace: f.ing.Namespace, Name: name}, codes: codes}
+	return &fallbackIntent{service: types.NamespacedName{Namespace: env.ing.Namespace, Name: name}, codes: codes}, nil
 }
 
 // fallbackCluster is the default backend's cluster, resolved once per

@@ -3,12 +3,20 @@ package ingress
 import (
 	"reflect"
 
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // groups are the results of the groups' parsers (groups.go): the merge's
 // input. Each field is one group's.
 type groups struct {
+	// The groups that shape the routes.
+	rewrite  rewriteIntent
+	aliases  []string
+	canary   *canaryIntent
+	affinity *affinityIntent
+	fallback *fallbackIntent
+	// The groups of the policies.
 	redirect        redirectConfig
 	proxy           proxyConfig
 	cors            *ir.CORS
@@ -32,6 +40,11 @@ type groups struct {
 // Ingress's cluster policy and what its fragment carries to its routes and
 // hosts.
 type merged struct {
+	rewrite  rewriteIntent
+	aliases  []string
+	canary   *canaryIntent
+	affinity *affinityIntent
+	fallback *fallbackIntent
 	// cluster is the policy of every cluster the routes send to; nil:
 	// the default.
 	cluster *ir.ClusterPolicy
@@ -45,6 +58,8 @@ type merged struct {
 	passthrough     bool
 	clientCert      *clientCertIntent
 	sslCiphers      string
+	// problems are the merge's own: groups that do not go together.
+	problems []problem
 }
 
 // mergeGroups applies the groups' results to the route policy every route
@@ -73,7 +88,12 @@ type merged struct {
 //   - a cluster policy that asks nothing is nil (the backend's default
 //     cluster);
 //   - the routes answer 503 when any group denies them (custom-headers,
-//     basic authentication, upstream), the first one's reason kept.
+//     basic authentication, upstream), the first one's reason kept;
+//   - affinity without session-cookie-path under use-regex is reported,
+//     as ingress-nginx warns (each cookie's Path is its path as written);
+//   - the groups that shape the routes (rewrite, aliases, canary,
+//     affinity, fallback) pass through: the fragment applies them to its
+//     routes (a canary's affinity follows its mainline's: applyAffinity).
 func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	var p ir.RoutePolicy
 	if g.redirect.intent.every == nil {
@@ -106,12 +126,21 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	p.Hash = g.upstream.hash
 
 	m := merged{
+		rewrite:         g.rewrite,
+		aliases:         g.aliases,
+		canary:          g.canary,
+		affinity:        g.affinity,
+		fallback:        g.fallback,
 		serviceUpstream: g.upstream.serviceUpstream,
 		redirects:       g.redirect.intent,
 		mirror:          g.mirror.cluster,
 		passthrough:     g.passthrough,
 		clientCert:      g.clientCert,
 		sslCiphers:      g.sslCiphers,
+	}
+	if g.affinity != nil && !g.affinity.pathSet && g.rewrite.useRegex {
+		m.problems = append(m.problems, problemf("AffinityPathNotSet", "annotation %s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is each path as written",
+			annotations.SessionCookiePath.Name()))
 	}
 	for _, denied := range []string{g.customHeaders.denied, g.basicAuth.denied, g.upstream.denied} {
 		if denied != "" {
@@ -147,6 +176,11 @@ func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
 	if !reflect.ValueOf(p).IsZero() {
 		f.policy = &p
 	}
+	f.rewrite = m.rewrite
+	f.frag.aliases = m.aliases
+	f.frag.canary = m.canary
+	f.affinity = m.affinity
+	f.fallback = m.fallback
 	f.clusterPolicy = m.cluster
 	f.upstream.autoTLS = m.autoTLS
 	f.upstream.serviceUpstream = m.serviceUpstream
@@ -156,4 +190,5 @@ func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
 	f.frag.passthrough = m.passthrough
 	f.frag.clientCert = m.clientCert
 	f.frag.sslCiphers = m.sslCiphers
+	f.report(m.problems)
 }

@@ -112,3 +112,23 @@ func TestMergeGroupsCarriesTheRest(t *testing.T) {
 		t.Errorf("mirrors %+v", p.Mirrors)
 	}
 }
+
+// TestMergeGroupsAffinityUnderRegex: affinity without session-cookie-path
+// in regex mode is reported, as ingress-nginx warns; with the path, or
+// without regex mode, it is not.
+func TestMergeGroupsAffinityUnderRegex(t *testing.T) {
+	for _, tc := range []struct {
+		g    groups
+		want int
+	}{
+		{groups{affinity: &affinityIntent{}, rewrite: rewriteIntent{useRegex: true}}, 1},
+		{groups{affinity: &affinityIntent{pathSet: true}, rewrite: rewriteIntent{useRegex: true}}, 0},
+		{groups{affinity: &affinityIntent{}}, 0},
+		{groups{rewrite: rewriteIntent{useRegex: true}}, 0},
+	} {
+		_, m := mergeGroups(&tc.g)
+		if len(m.problems) != tc.want || tc.want > 0 && m.problems[0].reason != "AffinityPathNotSet" {
+			t.Errorf("%+v: problems %+v, want %d", tc.g, m.problems, tc.want)
+		}
+	}
+}

@@ -7,8 +7,6 @@ package ingress
 // annotations has a parser of its own, in a file of its own, that returns
 // its result and its problems (groups.go); the problems are reported here,
 // in the groups' order, and mergeGroups (merge.go) applies the results.
-// The groups that shape the routes (rewrite, aliases, canary, affinity,
-// fallback) are still methods of the builder, and come first.
 func (f *fragmentBuilder) readAnnotations() {
 	if f.opts.ConfigMap.Name != "" {
 		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
@@ -26,16 +24,18 @@ func (f *fragmentBuilder) readAnnotations() {
 		return
 	}
 	env := groupEnv{ing: f.ing, opts: &f.opts, objects: f}
-	// The groups that shape the routes rather than the policy.
-	f.readRewrite(values)
-	f.readAliases(values)
-	f.readCanary(values)
-	f.readAffinity(values)
-	f.readFallback(values)
-	// The groups of the policies, each a parser; their problems reported
-	// in this order.
+	// Each group a parser; their problems reported in this order.
 	var g groups
 	var problems []problem
+	// The groups that shape the routes rather than the policies.
+	g.rewrite = parseRewrite(values) // regex.go
+	g.aliases = parseAliases(values) // alias.go
+	g.canary, problems = parseCanary(values)
+	f.report(problems)
+	g.affinity = parseAffinity(values)
+	g.fallback, problems = parseFallback(values, env)
+	f.report(problems)
+	// The groups of the policies.
 	g.redirect = parseRedirect(values, &f.opts)
 	g.proxy, problems = parseProxy(values)
 	f.report(problems)

@@ -44,11 +44,13 @@ type nginxPath struct {
 	regex bool
 }
 
-// readRewrite reads the rewrite keys.
-func (f *fragmentBuilder) readRewrite(values *annotations.Values) {
-	f.rewrite.useRegex, _ = annotations.UseRegex.Get(values)
-	f.rewrite.target, _ = annotations.RewriteTarget.Get(values)
-	f.rewrite.forwardedPrefix, _ = annotations.XForwardedPrefix.Get(values)
+// parseRewrite reads the rewrite keys.
+func parseRewrite(values *annotations.Values) rewriteIntent {
+	var r rewriteIntent
+	r.useRegex, _ = annotations.UseRegex.Get(values)
+	r.target, _ = annotations.RewriteTarget.Get(values)
+	r.forwardedPrefix, _ = annotations.XForwardedPrefix.Get(values)
+	return r
 }
 
 // regexRoute makes the route of a location that uses a regular expression
