@@ -47,10 +47,10 @@ import (
 const refusedBody = "not served: this path's Ingress is refused by the ingress controller\n"
 
 // refuse refuses the Ingress: key (the annotation as written) guards
-// access and cannot be applied as written, for the reason given. Each group
-// calls it, while the fragment is being built, instead of ignoring such a
-// key (a value it cannot use, a Secret it cannot read). It refuses whatever
-// --unsupported-annotations says.
+// access and cannot be applied as written, for the reason given. A group's
+// parser returns the same as data (refusal, groups.go) instead of ignoring
+// such a key (a value it cannot use, a Secret it cannot read). It refuses
+// whatever --unsupported-annotations says.
 func (f *fragmentBuilder) refuse(key, format string, args ...any) {
 	f.report([]problem{refusal(key, format, args...)})
 }

@@ -2,10 +2,11 @@ package annotations
 
 import "slices"
 
-// The keys. Each is declared once here and listed in table; a new
-// annotation is a Key, a parser (parsers.go) and a line in table, then its
-// use in the front-end (translate/ingress) and, if it needs Envoy
-// configuration the IR cannot yet express, a field in the IR.
+// The keys. Each is declared once, by key (registry.go) with its typed
+// parser, in its group's keys_<group>.go, and listed in table; then its
+// group's parser in the front-end (translate/ingress) reads it, and, if it
+// needs Envoy configuration the IR cannot yet express, a field in the IR
+// (docs/ARCHITECTURE.md, "A new annotation").
 
 // table lists every key, in the order docs/annotations.md shows them.
 func table() []*definition {
