@@ -64,7 +64,7 @@ func parseClientCert(values *annotations.Values, env groupEnv) (*clientCertInten
 }
 
 // clientCA reads a Secret's ca.crt.
-func clientCA(objects objectReader, name types.NamespacedName) (ir.PEM, error) {
+func clientCA(objects objectReads, name types.NamespacedName) (ir.PEM, error) {
 	s := objects.secret(name)
 	if s == nil {
 		return nil, errors.New("secret not found")

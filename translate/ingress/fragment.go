@@ -249,20 +249,26 @@ func (f *fragmentBuilder) problem(reason, format string, args ...any) {
 	f.frag.problems = append(f.frag.problems, newProblem(f.ing, reason, format, args...))
 }
 
+// objects looks up objects in the State, recording the fragment's
+// dependency on each (groups.go).
+func (f *fragmentBuilder) objects() objectReads {
+	return objectReads{state: f.state, reads: &f.frag.reads}
+}
+
 // secret looks up a Secret an annotation names and records the dependency.
 func (f *fragmentBuilder) secret(name types.NamespacedName) *corev1.Secret {
-	return read(f.state.Secrets, &f.frag.reads.secrets, name)
+	return f.objects().secret(name)
 }
 
 // configMap looks up a ConfigMap an annotation names and records the
 // dependency.
 func (f *fragmentBuilder) configMap(name types.NamespacedName) *corev1.ConfigMap {
-	return read(f.state.ConfigMaps, &f.frag.reads.configMaps, name)
+	return f.objects().configMap(name)
 }
 
 // service looks a Service up and records the dependency.
 func (f *fragmentBuilder) service(name types.NamespacedName) *kube.Service {
-	return read(f.state.Services, &f.frag.reads.services, name)
+	return f.objects().service(name)
 }
 
 // read looks name up in objs and records in reads what it found there

@@ -23,19 +23,32 @@ import (
 // groupEnv is what a group's parser may read besides the annotations:
 // the Ingress (never changed), the options (with the controller
 // ConfigMap's settings), and objects by name, each read recording the
-// fragment's dependency on it (fragmentBuilder's secret, configMap,
-// service).
+// fragment's dependency on it.
 type groupEnv struct {
 	ing     *networkingv1.Ingress
 	opts    *Options
-	objects objectReader
+	objects objectReads
 }
 
-// objectReader looks up the objects annotations name.
-type objectReader interface {
-	secret(types.NamespacedName) *corev1.Secret
-	configMap(types.NamespacedName) *corev1.ConfigMap
-	service(types.NamespacedName) *kube.Service
+// objectReads looks up the objects annotations name in the State, and
+// records each lookup (nil too: a missing object that appears must count
+// as a change) in reads, the fragment's dependencies. A value, so that
+// handing it to a parser allocates nothing.
+type objectReads struct {
+	state *kube.State
+	reads *reads
+}
+
+func (o objectReads) secret(name types.NamespacedName) *corev1.Secret {
+	return read(o.state.Secrets, &o.reads.secrets, name)
+}
+
+func (o objectReads) configMap(name types.NamespacedName) *corev1.ConfigMap {
+	return read(o.state.ConfigMaps, &o.reads.configMaps, name)
+}
+
+func (o objectReads) service(name types.NamespacedName) *kube.Service {
+	return read(o.state.Services, &o.reads.services, name)
 }
 
 // problem is what a group reports: a problem of the Ingress, which

@@ -15,28 +15,6 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// objectsRead is an objectReader over a few ConfigMaps that records what
-// was read.
-type objectsRead struct {
-	configMaps map[types.NamespacedName]*corev1.ConfigMap
-	read       []types.NamespacedName
-}
-
-func (o *objectsRead) secret(n types.NamespacedName) *corev1.Secret {
-	o.read = append(o.read, n)
-	return nil
-}
-
-func (o *objectsRead) configMap(n types.NamespacedName) *corev1.ConfigMap {
-	o.read = append(o.read, n)
-	return o.configMaps[n]
-}
-
-func (o *objectsRead) service(n types.NamespacedName) *kube.Service {
-	o.read = append(o.read, n)
-	return nil
-}
-
 // TestGroupParsersReturnData: a group's parser gives its result and
 // problems as data, reading objects only through its env, so the parsers
 // may run in any order: the merge of their results is the same.
@@ -52,13 +30,14 @@ func TestGroupParsersReturnData(t *testing.T) {
 		t.Fatalf("issues %v", issues)
 	}
 	headers := types.NamespacedName{Namespace: "shop", Name: "headers"}
-	objects := &objectsRead{configMaps: map[types.NamespacedName]*corev1.ConfigMap{
+	st := &kube.State{ConfigMaps: map[types.NamespacedName]*corev1.ConfigMap{
 		headers: {Data: map[string]string{"X-A": "1"}},
 	}}
+	var r reads
 	env := groupEnv{
 		ing:     &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
 		opts:    &Options{EnableSSLPassthrough: true, AllowedResponseHeaders: []string{"X-A"}},
-		objects: objects,
+		objects: objectReads{state: st, reads: &r},
 	}
 	parse := func(reversed bool) (ir.RoutePolicy, merged, []problem) {
 		var g groups
@@ -105,8 +84,8 @@ func TestGroupParsersReturnData(t *testing.T) {
 	if len(problems) != 1 || problems[0].reason != "UnsupportedAnnotationValue" || problems[0].refuses {
 		t.Errorf("problems %+v, want proxy-http-version's", problems)
 	}
-	if !reflect.DeepEqual(objects.read, []types.NamespacedName{headers}) {
-		t.Errorf("read %v, want the custom-headers ConfigMap", objects.read)
+	if len(r.secrets) > 0 || len(r.services) > 0 || len(r.configMaps) != 1 || r.configMaps[headers] == nil {
+		t.Errorf("read %+v, want the custom-headers ConfigMap", r)
 	}
 	rp, rm, rproblems := parse(true)
 	if !reflect.DeepEqual(rp, p) || !reflect.DeepEqual(rm, m) || !reflect.DeepEqual(rproblems, problems) {

@@ -23,7 +23,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		f.policy = defaultPolicy // ingress-nginx's default retries (proxy.go)
 		return
 	}
-	env := groupEnv{ing: f.ing, opts: &f.opts, objects: f}
+	env := groupEnv{ing: f.ing, opts: &f.opts, objects: f.objects()}
 	// Each group a parser; their problems reported in this order.
 	var g groups
 	var problems []problem
