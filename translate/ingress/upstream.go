@@ -12,15 +12,17 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// upstreamIntent is what the upstream keys ask beyond the Ingress's
-// cluster policy: what depends on each backend's Service, and a refusal.
+// upstreamIntent is what the merge (merge.go) made of the groups for each
+// backend beyond the Ingress's cluster policy: what depends on each
+// backend's Service, and a denial.
 type upstreamIntent struct {
 	// serviceUpstream sends to each Service's cluster IP.
 	serviceUpstream bool
 	// denied, when set, is why every route of the Ingress answers 503
-	// instead of reaching its backend: what was asked of the connection
-	// (verification, a client certificate, a protocol) cannot be had, and
-	// connecting without it would be worse than not connecting.
+	// instead of reaching its backend: what was asked (of the connection:
+	// verification, a client certificate, a protocol; custom-headers'
+	// ConfigMap; basic authentication's users) cannot be had, and
+	// serving without it would be worse than not serving.
 	denied string
 	// headless are the Services service-upstream could not use, reported
 	// once each.
