@@ -29,6 +29,20 @@ func TestClusterSourceAgainstAPIServer(t *testing.T) {
 	client := kubernetes.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The API server makes its own Service and its slice (default/
+	// kubernetes) a while after it starts, later on a loaded machine: once
+	// the source has taken its first changes, that would be a Service
+	// added, not ours to judge. Wait for both first.
+	eventually(t, 60*time.Second, "the API server's own Service and slice", func() error {
+		if _, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		slices, err := client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})
+		if err == nil && len(slices.Items) == 0 {
+			err = fmt.Errorf("no slice yet")
+		}
+		return err
+	})
 	createNamespace(t, client, "app")
 	class := "ingress-xds"
 	mustCreate(t, func() error {
