@@ -22,6 +22,13 @@
 // nginx's 4 KiB configuration buffer, blocks nested deeper than MaxDepth
 // and input longer than MaxSize. It knows no directive: whether a name
 // exists, takes a block or its arguments is the translator's business.
+//
+// One module's blocks are not nginx syntax: lua-nginx-module, which
+// ingress-nginx builds in, reads the block of every *_by_lua_block
+// directive with a Lua lexer of its own (ngx_http_lua_conf_lua_block_parse)
+// and keeps its text. So does this parser: Directive.Lua holds that text,
+// found by counting braces outside Lua strings, long brackets and
+// comments as that lexer does.
 package nginxconf
 
 import (
@@ -58,9 +65,19 @@ type Directive struct {
 	// Line is the 1-based line of the directive's name in the fragment.
 	Line int
 	// Block is the block's directives: nil when the directive ends with
-	// ";", non-nil (maybe empty) when it opens a block.
+	// ";", non-nil (maybe empty) when it opens a block. A Lua block
+	// (IsLua) has no Block but its text in Lua.
 	Block []Directive
+	// Lua is the code between the braces of a *_by_lua_block directive,
+	// as written.
+	Lua string
 }
+
+// IsLua says whether d is one of lua-nginx-module's *_by_lua_block
+// directives, whose block is Lua code (d.Lua), not directives.
+func (d Directive) IsLua() bool { return isLua(d.Name) }
+
+func isLua(name string) bool { return strings.HasSuffix(name, "_by_lua_block") }
 
 // Error is a fragment nginx would refuse, with the line nginx would name.
 type Error struct {
@@ -113,7 +130,14 @@ func (p *parser) block(depth, openLine int) ([]Directive, error) {
 				d.Args[i], d.Quoted[i] = w.val, w.quoted
 			}
 		}
-		if term == termBlockStart {
+		switch {
+		case isLua(d.Name) && term != termBlockStart:
+			return nil, &Error{Line: p.lx.line, Msg: fmt.Sprintf("directive %q has no opening \"{\"", d.Name)}
+		case isLua(d.Name):
+			if d.Lua, err = p.lx.lua(); err != nil {
+				return nil, err
+			}
+		case term == termBlockStart:
 			if depth+1 > MaxDepth {
 				return nil, &Error{Line: p.lx.line, Msg: fmt.Sprintf("blocks nested deeper than %d", MaxDepth)}
 			}
@@ -307,4 +331,96 @@ func unescape(raw string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// lua reads a Lua block's text after its "{" up to the matching "}", as
+// lua-nginx-module's lexer does: braces count outside "..." and '...'
+// strings (a backslash escapes the next byte), [[...]] and [=[...]=] long
+// strings, --[[...]] long comments and -- comments to the end of the line.
+func (l *lexer) lua() (string, error) {
+	start, startLine, level := l.pos, l.line, 1
+	src := l.src
+	for l.pos < len(src) {
+		ch := src[l.pos]
+		switch {
+		case ch == '{':
+			level++
+		case ch == '}':
+			level--
+			if level == 0 {
+				l.pos++
+				return src[start : l.pos-1], nil
+			}
+		case ch == '"' || ch == '\'':
+			i := l.pos + 1
+			for i < len(src) && src[i] != ch {
+				if src[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(src) {
+				return "", &Error{Line: l.line, Msg: "unexpected end of snippet inside a Lua string"}
+			}
+			l.advance(i + 1)
+			continue
+		case ch == '-' && strings.HasPrefix(src[l.pos:], "--"):
+			if n := longBracket(src[l.pos+2:]); n > 0 {
+				if err := l.skipLong(l.pos+2, n); err != nil {
+					return "", err
+				}
+				continue
+			}
+			end := strings.IndexByte(src[l.pos:], '\n')
+			if end < 0 {
+				l.advance(len(src))
+				continue
+			}
+			l.advance(l.pos + end + 1)
+			continue
+		case ch == '[':
+			if n := longBracket(src[l.pos:]); n > 0 {
+				if err := l.skipLong(l.pos, n); err != nil {
+					return "", err
+				}
+				continue
+			}
+		}
+		l.advance(l.pos + 1)
+	}
+	return "", &Error{Line: l.line, Msg: fmt.Sprintf("unexpected end of snippet, expecting the \"}\" closing the Lua block opened on line %d", startLine)}
+}
+
+// advance moves to pos, counting lines.
+func (l *lexer) advance(pos int) {
+	l.line += strings.Count(l.src[l.pos:pos], "\n")
+	l.pos = pos
+}
+
+// longBracket returns the length of the Lua long bracket [=*[ s starts
+// with, or 0.
+func longBracket(s string) int {
+	if s == "" || s[0] != '[' {
+		return 0
+	}
+	i := 1
+	for i < len(s) && s[i] == '=' {
+		i++
+	}
+	if i < len(s) && s[i] == '[' {
+		return i + 1
+	}
+	return 0
+}
+
+// skipLong moves past the long string or comment whose opening bracket of
+// n bytes starts at open.
+func (l *lexer) skipLong(open, n int) error {
+	closing := "]" + strings.Repeat("=", n-2) + "]"
+	end := strings.Index(l.src[open+n:], closing)
+	if end < 0 {
+		return &Error{Line: l.line, Msg: fmt.Sprintf("Lua code block missing the closing long bracket %q", closing)}
+	}
+	l.advance(open + n + end + len(closing))
+	return nil
 }

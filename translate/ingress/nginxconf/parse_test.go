@@ -81,6 +81,14 @@ func TestParse(t *testing.T) {
 					blk(d(5, "location", "~*", `\.php$`), d(5, "deny", "all"))),
 				d(7, "return", "404"),
 			}},
+		{"lua block", "access_by_lua_block {\n  if x then ngx.exit(403) end\n}\nreturn 200;",
+			[]Directive{{Name: "access_by_lua_block", Line: 1, Lua: "\n  if x then ngx.exit(403) end\n"}, d(4, "return", "200")}},
+		{"lua braces in strings and comments",
+			"content_by_lua_block { local t = { a = \"}\", b = '\\'}' } -- }\n ngx.say([==[ }]] ]==]) --[[ } ]] }",
+			[]Directive{{Name: "content_by_lua_block", Line: 1,
+				Lua: " local t = { a = \"}\", b = '\\'}' } -- }\n ngx.say([==[ }]] ]==]) --[[ } ]] "}}},
+		{"set_by_lua_block", `set_by_lua_block $x { return "1" }`,
+			[]Directive{{Name: "set_by_lua_block", Args: []string{"$x"}, Quoted: []bool{false}, Line: 1, Lua: ` return "1" `}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse(tc.src)
@@ -116,6 +124,10 @@ func TestParseErrors(t *testing.T) {
 		// `location ~ ^/api/v[0-9]` { `1,2}/` { ... } and the outer block
 		// is never closed. nginx refuses it too; the regex must be quoted.
 		{"unquoted regex braces", "location ~ ^/api/v[0-9]{1,2}/ {\n  proxy_pass http://x;\n}", 3, `opened on line 1`},
+		{"lua block without a block", "content_by_lua_block foo;", 1, `no opening "{"`},
+		{"lua block unclosed", "access_by_lua_block {\n ngx.exit(403)\n", 3, `Lua block opened on line 1`},
+		{"lua string unclosed", "access_by_lua_block {\n ngx.say(\"}) }\n", 2, `Lua string`},
+		{"lua long bracket unclosed", "access_by_lua_block { x = [[ } }", 1, `long bracket "]]"`},
 		{"too deep", strings.Repeat("a {", MaxDepth+1) + strings.Repeat("}", MaxDepth+1), 1, "nested deeper"},
 		{"too big", strings.Repeat("a;", MaxSize), 1, "longer than"},
 		{"token too long", "return 200 " + strings.Repeat("x", MaxToken+1) + ";", 1, "too long"},
@@ -151,7 +163,8 @@ func TestTokenAtTheLimit(t *testing.T) {
 func TestPrint(t *testing.T) {
 	src := "location ~ \"^/v[0-9]{1,2}/\" {\n" +
 		"if ($http_user_agent ~* \"(bot|crawler)\") { return 403; }\n" +
-		"more_set_headers 'X: \"y\"' ; set $a ${b}c; rewrite ^/a\\;b \\\"/x; add_header X \"\"; }\n"
+		"more_set_headers 'X: \"y\"' ; set $a ${b}c; rewrite ^/a\\;b \\\"/x; add_header X \"\"; }\n" +
+		"rewrite_by_lua_block { ngx.var.a = \"}\" }\n"
 	want := "location ~ \"^/v[0-9]{1,2}/\" {\n" +
 		"    if ($http_user_agent ~* \"(bot|crawler)\" ) {\n" +
 		"        return 403;\n" +
@@ -160,7 +173,8 @@ func TestPrint(t *testing.T) {
 		"    set $a ${b}c;\n" +
 		"    rewrite ^/a\\;b \\\"/x;\n" +
 		"    add_header X \"\";\n" +
-		"}\n"
+		"}\n" +
+		"rewrite_by_lua_block { ngx.var.a = \"}\" }\n"
 	ds, err := Parse(src)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,12 @@ func printBlock(b *strings.Builder, ds []Directive, depth int) {
 			b.WriteByte(' ')
 			writeArg(b, a, i < len(d.Quoted) && d.Quoted[i])
 		}
+		if d.IsLua() {
+			b.WriteString(" {")
+			b.WriteString(d.Lua)
+			b.WriteString("}\n")
+			continue
+		}
 		if d.Block == nil {
 			b.WriteString(";\n")
 			continue
