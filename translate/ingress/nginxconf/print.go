@@ -5,8 +5,9 @@ import "strings"
 // Print writes directives in canonical nginx syntax: one directive a line,
 // blocks indented by four spaces, each argument unquoted when it was
 // unquoted and can be written so, double-quoted otherwise, control
-// characters as \t \r \n. Comments are not kept. Parse(Print(ds)) gives
-// ds back, lines aside, for any ds that Parse returned.
+// characters as \t \r \n, a Lua block's text as it was. Comments are
+// not kept. Parse(Print(ds)) gives ds back, lines aside, for any ds that
+// Parse returned.
 func Print(ds []Directive) string {
 	var b strings.Builder
 	printBlock(&b, ds, 0)
