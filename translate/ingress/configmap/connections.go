@@ -326,7 +326,11 @@ func (s *Settings) finishConnections() {
 	c := &s.conn
 	// use-forwarded-headers has set the one trusted hop by now.
 	forwardedHeaders := s.TrustedHops > 0
-	d := ir.Downstream{Forwarded: ir.ForwardedClient}
+	// From what a listener gets without a ConfigMap; a client's
+	// X-Forwarded-Host, -Port and -Proto are trusted with
+	// use-forwarded-headers only (lua_ingress.lua's rewrite), not with
+	// enable-real-ip, which trusts the client's address alone.
+	d := DefaultDownstream(ir.HTTP, forwardedHeaders)
 	if c.noKeepAlive {
 		d.MaxRequests = 1
 	} else {
@@ -363,17 +367,9 @@ func (s *Settings) finishConnections() {
 	if c.accessLogSet && !c.noAccessLog {
 		d.AccessLog = c.accessLog
 	}
-	// A client's X-Forwarded-Host, -Port and -Proto are trusted with
-	// use-forwarded-headers only (lua_ingress.lua's rewrite), not with
-	// enable-real-ip, which trusts the client's address alone.
-	d.ProxyHeaders = ir.ProxyHeadersSet
-	if forwardedHeaders {
-		d.ProxyHeaders = ir.ProxyHeadersTrusted
-	}
 	http := d
-	http.ForwardedPort = ForwardedHTTPPort
 	tls := d
-	tls.ForwardedPort = ForwardedHTTPSPort
+	tls.ForwardedPort = DefaultDownstream(ir.HTTPS, false).ForwardedPort
 	tls.TLSMin, tls.TLSMax, tls.TLSCiphers, tls.NoHTTP2 = c.tlsMin, c.tlsMax, c.ciphers, c.noHTTP2
 	// serve --trusted-forwarded-hops says proxies in front set these
 	// headers: trusted, as with use-forwarded-headers.
