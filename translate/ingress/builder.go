@@ -96,6 +96,11 @@ type Options struct {
 
 	// config is that ConfigMap parsed, set by each build.
 	config *controllerConfig
+	// defaultPolicy is the route policy of an Ingress that sets nothing
+	// (ingress-nginx's default retries alone), one value a Builder that
+	// all such Ingresses share and none changes (the front-end copies a
+	// policy before changing it); set by each build.
+	defaultPolicy *ir.RoutePolicy
 }
 
 // nginxLocalReplyCodes are nginx's statuses where Envoy answers 503 when a

@@ -36,11 +36,14 @@ import (
 //   - per backend, its ready endpoints (redone when its EndpointSlices do);
 //   - per Secret, whether it holds a usable certificate.
 type memo struct {
-	reg       *annotations.Registry
-	fragments map[types.NamespacedName]*fragment
-	hosts     map[string]*hostEntry
-	hostNames *sortedSet      // hosts with a virtual host
-	tlsHosts  map[string]bool // hosts whose merge read Secrets
+	reg *annotations.Registry
+	// defaultPolicy is the route policy every Ingress that sets nothing
+	// shares (Options.defaultPolicy).
+	defaultPolicy *ir.RoutePolicy
+	fragments     map[types.NamespacedName]*fragment
+	hosts         map[string]*hostEntry
+	hostNames     *sortedSet      // hosts with a virtual host
+	tlsHosts      map[string]bool // hosts whose merge read Secrets
 	// aliasHosts are the hosts whose merge asks for aliases (alias.go).
 	aliasHosts map[string]bool
 
@@ -115,20 +118,21 @@ type endpointsEntry struct {
 
 func newMemo(reg *annotations.Registry) *memo {
 	return &memo{
-		reg:          reg,
-		fragments:    map[types.NamespacedName]*fragment{},
-		hosts:        map[string]*hostEntry{},
-		tlsHosts:     map[string]bool{},
-		aliasHosts:   map[string]bool{},
-		clusterRefs:  map[string]*clusterRef{},
-		clusterUsers: map[string]int{},
-		hostNames:    newSortedSet(),
-		clusterNames: newSortedSet(),
-		backends:     map[string]*ir.Backend{},
-		certs:        map[types.NamespacedName]certEntry{},
-		eps:          map[string]*endpointsEntry{},
-		dropped:      map[string]*clusterRef{},
-		changedRefs:  map[string]bool{},
+		reg:           reg,
+		defaultPolicy: &ir.RoutePolicy{Retries: defaultRetries()},
+		fragments:     map[types.NamespacedName]*fragment{},
+		hosts:         map[string]*hostEntry{},
+		tlsHosts:      map[string]bool{},
+		aliasHosts:    map[string]bool{},
+		clusterRefs:   map[string]*clusterRef{},
+		clusterUsers:  map[string]int{},
+		hostNames:     newSortedSet(),
+		clusterNames:  newSortedSet(),
+		backends:      map[string]*ir.Backend{},
+		certs:         map[types.NamespacedName]certEntry{},
+		eps:           map[string]*endpointsEntry{},
+		dropped:       map[string]*clusterRef{},
+		changedRefs:   map[string]bool{},
 
 		problemFragments: map[types.NamespacedName]*fragment{},
 		problemHosts:     map[string]bool{},
@@ -140,6 +144,7 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	// fragments that read it (all, when it is named) are built again when
 	// it changes, as with any object they read.
 	opts.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
+	opts.defaultPolicy = m.defaultPolicy
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with
 	// the same Services, Secrets and ConfigMaps, only the Ingresses that

@@ -20,7 +20,7 @@ func (f *fragmentBuilder) readAnnotations() {
 		f.problem(is.Reason, "%s", is.Message)
 	}
 	if !values.IsSet() && !f.opts.config.appliesToEvery() {
-		f.policy = defaultPolicy // ingress-nginx's default retries (proxy.go)
+		f.policy = f.opts.defaultPolicy // ingress-nginx's default retries (proxy.go)
 		return
 	}
 	env := groupEnv{ing: f.ing, opts: &f.opts, objects: f.objects()}

@@ -14,19 +14,16 @@ const defaultNextUpstreamTries = 3
 
 // defaultNextUpstream is ingress-nginx's proxy-next-upstream (config.go:
 // ProxyNextUpstream "error timeout"), which it applies to every location.
-var defaultNextUpstream = []string{"error", "timeout"}
+func defaultNextUpstream() []string { return []string{"error", "timeout"} }
 
 // defaultRetries are ingress-nginx's retries, which every forwarding route
 // has unless proxy-next-upstream or proxy-next-upstream-tries (annotation
 // or ConfigMap key) says otherwise: a failed connection or a reset before
 // the response is tried again on another endpoint, up to 3 tries in all,
-// except for POST, LOCK and PATCH. Shared, never modified.
-var defaultRetries = nextUpstream(defaultNextUpstream, defaultNextUpstreamTries)
-
-// defaultPolicy is the route policy of an Ingress that sets nothing:
-// ingress-nginx's default retries alone. Shared, never modified (the
-// front-end copies a policy before changing it).
-var defaultPolicy = &ir.RoutePolicy{Retries: defaultRetries}
+// except for POST, LOCK and PATCH.
+func defaultRetries() *ir.Retries {
+	return nextUpstream(defaultNextUpstream(), defaultNextUpstreamTries)
+}
 
 // proxyConfig is what ingress-nginx's proxy keys ask: timeouts, retries
 // and the request body's bound of the routes, the connect timeout of the
@@ -63,10 +60,10 @@ func parseProxy(values *annotations.Values) (proxyConfig, []problem) {
 	// takes its default, and only off or 1 try turns retries off.
 	switch {
 	case !wordsSet && !triesSet:
-		c.retries = defaultRetries
+		c.retries = defaultRetries()
 	default:
 		if !wordsSet {
-			words = defaultNextUpstream
+			words = defaultNextUpstream()
 		}
 		if !triesSet {
 			tries = defaultNextUpstreamTries
