@@ -1,6 +1,10 @@
 package nginxconf
 
 import (
+	// Registers -update, which make golden passes to every package of
+	// translate/ingress.
+	_ "github.com/ingress-xds/ingress-xds/internal/golden"
+
 	"bufio"
 	"encoding/json"
 	"os"
