@@ -337,7 +337,11 @@ func (c *Renderer) pairWithLast(m *ir.IR) (clusters, backends []int) {
 // found in place by identity, without a lookup each.
 func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
 	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)),
-		TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
+		TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
+		// A route's header changes after these: nginx's snippets
+		// and annotations act after the template's forwarded headers
+		// and HSTS (translate/ingress/snippet).
+		MostSpecificHeaderMutationsWins: true}
 	rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP

@@ -45,7 +45,11 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		}
 		chains = append(chains, chain)
 		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
-			TypedPerFilterConfig: c.onDemandRouteConfig()} // ondemand.go
+			TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
+			// A route's header changes after these: nginx's snippets
+			// and annotations act after the template's forwarded headers
+			// and HSTS (translate/ingress/snippet).
+			MostSpecificHeaderMutationsWins: true}
 		rc.ResponseHeadersToAdd = hstsHeaders(l)                                // hsts.go
 		rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
 		// A wildcard chain also receives requests for the exact hosts it
