@@ -57,7 +57,7 @@ func TestCORSRoutes(t *testing.T) {
 			t.Errorf("origin %q allowed: %v, want %v", origin, !want, want)
 		}
 	}
-	if got := headerValue(allowed, "access-control-allow-origin"); got != "%REQ(origin)%" {
+	if got := responseHeaderValue(allowed, "access-control-allow-origin"); got != "%REQ(origin)%" {
 		t.Errorf("a listed origin is not echoed: %q", got)
 	}
 
@@ -73,13 +73,13 @@ func TestCORSRoutes(t *testing.T) {
 		"access-control-allow-origin": "*", "access-control-allow-credentials": "true",
 		"access-control-allow-methods": "GET, 100%%", "access-control-max-age": "0", "access-control-expose-headers": "",
 	} {
-		if got := headerValue(out[1], name); got != want {
+		if got := responseHeaderValue(out[1], name); got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
 }
 
-func headerValue(r *routev3.Route, name string) string {
+func responseHeaderValue(r *routev3.Route, name string) string {
 	for _, h := range r.ResponseHeadersToAdd {
 		if h.GetHeader().GetKey() == name {
 			return h.GetHeader().GetValue()

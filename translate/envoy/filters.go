@@ -42,6 +42,7 @@ const (
 	useResponseRate
 	useConnLimit
 	useResponsePace
+	useOnSuccess
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -104,6 +105,10 @@ func httpFilterOrder() []httpFilter {
 		// Then who may ask at all: with no rules of its own, the filter
 		// enforces only the routes' (RBACPerRoute).
 		{name: rbacFilter, use: useRBAC, config: func() proto.Message { return &rbacv3.RBAC{} }},
+		// Then the headers added on success only (headervalues.go): on
+		// the way out it runs after every filter below, so it sees the
+		// final status, the router's and the other filters' alike.
+		{name: onSuccessFilter, use: useOnSuccess, config: onSuccessListenerConfig, disabled: true},
 		// Then the auth service's cookies (authz_cookie.go): before
 		// ext_authz, so that on the way out it sees the response after
 		// ext_authz has added them, and passes them on the statuses

@@ -198,6 +198,12 @@ func redirect(r *ir.Redirect) *routev3.RedirectAction {
 	if r.Path != "" {
 		out.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.Path}
 	}
+	if rr := r.PathRegex; rr != nil {
+		out.PathRewriteSpecifier = &routev3.RedirectAction_RegexRewrite{RegexRewrite: &matcherv3.RegexMatchAndSubstitute{
+			Pattern:      &matcherv3.RegexMatcher{Regex: rr.Pattern},
+			Substitution: rr.Substitution,
+		}}
+	}
 	return out
 }
 

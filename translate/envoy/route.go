@@ -96,6 +96,12 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 			Status: a.Direct.Status,
 			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: a.Direct.Body}},
 		}}
+		if ct := a.Direct.ContentType; ct != "" {
+			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, &corev3.HeaderValueOption{
+				Header:       &corev3.HeaderValue{Key: "content-type", Value: literal(ct)},
+				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+			})
+		}
 	case a.Forward != nil:
 		ra := forward(a.Forward, l)
 		applyForwardPolicy(ra, p)
@@ -147,6 +153,9 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 		withCacheScope(cfg, p.Auth, route) // authz_external.go
 		per[extAuthzFilter] = cfg
 		uses |= useExtAuthz | authCookie(per, p.Auth) // authz_cookie.go
+	}
+	if h := p.ResponseHeaders; h != nil {
+		uses |= onSuccessHeaders(route, per, h.AddOnSuccess) // headervalues.go
 	}
 	if p.Connections != nil {
 		per[connLimitFilter] = connLimit(p.Connections)
@@ -210,7 +219,7 @@ func routeMatch(host string, m ir.Match) *routev3.RouteMatch {
 		})
 	}
 	for _, h := range m.Headers {
-		hm := &routev3.HeaderMatcher{Name: h.Name}
+		hm := &routev3.HeaderMatcher{Name: h.Name, InvertMatch: h.Invert, TreatMissingHeaderAsEmpty: h.MissingIsEmpty}
 		if sm := stringMatcher(h.Value); sm != nil {
 			hm.HeaderMatchSpecifier = &routev3.HeaderMatcher_StringMatch{StringMatch: sm}
 		} else {

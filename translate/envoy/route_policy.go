@@ -64,13 +64,13 @@ func headerOptions(h *ir.HeaderChanges) []*corev3.HeaderValueOption {
 	var out []*corev3.HeaderValueOption
 	for _, s := range h.Set {
 		out = append(out, &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: s.Name, Value: literal(s.Value)},
+			Header:       &corev3.HeaderValue{Key: s.Name, Value: headerValue(s)},
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		})
 	}
 	for _, a := range h.Add {
 		out = append(out, &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: a.Name, Value: literal(a.Value)},
+			Header:       &corev3.HeaderValue{Key: a.Name, Value: headerValue(a)},
 			AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD,
 		})
 	}

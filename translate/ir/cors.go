@@ -19,7 +19,7 @@ func (c *CORS) validate() []error {
 			errs = append(errs, errors.New("an origin that matches anything: say any origin"))
 		}
 	}
-	for _, h := range []Header{{"allow methods", c.AllowMethods}, {"allow headers", c.AllowHeaders}, {"expose headers", c.ExposeHeaders}} {
+	for _, h := range []Header{{Name: "allow methods", Value: c.AllowMethods}, {Name: "allow headers", Value: c.AllowHeaders}, {Name: "expose headers", Value: c.ExposeHeaders}} {
 		if hasControl(h.Value) {
 			errs = append(errs, fmt.Errorf("%s: control characters", h.Name))
 		}

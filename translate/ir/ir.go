@@ -203,6 +203,11 @@ type StringMatch struct {
 type HeaderMatch struct {
 	Name  string      `json:"name"`
 	Value StringMatch `json:"value"`
+	// Invert matches a request the rest does not match.
+	Invert bool `json:"invert,omitempty"`
+	// MissingIsEmpty matches an absent header as an empty value (nginx's
+	// $http_* of a header not sent), instead of never matching it.
+	MissingIsEmpty bool `json:"missingIsEmpty,omitempty"`
 }
 
 // QueryMatch requires a query parameter.
@@ -260,6 +265,10 @@ type Redirect struct {
 	// ListenerPort writes the port of the listener that took the request
 	// into the URL, always (ingress-nginx's $server_port). Port is then 0.
 	ListenerPort bool `json:"listenerPort,omitempty"`
+	// PathRegex, when set, makes the path from the request's by an RE2
+	// substitution over the whole path (without its query). Path is then
+	// empty.
+	PathRegex *RegexRewrite `json:"pathRegex,omitempty"`
 	// Location, when set, is the whole Location sent, as it is: an http or
 	// https URL, or an absolute path. Every other field but Code is then
 	// empty.
@@ -272,6 +281,8 @@ type Redirect struct {
 type DirectResponse struct {
 	Status uint32 `json:"status"`
 	Body   string `json:"body,omitempty"`
+	// ContentType is the body's media type; empty: Envoy's (text/plain).
+	ContentType string `json:"contentType,omitempty"`
 }
 
 // Endpoint is one ready address of a Backend.

@@ -179,14 +179,44 @@ type RegexRewrite struct {
 type Header struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// Parts, when set, make the value instead of Value (then empty): each
+	// request's own, from the parts of the request they name.
+	Parts []ValuePart `json:"parts,omitempty"`
 }
 
+// ValuePart is a piece of a header value: Text as it is, or the value of
+// Var (with Name for the variables that take one), evaluated for each
+// request. A header whose value comes out empty is not sent.
+type ValuePart struct {
+	Text string   `json:"text,omitempty"`
+	Var  Variable `json:"var,omitempty"`
+	Name string   `json:"name,omitempty"`
+}
+
+// Variable is a property of the exchange a header value may hold.
+type Variable string
+
+// The variables of ValuePart.
+const (
+	VarRequestHeader  Variable = "RequestHeader"  // Name is the header's, lower case
+	VarResponseHeader Variable = "ResponseHeader" // Name is the header's; response headers only
+	VarClientAddress  Variable = "ClientAddress"  // the client's address, without port
+	VarScheme         Variable = "Scheme"         // http or https, of the client's connection
+	VarHost           Variable = "Host"           // the request's host, without port
+	VarPath           Variable = "Path"           // the path with its query, as received
+	VarRequestID      Variable = "RequestID"      // the request's X-Request-ID
+)
+
 // HeaderChanges are applied in this order: Remove, Set (replacing any
-// value), Add (appending).
+// value), Add (appending), AddOnSuccess.
 type HeaderChanges struct {
 	Remove []string `json:"remove,omitempty"`
 	Set    []Header `json:"set,omitempty"`
 	Add    []Header `json:"add,omitempty"`
+	// AddOnSuccess are appended to responses of status 200, 201, 204,
+	// 206, 301, 302, 303, 304, 307 and 308 only (nginx's add_header
+	// without "always"); responses only.
+	AddOnSuccess []Header `json:"addOnSuccess,omitempty"`
 }
 
 // Mirror copies a share of requests to a cluster.

@@ -267,6 +267,17 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 		if r.StripTrailingSlash && r.Path != "" {
 			v.add("Action.Redirect.StripTrailingSlash", ErrConflict, "redirect: a path and stripping the trailing slash both set")
 		}
+		if rr := r.PathRegex; rr != nil {
+			if r.Path != "" || r.StripTrailingSlash {
+				v.add("Action.Redirect.PathRegex", ErrConflict, "redirect: a path regex and a path (or stripping the trailing slash) both set")
+			}
+			if err := validRegex(rr.Pattern); err != nil {
+				v.add("Action.Redirect.PathRegex.Pattern", ErrBadRegex, "redirect path regex: %w", err)
+			}
+			if hasControl(rr.Substitution) {
+				v.add("Action.Redirect.PathRegex.Substitution", ErrBadPath, "redirect path substitution %q", rr.Substitution)
+			}
+		}
 		if l := r.Location; l != "" {
 			if *r != (Redirect{Location: l, Code: r.Code}) {
 				v.add("Action.Redirect.Location", ErrConflict, "redirect: a location and other parts both set")
@@ -278,6 +289,9 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	}
 	if d := a.Direct; d != nil && (d.Status < 200 || d.Status > 599) {
 		v.add("Action.Direct.Status", ErrOutOfRange, "direct response status %d out of range", d.Status)
+	}
+	if d := a.Direct; d != nil && (hasControl(d.ContentType) || strings.ContainsAny(d.ContentType, "\r\n")) {
+		v.add("Action.Direct.ContentType", ErrBadValue, "direct response content type %q", d.ContentType)
 	}
 	if p := rt.Policy; p != nil {
 		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
@@ -395,7 +409,7 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 		for _, l := range []struct {
 			list string
 			hs   []Header
-		}{{"Set", hc.Set}, {"Add", hc.Add}} {
+		}{{"Set", hc.Set}, {"Add", hc.Add}, {"AddOnSuccess", hc.AddOnSuccess}} {
 			for i, h := range l.hs {
 				list := l.list
 				field := func(sub string) string { return joinField(fmt.Sprintf("%s.%s[%d]", side, list, i), sub) }
@@ -405,7 +419,18 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 				if hasControl(h.Value) {
 					v.add(field("Value"), ErrBadHeader, "header %s: value holds control characters", h.Name)
 				}
+				if len(h.Parts) > 0 && h.Value != "" {
+					v.add(field("Parts"), ErrConflict, "header %s: both a value and parts", h.Name)
+				}
+				for j, part := range h.Parts {
+					if err := part.validate(side == "ResponseHeaders"); err != nil {
+						v.add(field(fmt.Sprintf("Parts[%d]", j)), ErrBadHeader, "header %s: %w", h.Name, err)
+					}
+				}
 			}
+		}
+		if side == "RequestHeaders" && len(hc.AddOnSuccess) > 0 {
+			v.add("RequestHeaders.AddOnSuccess", ErrConflict, "a request has no status to add headers on")
 		}
 	}
 	if p.ResponseRewrite != nil {
@@ -585,6 +610,33 @@ func validHeaderName(name string) error {
 		}
 	}
 	return nil
+}
+
+func (p ValuePart) validate(response bool) error {
+	switch p.Var {
+	case "":
+		if p.Name != "" {
+			return fmt.Errorf("a text part with a name")
+		}
+		if hasControl(p.Text) {
+			return fmt.Errorf("text holds control characters")
+		}
+		return nil
+	case VarRequestHeader, VarResponseHeader:
+		if p.Var == VarResponseHeader && !response {
+			return fmt.Errorf("a response header in a request header's value")
+		}
+		if p.Text != "" {
+			return fmt.Errorf("a variable with text")
+		}
+		return validHeaderName(p.Name)
+	case VarClientAddress, VarScheme, VarHost, VarPath, VarRequestID:
+		if p.Text != "" || p.Name != "" {
+			return fmt.Errorf("variable %s with text or a name", p.Var)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown variable %q", p.Var)
 }
 
 func hasControl(s string) bool {

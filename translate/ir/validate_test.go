@@ -121,6 +121,24 @@ func TestValidate(t *testing.T) {
 		{"header value with CR LF", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{Set: []Header{{Name: "x-a", Value: "1\r\nx-b: 2"}}}}
 		}, []violation{route("Policy.RequestHeaders.Set[0].Value", ErrBadHeader, "policy: header x-a: value holds control characters")}},
+		{"header part of an unknown variable", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{Set: []Header{{Name: "x-a", Parts: []ValuePart{{Var: "Secret"}}}}}}
+		}, []violation{route("Policy.RequestHeaders.Set[0].Parts[0]", ErrBadHeader, `policy: header x-a: unknown variable "Secret"`)}},
+		{"a response header in a request header", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{Set: []Header{{Name: "x-a", Parts: []ValuePart{{Var: VarResponseHeader, Name: "x-b"}}}}}}
+		}, []violation{route("Policy.RequestHeaders.Set[0].Parts[0]", ErrBadHeader, "policy: header x-a: a response header in a request header's value")}},
+		{"header text part with CR LF", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ResponseHeaders: &HeaderChanges{AddOnSuccess: []Header{{Name: "x-a", Parts: []ValuePart{{Text: "1\r\n"}}}}}}
+		}, []violation{route("Policy.ResponseHeaders.AddOnSuccess[0].Parts[0]", ErrBadHeader, "policy: header x-a: text holds control characters")}},
+		{"a request added on success", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{AddOnSuccess: []Header{{Name: "x-a", Value: "1"}}}}
+		}, []violation{route("Policy.RequestHeaders.AddOnSuccess", ErrConflict, "policy: a request has no status")}},
+		{"redirect path regex RE2 refuses", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, PathRegex: &RegexRewrite{Pattern: "(a", Substitution: "/"}}}
+		}, []violation{route("Action.Redirect.PathRegex.Pattern", ErrBadRegex, "redirect path regex: error parsing regexp")}},
+		{"redirect path regex and path", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, Path: "/a", PathRegex: &RegexRewrite{Pattern: "^(.*)$", Substitution: "/"}}}
+		}, []violation{route("Action.Redirect.PathRegex", ErrConflict, "redirect: a path regex and a path")}},
 		{"bad redirect code", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 200}}
 		}, []violation{route("Action.Redirect.Code", ErrOutOfRange, "redirect code 200 is not 301")}},
