@@ -1,0 +1,68 @@
+package snippet
+
+import (
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// FuzzTranslate: whatever the text, Translate returns a result or a
+// refusal, never panics, and every route a result's branches would make
+// passes the IR's validation (no header value with CR or LF, no regular
+// expression RE2 refuses, no redirect Envoy would refuse).
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{
+		`more_set_headers "X-A: $host";`,
+		`if ($http_x ~* "^a(b|c)$") { return 301 https://$host$request_uri; }`,
+		`set $a 1; if ($a = 1) { return 403; }`,
+		`rewrite ^/(.*)$ /x/$1 break;`,
+		"location = /a { return 200 \"ok\"; }\nlocation ~ \\.php$ { deny all; }",
+		`add_header X $upstream_http_x always; proxy_set_header Y "";`,
+		`allow 10.0.0.0/8; deny all;`,
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, src string, server bool) {
+		ctx := LocationContext
+		if server {
+			ctx = ServerContext
+		}
+		res, err := Translate(ctx, src)
+		if err != nil {
+			if _, ok := err.(*Refusal); !ok {
+				t.Fatalf("%q: an error that is not a refusal: %v", src, err)
+			}
+			return
+		}
+		check := func(r *Result) {
+			for _, b := range r.Branches {
+				route := &ir.Route{Match: ir.Match{PathType: ir.PathPrefix, Path: "/", Headers: b.When}, Source: &ir.Object{Kind: "Ingress", Name: "a"}}
+				switch {
+				case b.Outcome.Redirect != nil:
+					route.Action.Redirect = b.Outcome.Redirect
+				case b.Outcome.Direct != nil:
+					route.Action.Direct = b.Outcome.Direct
+				default:
+					route.Action.Direct = &ir.DirectResponse{Status: 200}
+				}
+				p := &ir.RoutePolicy{RequestHeaders: &r.Edits.Request, ResponseHeaders: &r.Edits.Response, IPRules: r.Access}
+				if b.Outcome.Rewrite != nil {
+					p.Rewrite = &ir.Rewrite{Regex: b.Outcome.Rewrite}
+				}
+				if e := b.Outcome.Edits; e != nil {
+					p.RequestHeaders, p.ResponseHeaders = &e.Request, &e.Response
+				}
+				route.Policy = p
+				doc := &ir.IR{VirtualHosts: []*ir.VirtualHost{{Host: "a.example", Routes: []*ir.Route{route}}}}
+				if err := doc.Validate(); err != nil {
+					t.Fatalf("%q: a branch makes invalid IR: %v", src, err)
+				}
+			}
+		}
+		check(res)
+		for _, l := range res.Locations {
+			check(&l.Result)
+		}
+	})
+}

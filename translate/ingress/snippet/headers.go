@@ -1,0 +1,242 @@
+package snippet
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+func isHeaderDirective(name string) bool {
+	switch name {
+	case "more_set_headers", "more_clear_headers", "add_header", "proxy_set_header", "proxy_hide_header",
+		"more_set_input_headers", "more_clear_input_headers":
+		return true
+	}
+	return false
+}
+
+// ifHeaderDirectives are the header directives nginx takes in a location's
+// if block (their modules declare NGX_HTTP_LIF_CONF).
+var ifHeaderDirectives = map[string]bool{
+	"more_set_headers": true, "more_clear_headers": true, "add_header": true,
+	"more_set_input_headers": true, "more_clear_input_headers": true,
+}
+
+// templateRequestHeaders are the request headers ingress-nginx's template
+// sets with proxy_set_header in every location (nginx.tmpl): nginx never
+// copies the client's own of these names, so more_set_input_headers and
+// more_clear_input_headers change nothing upstream, and a snippet's
+// proxy_set_header of one sends a second line beside the template's.
+var templateRequestHeaders = []string{
+	"host", "x-request-id", "x-real-ip", "x-forwarded-for", "x-forwarded-host", "x-forwarded-port",
+	"x-forwarded-proto", "x-forwarded-scheme", "x-scheme", "x-original-forwarded-for", "proxy",
+	"upgrade", "connection",
+}
+
+// framingHeaders are the headers Envoy owns (the framing and hop-by-hop
+// headers): a snippet that sets one is refused.
+var framingHeaders = []string{"content-length", "transfer-encoding", "keep-alive", "proxy-connection", "te", "trailer"}
+
+// header takes one header directive into edits.
+func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
+	switch d.Name {
+	case "more_set_headers", "more_set_input_headers":
+		request := d.Name == "more_set_input_headers"
+		var pairs []string
+		for _, a := range d.Args {
+			if strings.HasPrefix(a, "-") {
+				return t.refuse(d, "option %s: not translated", a)
+			}
+			pairs = append(pairs, a)
+		}
+		if len(pairs) == 0 {
+			return t.refuse(d, "no header")
+		}
+		for _, p := range pairs {
+			name, value, _ := strings.Cut(p, ":")
+			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+			if err := t.checkName(d, name); err != nil {
+				return err
+			}
+			if request && slices.Contains(templateRequestHeaders, strings.ToLower(name)) {
+				t.verdict(d, NoEffect, "ingress-nginx's template sets "+name+" itself: nginx sends the template's")
+				continue
+			}
+			hc := &e.Response
+			if request {
+				hc = &e.Request
+			}
+			if value == "" {
+				// "Name:" clears, as more_clear_headers.
+				hc.Remove = appendOnce(hc.Remove, strings.ToLower(name))
+				continue
+			}
+			h, err := t.headerValue(d, name, value, !request)
+			if err != nil {
+				return err
+			}
+			// The later directive wins for the same name.
+			hc.Set = slices.DeleteFunc(hc.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, name) })
+			hc.Set = append(hc.Set, h)
+		}
+	case "more_clear_headers", "more_clear_input_headers", "proxy_hide_header":
+		request := d.Name == "more_clear_input_headers"
+		if len(d.Args) == 0 || d.Name == "proxy_hide_header" && len(d.Args) != 1 {
+			return t.refuse(d, "wrong number of arguments")
+		}
+		for _, name := range d.Args {
+			if strings.HasPrefix(name, "-") {
+				return t.refuse(d, "option %s: not translated", name)
+			}
+			if strings.Contains(name, "*") {
+				return t.refuse(d, "wildcard %q: not translated", name)
+			}
+			if err := t.checkName(d, name); err != nil {
+				return err
+			}
+			if request && slices.Contains(templateRequestHeaders, strings.ToLower(name)) {
+				t.verdict(d, NoEffect, "ingress-nginx's template sets "+name+" itself: nginx sends the template's")
+				continue
+			}
+			if request {
+				e.Request.Remove = appendOnce(e.Request.Remove, strings.ToLower(name))
+			} else {
+				e.Response.Remove = appendOnce(e.Response.Remove, strings.ToLower(name))
+			}
+		}
+	case "add_header":
+		always := len(d.Args) == 3 && d.Args[2] == "always"
+		if len(d.Args) != 2 && !always {
+			return t.refuse(d, "wrong number of arguments")
+		}
+		if err := t.checkName(d, d.Args[0]); err != nil {
+			return err
+		}
+		e.setsAddHeader = true
+		if d.Args[1] == "" {
+			t.verdict(d, NoEffect, "an empty value adds no header")
+			return nil
+		}
+		h, err := t.headerValue(d, d.Args[0], d.Args[1], true)
+		if err != nil {
+			return err
+		}
+		if always {
+			e.Response.Add = append(e.Response.Add, h)
+		} else {
+			e.Response.AddOnSuccess = append(e.Response.AddOnSuccess, h)
+		}
+	case "proxy_set_header":
+		if len(d.Args) != 2 {
+			return t.refuse(d, "wrong number of arguments")
+		}
+		name := d.Args[0]
+		if err := t.checkName(d, name); err != nil {
+			return err
+		}
+		if lv != locationLevel {
+			// ingress-nginx writes its whole proxy_set_header list in
+			// every location it makes, and nginx inherits the outer
+			// level's list only into a location that has none.
+			t.verdict(d, NoEffect, "each of ingress-nginx's locations has its own proxy_set_header list, so a server's never reaches the Ingress's paths")
+			return nil
+		}
+		lower := strings.ToLower(name)
+		switch {
+		case lower == "host":
+			return t.refuse(d, "ingress-nginx would send a second Host header beside its own, which Envoy cannot; the upstream-vhost annotation sets the Host")
+		case lower == "upgrade" || lower == "connection":
+			t.verdict(d, NoEffect, "ingress-nginx already passes upgrades, and Envoy owns the Connection and Upgrade headers")
+			return nil
+		}
+		if d.Args[1] == "" {
+			if slices.Contains(templateRequestHeaders, lower) {
+				// An empty entry cannot cancel the template's.
+				t.verdict(d, NoEffect, "an empty value does not cancel the template's "+name)
+				return nil
+			}
+			e.Request.Remove = appendOnce(e.Request.Remove, lower)
+			t.verdict(d, Translated, "")
+			return nil
+		}
+		h, err := t.headerValue(d, name, d.Args[1], false)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(templateRequestHeaders, lower) {
+			// A second line beside the template's (nginx 1.27.1 sends
+			// every entry of the list).
+			e.Request.Add = append(e.Request.Add, h)
+		} else {
+			e.Request.Set = slices.DeleteFunc(e.Request.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, name) })
+			e.Request.Set = append(e.Request.Set, h)
+		}
+	}
+	t.verdict(d, Translated, "")
+	return nil
+}
+
+func (t *translator) checkName(d nginxconf.Directive, name string) error {
+	if !isToken(name) {
+		return t.refuse(d, "header name %q is not an HTTP token", name)
+	}
+	if slices.Contains(framingHeaders, strings.ToLower(name)) {
+		return t.refuse(d, "header %s makes the message's framing, which Envoy owns", name)
+	}
+	if strings.HasPrefix(strings.ToLower(name), "x-envoy-") || strings.HasPrefix(strings.ToLower(name), "x-ingress-xds-") {
+		return t.refuse(d, "header %s is Envoy's or ingress-xds's own", name)
+	}
+	return nil
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c > 0x7e || c <= 0x20 || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// merge is the edits of an if block (inner) that nginx switches to,
+// inheriting from its block (outer): headers-more's directives of both,
+// the outer's first (HM's merge_loc_conf); add_header's of the inner
+// alone when it has any, else the outer's (ngx_http_headers_module).
+func merge(outer, inner *Edits) *Edits {
+	out := &Edits{}
+	for _, side := range []struct{ out, o, i *ir.HeaderChanges }{
+		{&out.Request, &outer.Request, &inner.Request}, {&out.Response, &outer.Response, &inner.Response},
+	} {
+		side.out.Remove = append(slices.Clone(side.o.Remove), side.i.Remove...)
+		set := slices.Clone(side.o.Set)
+		for _, h := range side.i.Set {
+			set = slices.DeleteFunc(set, func(o ir.Header) bool { return strings.EqualFold(o.Name, h.Name) })
+			set = append(set, h)
+		}
+		side.out.Set = set
+	}
+	out.Request.Add = slices.Clone(outer.Request.Add)
+	add := outer
+	if inner.setsAddHeader {
+		add = inner
+	}
+	out.Response.Add, out.Response.AddOnSuccess = slices.Clone(add.Response.Add), slices.Clone(add.Response.AddOnSuccess)
+	out.setsAddHeader = outer.setsAddHeader || inner.setsAddHeader
+	return out
+}

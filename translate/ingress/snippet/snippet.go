@@ -1,0 +1,162 @@
+// Package snippet translates the nginx configuration of ingress-nginx's
+// snippets (the configuration-snippet and server-snippet annotations, the
+// ConfigMap's location-snippet and server-snippet) into typed policies of
+// the IR, with nginx's semantics where they land in ingress-nginx's
+// nginx.conf, or refuses the snippet whole, naming the first directive it
+// cannot translate and its line.
+//
+// Nothing of a snippet's text reaches Envoy: each directive is read into
+// typed values (header names checked as tokens, values parsed into text
+// and known variables, regular expressions compiled as RE2), and what is
+// not understood whole refuses the snippet. A snippet is applied whole or
+// not at all.
+//
+// The rewrite-phase directives (set, if, return, rewrite, break) are
+// executed symbolically: every way through them, by which if conditions
+// hold, ends in an outcome (forward, answer, redirect, forward with a
+// rewritten path), and each way that does not simply forward becomes a
+// Branch, matched by the conditions it took (request headers and
+// pseudo-headers, negated where a condition did not hold). Variables that
+// set gives are followed as values: literal, or one request property.
+//
+// The header directives (more_set_headers, add_header, proxy_set_header,
+// ...) are configuration, not instructions, in nginx: they become Edits,
+// of the block (location or server) or of an if block, which nginx
+// switches to when its condition holds ("if is evil": only the last true
+// if's configuration counts).
+package snippet
+
+import (
+	"fmt"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// Context is where a snippet lands in ingress-nginx's nginx.conf.
+type Context int
+
+const (
+	// LocationContext: the configuration-snippet annotation and the
+	// ConfigMap's location-snippet, in each location the Ingress's paths
+	// make, after the template's own directives.
+	LocationContext Context = iota
+	// ServerContext: the server-snippet annotation and the ConfigMap's
+	// server-snippet, in the server of each host, before (annotation) or
+	// after (ConfigMap) the locations.
+	ServerContext
+)
+
+// Result is what a snippet amounts to.
+type Result struct {
+	// Edits are the header changes of every request the block serves
+	// (for a server snippet: of every path of the host).
+	Edits Edits
+	// Access are allow and deny, in nginx's order; nil: none.
+	Access *ir.IPRules
+	// Branches are the rewrite phase's outcomes that do not simply
+	// forward the request, each with the conditions that lead to it; a
+	// request that matches none is forwarded with Edits.
+	Branches []Branch
+	// Locations are a server snippet's location blocks.
+	Locations []Location
+	// Verdicts say, for each directive, what became of it.
+	Verdicts []Verdict
+}
+
+// Edits are header changes.
+type Edits struct {
+	// Request changes what the upstream receives.
+	Request ir.HeaderChanges
+	// Response changes what the client receives: Remove
+	// (more_clear_headers, proxy_hide_header), Set (more_set_headers),
+	// Add (add_header always), AddOnSuccess (add_header).
+	Response ir.HeaderChanges
+	// setsAddHeader says whether the block has an add_header of its own,
+	// which stops nginx inheriting the outer block's.
+	setsAddHeader bool
+}
+
+// Empty says whether the edits change nothing.
+func (e *Edits) Empty() bool {
+	return e == nil || headerChangesEmpty(&e.Request) && headerChangesEmpty(&e.Response)
+}
+
+func headerChangesEmpty(h *ir.HeaderChanges) bool {
+	return len(h.Remove) == 0 && len(h.Set) == 0 && len(h.Add) == 0 && len(h.AddOnSuccess) == 0
+}
+
+// Branch is one way through the rewrite phase.
+type Branch struct {
+	// When are the conditions that lead to it, all of them; empty: every
+	// request.
+	When []ir.HeaderMatch
+	// Outcome is where it ends.
+	Outcome Outcome
+}
+
+// Outcome is where a way through the rewrite phase ends: exactly one of
+// Redirect and Direct, or neither (the request is forwarded, with its path
+// rewritten when Rewrite is set).
+type Outcome struct {
+	Redirect *ir.Redirect
+	Direct   *ir.DirectResponse
+	Rewrite  *ir.RegexRewrite
+	// Edits, when set, are the header changes of the if block the request
+	// ended in (merged with its block's), in place of the block's.
+	Edits *Edits
+}
+
+// Answers says whether the outcome answers the request itself (nginx's
+// return and redirecting rewrite), so that nothing after the rewrite phase
+// (access checks, authentication, limits, the redirect to HTTPS, the
+// upstream) applies.
+func (o Outcome) Answers() bool { return o.Redirect != nil || o.Direct != nil }
+
+// Location is a location block of a server snippet.
+type Location struct {
+	// Match is how nginx selects it: Modifier "=" (exact), "~" or "~*"
+	// (regular expression, Path then an RE2 over the whole path), or ""
+	// (a prefix of the path, as a string).
+	Modifier string
+	Path     string
+	// Raw is the location's argument as written.
+	Raw string
+	// Line is the location directive's line.
+	Line int
+	// Result is the block's own: its Branches end in an answer for every
+	// request (a snippet location that would serve files or proxy is
+	// refused).
+	Result
+}
+
+// Verdict is what became of one directive.
+type Verdict struct {
+	Line      int    `json:"line"`
+	Directive string `json:"directive"`
+	// Verdict is "translated", "no effect" (nginx's does nothing here
+	// either) or "refused".
+	Verdict string `json:"verdict"`
+	Note    string `json:"note,omitempty"`
+}
+
+// The verdicts.
+const (
+	Translated = "translated"
+	NoEffect   = "no effect"
+	Refused    = "refused"
+)
+
+// Refusal is why a snippet is not applied: the first directive it cannot
+// translate whole.
+type Refusal struct {
+	Directive string
+	Line      int
+	Why       string
+}
+
+func (r *Refusal) Error() string {
+	if r.Directive == "" {
+		return r.Why
+	}
+	return fmt.Sprintf("directive %s (line %d): %s", r.Directive, r.Line, r.Why)
+}

@@ -1,0 +1,297 @@
+package snippet
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// maxWays bounds the ways through a block's rewrite phase (each if doubles
+// them): past it a snippet is refused rather than made into that many
+// routes.
+const maxWays = 32
+
+// level is the block a directive sits in.
+type level int
+
+const (
+	serverLevel     level = iota // a server snippet's top
+	locationLevel                // a location of the Ingress (configuration-snippet)
+	snippetLocation              // a location block of a server snippet
+)
+
+// Translate reads src as nginx reads a snippet in ctx and translates it,
+// or refuses it (a *Refusal) with the first directive it cannot translate
+// whole. A refused snippet's Result holds only the verdicts up to the
+// refusal, for audit.
+func Translate(ctx Context, src string) (*Result, error) {
+	ds, err := nginxconf.Parse(src)
+	if err != nil {
+		return &Result{}, &Refusal{Why: fmt.Sprintf("not nginx syntax: %v", err)}
+	}
+	t := &translator{}
+	lv := locationLevel
+	if ctx == ServerContext {
+		lv = serverLevel
+	}
+	res, err := t.block(ds, lv, nil)
+	if err != nil {
+		return &Result{Verdicts: settle(t.verdicts)}, err
+	}
+	res.Verdicts = settle(t.verdicts)
+	return res, nil
+}
+
+// settle keeps one verdict per directive (a directive runs once per way
+// through the rewrite phase): translated where any way translated it,
+// in the order of the lines.
+func settle(vs []Verdict) []Verdict {
+	rank := map[string]int{NoEffect: 0, Translated: 1, Refused: 2}
+	type at struct {
+		line int
+		name string
+	}
+	best := map[at]int{}
+	var out []Verdict
+	for _, v := range vs {
+		k := at{v.Line, v.Directive}
+		i, ok := best[k]
+		if !ok {
+			best[k] = len(out)
+			out = append(out, v)
+			continue
+		}
+		if rank[v.Verdict] > rank[out[i].Verdict] || rank[v.Verdict] == rank[out[i].Verdict] && out[i].Note == "" {
+			out[i] = v
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Verdict) int { return a.Line - b.Line })
+	return out
+}
+
+type translator struct {
+	verdicts []Verdict
+}
+
+func (t *translator) verdict(d nginxconf.Directive, verdict, note string) {
+	t.verdicts = append(t.verdicts, Verdict{Line: d.Line, Directive: d.Name, Verdict: verdict, Note: note})
+}
+
+// refuse is the refusal of d, recorded among the verdicts.
+func (t *translator) refuse(d nginxconf.Directive, format string, args ...any) error {
+	why := fmt.Sprintf(format, args...)
+	t.verdict(d, Refused, why)
+	return &Refusal{Directive: d.Name, Line: d.Line, Why: why}
+}
+
+// block translates the directives of one block; loc is the location's
+// regular expression for a regex location block (its captures), or nil.
+func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Result, error) {
+	res := &Result{}
+	var program []nginxconf.Directive
+	var access []accessRule
+	for _, d := range ds {
+		if err := t.checkArgs(d); err != nil {
+			return nil, err
+		}
+		switch {
+		case isRewriteModule(d.Name):
+			if d.Name == "if" {
+				if err := t.checkIfBody(d, lv); err != nil {
+					return nil, err
+				}
+			}
+			program = append(program, d)
+		case isHeaderDirective(d.Name):
+			if err := t.header(&res.Edits, d, lv); err != nil {
+				return nil, err
+			}
+		case d.Name == "allow" || d.Name == "deny":
+			r, err := t.accessRule(d)
+			if err != nil {
+				return nil, err
+			}
+			access = append(access, r)
+		case d.Name == "location":
+			if lv != serverLevel {
+				return nil, t.refuse(d, "a location inside a location: not translated")
+			}
+			l, err := t.location(d)
+			if err != nil {
+				return nil, err
+			}
+			res.Locations = append(res.Locations, *l)
+		default:
+			if err := t.other(d, lv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(access) > 0 {
+		rules, err := t.ipRules(access)
+		if err != nil {
+			return nil, err
+		}
+		res.Access = rules
+	}
+	branches, err := t.run(program, lv, &res.Edits, loc)
+	if err != nil {
+		return nil, err
+	}
+	res.Branches = branches
+	return res, nil
+}
+
+// checkArgs refuses control characters in a directive's arguments (and
+// its block's), but for the line breaks and tabs of a return's text: no
+// header, path or expression may carry one.
+func (t *translator) checkArgs(d nginxconf.Directive) error {
+	for i, a := range d.Args {
+		if d.Name == "return" && i == 1 {
+			if hasControlExceptLines(a) {
+				return t.refuse(d, "the text holds control characters")
+			}
+			continue
+		}
+		if hasControl(a) {
+			return t.refuse(d, "an argument holds control characters")
+		}
+	}
+	for _, b := range d.Block {
+		if err := t.checkArgs(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkIfBody refuses what nginx refuses in an if block, and what this
+// translation does not take there.
+func (t *translator) checkIfBody(d nginxconf.Directive, lv level) error {
+	for _, b := range d.Block {
+		switch {
+		case isRewriteModule(b.Name):
+			if b.Name == "if" {
+				return t.refuse(b, "an if inside an if: nginx refuses it")
+			}
+		case isHeaderDirective(b.Name):
+			if lv == serverLevel {
+				return t.refuse(b, "not allowed in a server's if: nginx refuses it")
+			}
+			if !ifHeaderDirectives[b.Name] {
+				return t.refuse(b, "not allowed in an if: nginx refuses it")
+			}
+		case b.Name == "allow" || b.Name == "deny":
+			return t.refuse(b, "not allowed in an if: nginx refuses it")
+		default:
+			return t.refuse(b, "inside an if: not translated")
+		}
+	}
+	return nil
+}
+
+func isRewriteModule(name string) bool {
+	switch name {
+	case "set", "if", "return", "rewrite", "break":
+		return true
+	}
+	return false
+}
+
+// location translates a server snippet's location block.
+func (t *translator) location(d nginxconf.Directive) (*Location, error) {
+	if d.Block == nil {
+		return nil, t.refuse(d, "a location without a block")
+	}
+	l := &Location{Line: d.Line, Raw: strings.Join(d.Args, " ")}
+	var re *regex
+	switch {
+	case len(d.Args) == 2 && d.Args[0] == "=":
+		l.Modifier, l.Path = "=", d.Args[1]
+	case len(d.Args) == 2 && (d.Args[0] == "~" || d.Args[0] == "~*"):
+		r, err := compileRegex(d.Args[1], d.Args[0] == "~*")
+		if err != nil {
+			return nil, t.refuse(d, "regular expression %q: %v", d.Args[1], err)
+		}
+		re = r
+		l.Modifier, l.Path = d.Args[0], r.wholePath()
+	case len(d.Args) == 1 && strings.HasPrefix(d.Args[0], "/"):
+		l.Path = d.Args[0]
+	case len(d.Args) == 1 && strings.HasPrefix(d.Args[0], "@"):
+		return nil, t.refuse(d, "a named location, reached only by nginx's internal redirects: not translated")
+	default:
+		return nil, t.refuse(d, "location %q: only =, ~, ~* and plain prefix locations are translated", l.Raw)
+	}
+	if l.Modifier != "~" && l.Modifier != "~*" && (hasControl(l.Path) || !strings.HasPrefix(l.Path, "/")) {
+		return nil, t.refuse(d, "location path %q does not start with /", l.Path)
+	}
+	res, err := t.block(d.Block, snippetLocation, re)
+	if err != nil {
+		return nil, err
+	}
+	// A snippet location that does not answer serves nginx's static
+	// files (ingress-nginx's build has none to serve) or proxies: only
+	// the answering ones are translated, and a request that no branch
+	// answers is refused by the location's access rules alone.
+	answered := false
+	for _, b := range res.Branches {
+		if len(b.When) == 0 && b.Outcome.Answers() {
+			answered = true
+		}
+	}
+	if !answered && !denyAll(res.Access) {
+		return nil, t.refuse(d, "location %s: a location that does not answer every request with return (it would serve files or proxy in nginx): not translated", l.Raw)
+	}
+	l.Result = *res
+	t.verdict(d, Translated, "")
+	return l, nil
+}
+
+// denyAll says whether rules refuse every address.
+func denyAll(r *ir.IPRules) bool {
+	if r == nil || len(r.Allow) > 0 {
+		return false
+	}
+	for _, d := range r.Deny {
+		if d == "0.0.0.0/0" {
+			return true
+		}
+	}
+	return false
+}
+
+// other takes the directives that are neither rewrite, header nor access
+// directives: those whose nginx semantics here are none, and the rest,
+// refused.
+func (t *translator) other(d nginxconf.Directive, lv level) error {
+	switch d.Name {
+	case "server_tokens":
+		// ingress-nginx turns server_tokens off and clears Server at http
+		// level (server-tokens: false); in a snippet it changes only
+		// nginx's own error pages' signature, which Envoy's do not have.
+		t.verdict(d, NoEffect, "ingress-nginx already clears the Server header; only nginx's error pages would change")
+		return nil
+	case "proxy_connect_timeout", "proxy_send_timeout", "proxy_read_timeout", "proxy_buffering", "proxy_request_buffering",
+		"client_max_body_size", "proxy_http_version", "proxy_next_upstream", "proxy_next_upstream_tries", "proxy_next_upstream_timeout",
+		"proxy_buffer_size", "proxy_buffers", "proxy_max_temp_file_size", "proxy_cookie_domain", "proxy_cookie_path", "proxy_redirect":
+		if lv == locationLevel {
+			// ingress-nginx's template writes each of them in every
+			// location (nginx.tmpl): nginx refuses a second one ("is
+			// duplicate"), and with it the whole configuration.
+			return t.refuse(d, "ingress-nginx's location already sets it, so nginx refuses the configuration (duplicate); its annotation sets it")
+		}
+		if lv == snippetLocation {
+			t.verdict(d, NoEffect, "the location answers every request itself")
+			return nil
+		}
+		t.verdict(d, NoEffect, "each of ingress-nginx's locations sets its own, so a server's has no effect on the Ingress's paths")
+		return nil
+	}
+	if d.IsLua() || strings.Contains(d.Name, "_by_lua") {
+		return t.refuse(d, "Lua: not translated")
+	}
+	return t.refuse(d, "not translated")
+}
