@@ -30,6 +30,7 @@ metadata:
       more_set_headers "Foo1: Bar1";
       allow 10.0.0.0/8;
       deny all;
+      access_by_lua_block { ngx.exit(ngx.HTTP_FORBIDDEN) }
 spec:
   rules: [{host: shared.example, http: {paths: [{path: /admin, pathType: Prefix, backend: {service: {name: admin, port: {number: 80}}}}]}}]
 ---
@@ -133,7 +134,7 @@ func TestRefusedIngressClusterMode(t *testing.T) {
 	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice("web-1", "web", 8080, ready(netns.IP)))
 	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("open", ptr(ourClass), "shared.example.com", prefix("/", "web")))
 	refused := ingress("snippet", ptr(ourClass), "shared.example.com", prefix("/admin", "web"))
-	refused.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /admin { deny all; }"}
+	refused.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /admin { proxy_pass http://elsewhere; }"}
 	create(t, kc.NetworkingV1().Ingresses(namespace), refused)
 
 	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig, "--status-address", "203.0.113.7,lb.example.com")
@@ -147,7 +148,7 @@ func TestRefusedIngressClusterMode(t *testing.T) {
 	if err := envoy.Expect("shared.example.com", "/admin", http.StatusServiceUnavailable, ""); err != nil {
 		t.Error(err)
 	}
-	waitForWarning(t, kc, "snippet", "AnnotationRefused", "nginx.ingress.kubernetes.io/server-snippet", "free-form nginx configuration", "not served")
+	waitForWarning(t, kc, "snippet", "AnnotationRefused", "server-snippet", "directive proxy_pass (line 1)", "not served")
 
 	framework.Eventually(t, convergeTimeout, "status of open", func() error { return hasStatus(ctx, kc, "open", wantStatus) })
 	// Both were there when the writer started, and every pass covers all

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -33,12 +34,15 @@ const (
 // the merge, so a fragment can be reused for as long as its Ingress and those
 // Services are unchanged.
 type fragment struct {
-	ingress  *networkingv1.Ingress
-	aliases  []string // server-alias (alias.go)
-	reads    reads
-	routes   []hostRoute
-	tls      []tlsRequest
-	problems []ir.Problem
+	ingress *networkingv1.Ingress
+	// serverSnippet is the server-snippet, translated (snippets.go); nil:
+	// none.
+	serverSnippet *snippet.Result
+	aliases       []string // server-alias (alias.go)
+	reads         reads
+	routes        []hostRoute
+	tls           []tlsRequest
+	problems      []ir.Problem
 	// wwwRedirects are the from-to-www redirects asked for (redirect.go).
 	wwwRedirects []wwwRedirect
 	// canary is set on a canary Ingress's fragment (canary.go): its routes
@@ -95,6 +99,9 @@ type hostRoute struct {
 	where   location    // the field it comes from, for conflict messages
 	ingress *networkingv1.Ingress
 	nginx   nginxPath // for the host-wide regex mode (regex.go)
+	// variants are routes with route's path, placed before it: a
+	// configuration-snippet's branches (snippets.go).
+	variants []*ir.Route
 	// mirror is the cluster the route's policy mirrors to (mirror.go);
 	// nil: none.
 	mirror *clusterRef
@@ -174,6 +181,9 @@ type fragmentBuilder struct {
 	mirror   *clusterRef     // mirror.go; nil: none
 	// refused is set when an access control cannot be applied (refuse.go).
 	refused bool
+	// snippets is the configuration-snippet, translated (snippets.go);
+	// nil: none.
+	snippets *snippet.Result
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -372,7 +382,8 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	if cluster != nil {
 		f.addErrorPages(host, route, backend)
 	}
-	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror})
+	variants := snippetVariants(route, f.snippets) // snippets.go
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror, variants: variants})
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.

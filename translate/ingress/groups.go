@@ -56,6 +56,11 @@ func (o objectReads) service(name types.NamespacedName) *kube.Service {
 type problem struct {
 	reason, message string
 	refuses         bool
+	// ignorable: the refusal is of a key ingress-xds does not apply as
+	// written, which the operator may serve without
+	// (Options.IgnoreRefusals).
+	ignorable bool
+	key, why  string
 }
 
 func problemf(reason, format string, args ...any) problem {
@@ -70,9 +75,19 @@ func refusal(key, format string, args ...any) problem {
 		message: fmt.Sprintf("%s: %s: the Ingress is not served (each of its paths answers 503)", key, fmt.Sprintf(format, args...))}
 }
 
+// unsupported refuses the Ingress for a key not applied as written,
+// unless the operator serves such Ingresses without it.
+func unsupported(key, why string) problem {
+	return problem{refuses: true, ignorable: true, key: key, why: why}
+}
+
 // report reports a group's problems, in order.
 func (f *fragmentBuilder) report(problems []problem) {
 	for _, p := range problems {
+		if p.ignorable {
+			f.refuseUnsupported(p.key, p.why)
+			continue
+		}
 		if p.refuses {
 			f.refused = true
 		}

@@ -107,7 +107,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 			if out.vhost == nil {
 				out.vhost = &ir.VirtualHost{Host: host}
 			}
-			out.vhost.Routes = append(out.vhost.Routes, hr.route)
+			out.vhost.Routes = append(append(out.vhost.Routes, hr.variants...), hr.route)
 			kept = append(kept, hr)
 			regexMode = regexMode || hr.nginx.regex
 			if er, ok := f.errorRoute(host); ok && hr.route.Policy != nil && hr.route.Policy.ErrorPages != nil {
@@ -129,7 +129,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		if out.vhost != nil && len(refs) > 0 {
 			out.vhost.Routes = out.vhost.Routes[:0]
 			for _, hr := range kept {
-				out.vhost.Routes = append(out.vhost.Routes, hr.route)
+				out.vhost.Routes = append(append(out.vhost.Routes, hr.variants...), hr.route)
 			}
 		}
 	}
@@ -183,6 +183,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		}
 	}
 	out.addErrorRoutes(errorRoutes, usedCluster)
+	out.mergeServerSnippet(host, frags, regexMode) // snippets_server.go
 	out.mergeAppRoot(host, frags)
 	out.mergeClientCert(host, frags)        // clientcert.go
 	out.mergeSSLCiphers(host, frags)        // sslciphers.go

@@ -34,6 +34,7 @@ type groups struct {
 	passthrough     bool              // ssl-passthrough, honoured
 	clientCert      *clientCertIntent // auth-tls; nil: none
 	sslCiphers      string            // ssl-ciphers; empty: the ConfigMap's
+	snippets        snippetsConfig    // snippets.go
 }
 
 // merged is what the groups amount to beyond the route policy: the
@@ -58,6 +59,7 @@ type merged struct {
 	passthrough     bool
 	clientCert      *clientCertIntent
 	sslCiphers      string
+	snippets        snippetsConfig
 	// problems are the merge's own: groups that do not go together.
 	problems []problem
 }
@@ -124,6 +126,9 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 		p.Rewrite = &ir.Rewrite{Host: g.upstream.vhost}
 	}
 	p.Hash = g.upstream.hash
+	// After custom-headers and the allow and deny lists: the snippet's
+	// headers come first, its rules after the annotations' (snippets.go).
+	mergeSnippetPolicy(&p, g.snippets.location)
 
 	m := merged{
 		rewrite:         g.rewrite,
@@ -137,6 +142,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 		passthrough:     g.passthrough,
 		clientCert:      g.clientCert,
 		sslCiphers:      g.sslCiphers,
+		snippets:        g.snippets,
 	}
 	if g.affinity != nil && !g.affinity.pathSet && g.rewrite.useRegex {
 		m.problems = append(m.problems, problemf("AffinityPathNotSet", "annotation %s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is each path as written",
@@ -190,5 +196,7 @@ func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
 	f.frag.passthrough = m.passthrough
 	f.frag.clientCert = m.clientCert
 	f.frag.sslCiphers = m.sslCiphers
+	f.snippets = m.snippets.location
+	f.frag.serverSnippet = m.snippets.server
 	f.report(m.problems)
 }

@@ -20,7 +20,7 @@ metadata:
   name: snippet
   namespace: default
   annotations:
-    nginx.ingress.kubernetes.io/configuration-snippet: "deny all;"
+    nginx.ingress.kubernetes.io/configuration-snippet: "deny all; sub_filter a b;"
     nginx.ingress.kubernetes.io/proxy-read-timeout: "5"
 spec:
   rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]

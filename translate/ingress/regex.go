@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,15 +182,20 @@ func regexRoutes(kept []hostRoute) ([]*ir.Route, []ir.Problem) {
 			problems = append(problems, newProblem(hr.ingress, "InvalidPath", "%s: path %q on host %q, whose paths are regular expressions (an Ingress of the host uses use-regex or rewrite-target): %v: path ignored", hr.where, path, hr.host, err))
 			return
 		}
-		r := *hr.route
-		// Header and query matches stay (a canary's routes have them).
-		r.Match = ir.Match{PathType: ir.PathRegex, Path: match, Headers: hr.route.Match.Headers, Query: hr.route.Match.Query}
-		locations = append(locations, location{path: path, route: &r})
+		for _, route := range append(slices.Clone(hr.variants), hr.route) {
+			r := *route
+			// Header and query matches stay (a canary's routes and a
+			// snippet's variants have them).
+			r.Match = ir.Match{PathType: ir.PathRegex, Path: match, Headers: route.Match.Headers, Query: route.Match.Query}
+			locations = append(locations, location{path: path, route: &r})
+		}
 	}
 	for _, hr := range kept {
 		switch raw := hr.nginx.raw; {
 		case hr.nginx.regex:
-			locations = append(locations, location{path: raw, route: hr.route})
+			for _, route := range append(slices.Clone(hr.variants), hr.route) {
+				locations = append(locations, location{path: raw, route: route})
+			}
 		case hr.nginx.exact || raw == "/":
 			add(hr, raw)
 		default:

@@ -3,6 +3,7 @@ package annotations
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,10 +45,15 @@ func TestAnAccessControlNobodyHonoursRefuses(t *testing.T) {
 		ann     map[string]string
 		refused []string
 	}{
-		{"a snippet", map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"}, []string{"nginx.ingress.kubernetes.io/configuration-snippet"}},
+		{"a snippet not translated", map[string]string{"nginx.ingress.kubernetes.io/auth-snippet": "deny all;"}, []string{"nginx.ingress.kubernetes.io/auth-snippet"}},
+		// Translated (translate/ingress/snippet), or refused there by
+		// directive: the registry only bounds their size.
+		{"a translated snippet", map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"}, nil},
 		{"modsecurity, whatever its value", map[string]string{"nginx.ingress.kubernetes.io/enable-modsecurity": "false"}, []string{"nginx.ingress.kubernetes.io/enable-modsecurity"}},
-		{"two at once", map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "x", "nginx.ingress.kubernetes.io/stream-snippet": "y"},
-			[]string{"nginx.ingress.kubernetes.io/server-snippet", "nginx.ingress.kubernetes.io/stream-snippet"}},
+		{"two at once", map[string]string{"nginx.ingress.kubernetes.io/modsecurity-snippet": "x", "nginx.ingress.kubernetes.io/stream-snippet": "y"},
+			[]string{"nginx.ingress.kubernetes.io/modsecurity-snippet", "nginx.ingress.kubernetes.io/stream-snippet"}},
+		{"a snippet over nginxconf.MaxSize", map[string]string{"nginx.ingress.kubernetes.io/server-snippet": strings.Repeat("#", 64<<10+1)},
+			[]string{"nginx.ingress.kubernetes.io/server-snippet"}},
 		{"a key that does not guard access is only reported", map[string]string{"nginx.ingress.kubernetes.io/fastcgi-index": "index.php"}, nil},
 		{"under another prefix it is nobody's key", map[string]string{"example.com/configuration-snippet": "deny all;"}, nil},
 	} {

@@ -1,0 +1,182 @@
+package ingress
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// The snippet annotations (configuration-snippet, server-snippet) are
+// translated by translate/ingress/snippet into the same policies the
+// annotations make: a configuration-snippet's header directives and
+// allow/deny merge into the route policy (mergeGroups), its rewrite-phase
+// outcomes become routes of their own before each of the Ingress's routes
+// (snippetVariants); a server-snippet applies to every route of its hosts
+// and adds its locations there (mergeServerSnippet), the oldest Ingress's
+// for a host, as in ingress-nginx.
+
+// snippetsConfig is what the snippet annotations ask.
+type snippetsConfig struct {
+	location *snippet.Result
+	server   *snippet.Result
+}
+
+// parseSnippets translates the snippet annotations. A snippet that is not
+// translated whole refuses the Ingress (unless the operator serves such
+// Ingresses without it), the problem naming the directive and its line.
+func parseSnippets(values *annotations.Values) (snippetsConfig, []problem) {
+	var out snippetsConfig
+	var problems []problem
+	for _, k := range []struct {
+		key annotations.Key[string]
+		ctx snippet.Context
+		res **snippet.Result
+	}{
+		{annotations.ConfigurationSnippet, snippet.LocationContext, &out.location},
+		{annotations.ServerSnippet, snippet.ServerContext, &out.server},
+	} {
+		src, ok := k.key.Get(values)
+		if !ok || strings.TrimSpace(src) == "" {
+			continue
+		}
+		res, err := snippet.Translate(k.ctx, src)
+		var r *snippet.Refusal
+		if errors.As(err, &r) {
+			problems = append(problems, unsupported("annotation "+k.key.Name(), r.Error()+" (nothing of the snippet is applied)"))
+			continue
+		}
+		*k.res = res
+	}
+	return out, problems
+}
+
+// mergeSnippetPolicy merges a configuration-snippet's edits and access
+// rules into the route policy, by nginx's order in ingress-nginx's
+// location: the template's allow and deny come first in one first-match
+// list, so an allowlist annotation (ending in deny all) leaves the
+// snippet's rules nothing to match, and a denylist's ranges are refused
+// before them; the snippet's headers-more directives run before the
+// custom-headers annotation's, which wins for the same name.
+func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
+	if loc == nil {
+		return
+	}
+	if a := loc.Access; a != nil {
+		switch {
+		case p.IPRules == nil:
+			p.IPRules = a
+		case len(p.IPRules.Allow) == 0:
+			rules := &ir.IPRules{Deny: append(slices.Clone(p.IPRules.Deny), a.Deny...), Allow: a.Allow}
+			p.IPRules = rules
+		}
+	}
+	p.RequestHeaders = mergeHeaderChanges(&loc.Edits.Request, p.RequestHeaders)
+	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
+}
+
+// mergeHeaderChanges is first's changes then later's: later's Set wins
+// for a name both set.
+func mergeHeaderChanges(first *ir.HeaderChanges, later *ir.HeaderChanges) *ir.HeaderChanges {
+	if later == nil {
+		if first == nil || len(first.Remove)+len(first.Set)+len(first.Add)+len(first.AddOnSuccess) == 0 {
+			return nil
+		}
+		c := *first
+		return &c
+	}
+	out := &ir.HeaderChanges{
+		Remove:       slices.Concat(first.Remove, later.Remove),
+		Add:          slices.Concat(first.Add, later.Add),
+		AddOnSuccess: slices.Concat(first.AddOnSuccess, later.AddOnSuccess),
+	}
+	for _, h := range first.Set {
+		if !slices.ContainsFunc(later.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, h.Name) }) {
+			out.Set = append(out.Set, h)
+		}
+	}
+	out.Set = append(out.Set, later.Set...)
+	return out
+}
+
+// snippetVariants are the routes a configuration-snippet's branches add
+// before route: its match with the branch's conditions, and the branch's
+// outcome. An answer (return, a redirecting rewrite) comes from nginx's
+// rewrite phase, before its access checks, authentication, limits and
+// redirect to HTTPS, so those are off on its route; the headers stay.
+func snippetVariants(route *ir.Route, loc *snippet.Result) []*ir.Route {
+	if loc == nil || len(loc.Branches) == 0 || route.Action.Forward == nil {
+		return nil
+	}
+	var out []*ir.Route
+	for _, b := range loc.Branches {
+		v := *route
+		v.Match.Headers = append(slices.Clone(route.Match.Headers), b.When...)
+		v.Policy = outcomePolicy(route.Policy, b.Outcome)
+		applyOutcome(&v, b.Outcome)
+		if len(b.When) == 0 {
+			// Every request takes it: it is the route.
+			*route = v
+			return out
+		}
+		out = append(out, &v)
+	}
+	return out
+}
+
+// applyOutcome makes route's action the outcome's.
+func applyOutcome(route *ir.Route, o snippet.Outcome) {
+	switch {
+	case o.Redirect != nil:
+		r := *o.Redirect
+		route.Action = ir.Action{Redirect: &r}
+	case o.Direct != nil:
+		d := *o.Direct
+		route.Action = ir.Action{Direct: &d}
+	}
+}
+
+// outcomePolicy is the policy of a route that ends in o.
+func outcomePolicy(p *ir.RoutePolicy, o snippet.Outcome) *ir.RoutePolicy {
+	var c ir.RoutePolicy
+	if p != nil {
+		c = *p
+	}
+	if o.Edits != nil {
+		c.RequestHeaders = mergeHeaderChanges(&o.Edits.Request, customOnly(p))
+		c.ResponseHeaders = mergeHeaderChanges(&o.Edits.Response, nil)
+	}
+	if o.Rewrite != nil {
+		rw := ir.Rewrite{Regex: o.Rewrite}
+		if c.Rewrite != nil {
+			rw.Host = c.Rewrite.Host
+		}
+		c.Rewrite = &rw
+	}
+	if o.Answers() {
+		c.HTTPSRedirect, c.IPRules, c.Auth, c.RateLimit, c.Connections = nil, nil, nil, nil, nil
+		c.Timeouts, c.Retries, c.Rewrite, c.Mirrors, c.RequestBody, c.Affinity, c.ErrorPages = nil, nil, nil, nil, nil, nil, nil
+		c.ResponseRewrite, c.Hash, c.ResponseRate = nil, nil, nil
+	}
+	if reflectZero(&c) {
+		return nil
+	}
+	return &c
+}
+
+// customOnly is the request headers of p that are not a snippet's: none
+// here beyond connection-proxy-header's, which the snippet's if keeps.
+func customOnly(p *ir.RoutePolicy) *ir.HeaderChanges {
+	if p == nil || p.RequestHeaders == nil {
+		return nil
+	}
+	for _, h := range p.RequestHeaders.Set {
+		if strings.EqualFold(h.Name, "Connection") {
+			return &ir.HeaderChanges{Set: []ir.Header{h}}
+		}
+	}
+	return nil
+}
