@@ -13,6 +13,7 @@ package audit
 
 import (
 	"cmp"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"slices"
 	"strings"
 
@@ -68,6 +69,9 @@ type Annotation struct {
 	Key     string              `json:"key"`
 	Verdict annotations.Verdict `json:"verdict"`
 	Note    string              `json:"note,omitempty"`
+	// Directives are a snippet's directives, each with its verdict (up
+	// to the one that refuses it).
+	Directives []snippet.Verdict `json:"directives,omitempty"`
 }
 
 // Problem is one of the front-end's problems on the Ingress.
@@ -128,6 +132,17 @@ func Run(st *kube.State, opts ingress.Options) *Report {
 // exit code for CI.
 func (r *Report) Refused() bool { return r.Summary.Refused > 0 }
 
+// snippetContext is where the snippet annotation key lands in nginx.conf.
+func snippetContext(key string) (snippet.Context, bool) {
+	switch {
+	case strings.HasSuffix(key, "/configuration-snippet"):
+		return snippet.LocationContext, true
+	case strings.HasSuffix(key, "/server-snippet"):
+		return snippet.ServerContext, true
+	}
+	return 0, false
+}
+
 // annotationsOf lists an Ingress's annotations under the prefixes read,
 // by key, each with the registry's verdict.
 func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annotation {
@@ -137,7 +152,12 @@ func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annot
 		if !ok {
 			continue
 		}
-		out = append(out, Annotation{Key: key, Verdict: v.Verdict, Note: v.Note})
+		a := Annotation{Key: key, Verdict: v.Verdict, Note: v.Note}
+		if ctx, ok := snippetContext(key); ok {
+			res, _ := snippet.Translate(ctx, ing.Annotations[key])
+			a.Directives = res.Verdicts
+		}
+		out = append(out, a)
 	}
 	slices.SortFunc(out, func(a, b Annotation) int { return strings.Compare(a.Key, b.Key) })
 	return out

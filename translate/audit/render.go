@@ -47,6 +47,13 @@ func (r *Report) Text() []byte {
 					fmt.Fprintf(&b, " (%s)", a.Note)
 				}
 				b.WriteString("\n")
+				for _, d := range a.Directives {
+					fmt.Fprintf(&b, "      line %d %s: %s", d.Line, d.Directive, d.Verdict)
+					if d.Note != "" {
+						fmt.Fprintf(&b, " (%s)", d.Note)
+					}
+					b.WriteString("\n")
+				}
 			}
 		}
 		var problems []Problem
