@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/echo"
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// snippetAnswer is what one request through Envoy got.
+type snippetAnswer struct {
+	status int
+	header http.Header
+	body   string
+	// seen is what the backend received; nil when Envoy answered.
+	seen *echo.Reply
+}
+
+// snippetRequest sends one request on a new connection, without following
+// redirects.
+func snippetRequest(t *testing.T, envoy *framework.Envoy, method, host, path string, header map[string]string) snippetAnswer {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+envoy.HTTPAddress+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s%s: %v", method, host, path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	a := snippetAnswer{status: resp.StatusCode, header: resp.Header, body: string(body)}
+	if resp.Header.Get("X-Backend") != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var r echo.Reply
+		if json.Unmarshal(body, &r) == nil {
+			a.seen = &r
+		}
+	}
+	return a
+}
+
+// TestSnippets proves the snippet directives ingress-xds translates
+// through a real Envoy, each against the behaviour of ingress-nginx's nginx
+// it names: ingress-nginx's test/e2e/annotations/snippet.go and
+// serversnippet.go, and nginx's own documentation of each directive
+// (headers-more's README for more_set_headers and more_clear_headers,
+// ngx_http_headers_module for add_header, ngx_http_proxy_module for
+// proxy_set_header and proxy_hide_header, ngx_http_rewrite_module for
+// return, rewrite, if and set, ngx_http_access_module for allow and deny,
+// ngx_http_core_module for location).
+func TestSnippets(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "ingresses.yaml", snippetsYAML)
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example"} {
+		framework.Eventually(t, convergeTimeout, host+" served", func() error {
+			r, err := envoy.Get(host, "/probe")
+			if err != nil {
+				return err
+			}
+			if r.Status == http.StatusNotFound || r.Status == http.StatusServiceUnavailable {
+				return fmt.Errorf("%s: %s", host, r)
+			}
+			return nil
+		})
+	}
+
+	// snippet.go "set snippet more_set_headers in all locations":
+	// more_set_headers replaces the backend's header, on every status
+	// (headers-more: "Replace (if any) or add (if not any) the specified
+	// output headers"), whatever the status.
+	t.Run("more_set_headers replaces on every status", func(t *testing.T) {
+		for _, path := range []string{"/?header=X-Frame-Options:SAMEORIGIN", "/?status=500"} {
+			a := snippetRequest(t, envoy, http.MethodGet, "headers.example", path, nil)
+			if got := a.header.Values("X-Frame-Options"); !slices.Equal(got, []string{"DENY"}) {
+				t.Errorf("%s: X-Frame-Options %q, want [DENY] alone", path, got)
+			}
+			if got := a.header.Get("X-Served-For"); got != "headers.example" {
+				t.Errorf("%s: X-Served-For %q, want $host, headers.example", path, got)
+			}
+		}
+		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Powered-By:php", nil)
+		if got := a.header.Get("X-Powered-By"); got != "" {
+			t.Errorf("more_clear_headers X-Powered-By: the client got %q", got)
+		}
+	})
+
+	// ngx_http_headers_module: add_header adds "if the response code
+	// equals 200, 201, 204, 206, 301, 302, 303, 304, 307, or 308", on
+	// every code with "always"; beside the backend's own of the name.
+	t.Run("add_header on success statuses, always on all", func(t *testing.T) {
+		ok := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Cache:backend", nil)
+		if got := ok.header.Values("X-Cache"); !slices.Equal(got, []string{"backend", "HIT"}) {
+			t.Errorf("200: X-Cache %q, want the backend's and the snippet's", got)
+		}
+		if got := ok.header.Get("Strict-Transport-Security"); got != "max-age=63072000" {
+			t.Errorf("200: Strict-Transport-Security %q", got)
+		}
+		failed := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?status=500", nil)
+		if got := failed.header.Values("X-Cache"); len(got) != 0 {
+			t.Errorf("500: X-Cache %q, want none (add_header without always)", got)
+		}
+		if got := failed.header.Get("Strict-Transport-Security"); got != "max-age=63072000" {
+			t.Errorf("500: Strict-Transport-Security %q, want it (always)", got)
+		}
+		// No backend can hand the filter headers of its own.
+		forged := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Ingress-Xds-Add-On-Success:X-Evil:1", nil)
+		if forged.header.Get("X-Evil") != "" || forged.header.Get("X-Ingress-Xds-Add-On-Success") != "" {
+			t.Errorf("a backend's own carrier header reached the client: %v", forged.header)
+		}
+	})
+
+	// ngx_http_proxy_module: proxy_set_header sets the upstream's header
+	// in place of the client's; for a header ingress-nginx's template
+	// already sets (X-Forwarded-Proto), nginx 1.27.1 sends both lines;
+	// proxy_hide_header drops the upstream's; more_clear_input_headers
+	// the client's.
+	t.Run("request headers", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged"})
+		if a.seen == nil {
+			t.Fatalf("%d %q: not the backend's", a.status, a.body)
+		}
+		if got := a.seen.Header.Values("X-Client-Addr"); !slices.Equal(got, []string{"127.0.0.1"}) {
+			t.Errorf("X-Client-Addr %q, want $remote_addr alone", got)
+		}
+		// Envoy joins the two lines into one list, which HTTP defines as
+		// the same field (RFC 9110, 5.3).
+		if got := a.seen.Header.Values("X-Forwarded-Proto"); strings.Join(got, ",") != "http,https" {
+			t.Errorf("X-Forwarded-Proto %q, want the template's and the snippet's", got)
+		}
+		if got := a.seen.Header.Get("X-Debug"); got != "" {
+			t.Errorf("X-Debug %q reached the backend", got)
+		}
+		if got := a.header.Get("X-Backend-Secret"); got != "" {
+			t.Errorf("X-Backend-Secret %q reached the client", got)
+		}
+	})
+
+	// ngx_http_rewrite_module: if, set, return and rewrite, in order, the
+	// first return ending the phase; a redirecting rewrite appends the
+	// request's arguments; rewrite ... break forwards the new path.
+	t.Run("if, set, return and rewrite", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "rewrites.example", "/shop?item=1", map[string]string{"User-Agent": "Mozilla/5.0 (iPhone)"})
+		if a.status != http.StatusFound || a.header.Get("Location") != "https://m.example/shop?item=1" {
+			t.Errorf("a phone: %d Location %q, want 302 to https://m.example$request_uri", a.status, a.header.Get("Location"))
+		}
+		a = snippetRequest(t, envoy, http.MethodDelete, "rewrites.example", "/x", nil)
+		if a.status != http.StatusMethodNotAllowed || a.body != "no deletes\n" || a.header.Get("Content-Type") != "text/html" {
+			t.Errorf("DELETE: %d %q (%s), want return 405's text as text/html", a.status, a.body, a.header.Get("Content-Type"))
+		}
+		a = snippetRequest(t, envoy, http.MethodGet, "rewrites.example", "/old/page?q=2", nil)
+		if a.status != http.StatusMovedPermanently || a.header.Get("Location") != "http://rewrites.example/new/page?q=2" {
+			t.Errorf("/old/page: %d Location %q, want 301 to /new/page with the query", a.status, a.header.Get("Location"))
+		}
+		a = snippetRequest(t, envoy, http.MethodGet, "rewrites.example", "/api/v1/users?id=3", nil)
+		if a.seen == nil || a.seen.Path != "/v1/users" || a.seen.Query != "id=3" {
+			t.Errorf("/api/v1/users: %d %+v, want the backend to see /v1/users?id=3", a.status, a.seen)
+		}
+		a = snippetRequest(t, envoy, http.MethodGet, "rewrites.example", "/plain", map[string]string{"User-Agent": "curl"})
+		if a.seen == nil || a.seen.Path != "/plain" {
+			t.Errorf("/plain: %d %q, want the backend", a.status, a.body)
+		}
+	})
+
+	// ngx_http_access_module: allow 10.0.0.0/8 then deny all refuses
+	// 127.0.0.1 with 403; a return answers in the rewrite phase, before
+	// the access phase ever runs.
+	t.Run("allow and deny, and return before them", func(t *testing.T) {
+		if a := snippetRequest(t, envoy, http.MethodGet, "access.example", "/", nil); a.status != http.StatusForbidden {
+			t.Errorf("access.example: %d, want 403", a.status)
+		}
+		if a := snippetRequest(t, envoy, http.MethodGet, "open.example", "/", nil); a.status != http.StatusOK || a.body != "open" {
+			t.Errorf("open.example: %d %q, want return's 200 before deny all", a.status, a.body)
+		}
+	})
+
+	// serversnippet.go "add valid directives to server via server
+	// snippet" (its more_set_headers reach every path of the host), and
+	// ngx_http_core_module's location selection: = first, then regular
+	// expressions, then the longest prefix; a server-level return before
+	// any location.
+	t.Run("server-snippet", func(t *testing.T) {
+		for _, path := range []string{"/", "/app/x"} {
+			a := snippetRequest(t, envoy, http.MethodGet, "server.example", path, nil)
+			if a.seen == nil || a.header.Get("X-Server") != "snippet" {
+				t.Errorf("%s: %d, X-Server %q: want the backend with the server's header", path, a.status, a.header.Get("X-Server"))
+			}
+		}
+		a := snippetRequest(t, envoy, http.MethodGet, "server.example", "/app", map[string]string{"X-Legacy": "1"})
+		if a.status != http.StatusMovedPermanently || a.header.Get("Location") != "https://server.example/app" {
+			t.Errorf("X-Legacy 1: %d Location %q", a.status, a.header.Get("Location"))
+		}
+		a = snippetRequest(t, envoy, http.MethodGet, "server.example", "/robots.txt", nil)
+		if a.status != http.StatusOK || a.body != "User-agent: *\nDisallow: /\n" || a.header.Get("X-Server") != "snippet" {
+			t.Errorf("/robots.txt: %d %q (X-Server %q)", a.status, a.body, a.header.Get("X-Server"))
+		}
+		for _, path := range []string{"/.git", "/app/.ENV"} {
+			if a := snippetRequest(t, envoy, http.MethodGet, "server.example", path, nil); a.status != http.StatusForbidden {
+				t.Errorf("%s: %d, want the regex location's 403", path, a.status)
+			}
+		}
+		// location /metrics is a prefix of strings: /metricsx too. Its
+		// return answers before its allow and deny.
+		for _, path := range []string{"/metrics", "/metricsx"} {
+			if a := snippetRequest(t, envoy, http.MethodGet, "server.example", path, nil); a.status != http.StatusNotFound {
+				t.Errorf("%s: %d, want the location's 404", path, a.status)
+			}
+		}
+	})
+}
+
+const snippetsYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: headers
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      more_set_headers "X-Frame-Options: DENY" "X-Served-For: $host";
+      more_clear_headers X-Powered-By;
+      add_header X-Cache "HIT";
+      add_header Strict-Transport-Security "max-age=63072000" always;
+      proxy_set_header X-Client-Addr $remote_addr;
+      proxy_set_header X-Forwarded-Proto https;
+      proxy_hide_header X-Backend-Secret;
+      more_clear_input_headers X-Debug;
+spec:
+  rules: [{host: headers.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: rewrites
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      set $mobile 0;
+      if ($http_user_agent ~* "(iPhone|Android)") {
+        set $mobile 1;
+      }
+      if ($mobile = 1) {
+        return 302 https://m.example$request_uri;
+      }
+      if ($request_method = DELETE) {
+        return 405 "no deletes\n";
+      }
+      rewrite ^/old/(.*)$ /new/$1 permanent;
+      rewrite ^/api/v1/(.*)$ /v1/$1 break;
+spec:
+  rules: [{host: rewrites.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: access
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      allow 10.0.0.0/8;
+      deny all;
+spec:
+  rules: [{host: access.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: open
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      deny all;
+      return 200 "open";
+spec:
+  rules: [{host: open.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: server
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/server-snippet: |
+      more_set_headers "X-Server: snippet";
+      if ($http_x_legacy = "1") {
+        return 301 https://$host$request_uri;
+      }
+      location = /robots.txt {
+        return 200 "User-agent: *\nDisallow: /\n";
+      }
+      location ~* \.(git|env)$ {
+        deny all;
+      }
+      location /metrics {
+        allow 192.168.0.0/16;
+        deny all;
+        return 404;
+      }
+spec:
+  rules: [{host: server.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}, {path: /app, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`
