@@ -32,6 +32,15 @@ func (c *controllerConfig) defaults() *annotations.Defaults {
 	return c.settings.Defaults
 }
 
+// snippetAnnotations is what becomes of the snippet annotations: under
+// ingress-nginx's defaults when the ConfigMap is missing.
+func (c *controllerConfig) snippetAnnotations() configmap.SnippetAnnotations {
+	if c == nil || c.settings == nil {
+		return configmap.SnippetsRefused
+	}
+	return c.settings.SnippetAnnotations()
+}
+
 // blockCIDRs are block-cidrs' ranges.
 func (c *controllerConfig) blockCIDRs() []string {
 	if c == nil || c.settings == nil {

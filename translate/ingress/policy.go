@@ -63,7 +63,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	g.clientCert, problems = parseClientCert(values, env)
 	f.report(problems)
 	g.sslCiphers = parseSSLCiphers(values)
-	g.snippets, problems = parseSnippets(values) // snippets.go
+	g.snippets, problems = parseSnippets(values, &f.opts) // snippets.go
 	f.report(problems)
 	f.apply(mergeGroups(&g))
 }

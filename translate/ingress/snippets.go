@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -28,9 +29,21 @@ type snippetsConfig struct {
 // parseSnippets translates the snippet annotations. A snippet that is not
 // translated whole refuses the Ingress (unless the operator serves such
 // Ingresses without it), the problem naming the directive and its line.
-func parseSnippets(values *annotations.Values) (snippetsConfig, []problem) {
+//
+// Under a controller ConfigMap (serve --configmap), its
+// allow-snippet-annotations and annotations-risk-level decide first, as
+// in ingress-nginx: below the Critical risk level an Ingress carrying a
+// snippet is refused (ingress-nginx rejects it); at Critical, without
+// allow-snippet-annotations, its snippets are dropped (reported) and the
+// rest served. Without a ConfigMap they are translated: nothing
+// free-form reaches Envoy (docs/security.md).
+func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, []problem) {
 	var out snippetsConfig
 	var problems []problem
+	mode := configmap.SnippetsTranslated
+	if opts.ConfigMap.Name != "" {
+		mode = opts.config.snippetAnnotations()
+	}
 	for _, k := range []struct {
 		key annotations.Key[string]
 		ctx snippet.Context
@@ -41,6 +54,16 @@ func parseSnippets(values *annotations.Values) (snippetsConfig, []problem) {
 	} {
 		src, ok := k.key.Get(values)
 		if !ok || strings.TrimSpace(src) == "" {
+			continue
+		}
+		switch mode {
+		case configmap.SnippetsRefused:
+			problems = append(problems, unsupported("annotation "+k.key.Name(),
+				"the ConfigMap's annotations-risk-level is below Critical, so ingress-nginx rejects an Ingress carrying this Critical annotation (annotations-risk-level: Critical and allow-snippet-annotations: \"true\" have it translated)"))
+			continue
+		case configmap.SnippetsDropped:
+			problems = append(problems, problemf("SnippetDropped",
+				"annotation %s: dropped, as ingress-nginx drops it while the ConfigMap's allow-snippet-annotations is false: the Ingress is served without it", k.key.Name()))
 			continue
 		}
 		res, err := snippet.Translate(k.ctx, src)

@@ -120,6 +120,9 @@ type Issue struct {
 type Settings struct {
 	// Defaults are the annotations' defaults (nil when none is set).
 	Defaults *annotations.Defaults
+	// snippets are allow-snippet-annotations and annotations-risk-level
+	// (SnippetAnnotations).
+	snippets snippetSettings
 	Issues   []Issue
 	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
 	BlockCIDRs []string

@@ -1,0 +1,92 @@
+package ingress_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ingress"
+)
+
+// headersSnippetIngress carries a configuration-snippet that is translated
+// whole.
+const headersSnippetIngress = `
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: snippet
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-A: 1";'
+spec:
+  rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
+`
+
+// Under a controller ConfigMap, allow-snippet-annotations and
+// annotations-risk-level decide as ingress-nginx's
+// internal/ingress/controller/controller.go and
+// annotations/parser/validators.go (CheckAnnotationRisk) do: below
+// Critical the Ingress is rejected (refused here), at Critical without
+// allow-snippet-annotations its snippet is dropped
+// (test/e2e/annotations/snippet.go "drops snippet more_set_header in all
+// locations if disabled by admin"), with both it applies; without a
+// ConfigMap it is translated.
+func TestSnippetAnnotationsUnderTheConfigMap(t *testing.T) {
+	cm := types.NamespacedName{Namespace: "ingress-nginx", Name: "controller"}
+	for _, tc := range []struct {
+		name   string
+		data   string // the ConfigMap's data; "-": no --configmap
+		reason string // the Ingress's problem, if any
+		header bool   // the snippet's header applied
+		served bool
+	}{
+		{"no ConfigMap", "-", "", true, true},
+		{"ingress-nginx's defaults", "{}", "AnnotationRefused", false, false},
+		{"allowed at High", `{allow-snippet-annotations: "true"}`, "AnnotationRefused", false, false},
+		{"Critical, not allowed", `{annotations-risk-level: Critical}`, "SnippetDropped", false, true},
+		{"Critical and allowed", `{annotations-risk-level: Critical, allow-snippet-annotations: "true"}`, "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifests := headersSnippetIngress
+			opts := ingress.Options{HTTPPort: 8080}
+			var st *kube.State
+			var err error
+			if tc.data != "-" {
+				opts.ConfigMap = cm
+				manifests += fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
+				st, err = kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
+			} else {
+				st, err = kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := ingress.NewBuilder(opts).Build(st)
+			r := onlyRoute(t, out)
+			if served := r.Action.Forward != nil; served != tc.served {
+				t.Errorf("served %v (%+v), want %v", served, r.Action, tc.served)
+			}
+			header := r.Policy != nil && r.Policy.ResponseHeaders != nil && len(r.Policy.ResponseHeaders.Set) == 1
+			if header != tc.header {
+				t.Errorf("the snippet's header applied: %v, want %v", header, tc.header)
+			}
+			var reasons []string
+			for _, p := range out.Problems {
+				if p.Name == "snippet" {
+					reasons = append(reasons, p.Reason)
+				}
+			}
+			if want := tc.reason; want == "" && len(reasons) > 0 || want != "" && (len(reasons) != 1 || reasons[0] != want) {
+				t.Errorf("problems %v, want %q", out.Problems, want)
+			}
+		})
+	}
+}
