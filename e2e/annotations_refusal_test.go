@@ -174,7 +174,7 @@ func TestRefusedIngressClusterMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-snippet": "return 200;"}
+		ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "content_by_lua_block { ngx.say(\"hi\") }"}
 		update(t, kc.NetworkingV1().Ingresses(namespace), ing)
 		framework.Eventually(t, convergeTimeout, "/admin refused", func() error {
 			return envoy.Expect("shared.example.com", "/admin", http.StatusServiceUnavailable, "")

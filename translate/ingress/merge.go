@@ -112,6 +112,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	p.IPRules, p.RateLimit = g.access.ipRules, g.access.rateLimit
 	p.Connections = g.connections
 	p.ResponseRate = g.responseRate
+	g.externalAuth = mergeAuthSnippet(g.externalAuth, g.snippets.auth) // snippets.go
 	if g.basicAuth.basic != nil || g.externalAuth != nil {
 		p.Auth = &ir.Auth{Basic: g.basicAuth.basic, External: g.externalAuth}
 	}

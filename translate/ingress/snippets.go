@@ -24,6 +24,10 @@ import (
 type snippetsConfig struct {
 	location *snippet.Result
 	server   *snippet.Result
+	// auth are auth-snippet's headers to the auth service; authSet says
+	// the Ingress has one.
+	auth    []ir.Header
+	authSet bool
 }
 
 // parseSnippets translates the snippet annotations. A snippet that is not
@@ -74,7 +78,46 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 		}
 		*k.res = res
 	}
+	if src, ok := annotations.AuthSnippet.Get(values); ok && strings.TrimSpace(src) != "" {
+		key := "annotation " + annotations.AuthSnippet.Name()
+		switch mode {
+		case configmap.SnippetsRefused:
+			problems = append(problems, unsupported(key, "the ConfigMap's annotations-risk-level is below Critical, so ingress-nginx rejects an Ingress carrying this Critical annotation"))
+		case configmap.SnippetsDropped:
+			problems = append(problems, problemf("SnippetDropped", "%s: dropped, as ingress-nginx drops it while the ConfigMap's allow-snippet-annotations is false", key))
+		default:
+			if _, ok := annotations.AuthURL.Get(values); !ok {
+				problems = append(problems, problemf("SnippetIgnored", "%s: ignored without auth-url, as ingress-nginx ignores it", key))
+				break
+			}
+			headers, _, err := snippet.TranslateAuth(src)
+			var r *snippet.Refusal
+			if errors.As(err, &r) {
+				problems = append(problems, unsupported(key, r.Error()+" (nothing of the snippet is applied)"))
+				break
+			}
+			out.auth, out.authSet = headers, true
+		}
+	}
 	return out, problems
+}
+
+// mergeAuthSnippet adds auth-snippet's headers to those of the request to
+// the auth service (auth-proxy-set-headers'), the snippet's last: nginx
+// writes it after the template's list.
+func mergeAuthSnippet(e *ir.ExternalAuth, headers []ir.Header) *ir.ExternalAuth {
+	if e == nil || len(headers) == 0 {
+		return e
+	}
+	c := *e
+	set := slices.Clone(e.ProxySetHeaders)
+	for _, h := range headers {
+		set = slices.DeleteFunc(set, func(o ir.Header) bool { return strings.EqualFold(o.Name, h.Name) })
+		set = append(set, h)
+	}
+	slices.SortFunc(set, func(a, b ir.Header) int { return strings.Compare(a.Name, b.Name) })
+	c.ProxySetHeaders = set
+	return &c
 }
 
 // mergeSnippetPolicy merges a configuration-snippet's edits and access

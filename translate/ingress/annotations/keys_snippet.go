@@ -38,6 +38,19 @@ var ServerSnippet = key[string](&definition{
 	note:    snippetNote + ` As in ingress-nginx, a host takes the server-snippet of its oldest Ingress only.`,
 }, parseSnippet)
 
+// AuthSnippet lands in the location of auth-url's subrequest.
+var AuthSnippet = key[string](&definition{
+	name:  "auth-snippet",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `nginx configuration in the location of auth-url's subrequest: its proxy_set_header of fixed values are headers of ` +
+		`the request to the auth service; add_header and expires there do nothing, as in nginx. Without auth-url it is ignored, ` +
+		`as ingress-nginx ignores it (a Warning says so).`,
+	verdict: HonouredWithDifference,
+	note: `Any other directive, a value with variables, or a header ingress-nginx's template already sends to the auth service ` +
+		`refuses the Ingress, its Warning naming the directive and its line.`,
+}, parseSnippet)
+
 // parseSnippet bounds a snippet's size; its translation is the group's.
 func parseSnippet(s string) (string, error) {
 	if len(s) > nginxconf.MaxSize {
@@ -48,5 +61,5 @@ func parseSnippet(s string) (string, error) {
 
 // snippetKeys lists the keys of this file, for table.
 func snippetKeys() []*definition {
-	return []*definition{ConfigurationSnippet.def, ServerSnippet.def}
+	return []*definition{ConfigurationSnippet.def, ServerSnippet.def, AuthSnippet.def}
 }

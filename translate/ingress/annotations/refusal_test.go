@@ -45,7 +45,7 @@ func TestAnAccessControlNobodyHonoursRefuses(t *testing.T) {
 		ann     map[string]string
 		refused []string
 	}{
-		{"a snippet not translated", map[string]string{"nginx.ingress.kubernetes.io/auth-snippet": "deny all;"}, []string{"nginx.ingress.kubernetes.io/auth-snippet"}},
+		{"a snippet nobody honours", map[string]string{"nginx.ingress.kubernetes.io/stream-snippet": "deny all;"}, []string{"nginx.ingress.kubernetes.io/stream-snippet"}},
 		// Translated (translate/ingress/snippet), or refused there by
 		// directive: the registry only bounds their size.
 		{"a translated snippet", map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;"}, nil},
@@ -65,8 +65,8 @@ func TestAnAccessControlNobodyHonoursRefuses(t *testing.T) {
 		})
 	}
 	// Under an operator's prefix, the same.
-	if _, issues := New("example.org").Parse(map[string]string{"example.org/auth-snippet": "x"}); len(refusals(issues)) != 1 {
-		t.Errorf("auth-snippet under the configured prefix: issues %v", issues)
+	if _, issues := New("example.org").Parse(map[string]string{"example.org/modsecurity-snippet": "x"}); len(refusals(issues)) != 1 {
+		t.Errorf("modsecurity-snippet under the configured prefix: issues %v", issues)
 	}
 }
 
