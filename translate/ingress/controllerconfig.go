@@ -11,6 +11,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -92,8 +93,20 @@ func (c *controllerConfig) trustedHops() uint32 {
 // appliesToEvery says whether it sets something for an Ingress that has
 // no annotation.
 func (c *controllerConfig) appliesToEvery() bool {
-	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0
+	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0 || c.snippets().Location != nil
 }
+
+// snippets are the ConfigMap's location-snippet and server-snippet,
+// translated.
+func (c *controllerConfig) snippets() configmap.ConfigSnippets {
+	if c == nil || c.settings == nil {
+		return configmap.ConfigSnippets{}
+	}
+	return c.settings.Snippets
+}
+
+// serverSnippet is the ConfigMap's server-snippet, translated; nil: none.
+func (c *controllerConfig) serverSnippet() *snippet.Result { return c.snippets().Server }
 
 // controllerConfig returns the parsed ConfigMap named (nil when none is),
 // parsing it again only when it is a new object.

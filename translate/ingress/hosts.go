@@ -183,7 +183,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		}
 	}
 	out.addErrorRoutes(errorRoutes, usedCluster)
-	out.mergeServerSnippet(host, frags, regexMode) // snippets_server.go
+	out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet()) // snippets_server.go
 	out.mergeAppRoot(host, frags)
 	out.mergeClientCert(host, frags)        // clientcert.go
 	out.mergeSSLCiphers(host, frags)        // sslciphers.go

@@ -89,9 +89,10 @@ func (f *fragmentBuilder) applyRefusal() {
 		hr := &fr.routes[i]
 		hr.route.Policy = nil
 		hr.route.Action = ir.Action{Direct: &ir.DirectResponse{Status: 503, Body: refusedBody}}
-		hr.cluster = nil
+		hr.cluster, hr.variants = nil, nil
 	}
 	fr.aliases, fr.tls, fr.wwwRedirects, fr.appRoot, fr.errorRoutes = nil, nil, nil, nil, nil
+	fr.serverSnippet = nil
 }
 
 // RefusedWith says, for the status writer, whether an Ingress is refused by

@@ -78,6 +78,24 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 		}
 		*k.res = res
 	}
+	// The ConfigMap's location-snippet follows the configuration-snippet
+	// in every location: one rewrite phase, so translated together.
+	if cfg := opts.config.snippets(); cfg.Location != nil {
+		switch src, _ := annotations.ConfigurationSnippet.Get(values); {
+		case out.location == nil:
+			out.location = cfg.Location
+		default:
+			res, err := snippet.Translate(snippet.LocationContext, src+"\n"+cfg.LocationText)
+			var r *snippet.Refusal
+			if errors.As(err, &r) {
+				out.location = nil
+				problems = append(problems, unsupported("annotation "+annotations.ConfigurationSnippet.Name(),
+					"followed by the ConfigMap's location-snippet (lines counted over both): "+r.Error()+" (nothing of the snippet is applied)"))
+				break
+			}
+			out.location = res
+		}
+	}
 	if src, ok := annotations.AuthSnippet.Get(values); ok && strings.TrimSpace(src) != "" {
 		key := "annotation " + annotations.AuthSnippet.Name()
 		switch mode {

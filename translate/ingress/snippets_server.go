@@ -28,7 +28,28 @@ import (
 //     expressions after the exact ones and before every prefix (the
 //     annotation's server-snippet precedes the generated locations), a
 //     prefix one by its length among the prefixes.
-func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool) {
+//
+// The ConfigMap's server-snippet (config) then applies to every host, as
+// nginx writes it in every server after the locations: its answers after
+// the annotation's, its regular expression locations, on a host in
+// regex mode, after the generated ones.
+func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool, config *snippet.Result) {
+	front := 0
+	if first := out.oldestServerSnippet(host, frags); first != nil && out.vhost != nil {
+		src := &ir.Object{Kind: "Ingress", Namespace: first.ingress.Namespace, Name: first.ingress.Name}
+		if len(first.routes) > 0 {
+			src = first.routes[0].route.Source
+		}
+		front = out.applyServerSnippet(first.serverSnippet, src, first, regexMode, 0)
+	}
+	if config != nil && out.vhost != nil {
+		out.applyServerSnippet(config, &ir.Object{Kind: "ConfigMap", Name: "server-snippet"}, nil, regexMode, front)
+	}
+}
+
+// oldestServerSnippet is the oldest fragment of host with a
+// server-snippet; the younger ones are reported.
+func (out *hostMerge) oldestServerSnippet(host string, frags []*fragment) *fragment {
 	var first *fragment
 	for _, f := range frags {
 		if f.serverSnippet == nil || !slices.ContainsFunc(f.routes, func(hr hostRoute) bool { return hr.host == host }) {
@@ -42,13 +63,18 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 			"annotation server-snippet: host %q already has the server-snippet of the older Ingress %s/%s, as ingress-nginx takes one per host: ignored",
 			host, first.ingress.Namespace, first.ingress.Name))
 	}
-	if first == nil || out.vhost == nil {
-		return
-	}
-	s := first.serverSnippet
-	src := &ir.Object{Kind: "Ingress", Namespace: first.ingress.Namespace, Name: first.ingress.Name}
-	if len(first.routes) > 0 {
-		src = first.routes[0].route.Source
+	return first
+}
+
+// applyServerSnippet applies s to the host's routes, its answers after the
+// first after routes (another snippet's answers), and says how many
+// routes are answers now at the front. owner is the Ingress whose
+// snippet it is (nil: the ConfigMap's), for problems.
+func (out *hostMerge) applyServerSnippet(s *snippet.Result, src *ir.Object, owner *fragment, regexMode bool, after int) int {
+	report := func(reason, format string, args ...any) {
+		if owner != nil {
+			out.problems = append(out.problems, newProblem(owner.ingress, reason, "annotation server-snippet: "+format, args...))
+		}
 	}
 	// The server's edits and rules, inherited by every route.
 	if !s.Edits.Empty() || s.Access != nil {
@@ -76,8 +102,7 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 			}) || slices.ContainsFunc(out.vhost.Routes, func(r *ir.Route) bool {
 				return !regexMode && r.Match.PathType == ir.PathPrefix && r.Match.Path == l.Path
 			}) {
-				out.problems = append(out.problems, newProblem(first.ingress, "ServerSnippetConflict",
-					"annotation server-snippet: location = %s (line %d) duplicates the location of an Ingress path, which nginx refuses: ignored", l.Path, l.Line))
+				report("ServerSnippetConflict", "location = %s (line %d) duplicates the location of an Ingress path, which nginx refuses: ignored", l.Path, l.Line)
 				continue
 			}
 			exact = append(exact, routes...)
@@ -85,23 +110,30 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 			regex = append(regex, routes...)
 		default:
 			if regexMode {
-				out.problems = append(out.problems, newProblem(first.ingress, "ServerSnippetBypassed",
-					"annotation server-snippet: location %s (line %d) is never chosen on host %q, whose paths are regular expressions (use-regex or rewrite-target): nginx's regex locations take every request first, so it is left out, as nginx bypasses it", l.Raw, l.Line, host))
+				report("ServerSnippetBypassed", "location %s (line %d) is never chosen on host %q, whose paths are regular expressions (use-regex or rewrite-target): nginx's regex locations take every request first, so it is left out, as nginx bypasses it", l.Raw, l.Line, out.vhost.Host)
 				continue
 			}
 			prefixes = append(prefixes, routes...)
 		}
 	}
-	routes := slices.Concat(front, exact)
 	rest := out.vhost.Routes
+	routes := slices.Concat(rest[:after], front, exact)
+	rest = rest[after:]
 	i := 0
 	for i < len(rest) && rest[i].Match.PathType == ir.PathExact {
 		i++
 	}
 	routes = append(routes, rest[:i]...)
-	routes = append(routes, regex...)
-	routes = append(routes, insertPrefixes(rest[i:], prefixes)...)
+	if owner == nil && regexMode {
+		// The ConfigMap's regexes come after the generated ones.
+		routes = append(routes, insertPrefixes(rest[i:], prefixes)...)
+		routes = append(routes, regex...)
+	} else {
+		routes = append(routes, regex...)
+		routes = append(routes, insertPrefixes(rest[i:], prefixes)...)
+	}
 	out.vhost.Routes = routes
+	return after + len(front)
 }
 
 // insertPrefixes places prefix-location routes among routes (the host's

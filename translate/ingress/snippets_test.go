@@ -90,3 +90,29 @@ func TestSnippetAnnotationsUnderTheConfigMap(t *testing.T) {
 		})
 	}
 }
+
+// The ConfigMap's location-snippet follows an Ingress's
+// configuration-snippet in the same location (nginx.tmpl), so in one
+// rewrite phase: the annotation's return ends it before the ConfigMap's,
+// whose headers still apply to the answer.
+func TestLocationSnippetFollowsTheConfigurationSnippet(t *testing.T) {
+	cm := types.NamespacedName{Namespace: "ingress-nginx", Name: "controller"}
+	manifests := strings.Replace(headersSnippetIngress, `'more_set_headers "X-A: 1";'`, `'return 403;'`, 1) + `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: controller, namespace: ingress-nginx}
+data:
+  annotations-risk-level: Critical
+  allow-snippet-annotations: "true"
+  location-snippet: 'more_set_headers "X-L: 1"; return 404;'
+`
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
+	r := onlyRoute(t, out)
+	if r.Action.Direct == nil || r.Action.Direct.Status != 403 || len(r.Match.Headers) != 0 || r.Policy == nil || r.Policy.ResponseHeaders == nil || len(r.Policy.ResponseHeaders.Set) != 1 {
+		t.Errorf("route %+v %+v: want every request answered 403 (problems %v)", r.Match, r.Action.Direct, out.Problems)
+	}
+}

@@ -123,6 +123,8 @@ type Settings struct {
 	// snippets are allow-snippet-annotations and annotations-risk-level
 	// (SnippetAnnotations).
 	snippets snippetSettings
+	// Snippets are location-snippet and server-snippet, translated.
+	Snippets ConfigSnippets
 	Issues   []Issue
 	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
 	BlockCIDRs []string

@@ -3,6 +3,7 @@ package configmap
 import (
 	"cmp"
 	"fmt"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"strconv"
 	"strings"
 
@@ -194,9 +195,11 @@ func table() []Key {
 		notYet("otel-sampler-ratio", "0.01", tracingNote),
 		refuseIfSet("main-snippet", `""`, snippetNote),
 		refuseIfSet("http-snippet", `""`, snippetNote),
-		refuseIfSet("server-snippet", `""`, snippetNote),
+		{Name: "server-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: configSnippet(snippet.ServerContext),
+			Note: "Translated as the server-snippet annotation is (docs/annotations.md), in every host's server, after the annotation's; a snippet not translated whole refuses every Ingress, its Warning naming the directive and its line."},
 		refuseIfSet("stream-snippet", `""`, snippetNote),
-		refuseIfSet("location-snippet", `""`, snippetNote),
+		{Name: "location-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: configSnippet(snippet.LocationContext),
+			Note: "Translated as the configuration-snippet annotation is (docs/annotations.md), in every location of the Ingresses' paths, after their configuration-snippet; a snippet not translated whole refuses every Ingress, its Warning naming the directive and its line."},
 		annotation("custom-http-errors", "[]int{}"),
 		servedDefault(annotation("proxy-body-size", `"1m"`)),
 		servedDefault(annotation("proxy-connect-timeout", "5")),

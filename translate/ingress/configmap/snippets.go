@@ -1,9 +1,12 @@
 package configmap
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 )
 
 // SnippetAnnotations is what becomes of an Ingress's snippet annotations
@@ -59,4 +62,41 @@ func (s *Settings) SnippetAnnotations() SnippetAnnotations {
 		return SnippetsDropped
 	}
 	return SnippetsTranslated
+}
+
+// ConfigSnippets are the ConfigMap's location-snippet and server-snippet,
+// translated (translate/ingress/snippet). Neither allow-snippet-annotations
+// nor annotations-risk-level gates them, as in ingress-nginx.
+type ConfigSnippets struct {
+	// Location lands in every location the Ingresses' paths make, after
+	// their configuration-snippet; LocationText is its text, translated
+	// again with a configuration-snippet's (one rewrite phase).
+	Location     *snippet.Result
+	LocationText string
+	// Server lands in every host's server, after its locations.
+	Server *snippet.Result
+}
+
+// configSnippet translates a ConfigMap snippet key. One that is not
+// translated whole refuses every Ingress (unless the operator serves them
+// without it), as a key that is not applied does.
+func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) error {
+	return func(_ *Table, s *Settings, name, value string) error {
+		if strings.TrimSpace(value) == "" {
+			return nil
+		}
+		res, err := snippet.Translate(ctx, value)
+		var r *snippet.Refusal
+		if errors.As(err, &r) {
+			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())
+			s.Defaults.RefuseAll(name, why)
+			return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
+		}
+		if ctx == snippet.ServerContext {
+			s.Snippets.Server = res
+		} else {
+			s.Snippets.Location, s.Snippets.LocationText = res, value
+		}
+		return nil
+	}
 }
