@@ -123,6 +123,8 @@ type Location struct {
 	Raw string
 	// Line is the location directive's line.
 	Line int
+	// regexSrc is a regex location's expression as nginx reads it.
+	regexSrc string
 	// Result is the block's own: its Branches end in an answer for every
 	// request (a snippet location that would serve files or proxy is
 	// refused).

@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -116,8 +117,14 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			}
 			access = append(access, r)
 		case d.Name == "location":
-			if lv != serverLevel {
-				return nil, t.refuse(d, "a location inside a location: not translated")
+			if lv == snippetLocation {
+				return nil, t.refuse(d, "a location inside a snippet's location: not translated")
+			}
+			if lv == locationLevel && (len(d.Args) != 2 || d.Args[0] != "~" && d.Args[0] != "~*") {
+				// nginx refuses a nested = or prefix location outside the
+				// path of the location around it, and this snippet is
+				// in the location of each of the Ingress's paths.
+				return nil, t.refuse(d, "a nested = or prefix location, which nginx refuses outside the path of each location the snippet is in: only regular expression locations are translated here")
 			}
 			l, err := t.location(d)
 			if err != nil {
@@ -141,8 +148,58 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 	if err != nil {
 		return nil, err
 	}
+	if lv == locationLevel && len(res.Locations) > 0 {
+		// nginx chooses a nested location before the rewrite phase of
+		// the one around it, which it then never runs: its branches come
+		// first, matched by its path.
+		nested, err := nestedBranches(res.Locations, &res.Edits)
+		if err != nil {
+			return nil, err
+		}
+		branches = append(nested, branches...)
+		res.Locations = nil
+	}
 	res.Branches = branches
 	return res, nil
+}
+
+// nestedBranches are the branches of a location's nested locations, each
+// conditioned on the nested location's path. A nested location inherits
+// the headers of the one around it (outer), as nginx's do.
+func nestedBranches(locs []Location, outer *Edits) ([]Branch, error) {
+	var out []Branch
+	for _, l := range locs {
+		var path ir.HeaderMatch
+		switch l.Modifier {
+		case "=":
+			path = ir.HeaderMatch{Name: ":path", Value: ir.StringMatch{Regex: "(?s)" + regexp.QuoteMeta(l.Path) + `(?:\?.*)?`}}
+		case "~", "~*":
+			re := &regex{src: l.regexSrc, ci: l.Modifier == "~*"}
+			path = ir.HeaderMatch{Name: ":path", Value: ir.StringMatch{Regex: re.searchPath()}}
+		default:
+			path = ir.HeaderMatch{Name: ":path", Value: ir.StringMatch{Regex: "(?s)" + regexp.QuoteMeta(l.Path) + ".*"}}
+		}
+		answered := false
+		for _, b := range l.Branches {
+			if !b.Outcome.Answers() {
+				continue
+			}
+			o := b.Outcome
+			o.Edits = merge(outer, &l.Edits)
+			if b.Outcome.Edits != nil {
+				o.Edits = merge(outer, b.Outcome.Edits)
+			}
+			out = append(out, Branch{When: append([]ir.HeaderMatch{path}, b.When...), Outcome: o})
+			if len(b.When) == 0 {
+				answered = true
+			}
+		}
+		if !answered {
+			// Refused by its access rules (location() checked it).
+			out = append(out, Branch{When: []ir.HeaderMatch{path}, Outcome: Outcome{Direct: &ir.DirectResponse{Status: 403}, Edits: merge(outer, &l.Edits)}})
+		}
+	}
+	return out, nil
 }
 
 // checkArgs refuses control characters in a directive's arguments (and
@@ -217,7 +274,7 @@ func (t *translator) location(d nginxconf.Directive) (*Location, error) {
 			return nil, t.refuse(d, "regular expression %q: %v", d.Args[1], err)
 		}
 		re = r
-		l.Modifier, l.Path = d.Args[0], r.wholePath()
+		l.Modifier, l.Path, l.regexSrc = d.Args[0], r.wholePath(), r.src
 	case len(d.Args) == 1 && strings.HasPrefix(d.Args[0], "/"):
 		l.Path = d.Args[0]
 	case len(d.Args) == 1 && strings.HasPrefix(d.Args[0], "@"):
