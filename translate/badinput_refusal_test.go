@@ -34,7 +34,7 @@ func refusalBadInputCases() []badInputCase {
 		{name: "refused-canary", reason: "AnnotationRefused",
 			manifests: badService + "apiVersion: v1\nkind: Service\nmetadata: {name: canary, namespace: default}\nspec: {ports: [{name: http, port: 80}]}\n---\n" +
 				"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: main, namespace: default}\nspec:\n" + simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}") + "\n---\n" +
-				annotated("bad", `nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "100", nginx.ingress.kubernetes.io/auth-snippet: "return 200;"`, simpleRule("bad.example.com", "/", "Prefix", "canary", "{number: 80}")),
+				annotated("bad", `nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "100", nginx.ingress.kubernetes.io/configuration-snippet: "sub_filter a b;"`, simpleRule("bad.example.com", "/", "Prefix", "canary", "{number: 80}")),
 			check: func(t *testing.T, res *translate.Result) {
 				t.Helper()
 				vh := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com")
@@ -49,6 +49,21 @@ func refusalBadInputCases() []badInputCase {
 			check:     routeAnswers("*", 503)},
 		{name: "snippet-refused", reason: "AnnotationRefused",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/configuration-snippet: "allow 10.0.0.0/8;\r\ndeny all;\u0000"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeAnswers("bad.example.com", 503)},
+		// A snippet is parsed as nginx parses it and translated whole or
+		// not at all: what nginx would refuse, and what is not translated,
+		// refuses the Ingress; nothing of the text reaches Envoy.
+		{name: "snippet-unbalanced", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/configuration-snippet: "if ($http_x = \"1) { return 403; }"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeAnswers("bad.example.com", 503)},
+		{name: "snippet-deep", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/server-snippet: "`+strings.Repeat("location ~ a { ", 20)+strings.Repeat("} ", 20)+`"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeAnswers("bad.example.com", 503)},
+		{name: "snippet-client-upstream", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/configuration-snippet: "set $target $http_x_target; proxy_pass http://$target;"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
+			check:     routeAnswers("bad.example.com", 503)},
+		{name: "snippet-header-value-crlf", reason: "AnnotationRefused",
+			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/configuration-snippet: "more_set_headers \"X-A: 1\\r\\nX-Injected: 1\";"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
 			check:     routeAnswers("bad.example.com", 503)},
 		{name: "modsecurity-refused", reason: "AnnotationRefused",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/enable-modsecurity: "true", nginx.ingress.kubernetes.io/modsecurity-snippet: "SecRuleEngine On"`, simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}")),
