@@ -17,7 +17,7 @@ const (
 	streamNote   = "nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve."
 	removedNote  = "Removed from ingress-nginx (its final release reads it no more)."
 	tracingNote  = "Tracing: ingress-xds configures none."
-	snippetNote  = "Free-form nginx configuration, which Envoy cannot run and which may hold access rules: while it is set, every Ingress is refused (its paths answer 503), as an Ingress carrying a snippet annotation is; serve --unsupported-annotations=ignore serves them without it."
+	snippetNote  = "nginx configuration ingress-xds does not translate (docs/snippets.md), which may hold access rules: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."
 )
 
 // table is every key of ingress-nginx's controller ConfigMap (the final
@@ -35,10 +35,10 @@ func table() []Key {
 		only("allow-cross-namespace-resources", `"false"`, "false",
 			"An annotation naming another namespace's Secret is refused, as ingress-nginx does with false; true is not honoured (reported, and treated as false)."),
 		{Name: "allow-snippet-annotations", NginxDefault: `"false"`, apply: allowSnippetAnnotations,
-			Note: "As in ingress-nginx: with annotations-risk-level Critical, true translates the snippet annotations (configuration-snippet, server-snippet) and false drops them, the rest of the Ingress served (with a Warning). Without --configmap, snippets are translated (docs/security.md)."},
+			Note: "As in ingress-nginx: with annotations-risk-level Critical, true translates the snippet annotations (configuration-snippet, server-snippet, auth-snippet) and false drops them, the rest of the Ingress served (with a Warning). Without --configmap, snippets are translated (docs/security.md)."},
 		{Name: "annotations-risk-level", NginxDefault: "High", verdict: annotations.HonouredWithDifference, apply: annotationsRiskLevel,
 			Note: "Critical lets the snippet annotations be used (with allow-snippet-annotations true); High (the default) makes an Ingress carrying one refused, as ingress-nginx rejects it. Low and Medium (which make ingress-nginx reject Ingresses carrying riskier keys) are not honoured yet: reported, and treated as High."},
-		notYet("annotation-value-word-blocklist", `""`, "ingress-xds refuses snippets instead of filtering words out of values."),
+		notYet("annotation-value-word-blocklist", `""`, "ingress-xds translates snippets into typed policies, so that nothing free-form reaches Envoy, instead of filtering words out of values (docs/snippets.md)."),
 		notYet("hide-headers", "empty", ""),
 		notYet("access-log-params", `""`, nginxLogs),
 		ignored("access-log-path", `"/var/log/nginx/access.log"`, nginxLogs),
