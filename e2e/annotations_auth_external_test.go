@@ -63,6 +63,10 @@ data: {My-Custom-Header: "42"}
 				"auth-url": auth + "/auth/status/200", "auth-method": "POST", "auth-request-redirect": "https://$host/back",
 				"auth-proxy-set-headers": "default/auth-headers",
 				"auth-response-headers":  "X-Auth-Method, X-Auth-Saw-X-Original-Uri, X-Auth-Saw-X-Scheme, X-Auth-Saw-My-Custom-Header, X-Auth-Saw-X-Auth-Request-Redirect"}),
+			authIngress("snippet", "snippet.example.com", "/", map[string]string{
+				"auth-url":              auth + "/auth/status/200",
+				"auth-snippet":          "proxy_set_header My-Custom-Header 43;",
+				"auth-response-headers": "X-Auth-Saw-My-Custom-Header"}),
 			authIngress("forbidden", "forbidden.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/403"}),
 			authIngress("notfound", "notfound.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/404"}),
 			authIngress("redirecting", "redirecting.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/302"}),
@@ -196,6 +200,16 @@ data: {My-Custom-Header: "42"}
 			if got := r.reply.Header.Get(k); got != v {
 				t.Errorf("backend saw %s = %q, want %q", k, got, v)
 			}
+		}
+	})
+
+	// nginx.tmpl writes auth-snippet in the auth location, after its
+	// proxy_set_header list: its proxy_set_header of a fixed value is a
+	// header of the subrequest (docs/snippets.md).
+	t.Run("auth-snippet's proxy_set_header reaches the auth service", func(t *testing.T) {
+		r := authGet(envoy, "GET", "snippet.example.com", "/", "", nil)
+		if r.status != http.StatusOK || r.reply.Header.Get("X-Auth-Saw-My-Custom-Header") != "43" {
+			t.Errorf("%s, the auth service saw My-Custom-Header %q: want 43", r, r.reply.Header.Get("X-Auth-Saw-My-Custom-Header"))
 		}
 	})
 

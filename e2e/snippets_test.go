@@ -71,7 +71,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -193,6 +193,20 @@ func TestSnippets(t *testing.T) {
 		}
 	})
 
+	// ngx_http_core_module: a location nested in the Ingress's is chosen
+	// before the outer location's rewrite phase, and inherits its
+	// headers.
+	t.Run("a nested location", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "nested.example", "/app/.env", nil)
+		if a.status != http.StatusForbidden || a.header.Get("X-Outer") != "1" {
+			t.Errorf("/app/.env: %d, X-Outer %q: want the nested location's 403 with the outer's header", a.status, a.header.Get("X-Outer"))
+		}
+		a = snippetRequest(t, envoy, http.MethodGet, "nested.example", "/app/x", nil)
+		if a.seen == nil || a.header.Get("X-Outer") != "1" {
+			t.Errorf("/app/x: %d: want the backend with the outer's header", a.status)
+		}
+	})
+
 	// serversnippet.go "add valid directives to server via server
 	// snippet" (its more_set_headers reach every path of the host), and
 	// ngx_http_core_module's location selection: = first, then regular
@@ -226,6 +240,55 @@ func TestSnippets(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSnippetsFromTheConfigMap: the controller ConfigMap's server-snippet
+// in every server (ingress-nginx's test/e2e/settings/server_snippet.go
+// "should add value of server-snippet setting to all ingress config") and
+// location-snippet in every location (nginx.tmpl writes it after the
+// configuration-snippet), whatever allow-snippet-annotations says; and
+// allow-snippet-annotations false dropping an Ingress's snippet at risk
+// level Critical (server_snippet.go "should add global server-snippet and
+// drop annotations per admin config", test/e2e/annotations/snippet.go
+// "drops snippet more_set_header in all locations if disabled by admin").
+func TestSnippetsFromTheConfigMap(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{
+		"annotations-risk-level": "Critical",
+		"location-snippet":       "more_set_headers \"X-Location: cm\";\nif ($request_method = TRACE) { return 405; }\n",
+		"server-snippet":         "more_set_headers \"X-Server: cm\";\nlocation = /healthz { return 200 \"ok\"; }\n",
+	}))
+	writeManifest(t, dir, "ingresses.yaml", `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: dropped
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-Dropped: 1";'
+spec:
+  rules: [{host: cm.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "cm.example served", func() error {
+		return envoy.Expect("cm.example", "/", http.StatusOK, "alpha")
+	})
+	a := snippetRequest(t, envoy, http.MethodGet, "cm.example", "/", nil)
+	if a.header.Get("X-Location") != "cm" || a.header.Get("X-Server") != "cm" || a.header.Get("X-Dropped") != "" {
+		t.Errorf("/: X-Location %q, X-Server %q, X-Dropped %q: want the ConfigMap's snippets and not the dropped annotation's",
+			a.header.Get("X-Location"), a.header.Get("X-Server"), a.header.Get("X-Dropped"))
+	}
+	if a := snippetRequest(t, envoy, "TRACE", "cm.example", "/", nil); a.status != http.StatusMethodNotAllowed {
+		t.Errorf("TRACE: %d, want the location-snippet's 405", a.status)
+	}
+	if a := snippetRequest(t, envoy, http.MethodGet, "cm.example", "/healthz", nil); a.status != http.StatusOK || a.body != "ok" {
+		t.Errorf("/healthz: %d %q, want the server-snippet location's 200", a.status, a.body)
+	}
 }
 
 const snippetsYAML = `
@@ -292,6 +355,20 @@ metadata:
       return 200 "open";
 spec:
   rules: [{host: open.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: nested
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      more_set_headers "X-Outer: 1";
+      location ~* \.(git|env)$ {
+        deny all;
+      }
+spec:
+  rules: [{host: nested.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
