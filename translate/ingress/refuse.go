@@ -2,8 +2,10 @@ package ingress
 
 import (
 	"fmt"
+	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -102,14 +104,25 @@ func (f *fragmentBuilder) applyRefusal() {
 // keeps its status, as one whose Service is missing does: that refusal
 // lasts only until the object is fixed, and a status that comes and goes
 // would churn what reads it (DNS records).
+//
+// A snippet annotation refuses it when it is not translated whole
+// (snippets.go), as the front-end finds; what the controller ConfigMap
+// says of snippets (allow-snippet-annotations, annotations-risk-level) is
+// the front-end's alone.
 func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress) bool {
 	return func(ing *networkingv1.Ingress) bool {
-		_, issues := reg.Parse(ing.Annotations)
+		values, issues := reg.Parse(ing.Annotations)
 		for _, is := range issues {
 			if is.Refusal != "" && !(opts.IgnoreRefusals && is.Reason == annotations.ReasonUnsupportedAccess) {
 				return true
 			}
 		}
-		return false
+		if opts.IgnoreRefusals {
+			return false
+		}
+		translating := opts
+		translating.ConfigMap = types.NamespacedName{} // the snippets' own refusals only
+		_, problems := parseSnippets(values, &translating)
+		return slices.ContainsFunc(problems, func(p problem) bool { return p.refuses })
 	}
 }

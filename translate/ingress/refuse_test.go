@@ -4,6 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -95,5 +101,28 @@ spec:
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"AnnotationIgnored", "AnnotationRefused"}) {
 		t.Errorf("problems %v: want the snippet ignored and the range refused", out.Problems)
+	}
+}
+
+// The status writer's view: a snippet not translated whole refuses the
+// Ingress (no status address), one translated whole does not, and a
+// controller ConfigMap's say is the front-end's alone.
+func TestRefusedWithSnippets(t *testing.T) {
+	reg := annotations.New("")
+	for _, tc := range []struct {
+		snippet string
+		opts    ingress.Options
+		refused bool
+	}{
+		{`more_set_headers "X-A: 1";`, ingress.Options{}, false},
+		{`sub_filter a b;`, ingress.Options{}, true},
+		{`sub_filter a b;`, ingress.Options{IgnoreRefusals: true}, false},
+		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: types.NamespacedName{Namespace: "a", Name: "b"}}, false},
+	} {
+		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default",
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": tc.snippet}}}
+		if got := ingress.RefusedWith(reg, tc.opts)(ing); got != tc.refused {
+			t.Errorf("%q with %+v: refused %v, want %v", tc.snippet, tc.opts, got, tc.refused)
+		}
 	}
 }
