@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +106,11 @@ type externalConfig struct {
 	cacheKey, cacheScope                              string
 	cacheRules                                        []cacheRule
 	proxySetHeaders                                   [][2]string
+	// upstreamHeaders are made from the answer's headers (snippets'
+	// auth_request_set); answerHeaders are all the answer's headers
+	// read: auth-response-headers' and theirs.
+	upstreamHeaders []authzapi.UpstreamHeader
+	answerHeaders   []string
 }
 
 func parseExternal(ext map[string]string) (*externalConfig, error) {
@@ -146,6 +153,19 @@ func parseExternal(ext map[string]string) (*externalConfig, error) {
 	for line := range strings.SplitSeq(ext[authzapi.ExternalProxySetHeaders], "\n") {
 		if name, value, ok := strings.Cut(line, ": "); ok {
 			c.proxySetHeaders = append(c.proxySetHeaders, [2]string{name, value})
+		}
+	}
+	c.answerHeaders = slices.Clone(c.responseHeaders)
+	if raw := ext[authzapi.ExternalUpstreamHeaders]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.upstreamHeaders); err != nil {
+			return nil, fmt.Errorf("%s: %w", authzapi.ExternalUpstreamHeaders, err)
+		}
+		for _, h := range c.upstreamHeaders {
+			for _, p := range h.Parts {
+				if p[1] != "" && !slices.Contains(c.answerHeaders, p[1]) {
+					c.answerHeaders = append(c.answerHeaders, p[1])
+				}
+			}
 		}
 	}
 	return c, nil
@@ -279,7 +299,7 @@ func (e *externalChecker) subrequest(ctx context.Context, cfg *externalConfig, v
 		cookies:         resp.Header.Values("Set-Cookie"),
 		wwwAuthenticate: resp.Header.Values("Www-Authenticate"),
 	}
-	for _, name := range cfg.responseHeaders {
+	for _, name := range cfg.answerHeaders {
 		if values := resp.Header.Values(name); len(values) > 0 {
 			if a.headers == nil {
 				a.headers = map[string]string{}
@@ -338,6 +358,23 @@ func allow(cfg *externalConfig, a *authAnswer) *authv3.CheckResponse {
 			ok.Headers = append(ok.Headers, setHeader(name, value))
 		} else {
 			ok.HeadersToRemove = append(ok.HeadersToRemove, strings.ToLower(name))
+		}
+	}
+	// nginx's proxy_set_header of auth_request_set variables: the value
+	// made now, sent when it is not empty, the client's never.
+	for _, h := range cfg.upstreamHeaders {
+		var b strings.Builder
+		for _, p := range h.Parts {
+			if p[1] != "" {
+				b.WriteString(a.headers[p[1]])
+			} else {
+				b.WriteString(p[0])
+			}
+		}
+		if b.Len() > 0 {
+			ok.Headers = append(ok.Headers, setHeader(h.Name, b.String()))
+		} else {
+			ok.HeadersToRemove = append(ok.HeadersToRemove, strings.ToLower(h.Name))
 		}
 	}
 	return &authv3.CheckResponse{

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,6 +235,29 @@ func TestExternalResponseHeaders(t *testing.T) {
 		map[string]string{authzapi.ExternalURL: s.URL, authzapi.ExternalAlwaysSetCookie: "true"})
 	if got := headerOf(resp.GetOkResponse().GetResponseHeadersToAdd(), "Set-Cookie"); strings.Join(got, " ") != "a=1 b=2" {
 		t.Errorf("with auth-always-set-cookie, Set-Cookie %q, want both on every answer", got)
+	}
+}
+
+// nginx's auth_request_set $token $upstream_http_x_auth_request_access_token;
+// proxy_set_header Authorization "Bearer $token": the header made from the
+// answer's, sent when not empty; an empty one removes the client's
+// (ngx_http_proxy_module: an empty value is not sent, and a header in the
+// list is never copied from the client).
+func TestExternalUpstreamHeaders(t *testing.T) {
+	s := newAuthServer(t, 200, http.Header{"X-Auth-Request-Access-Token": {"t0k"}})
+	headers := `[{"name":"Authorization","parts":[["Bearer ",""],["","X-Auth-Request-Access-Token"]]},` +
+		`{"name":"X-Email","parts":[["","X-Auth-Request-Email"]]}]`
+	resp := mustCheck(t, testChecker(t), extCheckRequest("GET", "h", "/", map[string]string{"authorization": "forged", "x-email": "mallory"}),
+		map[string]string{authzapi.ExternalURL: s.URL, authzapi.ExternalUpstreamHeaders: headers})
+	ok := resp.GetOkResponse()
+	if got := headerOf(ok.GetHeaders(), "Authorization"); len(got) != 1 || got[0] != "Bearer t0k" {
+		t.Errorf("Authorization set to %q, want Bearer and the answer's token", got)
+	}
+	if !slices.Contains(ok.GetHeadersToRemove(), "x-email") {
+		t.Errorf("headers to remove %q, want x-email (empty: the client's must go)", ok.GetHeadersToRemove())
+	}
+	if _, err := parseExternal(map[string]string{authzapi.ExternalURL: s.URL, authzapi.ExternalUpstreamHeaders: "{"}); err == nil {
+		t.Error("a broken upstream-headers value was taken")
 	}
 }
 

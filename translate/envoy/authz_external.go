@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"encoding/json"
 	"strings"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -36,6 +37,17 @@ func externalAuthz(ext map[string]string, e *ir.ExternalAuth) {
 			lines[i] = h.Name + ": " + h.Value
 		}
 		ext[authzapi.ExternalProxySetHeaders] = strings.Join(lines, "\n")
+	}
+	if len(e.UpstreamHeaders) > 0 {
+		hs := make([]authzapi.UpstreamHeader, len(e.UpstreamHeaders))
+		for i, h := range e.UpstreamHeaders {
+			hs[i].Name = h.Name
+			for _, p := range h.Parts {
+				hs[i].Parts = append(hs[i].Parts, [2]string{p.Text, p.FromAnswer})
+			}
+		}
+		b, _ := json.Marshal(hs) // strings alone: cannot fail
+		ext[authzapi.ExternalUpstreamHeaders] = string(b)
 	}
 }
 

@@ -35,6 +35,25 @@ type ExternalAuth struct {
 	CacheDuration string `json:"cacheDuration,omitempty"`
 	// ProxySetHeaders are set on the subrequest, sorted by name.
 	ProxySetHeaders []Header `json:"proxySetHeaders,omitempty"`
+	// UpstreamHeaders are set on the upstream request after a 2xx
+	// answer, each made of text and the answer's headers (nginx's
+	// auth_request_set variables in a proxy_set_header); one that comes
+	// out empty is removed from the request instead, so that a client's
+	// own never reaches the backend.
+	UpstreamHeaders []AuthHeader `json:"upstreamHeaders,omitempty"`
+}
+
+// AuthHeader is a header made from the auth service's answer.
+type AuthHeader struct {
+	Name  string          `json:"name"`
+	Parts []AuthValuePart `json:"parts"`
+}
+
+// AuthValuePart is text, or the value of a header of the auth service's
+// answer (FromAnswer, its name; empty when the answer has none).
+type AuthValuePart struct {
+	Text       string `json:"text,omitempty"`
+	FromAnswer string `json:"fromAnswer,omitempty"`
 }
 
 func (e *ExternalAuth) validate() []error {
@@ -67,6 +86,16 @@ func (e *ExternalAuth) validate() []error {
 		}
 		if i > 0 && e.ProxySetHeaders[i-1].Name >= h.Name {
 			bad("proxy-set headers not sorted, or %q twice", h.Name)
+		}
+	}
+	for _, h := range e.UpstreamHeaders {
+		if validHeaderName(h.Name) != nil || strings.HasPrefix(h.Name, ":") || len(h.Parts) == 0 {
+			bad("upstream header %q is not a header name with a value", h.Name)
+		}
+		for _, p := range h.Parts {
+			if hasControl(p.Text) || p.FromAnswer != "" && (p.Text != "" || validHeaderName(p.FromAnswer) != nil || strings.HasPrefix(p.FromAnswer, ":")) {
+				bad("upstream header %q: part %+v", h.Name, p)
+			}
 		}
 	}
 	return errs

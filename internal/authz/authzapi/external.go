@@ -35,7 +35,18 @@ const (
 	// ExternalProxySetHeaders is auth-proxy-set-headers' ConfigMap: lines
 	// "Name: value", sorted, set on the subrequest.
 	ExternalProxySetHeaders = "ingress-xds.io/external.proxy-set-headers"
+	// ExternalUpstreamHeaders are headers set on the upstream request
+	// from the auth service's answer: JSON, a list of UpstreamHeader.
+	ExternalUpstreamHeaders = "ingress-xds.io/external.upstream-headers"
 )
+
+// UpstreamHeader is a header set on the upstream request after a 2xx
+// answer, from text and the answer's headers (Parts: [text, answer
+// header name], one of them empty); removed when it comes out empty.
+type UpstreamHeader struct {
+	Name  string      `json:"name"`
+	Parts [][2]string `json:"parts"`
+}
 
 // DefaultCacheDuration is ingress-nginx's auth-cache-duration default.
 const DefaultCacheDuration = "200 202 401 5m"
