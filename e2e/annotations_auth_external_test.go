@@ -67,6 +67,9 @@ data: {My-Custom-Header: "42"}
 				"auth-url":              auth + "/auth/status/200",
 				"auth-snippet":          "proxy_set_header My-Custom-Header 43;",
 				"auth-response-headers": "X-Auth-Saw-My-Custom-Header"}),
+			authIngress("authvars", "authvars.example.com", "/", map[string]string{
+				"auth-url":              auth + "/auth/status/200?user=alice",
+				"configuration-snippet": "auth_request_set $user $upstream_http_x_user;\nproxy_set_header X-Forwarded-User \"user:$user\";\n"}),
 			authIngress("forbidden", "forbidden.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/403"}),
 			authIngress("notfound", "notfound.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/404"}),
 			authIngress("redirecting", "redirecting.example.com", "/", map[string]string{"auth-url": auth + "/auth/status/302"}),
@@ -210,6 +213,16 @@ data: {My-Custom-Header: "42"}
 		r := authGet(envoy, "GET", "snippet.example.com", "/", "", nil)
 		if r.status != http.StatusOK || r.reply.Header.Get("X-Auth-Saw-My-Custom-Header") != "43" {
 			t.Errorf("%s, the auth service saw My-Custom-Header %q: want 43", r, r.reply.Header.Get("X-Auth-Saw-My-Custom-Header"))
+		}
+	})
+
+	// ngx_http_auth_request_module's auth_request_set: the auth answer's
+	// X-User, in a proxy_set_header of a configuration-snippet, reaches
+	// the backend in place of the client's own (oauth2-proxy's snippet).
+	t.Run("auth_request_set makes the upstream's header from the answer", func(t *testing.T) {
+		r := authGet(envoy, "GET", "authvars.example.com", "/", "", map[string]string{"X-Forwarded-User": "mallory"})
+		if r.status != http.StatusOK || r.reply.Header.Get("X-Forwarded-User") != "user:alice" {
+			t.Errorf("%s, the backend saw X-Forwarded-User %q: want user:alice", r, r.reply.Header.Get("X-Forwarded-User"))
 		}
 	})
 

@@ -113,6 +113,8 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	p.Connections = g.connections
 	p.ResponseRate = g.responseRate
 	g.externalAuth = mergeAuthSnippet(g.externalAuth, g.snippets.auth) // snippets.go
+	var authless *ir.HeaderChanges
+	g.externalAuth, authless = mergeAuthHeaders(g.externalAuth, g.snippets.location)
 	if g.basicAuth.basic != nil || g.externalAuth != nil {
 		p.Auth = &ir.Auth{Basic: g.basicAuth.basic, External: g.externalAuth}
 	}
@@ -130,6 +132,9 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	// After custom-headers and the allow and deny lists: the snippet's
 	// headers come first, its rules after the annotations' (snippets.go).
 	mergeSnippetPolicy(&p, g.snippets.location)
+	if authless != nil {
+		p.RequestHeaders = mergeHeaderChanges(authless, p.RequestHeaders)
+	}
 
 	m := merged{
 		rewrite:         g.rewrite,

@@ -138,6 +138,34 @@ func mergeAuthSnippet(e *ir.ExternalAuth, headers []ir.Header) *ir.ExternalAuth 
 	return &c
 }
 
+// mergeAuthHeaders gives auth-url's check the request headers a
+// configuration-snippet makes from its answer (auth_request_set). Without
+// auth-url nginx never sets those variables: a header is then its text
+// alone, and one that comes out empty removes the client's.
+func mergeAuthHeaders(e *ir.ExternalAuth, loc *snippet.Result) (*ir.ExternalAuth, *ir.HeaderChanges) {
+	if loc == nil || len(loc.Edits.AuthHeaders) == 0 {
+		return e, nil
+	}
+	if e != nil {
+		c := *e
+		c.UpstreamHeaders = loc.Edits.AuthHeaders
+		return &c, nil
+	}
+	static := &ir.HeaderChanges{}
+	for _, h := range loc.Edits.AuthHeaders {
+		var text strings.Builder
+		for _, p := range h.Parts {
+			text.WriteString(p.Text)
+		}
+		if text.Len() > 0 {
+			static.Set = append(static.Set, ir.Header{Name: h.Name, Value: text.String()})
+		} else {
+			static.Remove = append(static.Remove, strings.ToLower(h.Name))
+		}
+	}
+	return nil, static
+}
+
 // mergeSnippetPolicy merges a configuration-snippet's edits and access
 // rules into the route policy, by nginx's order in ingress-nginx's
 // location: the template's allow and deny come first in one first-match

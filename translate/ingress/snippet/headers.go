@@ -151,6 +151,20 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			t.verdict(d, NoEffect, "ingress-nginx already passes upgrades, and Envoy owns the Connection and Upgrade headers")
 			return nil
 		}
+		if t.usesAuthVar(d.Args[1]) {
+			if slices.Contains(templateRequestHeaders, lower) {
+				return t.refuse(d, "the auth service's answer in a header ingress-nginx's template sets: not translated")
+			}
+			h, err := t.authHeader(d, name, d.Args[1])
+			if err != nil {
+				return err
+			}
+			e.Request.Set = slices.DeleteFunc(e.Request.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, name) })
+			e.AuthHeaders = slices.DeleteFunc(e.AuthHeaders, func(o ir.AuthHeader) bool { return strings.EqualFold(o.Name, name) })
+			e.AuthHeaders = append(e.AuthHeaders, h)
+			t.verdict(d, Translated, "")
+			return nil
+		}
 		if d.Args[1] == "" {
 			if slices.Contains(templateRequestHeaders, lower) {
 				// An empty entry cannot cancel the template's.
@@ -176,6 +190,27 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 	}
 	t.verdict(d, Translated, "")
 	return nil
+}
+
+// authHeader is a proxy_set_header value of text and auth_request_set
+// variables.
+func (t *translator) authHeader(d nginxconf.Directive, name, value string) (ir.AuthHeader, error) {
+	ps, err := pieces(value)
+	if err != nil {
+		return ir.AuthHeader{}, t.refuse(d, "header %s: %v", name, err)
+	}
+	h := ir.AuthHeader{Name: name}
+	for _, p := range ps {
+		switch header, ok := t.authVars[p.name]; {
+		case p.name == "":
+			h.Parts = append(h.Parts, ir.AuthValuePart{Text: p.text})
+		case ok:
+			h.Parts = append(h.Parts, ir.AuthValuePart{FromAnswer: header})
+		default:
+			return ir.AuthHeader{}, t.refuse(d, "header %s: $%s beside the auth service's answer: not translated", name, p.name)
+		}
+	}
+	return h, nil
 }
 
 func (t *translator) checkName(d nginxconf.Directive, name string) error {

@@ -71,6 +71,10 @@ type Edits struct {
 	// (more_clear_headers, proxy_hide_header), Set (more_set_headers),
 	// Add (add_header always), AddOnSuccess (add_header).
 	Response ir.HeaderChanges
+	// AuthHeaders are request headers made from auth-url's answer
+	// (auth_request_set variables in a proxy_set_header): without
+	// auth-url, nginx's variables are empty.
+	AuthHeaders []ir.AuthHeader
 	// setsAddHeader says whether the block has an add_header of its own,
 	// which stops nginx inheriting the outer block's.
 	setsAddHeader bool
@@ -78,7 +82,7 @@ type Edits struct {
 
 // Empty says whether the edits change nothing.
 func (e *Edits) Empty() bool {
-	return e == nil || headerChangesEmpty(&e.Request) && headerChangesEmpty(&e.Response)
+	return e == nil || headerChangesEmpty(&e.Request) && headerChangesEmpty(&e.Response) && len(e.AuthHeaders) == 0
 }
 
 func headerChangesEmpty(h *ir.HeaderChanges) bool {

@@ -75,6 +75,9 @@ func settle(vs []Verdict) []Verdict {
 
 type translator struct {
 	verdicts []Verdict
+	// authVars are auth_request_set's variables: the auth answer's
+	// header each holds, by variable name.
+	authVars map[string]string
 }
 
 func (t *translator) verdict(d nginxconf.Directive, verdict, note string) {
@@ -94,11 +97,23 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 	res := &Result{}
 	var program []nginxconf.Directive
 	var access []accessRule
+	// auth_request_set is configuration: its variables hold wherever the
+	// block's directives read them.
+	for _, d := range ds {
+		if d.Name != "auth_request_set" {
+			continue
+		}
+		if err := t.authRequestSet(d, lv); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
 			return nil, err
 		}
 		switch {
+		case d.Name == "auth_request_set":
+			continue
 		case isRewriteModule(d.Name):
 			if d.Name == "if" {
 				if err := t.checkIfBody(d, lv); err != nil {
@@ -200,6 +215,41 @@ func nestedBranches(locs []Location, outer *Edits) ([]Branch, error) {
 		}
 	}
 	return out, nil
+}
+
+// authRequestSet takes auth_request_set $v $upstream_http_NAME: $v holds
+// the auth service's NAME header once auth-url's subrequest answered.
+func (t *translator) authRequestSet(d nginxconf.Directive, lv level) error {
+	if lv != locationLevel {
+		return t.refuse(d, "outside a configuration-snippet: not translated")
+	}
+	if len(d.Args) != 2 || !strings.HasPrefix(d.Args[0], "$") || !isVariableName(d.Args[0][1:]) {
+		return t.refuse(d, "auth_request_set takes a $variable and a value")
+	}
+	name, ok := strings.CutPrefix(d.Args[1], "$upstream_http_")
+	if !ok || !isVariableName(name) {
+		return t.refuse(d, "a value other than one $upstream_http_* variable: not translated")
+	}
+	if t.authVars == nil {
+		t.authVars = map[string]string{}
+	}
+	t.authVars[d.Args[0][1:]] = headerOfVariable(name)
+	t.verdict(d, Translated, "with auth-url; without it the variable is empty, as in nginx")
+	return nil
+}
+
+// usesAuthVar says whether s reads an auth_request_set variable.
+func (t *translator) usesAuthVar(s string) bool {
+	ps, err := pieces(s)
+	if err != nil {
+		return false
+	}
+	for _, p := range ps {
+		if _, ok := t.authVars[p.name]; ok && p.name != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkArgs refuses control characters in a directive's arguments (and

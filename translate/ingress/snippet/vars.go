@@ -127,6 +127,9 @@ func (t *translator) headerValue(d nginxconf.Directive, name, value string, resp
 			parts = append(parts, ir.ValuePart{Text: p.text})
 			continue
 		}
+		if _, auth := t.authVars[p.name]; auth {
+			return ir.Header{}, t.refuse(d, "header %s: $%s, the auth service's answer, is translated in proxy_set_header only", name, p.name)
+		}
 		v, ok := valueVariable(p.name, response)
 		if !ok {
 			return ir.Header{}, t.refuse(d, "header %s: variable $%s: not translated", name, p.name)
