@@ -135,7 +135,7 @@ func TestSnippets(t *testing.T) {
 	// proxy_hide_header drops the upstream's; more_clear_input_headers
 	// the client's.
 	t.Run("request headers", func(t *testing.T) {
-		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged"})
+		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged", "X-Tenant": "red"})
 		if a.seen == nil {
 			t.Fatalf("%d %q: not the backend's", a.status, a.body)
 		}
@@ -149,6 +149,15 @@ func TestSnippets(t *testing.T) {
 		}
 		if got := a.seen.Header.Get("X-Debug"); got != "" {
 			t.Errorf("X-Debug %q reached the backend", got)
+		}
+		// headers-more's more_set_input_headers replaces the client's;
+		// a header ingress-nginx's template sets (X-Real-IP) is the
+		// template's, as nginx never copies the client's.
+		if got := a.seen.Header.Values("X-Tenant"); !slices.Equal(got, []string{"blue"}) {
+			t.Errorf("X-Tenant %q, want more_set_input_headers' blue", got)
+		}
+		if got := a.seen.Header.Get("X-Real-IP"); got != "127.0.0.1" {
+			t.Errorf("X-Real-IP %q, want the template's $remote_addr", got)
 		}
 		if got := a.header.Get("X-Backend-Secret"); got != "" {
 			t.Errorf("X-Backend-Secret %q reached the client", got)
@@ -307,6 +316,7 @@ metadata:
       proxy_set_header X-Forwarded-Proto https;
       proxy_hide_header X-Backend-Secret;
       more_clear_input_headers X-Debug;
+      more_set_input_headers "X-Tenant: blue" "X-Real-IP: 1.2.3.4";
 spec:
   rules: [{host: headers.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---

@@ -66,3 +66,25 @@ func FuzzTranslate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTranslate translates a snippet of the kinds people write
+// (headers, an if chain with set, a redirect, allow/deny): the cost each
+// Ingress with one adds to a build (docs/benchmarks.md).
+func BenchmarkTranslate(b *testing.B) {
+	const src = `more_set_headers "X-Frame-Options: DENY" "X-Content-Type-Options: nosniff";
+add_header Strict-Transport-Security "max-age=31536000" always;
+proxy_set_header X-Client $remote_addr;
+set $mobile 0;
+if ($http_user_agent ~* "(iPhone|Android)") { set $mobile 1; }
+if ($mobile = 1) { return 302 https://m.example.com$request_uri; }
+rewrite ^/old/(.*)$ /new/$1 permanent;
+allow 10.0.0.0/8;
+deny all;
+`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Translate(LocationContext, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
