@@ -383,7 +383,7 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		return nil
 	case "proxy_connect_timeout", "proxy_send_timeout", "proxy_read_timeout", "proxy_buffering", "proxy_request_buffering",
 		"client_max_body_size", "proxy_http_version", "proxy_next_upstream", "proxy_next_upstream_tries", "proxy_next_upstream_timeout",
-		"proxy_buffer_size", "proxy_buffers", "proxy_max_temp_file_size", "proxy_cookie_domain", "proxy_cookie_path", "proxy_redirect":
+		"proxy_buffer_size", "proxy_buffers", "proxy_cookie_domain", "proxy_cookie_path", "proxy_redirect":
 		if lv == locationLevel {
 			// ingress-nginx's template writes each of them in every
 			// location (nginx.tmpl): nginx refuses a second one ("is
