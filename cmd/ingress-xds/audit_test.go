@@ -62,8 +62,8 @@ func TestAuditJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &report); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if report.Summary.Refused != 1 || len(report.Ingresses) != 7 {
-		t.Errorf("refused %d of %d Ingresses, want 1 of 7:\n%s", report.Summary.Refused, len(report.Ingresses), out)
+	if report.Summary.Refused != 1 || len(report.Ingresses) != 8 {
+		t.Errorf("refused %d of %d Ingresses, want 1 of 8:\n%s", report.Summary.Refused, len(report.Ingresses), out)
 	}
 }
 
