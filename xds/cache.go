@@ -63,12 +63,13 @@ type resourceCache struct {
 	sotw  map[string]map[int64]*sotwWatch
 	delta map[string]map[int64]*deltaWatch
 	next  int64
-	mbb   makeBeforeBreak // makebeforebreak.go
-	// resend is, by delta stream, the load assignments to send again
-	// (sharededs.go).
-	resend  map[streamKey]*edsResend
-	loadsOf loadsOf
-	acks    routeAcks // routeacks.go
+	// streams is what the cache knows of each stream (stream.go); bound
+	// maps a request the callback bound to its stream (bind).
+	streams map[streamKey]*streamState
+	bound   map[any]*streamState
+	mbb     makeBeforeBreak // makebeforebreak.go
+	loadsOf loadsOf         // sharededs.go
+	acks    routeAcks       // routeacks.go
 }
 
 // sotwWatch is a state-of-the-world request waiting for a change.
@@ -113,12 +114,12 @@ var updateOrder = []string{
 
 func newResourceCache(logger *slog.Logger) *resourceCache {
 	return &resourceCache{
-		log:   logger,
-		types: map[string]*typeSnapshot{},
-		sotw:  map[string]map[int64]*sotwWatch{},
-		delta: map[string]map[int64]*deltaWatch{},
-		mbb:   newMakeBeforeBreak(),
-		acks:  newRouteAcks(),
+		log:     logger,
+		types:   map[string]*typeSnapshot{},
+		sotw:    map[string]map[int64]*sotwWatch{},
+		delta:   map[string]map[int64]*deltaWatch{},
+		streams: map[streamKey]*streamState{},
+		bound:   map[any]*streamState{},
 	}
 }
 
@@ -214,8 +215,11 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key, bound := c.streamOf(req)
+	st := c.streamOf(req)
+	var key streamKey
+	bound := st != nil
 	if bound {
+		key = st.key
 		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
 	}
 	held := bound && heldBack(typeURL) && !c.ready(key)
@@ -401,8 +405,11 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key, bound := c.streamOf(req)
+	st := c.streamOf(req)
+	var key streamKey
+	bound := st != nil
 	if bound {
+		key = st.key
 		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
 	}
 	held := bound && heldBack(typeURL) && !c.ready(key)

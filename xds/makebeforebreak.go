@@ -36,17 +36,8 @@ import (
 // route names it: working out which clusters a route names means decoding
 // it, and the wait is one round trip.
 type makeBeforeBreak struct {
-	fresh   []string // load assignment names of the clusters the last cluster change added
-	gen     int64    // counts cluster changes that set fresh
-	streams map[streamKey]*streamGate
-	// bound maps a request to its stream, from the request callback to
-	// the watch the cache creates for the very same request (assumptions
-	// 1 and 2); the cache is told nothing else of which stream asks.
-	// Each stream has at most one request between the two (assumption
-	// 1); last is that request, so that one the server drops after the
-	// callback (a stale nonce, assumption 4) is forgotten with the next.
-	bound map[any]streamKey
-	last  map[streamKey]any
+	fresh []string // load assignment names of the clusters the last cluster change added
+	gen   int64    // counts cluster changes that set fresh
 }
 
 // streamGate is what the cache knows of one stream's load assignments.
@@ -56,50 +47,9 @@ type streamGate struct {
 	cdsNacked int64 // the gen at which it rejected the clusters
 }
 
-func newMakeBeforeBreak() makeBeforeBreak {
-	return makeBeforeBreak{streams: map[streamKey]*streamGate{}, bound: map[any]streamKey{}, last: map[streamKey]any{}}
-}
-
 // heldBack says whether a type's responses wait for the clusters they use.
 func heldBack(typeURL string) bool {
 	return typeURL == resource.ListenerType || typeURL == resource.RouteType || typeURL == resource.VirtualHostType
-}
-
-// bind records which stream a request is on; the callbacks call it for
-// each request, before the server asks the cache for its watch.
-func (c *resourceCache) bind(req any, key streamKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if prev, ok := c.mbb.last[key]; ok {
-		delete(c.mbb.bound, prev)
-	}
-	c.mbb.bound[req] = key
-	c.mbb.last[key] = req
-}
-
-// forget drops what the cache knows of a closed stream.
-func (c *resourceCache) forget(key streamKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.mbb.streams, key)
-	delete(c.resend, key) // sharededs.go
-	c.forgetRoutes(key)   // routeacks.go
-	if req, ok := c.mbb.last[key]; ok {
-		delete(c.mbb.bound, req)
-		delete(c.mbb.last, key)
-	}
-}
-
-// streamOf returns the stream a request was bound to, forgetting the
-// binding; ok is false for a request no callback saw (REST, tests driving
-// the cache alone).
-func (c *resourceCache) streamOf(req any) (streamKey, bool) {
-	key, ok := c.mbb.bound[req]
-	if ok {
-		delete(c.mbb.bound, req)
-		delete(c.mbb.last, key)
-	}
-	return key, ok
 }
 
 // ready says whether a stream may be sent the route types now.
@@ -107,11 +57,11 @@ func (c *resourceCache) ready(key streamKey) bool {
 	if len(c.mbb.fresh) == 0 {
 		return true
 	}
-	g := c.mbb.streams[key]
-	if g == nil || !g.eds {
+	s := c.streams[key]
+	if s == nil || !s.gate.eds {
 		return true
 	}
-	return g.edsAcked == c.mbb.gen || g.cdsNacked == c.mbb.gen
+	return s.gate.edsAcked == c.mbb.gen || s.gate.cdsNacked == c.mbb.gen
 }
 
 // noteClusters computes the fresh load assignments of a cluster change:
@@ -177,13 +127,12 @@ func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bo
 	}
 }
 
-func (c *resourceCache) gate(key streamKey) *streamGate {
-	g := c.mbb.streams[key]
-	if g == nil {
-		g = &streamGate{}
-		c.mbb.streams[key] = g
-	}
-	return g
+func (c *resourceCache) gate(key streamKey) *streamGate { return &c.streamFor(key).gate }
+
+// asksLoads says whether a stream has asked for load assignments.
+func (c *resourceCache) asksLoads(key streamKey) bool {
+	s := c.streams[key]
+	return s != nil && s.gate.eds
 }
 
 // release answers the held watches of the streams that are ready: from

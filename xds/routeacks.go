@@ -27,12 +27,9 @@ package xds
 // its watches' word.
 type routeAcks struct {
 	seq int64 // the last update's number
-	// streams holds, per stream that asked for a route type, per such
-	// type, the update through which it acknowledged it (0: none yet).
-	streams map[streamKey]map[string]int64
-	// sent is the nonce of the last route-type response sent, per stream
-	// and type.
-	sent map[streamKey]map[string]string
+	// Per stream, what it asked for and acknowledged is its stream's
+	// routes and routeNonce (stream.go).
+	//
 	// wait, when not 0, is the update the Server waits for every stream
 	// to have acknowledged; done is called (holding the cache's lock)
 	// once they have, and wait cleared.
@@ -40,22 +37,19 @@ type routeAcks struct {
 	done func()
 }
 
-func newRouteAcks() routeAcks {
-	return routeAcks{streams: map[streamKey]map[string]int64{}, sent: map[streamKey]map[string]string{}}
-}
-
 // sawRoutes records a route-type request of a stream: that the stream
 // asks for the type, and, when the cache stored its watch unanswered and
 // not held, that it holds the type's current content; nonce is the
 // request's.
 func (c *resourceCache) sawRoutes(key streamKey, typeURL string, synced bool, nonce string) {
-	if last, ok := c.acks.sent[key][typeURL]; ok && last != nonce {
+	s := c.streamFor(key)
+	if last, ok := s.routeNonce[typeURL]; ok && last != nonce {
 		synced = false
 	}
-	m := c.acks.streams[key]
+	m := s.routes
 	if m == nil {
 		m = map[string]int64{}
-		c.acks.streams[key] = m
+		s.routes = m
 	}
 	if synced {
 		m[typeURL] = c.acks.seq
@@ -80,12 +74,11 @@ func (c *resourceCache) sentRoutes(key streamKey, typeURL, nonce string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.acks.sent[key]
-	if m == nil {
-		m = map[string]string{}
-		c.acks.sent[key] = m
+	s := c.streamFor(key)
+	if s.routeNonce == nil {
+		s.routeNonce = map[string]string{}
 	}
-	m[typeURL] = nonce
+	s.routeNonce[typeURL] = nonce
 }
 
 // routesAckedThrough returns the update through which every stream has
@@ -99,7 +92,14 @@ func (c *resourceCache) routesAckedThrough() (int64, bool) {
 
 func (c *resourceCache) ackedThrough() (int64, bool) {
 	through := c.acks.seq
-	if len(c.acks.streams) == 0 {
+	interested := false
+	for _, s := range c.streams {
+		if s.routes != nil {
+			interested = true
+			break
+		}
+	}
+	if !interested {
 		return through, false
 	}
 	type watchOf struct {
@@ -125,8 +125,8 @@ func (c *resourceCache) ackedThrough() (int64, bool) {
 			}
 		}
 	}
-	for key, m := range c.acks.streams {
-		for typeURL, at := range m {
+	for key, s := range c.streams {
+		for typeURL, at := range s.routes {
 			if !current[watchOf{key, typeURL}] && at < through {
 				through = at
 			}
@@ -154,15 +154,5 @@ func (c *resourceCache) checkRoutesAcked() {
 		done := c.acks.done
 		c.acks.wait, c.acks.done = 0, nil
 		done()
-	}
-}
-
-// forgetRoutes drops a closed stream, which may be the one waited for.
-// The cache's lock is held.
-func (c *resourceCache) forgetRoutes(key streamKey) {
-	delete(c.acks.sent, key)
-	if _, ok := c.acks.streams[key]; ok {
-		delete(c.acks.streams, key)
-		c.checkRoutesAcked()
 	}
 }

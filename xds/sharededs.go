@@ -32,12 +32,6 @@ import (
 // assignment to every subscription of its name. With no endpoint watch
 // open, the next one is answered with them.
 
-// edsResend is, for one stream, the load assignments to send its next
-// endpoint watch.
-type edsResend struct {
-	force []string
-}
-
 // edsNameOf is the load assignment an EDS cluster reads.
 func edsNameOf(item types.Resource) (string, bool) {
 	switch c := item.(type) {
@@ -72,7 +66,7 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 			break
 		}
 	}
-	if g := c.mbb.streams[key]; w == nil && (g == nil || !g.eds) {
+	if w == nil && !c.asksLoads(key) {
 		return
 	}
 	var names []string
@@ -129,12 +123,12 @@ func (c *resourceCache) heldPositions(known map[string]string, names []string) (
 // takeDue returns, and forgets, the load assignments due to a stream's
 // next endpoint request (dueLater), if typeURL is the endpoint type.
 func (c *resourceCache) takeDue(key streamKey, typeURL string) []string {
-	r := c.resend[key]
-	if typeURL != resource.EndpointType || r == nil {
+	s := c.streams[key]
+	if typeURL != resource.EndpointType || s == nil {
 		return nil
 	}
-	names := r.force
-	r.force = nil
+	names := s.due
+	s.due = nil
 	return names
 }
 
@@ -166,7 +160,7 @@ func (c *resourceCache) sentSotw(key streamKey, bound bool, typeURL string, ts *
 	if !bound || typeURL != resource.ClusterType || len(ts.updated) == 0 {
 		return
 	}
-	if g := c.mbb.streams[key]; g == nil || !g.eds {
+	if !c.asksLoads(key) {
 		return // it holds no load assignment
 	}
 	names := c.updatedLoads(ts)
@@ -242,16 +236,9 @@ func (c *resourceCache) sharedEDSSotw(key streamKey, req *cache.Request, sub cac
 // being sent its first clusters): nothing is kept for it, rather than the
 // names of every cluster of its first response.
 func (c *resourceCache) dueLater(key streamKey, names []string) {
-	if g := c.mbb.streams[key]; g == nil || !g.eds {
+	if !c.asksLoads(key) {
 		return
 	}
-	if c.resend == nil {
-		c.resend = map[streamKey]*edsResend{}
-	}
-	r := c.resend[key]
-	if r == nil {
-		r = &edsResend{}
-		c.resend[key] = r
-	}
-	r.force = append(r.force, names...)
+	s := c.streams[key]
+	s.due = append(s.due, names...)
 }

@@ -1,0 +1,84 @@
+package xds
+
+// streamState is what the cache knows of one xDS stream, SotW or delta: all
+// that the parts of the watch lifecycle keep per stream, in one place. It
+// is made when the request callback binds the stream's first request
+// (bind) and dropped when the stream closes (forget), after the server has
+// cancelled its watches (assumption 3).
+type streamState struct {
+	key streamKey
+	// req is the request the callback bound to the stream that the cache
+	// has not been handed yet (bind, streamOf).
+	req any
+	// gate is what make-before-break knows of the stream's load
+	// assignments (makebeforebreak.go).
+	gate streamGate
+	// due is the load assignments to send its next endpoint watch
+	// (sharededs.go).
+	due []string
+	// routes holds, per route type the stream asked for, the update
+	// through which it acknowledged it (0: none yet); nil while it has
+	// asked for none. routeNonce is the nonce of the last response of
+	// each route type sent on it (routeacks.go).
+	routes     map[string]int64
+	routeNonce map[string]string
+}
+
+// streamFor returns the state of a stream, made if new. The cache's lock
+// is held.
+func (c *resourceCache) streamFor(key streamKey) *streamState {
+	s := c.streams[key]
+	if s == nil {
+		s = &streamState{key: key}
+		c.streams[key] = s
+	}
+	return s
+}
+
+// bind records which stream a request is on; the callbacks call it for
+// each request, before the server asks the cache for its watch: the cache
+// is told nothing else of which stream asks. It maps the request to its
+// stream until the watch the cache creates for the very same request
+// (assumptions 1 and 2). Each stream has at most one request between the
+// two (assumption 1); a request the server drops after the callback (a
+// stale nonce, assumption 4) is forgotten with the next.
+func (c *resourceCache) bind(req any, key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.streamFor(key)
+	if s.req != nil {
+		delete(c.bound, s.req)
+	}
+	c.bound[req] = s
+	s.req = req
+}
+
+// streamOf returns the stream a request was bound to, forgetting the
+// binding; nil for a request no callback saw (REST, tests driving the
+// cache alone).
+func (c *resourceCache) streamOf(req any) *streamState {
+	s, ok := c.bound[req]
+	if !ok {
+		return nil
+	}
+	delete(c.bound, req)
+	s.req = nil
+	return s
+}
+
+// forget drops what the cache knows of a closed stream.
+func (c *resourceCache) forget(key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.streams[key]
+	if s == nil {
+		return
+	}
+	delete(c.streams, key)
+	if s.req != nil {
+		delete(c.bound, s.req)
+	}
+	if s.routes != nil {
+		c.checkRoutesAcked() // routeacks.go: it may be the one waited for
+	}
+}
