@@ -60,9 +60,10 @@ type resourceCache struct {
 
 	mu    sync.Mutex
 	types map[string]*typeSnapshot // by type URL; never written to once set
-	sotw  map[string]map[int64]*sotwWatch
-	delta map[string]map[int64]*deltaWatch
-	next  int64
+	// watches are the stored watches, SotW and delta, by type URL and
+	// number (watch.go).
+	watches map[string]map[int64]*watch
+	next    int64
 	// streams is what the cache knows of each stream (stream.go); bound
 	// maps a request the callback bound to its stream (bind).
 	streams map[streamKey]*streamState
@@ -70,32 +71,6 @@ type resourceCache struct {
 	mbb     makeBeforeBreak // makebeforebreak.go
 	loadsOf loadsOf         // sharededs.go
 	acks    routeAcks       // routeacks.go
-}
-
-// sotwWatch is a state-of-the-world request waiting for a change.
-type sotwWatch struct {
-	req *cache.Request
-	sub cache.Subscription
-	out chan cache.Response
-	// stream is the watch's stream, when bound (makebeforebreak.go);
-	// held says the watch was kept from a change until its stream has
-	// the clusters that change added, and is answered from everything
-	// the client holds when released.
-	stream      streamKey
-	bound, held bool
-}
-
-// deltaWatch is an incremental request waiting for a change. When it was
-// opened, the client held the current version of every resource it
-// subscribes to (else it would have been answered at once), which is what
-// lets an update answer it from the changed names alone.
-type deltaWatch struct {
-	req *cache.DeltaRequest
-	sub cache.Subscription
-	out chan cache.DeltaResponse
-	// stream, bound and held are as in sotwWatch.
-	stream      streamKey
-	bound, held bool
 }
 
 var _ cache.Cache = (*resourceCache)(nil)
@@ -116,8 +91,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 	return &resourceCache{
 		log:     logger,
 		types:   map[string]*typeSnapshot{},
-		sotw:    map[string]map[int64]*sotwWatch{},
-		delta:   map[string]map[int64]*deltaWatch{},
+		watches: map[string]map[int64]*watch{},
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
@@ -156,48 +130,11 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 		c.noteClusters(prevClusters, ts, c.types[resource.EndpointType])
 		// Watches held for the previous change's clusters wait for this
 		// one's now, or for nothing.
-		defer c.release(func(streamKey) bool { return true })
+		defer c.recheck(func(streamKey) bool { return true })
 	}
 	for _, typeURL := range updateOrder {
-		ts, ok := byType[typeURL]
-		if !ok {
-			continue
-		}
-		held := heldBack(typeURL)
-		for id, w := range c.sotw[typeURL] {
-			var resp *sotwResponse
-			switch {
-			case held && w.bound && !c.ready(w.stream):
-				w.held = true // answered by release
-				continue
-			case w.held: // it missed a change: compare everything
-				w.held = false
-				resp = sotwNow(w.req, w.sub, ts)
-			case !fullStateInSotw(typeURL):
-				resp = sotwChanges(w.req, w.sub, ts)
-			case w.req.GetVersionInfo() != ts.version:
-				resp = sotwAnswer(w.req, w.sub, ts)
-			}
-			if resp != nil {
-				c.sentSotw(w.stream, w.bound, typeURL, ts, resp) // sharededs.go
-				w.out <- resp
-				delete(c.sotw[typeURL], id)
-			}
-		}
-		for id, w := range c.delta[typeURL] {
-			if held && w.bound && !c.ready(w.stream) {
-				w.held = true // answered by release
-				continue
-			}
-			changes := deltaChanges
-			if w.held { // it missed a change: compare everything
-				w.held, changes = false, deltaNow
-			}
-			if resp := changes(w.req, w.sub, ts); resp != nil {
-				w.out <- resp
-				c.sentDelta(w.stream, w.bound, typeURL, ts, resp) // sharededs.go
-				delete(c.delta[typeURL], id)
-			}
+		if ts, ok := byType[typeURL]; ok {
+			c.answerUpdate(typeURL, ts) // watch.go
 		}
 	}
 	return c.acks.seq
@@ -212,46 +149,10 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 // type, and at the end of the stream (assumption 3). Requests that answer
 // an older response than the last one sent never get here (assumption 4).
 func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, out chan cache.Response) (func(), error) {
-	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.streamOf(req)
-	var key streamKey
-	bound := st != nil
-	if bound {
-		key = st.key
-		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
-	}
-	held := bound && heldBack(typeURL) && !c.ready(key)
-	if ts, ok := c.types[typeURL]; ok && !held {
-		if resp := sotwNow(req, sub, ts); resp != nil {
-			out <- resp
-			if bound && heldBack(typeURL) {
-				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
-			}
-			return func() {}, nil
-		}
-	}
-	if bound {
-		if resp := c.sharedEDSSotw(key, req, sub); resp != nil { // sharededs.go
-			out <- resp
-			return func() {}, nil
-		}
-	}
-	c.next++
-	id := c.next
-	if c.sotw[typeURL] == nil {
-		c.sotw[typeURL] = map[int64]*sotwWatch{}
-	}
-	c.sotw[typeURL][id] = &sotwWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
-	if bound && heldBack(typeURL) {
-		c.sawRoutes(key, typeURL, !held, req.GetResponseNonce()) // routeacks.go
-	}
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		delete(c.sotw[typeURL], id)
-	}, nil
+	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: req, sotwOut: out}
+	return c.open(w), nil // watch.go
 }
 
 // sotwOutdated says whether a client lacks something of the current
@@ -402,47 +303,10 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 // channel, with room for a response of each type, which the server empties
 // before it takes the next request (assumptions 5 and 7).
 func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, out chan cache.DeltaResponse) (func(), error) {
-	typeURL := req.GetTypeUrl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.streamOf(req)
-	var key streamKey
-	bound := st != nil
-	if bound {
-		key = st.key
-		defer c.sawRequest(key, typeURL, req.GetErrorDetail() != nil, sub)
-	}
-	held := bound && heldBack(typeURL) && !c.ready(key)
-	if ts, ok := c.types[typeURL]; ok && !held {
-		if resp := deltaNow(req, sub, ts); resp != nil {
-			out <- resp
-			c.sentDelta(key, bound, typeURL, ts, resp) // sharededs.go
-			if bound && heldBack(typeURL) {
-				c.sawRoutes(key, typeURL, false, req.GetResponseNonce())
-			}
-			return func() {}, nil
-		}
-	}
-	if bound {
-		if resp := c.sharedEDS(key, req, sub); resp != nil { // sharededs.go
-			out <- resp
-			return func() {}, nil
-		}
-	}
-	c.next++
-	id := c.next
-	if c.delta[typeURL] == nil {
-		c.delta[typeURL] = map[int64]*deltaWatch{}
-	}
-	c.delta[typeURL][id] = &deltaWatch{req: req, sub: sub, out: out, stream: key, bound: bound, held: held}
-	if bound && heldBack(typeURL) {
-		c.sawRoutes(key, typeURL, !held, req.GetResponseNonce()) // routeacks.go
-	}
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		delete(c.delta[typeURL], id)
-	}, nil
+	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: deltaProtocol{}, deltaReq: req, deltaOut: out}
+	return c.open(w), nil // watch.go
 }
 
 // syncedAt is an entry of the client state a response leaves (the map

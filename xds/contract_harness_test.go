@@ -198,10 +198,13 @@ func (h *contractHarness) watches(delta bool, typeURL string) int {
 	c := h.s.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if delta {
-		return len(c.delta[typeURL])
+	n := 0
+	for _, w := range c.watches[typeURL] {
+		if w.isDelta() == delta {
+			n++
+		}
 	}
-	return len(c.sotw[typeURL])
+	return n
 }
 
 // intercept records each request as gRPC hands it to the server, before

@@ -123,7 +123,7 @@ func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bo
 		return
 	}
 	if c.ready(key) {
-		c.release(func(k streamKey) bool { return k == key })
+		c.recheck(func(k streamKey) bool { return k == key }) // watch.go
 	}
 }
 
@@ -133,45 +133,6 @@ func (c *resourceCache) gate(key streamKey) *streamGate { return &c.streamFor(ke
 func (c *resourceCache) asksLoads(key streamKey) bool {
 	s := c.streams[key]
 	return s != nil && s.gate.eds
-}
-
-// release answers the held watches of the streams that are ready: from
-// everything the client holds, since it missed at least one change.
-func (c *resourceCache) release(which func(streamKey) bool) {
-	// In the update's order, which the delta server keeps (assumption 8).
-	for _, typeURL := range updateOrder {
-		ws, ts := c.sotw[typeURL], c.types[typeURL]
-		if !heldBack(typeURL) || ts == nil {
-			continue
-		}
-		for id, w := range ws {
-			if !w.held || !which(w.stream) || !c.ready(w.stream) {
-				continue
-			}
-			w.held = false
-			if resp := sotwNow(w.req, w.sub, ts); resp != nil {
-				w.out <- resp
-				delete(ws, id)
-			}
-		}
-	}
-	for _, typeURL := range updateOrder {
-		ws, ts := c.delta[typeURL], c.types[typeURL]
-		if !heldBack(typeURL) || ts == nil {
-			continue
-		}
-		for id, w := range ws {
-			if !w.held || !which(w.stream) || !c.ready(w.stream) {
-				continue
-			}
-			w.held = false
-			if resp := deltaNow(w.req, w.sub, ts); resp != nil {
-				w.out <- resp
-				delete(ws, id)
-			}
-		}
-	}
-	c.checkRoutesAcked() // routeacks.go: a watch released with nothing to send is in sync
 }
 
 // sotwNow is what a state-of-the-world request is answered with at once,

@@ -107,20 +107,11 @@ func (c *resourceCache) ackedThrough() (int64, bool) {
 		typeURL string
 	}
 	current := map[watchOf]bool{}
-	for typeURL, ws := range c.sotw {
+	for typeURL, ws := range c.watches {
 		if heldBack(typeURL) {
 			for _, w := range ws {
-				if w.bound && !w.held {
-					current[watchOf{w.stream, typeURL}] = true
-				}
-			}
-		}
-	}
-	for typeURL, ws := range c.delta {
-		if heldBack(typeURL) {
-			for _, w := range ws {
-				if w.bound && !w.held {
-					current[watchOf{w.stream, typeURL}] = true
+				if w.stream != nil && !w.held {
+					current[watchOf{w.stream.key, typeURL}] = true
 				}
 			}
 		}

@@ -59,9 +59,9 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 		return
 	}
 	var open int64
-	var w *deltaWatch
-	for id, ew := range c.delta[resource.EndpointType] {
-		if ew.bound && ew.stream == key {
+	var w *watch
+	for id, ew := range c.watches[resource.EndpointType] {
+		if ew.stream != nil && ew.stream.key == key {
 			open, w = id, ew
 			break
 		}
@@ -84,9 +84,9 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 		c.dueLater(key, names)
 		return
 	}
-	if resp := c.heldLoads(w.req, w.sub.ReturnedResources(), names); resp != nil {
-		w.out <- resp
-		delete(c.delta[resource.EndpointType], open)
+	if resp := c.heldLoads(w.deltaReq, w.sub.ReturnedResources(), names); resp != nil {
+		w.deltaOut <- resp
+		delete(c.watches[resource.EndpointType], open)
 	}
 }
 
@@ -199,11 +199,11 @@ type loadsOf struct {
 func (c *resourceCache) pushHeldLoadsSotw(key streamKey, names []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, w := range c.sotw[resource.EndpointType] {
-		if w.bound && w.stream == key {
-			if resp := c.heldLoadsSotw(w.req, w.sub.ReturnedResources(), names); resp != nil {
-				w.out <- resp
-				delete(c.sotw[resource.EndpointType], id)
+	for id, w := range c.watches[resource.EndpointType] {
+		if w.stream != nil && w.stream.key == key {
+			if resp := c.heldLoadsSotw(w.sotwReq, w.sub.ReturnedResources(), names); resp != nil {
+				w.sotwOut <- resp
+				delete(c.watches[resource.EndpointType], id)
 			}
 			return
 		}

@@ -1,0 +1,272 @@
+package xds
+
+import (
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
+
+// The watch lifecycle. Every request go-control-plane's servers hand the
+// cache, state of the world or delta, goes through the same steps, here:
+//
+//  1. Bind. The request callback tells the cache which stream the request
+//     is on (bind, stream.go): the cache keeps what it knows of each
+//     stream in one streamState.
+//  2. Open. The server asks for a watch for the request (CreateWatch,
+//     CreateDeltaWatch), after cancelling the stream's previous watch of
+//     the type (assumption 3): open.
+//  3. What is owed. Unless the watch is held (make-before-break), what the
+//     client lacks of the current content (the protocol's now), else what
+//     the cache owes the stream besides (shared EDS).
+//  4. Response, or wait. Something owed is delivered at once and the
+//     watch is done; otherwise the watch is stored until an update.
+//  5. Update. A new content answers each stored watch with what changed
+//     (the protocol's changes), or with everything it lacks when it was
+//     held and no longer is; a held watch is answered when its stream is
+//     ready (recheck).
+//  6. ACK. The client's acknowledgement is the next request of the type:
+//     a new watch, from step 1. Nothing is kept of a watch once answered.
+//  7. Cancel and close. The server cancels a watch before the next of its
+//     type and every watch when the stream ends, then the close callback
+//     forgets the stream (forget, stream.go).
+//
+// SotW and delta differ only in how what is owed is worked out and how a
+// response is delivered (protocol); everything else above is shared.
+
+// watch is one request waiting for, or being given, its answer.
+type watch struct {
+	id      int64
+	typeURL string
+	sub     cache.Subscription
+	// stream is the watch's stream; nil for a request no callback bound
+	// (REST, tests driving the cache alone), which no part looks at.
+	stream *streamState
+	// held says the watch was kept from a change until its stream has
+	// the clusters that change added (makebeforebreak.go), and is
+	// answered from everything the client holds when released.
+	held  bool
+	proto protocol
+	// The request and channel, of one protocol.
+	sotwReq  *cache.Request
+	sotwOut  chan cache.Response
+	deltaReq *cache.DeltaRequest
+	deltaOut chan cache.DeltaResponse
+}
+
+// xdsResponse is a SotW (*sotwResponse) or delta (*deltaResponse) answer.
+type xdsResponse interface{ GetResponseVersion() string }
+
+// step is where in the lifecycle a watch is answered or stored.
+type step int
+
+const (
+	stepRequest step = iota // its request came (steps 2-4)
+	stepUpdate              // an update answers it (step 5)
+	stepRelease             // its hold ended (step 5, recheck)
+)
+
+// protocol is what SotW and delta do differently.
+type protocol interface {
+	// now is what the client lacks of the current content, or nil: a
+	// request's answer, or a released watch's.
+	now(w *watch, ts *typeSnapshot) xdsResponse
+	// changes is what the client lacks after an update, its watch having
+	// been open (it held everything) when the update came; or nil.
+	changes(w *watch, ts *typeSnapshot) xdsResponse
+	// deliver puts r on the watch's channel and tells the parts
+	// (settled), in the order the protocol needs.
+	deliver(c *resourceCache, w *watch, r xdsResponse, at step)
+	// nonce and nack are the request's nonce and whether it is a NACK.
+	nonce(w *watch) string
+	nack(w *watch) bool
+}
+
+// open takes a request's watch (steps 2-4): answers it at once with what
+// is owed, or stores it until an update, and returns its cancel.
+func (c *resourceCache) open(w *watch) func() {
+	w.held = c.holds(w)
+	var r xdsResponse
+	if ts, ok := c.types[w.typeURL]; ok && !w.held {
+		r = w.proto.now(w, ts)
+	}
+	if r == nil && w.stream != nil {
+		r = c.owes(w)
+	}
+	if r != nil {
+		w.proto.deliver(c, w, r, stepRequest)
+		return func() {}
+	}
+	c.next++
+	w.id = c.next
+	ws := c.watches[w.typeURL]
+	if ws == nil {
+		ws = map[int64]*watch{}
+		c.watches[w.typeURL] = ws
+	}
+	ws[w.id] = w
+	c.settled(stepRequest, w, nil)
+	typeURL, id := w.typeURL, w.id
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.watches[typeURL], id)
+	}
+}
+
+// answerUpdate answers the stored watches of a type an update changed
+// (step 5), in the update's order (update, cache.go).
+func (c *resourceCache) answerUpdate(typeURL string, ts *typeSnapshot) {
+	ws := c.watches[typeURL]
+	for id, w := range ws {
+		if c.holds(w) {
+			w.held = true // answered by recheck
+			continue
+		}
+		var r xdsResponse
+		if w.held { // it missed a change: compare everything
+			w.held = false
+			r = w.proto.now(w, ts)
+		} else {
+			r = w.proto.changes(w, ts)
+		}
+		if r != nil {
+			w.proto.deliver(c, w, r, stepUpdate)
+			delete(ws, id)
+		}
+	}
+}
+
+// recheck answers the held watches of the streams which selects that are
+// held no more: from everything the client holds, since it missed at
+// least one change.
+func (c *resourceCache) recheck(which func(streamKey) bool) {
+	// In the update's order, which the delta server keeps (assumption 8).
+	for _, typeURL := range updateOrder {
+		ws, ts := c.watches[typeURL], c.types[typeURL]
+		if !heldBack(typeURL) || ts == nil {
+			continue
+		}
+		for id, w := range ws {
+			if !w.held || !which(w.stream.key) || c.holds(w) {
+				continue
+			}
+			w.held = false
+			if r := w.proto.now(w, ts); r != nil {
+				w.proto.deliver(c, w, r, stepRelease)
+				delete(ws, id)
+			}
+		}
+	}
+	c.checkRoutesAcked() // routeacks.go: a watch released with nothing to send is in sync
+}
+
+// holds says whether a watch waits whatever it lacks: its stream is not
+// ready for its type (makebeforebreak.go).
+func (c *resourceCache) holds(w *watch) bool {
+	return w.stream != nil && heldBack(w.typeURL) && !c.ready(w.stream.key)
+}
+
+// owes is what the cache owes a bound watch besides what its client lacks
+// of the content (sharededs.go), or nil.
+func (c *resourceCache) owes(w *watch) xdsResponse {
+	if w.deltaReq != nil {
+		if r := c.sharedEDS(w.stream.key, w.deltaReq, w.sub); r != nil {
+			return r
+		}
+		return nil
+	}
+	if r := c.sharedEDSSotw(w.stream.key, w.sotwReq, w.sub); r != nil {
+		return r
+	}
+	return nil
+}
+
+// settled tells the parts how a step left a bound watch: answered with r,
+// or stored (r nil).
+func (c *resourceCache) settled(at step, w *watch, r xdsResponse) {
+	if w.stream == nil {
+		return
+	}
+	key := w.stream.key
+	if ts := c.types[w.typeURL]; r != nil && ts != nil && at != stepRelease {
+		switch r := r.(type) {
+		case *deltaResponse:
+			c.sentDelta(key, true, w.typeURL, ts, r) // sharededs.go
+		case *sotwResponse:
+			if at == stepUpdate {
+				c.sentSotw(key, true, w.typeURL, ts, r) // sharededs.go
+			}
+		}
+	}
+	if at != stepRequest {
+		return
+	}
+	if heldBack(w.typeURL) {
+		c.sawRoutes(key, w.typeURL, r == nil && !w.held, w.proto.nonce(w)) // routeacks.go
+	}
+	c.sawRequest(key, w.typeURL, w.proto.nack(w), w.sub) // makebeforebreak.go
+}
+
+// isDelta says whether a watch is of a delta stream.
+func (w *watch) isDelta() bool { return w.deltaReq != nil }
+
+type sotwProtocol struct{}
+
+func (sotwProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
+	if r := sotwNow(w.sotwReq, w.sub, ts); r != nil {
+		return r
+	}
+	return nil
+}
+
+func (sotwProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
+	var r *sotwResponse
+	switch {
+	case !fullStateInSotw(w.typeURL):
+		r = sotwChanges(w.sotwReq, w.sub, ts)
+	case w.sotwReq.GetVersionInfo() != ts.version:
+		r = sotwAnswer(w.sotwReq, w.sub, ts)
+	}
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
+// deliver tells the parts before the send: the SotW server takes the
+// response on the stream's goroutine, and what a part arranges for its
+// sending (sotwResponse.onSend) must be in place by then. Each watch has
+// a channel of its own (assumption 5), so nothing a part sends on another
+// is ordered after this one anyway.
+func (sotwProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
+	c.settled(at, w, r)
+	w.sotwOut <- r.(*sotwResponse)
+}
+
+func (sotwProtocol) nonce(w *watch) string { return w.sotwReq.GetResponseNonce() }
+func (sotwProtocol) nack(w *watch) bool    { return w.sotwReq.GetErrorDetail() != nil }
+
+type deltaProtocol struct{}
+
+func (deltaProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
+	if r := deltaNow(w.deltaReq, w.sub, ts); r != nil {
+		return r
+	}
+	return nil
+}
+
+func (deltaProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
+	if r := deltaChanges(w.deltaReq, w.sub, ts); r != nil {
+		return r
+	}
+	return nil
+}
+
+// deliver tells the parts after the send: a stream's delta watches share
+// one channel, which the server sends in order (assumption 8), so what a
+// part puts on it then reaches the client after this response.
+func (deltaProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
+	w.deltaOut <- r.(*deltaResponse)
+	c.settled(at, w, r)
+}
+
+func (deltaProtocol) nonce(w *watch) string { return w.deltaReq.GetResponseNonce() }
+func (deltaProtocol) nack(w *watch) bool    { return w.deltaReq.GetErrorDetail() != nil }
