@@ -68,6 +68,9 @@ type resourceCache struct {
 	// maps a request the callback bound to its stream (bind).
 	streams map[streamKey]*streamState
 	bound   map[any]*streamState
+	// parts are the features of the watch lifecycle (watch.go), in the
+	// order they are told of each step.
+	parts   []watchPart
 	mbb     makeBeforeBreak // makebeforebreak.go
 	loadsOf loadsOf         // sharededs.go
 	acks    routeAcks       // routeacks.go
@@ -88,13 +91,15 @@ var updateOrder = []string{
 }
 
 func newResourceCache(logger *slog.Logger) *resourceCache {
-	return &resourceCache{
+	c := &resourceCache{
 		log:     logger,
 		types:   map[string]*typeSnapshot{},
 		watches: map[string]map[int64]*watch{},
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
+	c.parts = []watchPart{&c.mbb}
+	return c
 }
 
 // typeChange is one type's part of an update: its new content and what
@@ -102,6 +107,8 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 type typeChange struct {
 	typeURL string
 	state   *typeSnapshot
+	// prev is the content state replaces; the cache sets it.
+	prev *typeSnapshot
 }
 
 // update makes the given types' new content current and answers the
@@ -120,16 +127,14 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 	defer c.mu.Unlock()
 	c.acks.seq++
 	byType := make(map[string]*typeSnapshot, len(changes))
-	prevClusters := c.types[resource.ClusterType]
-	for _, ch := range changes {
+	for i := range changes {
+		ch := &changes[i]
 		ch.state.namespaced = ch.typeURL == resource.VirtualHostType // vhds.go
+		ch.prev = c.types[ch.typeURL]
 		c.types[ch.typeURL] = ch.state
 		byType[ch.typeURL] = ch.state
 	}
-	if ts, ok := byType[resource.ClusterType]; ok {
-		c.noteClusters(prevClusters, ts, c.types[resource.EndpointType])
-		// Watches held for the previous change's clusters wait for this
-		// one's now, or for nothing.
+	if c.updated(changes) { // watch.go
 		defer c.recheck(func(streamKey) bool { return true })
 	}
 	for _, typeURL := range updateOrder {
@@ -138,6 +143,33 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 		}
 	}
 	return c.acks.seq
+}
+
+// sotwNow is what a state-of-the-world request is answered with at once,
+// if anything: what the client lacks of the current content.
+func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
+	switch {
+	case !fullStateInSotw(req.GetTypeUrl()):
+		return sotwDiff(req, sub, ts)
+	case sotwOutdated(req, sub, ts):
+		return sotwAnswer(req, sub, ts)
+	}
+	return nil
+}
+
+// deltaNow is what an incremental request is answered with at once, if
+// anything: what the client lacks or holds in excess, or, for the first
+// request of a wildcard (or namespaced) subscription, an empty answer,
+// which Envoy waits for to finish starting.
+func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
+	if resp, ok := deltaSince(req, sub, ts); ok {
+		return resp
+	}
+	resp := deltaDiff(req, sub, ts)
+	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
+		return resp
+	}
+	return &deltaResponse{req: req, version: ts.version, returned: deltaHeld(req, sub.ReturnedResources())}
 }
 
 // CreateWatch answers a state-of-the-world request at once when the client

@@ -47,6 +47,38 @@ type streamGate struct {
 	cdsNacked int64 // the gen at which it rejected the clusters
 }
 
+var _ watchPart = (*makeBeforeBreak)(nil)
+
+// updated notes a cluster change's fresh load assignments; the watches
+// held for the previous change's clusters wait for this one's now, or for
+// nothing, so they are rechecked.
+func (m *makeBeforeBreak) updated(c *resourceCache, changes []typeChange) bool {
+	for _, ch := range changes {
+		if ch.typeURL == resource.ClusterType {
+			c.noteClusters(ch.prev, ch.state, c.types[resource.EndpointType])
+			return true
+		}
+	}
+	return false
+}
+
+// holds keeps a route type's watch while its stream is not ready.
+func (m *makeBeforeBreak) holds(c *resourceCache, w *watch) bool {
+	return heldBack(w.typeURL) && !c.ready(w.stream.key)
+}
+
+func (m *makeBeforeBreak) owes(*resourceCache, *watch) xdsResponse { return nil }
+
+// settled reads what each request says of its stream's load assignments
+// and clusters, once the request is answered or stored.
+func (m *makeBeforeBreak) settled(c *resourceCache, at step, w *watch, _ xdsResponse) {
+	if at == stepRequest {
+		c.sawRequest(w.stream.key, w.typeURL, w.proto.nack(w), w.sub)
+	}
+}
+
+func (m *makeBeforeBreak) closed(*resourceCache, *streamState) {}
+
 // heldBack says whether a type's responses wait for the clusters they use.
 func heldBack(typeURL string) bool {
 	return typeURL == resource.ListenerType || typeURL == resource.RouteType || typeURL == resource.VirtualHostType
@@ -133,31 +165,4 @@ func (c *resourceCache) gate(key streamKey) *streamGate { return &c.streamFor(ke
 func (c *resourceCache) asksLoads(key streamKey) bool {
 	s := c.streams[key]
 	return s != nil && s.gate.eds
-}
-
-// sotwNow is what a state-of-the-world request is answered with at once,
-// if anything: what the client lacks of the current content.
-func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	switch {
-	case !fullStateInSotw(req.GetTypeUrl()):
-		return sotwDiff(req, sub, ts)
-	case sotwOutdated(req, sub, ts):
-		return sotwAnswer(req, sub, ts)
-	}
-	return nil
-}
-
-// deltaNow is what an incremental request is answered with at once, if
-// anything: what the client lacks or holds in excess, or, for the first
-// request of a wildcard (or namespaced) subscription, an empty answer,
-// which Envoy waits for to finish starting.
-func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
-	if resp, ok := deltaSince(req, sub, ts); ok {
-		return resp
-	}
-	resp := deltaDiff(req, sub, ts)
-	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
-		return resp
-	}
-	return &deltaResponse{req: req, version: ts.version, returned: deltaHeld(req, sub.ReturnedResources())}
 }

@@ -78,6 +78,9 @@ func (c *resourceCache) forget(key streamKey) {
 	if s.req != nil {
 		delete(c.bound, s.req)
 	}
+	for _, p := range c.parts {
+		p.closed(c, s)
+	}
 	if s.routes != nil {
 		c.checkRoutesAcked() // routeacks.go: it may be the one waited for
 	}

@@ -63,6 +63,28 @@ const (
 	stepRelease             // its hold ended (step 5, recheck)
 )
 
+// watchPart is one feature of the lifecycle, in a file of its own
+// (makebeforebreak.go, ...): the lifecycle tells every part of each step,
+// in the cache's order of parts, and a part does nothing at the steps it
+// has no business in. Parts are told only of watches on a bound stream
+// (w.stream set); they run holding the cache's lock.
+type watchPart interface {
+	// updated is told of an update's changes once they are the current
+	// content, before any watch is answered from them; true asks that
+	// the held watches be rechecked after the update.
+	updated(c *resourceCache, changes []typeChange) (recheck bool)
+	// holds says whether a watch waits, whatever its client lacks.
+	holds(c *resourceCache, w *watch) bool
+	// owes is what the part owes a watch that the content does not
+	// answer, or nil.
+	owes(c *resourceCache, w *watch) xdsResponse
+	// settled is told how a step left a watch: answered with r, or
+	// stored or released unanswered (r nil).
+	settled(c *resourceCache, at step, w *watch, r xdsResponse)
+	// closed is told of a stream's end, its state about to be dropped.
+	closed(c *resourceCache, s *streamState)
+}
+
 // protocol is what SotW and delta do differently.
 type protocol interface {
 	// now is what the client lacks of the current content, or nil: a
@@ -152,16 +174,36 @@ func (c *resourceCache) recheck(which func(streamKey) bool) {
 			if r := w.proto.now(w, ts); r != nil {
 				w.proto.deliver(c, w, r, stepRelease)
 				delete(ws, id)
+			} else {
+				c.settled(stepRelease, w, nil)
 			}
 		}
 	}
 	c.checkRoutesAcked() // routeacks.go: a watch released with nothing to send is in sync
 }
 
-// holds says whether a watch waits whatever it lacks: its stream is not
-// ready for its type (makebeforebreak.go).
+// updated tells the parts of an update; true: some asked for a recheck.
+func (c *resourceCache) updated(changes []typeChange) bool {
+	recheck := false
+	for _, p := range c.parts {
+		if p.updated(c, changes) {
+			recheck = true
+		}
+	}
+	return recheck
+}
+
+// holds says whether a part holds a watch.
 func (c *resourceCache) holds(w *watch) bool {
-	return w.stream != nil && heldBack(w.typeURL) && !c.ready(w.stream.key)
+	if w.stream == nil {
+		return false
+	}
+	for _, p := range c.parts {
+		if p.holds(c, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // owes is what the cache owes a bound watch besides what its client lacks
@@ -196,13 +238,12 @@ func (c *resourceCache) settled(at step, w *watch, r xdsResponse) {
 			}
 		}
 	}
-	if at != stepRequest {
-		return
-	}
-	if heldBack(w.typeURL) {
+	if at == stepRequest && heldBack(w.typeURL) {
 		c.sawRoutes(key, w.typeURL, r == nil && !w.held, w.proto.nonce(w)) // routeacks.go
 	}
-	c.sawRequest(key, w.typeURL, w.proto.nack(w), w.sub) // makebeforebreak.go
+	for _, p := range c.parts {
+		p.settled(c, at, w, r)
+	}
 }
 
 // isDelta says whether a watch is of a delta stream.
