@@ -98,7 +98,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
-	c.parts = []watchPart{&c.mbb}
+	c.parts = []watchPart{&c.acks, &c.mbb}
 	return c
 }
 
@@ -125,7 +125,6 @@ type typeChange struct {
 func (c *resourceCache) update(changes []typeChange) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.acks.seq++
 	byType := make(map[string]*typeSnapshot, len(changes))
 	for i := range changes {
 		ch := &changes[i]

@@ -37,6 +37,35 @@ type routeAcks struct {
 	done func()
 }
 
+var _ watchPart = (*routeAcks)(nil)
+
+// updated numbers the update.
+func (a *routeAcks) updated(*resourceCache, []typeChange) bool {
+	a.seq++
+	return false
+}
+
+func (a *routeAcks) holds(*resourceCache, *watch) bool       { return false }
+func (a *routeAcks) owes(*resourceCache, *watch) xdsResponse { return nil }
+
+// settled records a route-type request, answered or stored; and a held
+// watch released with nothing to send, which is in sync.
+func (a *routeAcks) settled(c *resourceCache, at step, w *watch, r xdsResponse) {
+	switch {
+	case at == stepRequest && heldBack(w.typeURL):
+		c.sawRoutes(w.stream.key, w.typeURL, r == nil && !w.held, w.proto.nonce(w))
+	case at == stepRelease && r == nil:
+		c.checkRoutesAcked()
+	}
+}
+
+// closed: the stream gone may be the one waited for.
+func (a *routeAcks) closed(c *resourceCache, s *streamState) {
+	if s.routes != nil {
+		c.checkRoutesAcked()
+	}
+}
+
 // sawRoutes records a route-type request of a stream: that the stream
 // asks for the type, and, when the cache stored its watch unanswered and
 // not held, that it holds the type's current content; nonce is the

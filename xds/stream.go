@@ -81,7 +81,4 @@ func (c *resourceCache) forget(key streamKey) {
 	for _, p := range c.parts {
 		p.closed(c, s)
 	}
-	if s.routes != nil {
-		c.checkRoutesAcked() // routeacks.go: it may be the one waited for
-	}
 }

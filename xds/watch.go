@@ -179,7 +179,6 @@ func (c *resourceCache) recheck(which func(streamKey) bool) {
 			}
 		}
 	}
-	c.checkRoutesAcked() // routeacks.go: a watch released with nothing to send is in sync
 }
 
 // updated tells the parts of an update; true: some asked for a recheck.
@@ -237,9 +236,6 @@ func (c *resourceCache) settled(at step, w *watch, r xdsResponse) {
 				c.sentSotw(key, true, w.typeURL, ts, r) // sharededs.go
 			}
 		}
-	}
-	if at == stepRequest && heldBack(w.typeURL) {
-		c.sawRoutes(key, w.typeURL, r == nil && !w.held, w.proto.nonce(w)) // routeacks.go
 	}
 	for _, p := range c.parts {
 		p.settled(c, at, w, r)
