@@ -70,10 +70,10 @@ type resourceCache struct {
 	bound   map[any]*streamState
 	// parts are the features of the watch lifecycle (watch.go), in the
 	// order they are told of each step.
-	parts   []watchPart
-	mbb     makeBeforeBreak // makebeforebreak.go
-	loadsOf loadsOf         // sharededs.go
-	acks    routeAcks       // routeacks.go
+	parts []watchPart
+	mbb   makeBeforeBreak // makebeforebreak.go
+	eds   sharedEDS       // sharededs.go
+	acks  routeAcks       // routeacks.go
 }
 
 var _ cache.Cache = (*resourceCache)(nil)
@@ -98,7 +98,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
-	c.parts = []watchPart{&c.acks, &c.mbb}
+	c.parts = []watchPart{&c.eds, &c.acks, &c.mbb}
 	return c
 }
 

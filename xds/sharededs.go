@@ -5,7 +5,6 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -49,23 +48,58 @@ func edsNameOf(item types.Resource) (string, bool) {
 	return "", false
 }
 
+// sharedEDS is the part (watch.go) that sends a stream the load
+// assignments it holds of the clusters it is being sent.
+type sharedEDS struct {
+	// clusters and names are what updatedLoads worked out last.
+	clusters *typeSnapshot
+	names    []string
+}
+
+var _ watchPart = (*sharedEDS)(nil)
+
+func (*sharedEDS) updated(*resourceCache, []typeChange) bool { return false }
+func (*sharedEDS) holds(*resourceCache, *watch) bool         { return false }
+func (*sharedEDS) closed(*resourceCache, *streamState)       {}
+
+// owes answers an endpoint request that nothing else answers with the
+// load assignments due to its stream (dueLater), if any.
+func (*sharedEDS) owes(c *resourceCache, w *watch) xdsResponse {
+	if w.typeURL != resource.EndpointType || len(w.stream.due) == 0 {
+		return nil
+	}
+	names := w.stream.due
+	w.stream.due = nil
+	return c.heldLoads(w, names)
+}
+
+// settled notes a cluster response: a delta one as it is put on the
+// stream's channel, a SotW one an update sends before it goes (the
+// protocols' deliver).
+func (e *sharedEDS) settled(c *resourceCache, at step, w *watch, r xdsResponse) {
+	ts := c.types[resource.ClusterType]
+	if w.typeURL != resource.ClusterType || ts == nil {
+		return
+	}
+	switch r := r.(type) {
+	case *deltaResponse:
+		if at == stepRequest || at == stepUpdate {
+			c.sentDelta(w.stream.key, ts, r)
+		}
+	case *sotwResponse:
+		if at == stepUpdate {
+			e.sentSotw(c, w.stream.key, ts, r)
+		}
+	}
+}
+
 // sentDelta notes a response sent to a delta stream: after clusters, the
 // load assignments it holds of them go again. A stream that has not asked
 // for load assignments yet (an Envoy being sent its first clusters) holds
 // none: its response is not even looked at, which at 10,000 Ingresses is
 // 100,000 clusters per Envoy connecting.
-func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts *typeSnapshot, resp *deltaResponse) {
-	if !bound || typeURL != resource.ClusterType {
-		return
-	}
-	var open int64
-	var w *watch
-	for id, ew := range c.watches[resource.EndpointType] {
-		if ew.stream != nil && ew.stream.key == key {
-			open, w = id, ew
-			break
-		}
-	}
+func (c *resourceCache) sentDelta(key streamKey, ts *typeSnapshot, resp *deltaResponse) {
+	id, w := c.endpointWatch(key)
 	if w == nil && !c.asksLoads(key) {
 		return
 	}
@@ -80,24 +114,41 @@ func (c *resourceCache) sentDelta(key streamKey, bound bool, typeURL string, ts 
 	if len(names) == 0 {
 		return
 	}
+	c.pushHeldLoads(key, id, w, names)
+}
+
+// endpointWatch is a stream's stored endpoint watch, if any.
+func (c *resourceCache) endpointWatch(key streamKey) (int64, *watch) {
+	for id, w := range c.watches[resource.EndpointType] {
+		if w.stream != nil && w.stream.key == key {
+			return id, w
+		}
+	}
+	return 0, nil
+}
+
+// pushHeldLoads answers a stream's endpoint watch (id, w) with the named
+// load assignments it holds, or, with no watch open, keeps them for its
+// next endpoint request.
+func (c *resourceCache) pushHeldLoads(key streamKey, id int64, w *watch, names []string) {
 	if w == nil {
 		c.dueLater(key, names)
 		return
 	}
-	if resp := c.heldLoads(w.deltaReq, w.sub.ReturnedResources(), names); resp != nil {
-		w.deltaOut <- resp
-		delete(c.watches[resource.EndpointType], open)
+	if r := c.heldLoads(w, names); r != nil {
+		w.proto.deliver(c, w, r, stepPart)
+		delete(c.watches[resource.EndpointType], id)
 	}
 }
 
-// heldLoads is a response with those of the named load assignments that
-// the client holds, or nil.
-func (c *resourceCache) heldLoads(req *cache.DeltaRequest, known map[string]string, names []string) *deltaResponse {
-	ts, send := c.heldPositions(known, names)
+// heldLoads is an answer to an endpoint watch with those of the named
+// load assignments that its client holds, or nil.
+func (c *resourceCache) heldLoads(w *watch, names []string) xdsResponse {
+	ts, send := c.heldPositions(w.sub.ReturnedResources(), names)
 	if len(send) == 0 {
 		return nil
 	}
-	return newDeltaResponse(req, known, ts, send, nil)
+	return w.proto.partial(w, ts, send)
 }
 
 // heldPositions is the current load assignments, and the positions among
@@ -120,28 +171,6 @@ func (c *resourceCache) heldPositions(known map[string]string, names []string) (
 	return ts, slices.Compact(send)
 }
 
-// takeDue returns, and forgets, the load assignments due to a stream's
-// next endpoint request (dueLater), if typeURL is the endpoint type.
-func (c *resourceCache) takeDue(key streamKey, typeURL string) []string {
-	s := c.streams[key]
-	if typeURL != resource.EndpointType || s == nil {
-		return nil
-	}
-	names := s.due
-	s.due = nil
-	return names
-}
-
-// sharedEDS answers a bound delta stream's endpoint request, that nothing
-// else answers, with the load assignments due to it, if any.
-func (c *resourceCache) sharedEDS(key streamKey, req *cache.DeltaRequest, sub cache.Subscription) *deltaResponse {
-	names := c.takeDue(key, req.GetTypeUrl())
-	if len(names) == 0 {
-		return nil
-	}
-	return c.heldLoads(req, sub.ReturnedResources(), names)
-}
-
 // State of the world. A SotW Envoy is stuck the same way (and acknowledges
 // the clusters only once they have warmed, 15 s later), but the SotW server
 // sends each type from a channel of its own, picking among those ready at
@@ -156,25 +185,27 @@ func (c *resourceCache) sharedEDS(key streamKey, req *cache.DeltaRequest, sub ca
 
 // sentSotw arranges for a SotW cluster response to send, as it goes, the
 // load assignments the stream holds of the clusters the update changed.
-func (c *resourceCache) sentSotw(key streamKey, bound bool, typeURL string, ts *typeSnapshot, resp *sotwResponse) {
-	if !bound || typeURL != resource.ClusterType || len(ts.updated) == 0 {
-		return
+func (e *sharedEDS) sentSotw(c *resourceCache, key streamKey, ts *typeSnapshot, resp *sotwResponse) {
+	if len(ts.updated) == 0 || !c.asksLoads(key) {
+		return // nothing changed, or it holds no load assignment
 	}
-	if !c.asksLoads(key) {
-		return // it holds no load assignment
-	}
-	names := c.updatedLoads(ts)
+	names := e.updatedLoads(ts)
 	if len(names) == 0 {
 		return
 	}
-	resp.onSend = func() { c.pushHeldLoadsSotw(key, names) }
+	resp.onSend = func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		id, w := c.endpointWatch(key)
+		c.pushHeldLoads(key, id, w, names)
+	}
 }
 
 // updatedLoads is the load assignments that the clusters an update changed
 // read, worked out once for every stream the update answers.
-func (c *resourceCache) updatedLoads(ts *typeSnapshot) []string {
-	if c.loadsOf.clusters == ts {
-		return c.loadsOf.names
+func (e *sharedEDS) updatedLoads(ts *typeSnapshot) []string {
+	if e.clusters == ts {
+		return e.names
 	}
 	var names []string
 	for _, name := range ts.updated {
@@ -184,51 +215,8 @@ func (c *resourceCache) updatedLoads(ts *typeSnapshot) []string {
 			}
 		}
 	}
-	c.loadsOf.clusters, c.loadsOf.names = ts, names
+	e.clusters, e.names = ts, names
 	return names
-}
-
-// loadsOf is what updatedLoads worked out last.
-type loadsOf struct {
-	clusters *typeSnapshot
-	names    []string
-}
-
-// pushHeldLoadsSotw sends a SotW stream's endpoint watch the named load
-// assignments it holds, or keeps them for its next endpoint watch.
-func (c *resourceCache) pushHeldLoadsSotw(key streamKey, names []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, w := range c.watches[resource.EndpointType] {
-		if w.stream != nil && w.stream.key == key {
-			if resp := c.heldLoadsSotw(w.sotwReq, w.sub.ReturnedResources(), names); resp != nil {
-				w.sotwOut <- resp
-				delete(c.watches[resource.EndpointType], id)
-			}
-			return
-		}
-	}
-	c.dueLater(key, names)
-}
-
-// heldLoadsSotw is a partial SotW response with those of the named load
-// assignments the client holds, or nil.
-func (c *resourceCache) heldLoadsSotw(req *cache.Request, known map[string]string, names []string) *sotwResponse {
-	ts, send := c.heldPositions(known, names)
-	if len(send) == 0 {
-		return nil
-	}
-	return newSotwPartial(req, known, ts, send, nil)
-}
-
-// sharedEDSSotw answers a bound SotW stream's endpoint request, that
-// nothing else answers, with the load assignments due to it, if any.
-func (c *resourceCache) sharedEDSSotw(key streamKey, req *cache.Request, sub cache.Subscription) *sotwResponse {
-	names := c.takeDue(key, req.GetTypeUrl())
-	if len(names) == 0 {
-		return nil
-	}
-	return c.heldLoadsSotw(req, sub.ReturnedResources(), names)
 }
 
 // dueLater keeps load assignments for a stream's next endpoint watch. A

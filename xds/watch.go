@@ -61,6 +61,7 @@ const (
 	stepRequest step = iota // its request came (steps 2-4)
 	stepUpdate              // an update answers it (step 5)
 	stepRelease             // its hold ended (step 5, recheck)
+	stepPart                // a part answers it outside a request (shared EDS)
 )
 
 // watchPart is one feature of the lifecycle, in a file of its own
@@ -96,6 +97,9 @@ type protocol interface {
 	// deliver puts r on the watch's channel and tells the parts
 	// (settled), in the order the protocol needs.
 	deliver(c *resourceCache, w *watch, r xdsResponse, at step)
+	// partial is an answer with the resources of ts at the given
+	// positions, what the client holds otherwise kept (a part's answer).
+	partial(w *watch, ts *typeSnapshot, send []int) xdsResponse
 	// nonce and nack are the request's nonce and whether it is a NACK.
 	nonce(w *watch) string
 	nack(w *watch) bool
@@ -205,37 +209,22 @@ func (c *resourceCache) holds(w *watch) bool {
 	return false
 }
 
-// owes is what the cache owes a bound watch besides what its client lacks
-// of the content (sharededs.go), or nil.
+// owes is what a part owes a bound watch besides what its client lacks of
+// the content, or nil.
 func (c *resourceCache) owes(w *watch) xdsResponse {
-	if w.deltaReq != nil {
-		if r := c.sharedEDS(w.stream.key, w.deltaReq, w.sub); r != nil {
+	for _, p := range c.parts {
+		if r := p.owes(c, w); r != nil {
 			return r
 		}
-		return nil
-	}
-	if r := c.sharedEDSSotw(w.stream.key, w.sotwReq, w.sub); r != nil {
-		return r
 	}
 	return nil
 }
 
 // settled tells the parts how a step left a bound watch: answered with r,
-// or stored (r nil).
+// or stored or released unanswered (r nil).
 func (c *resourceCache) settled(at step, w *watch, r xdsResponse) {
 	if w.stream == nil {
 		return
-	}
-	key := w.stream.key
-	if ts := c.types[w.typeURL]; r != nil && ts != nil && at != stepRelease {
-		switch r := r.(type) {
-		case *deltaResponse:
-			c.sentDelta(key, true, w.typeURL, ts, r) // sharededs.go
-		case *sotwResponse:
-			if at == stepUpdate {
-				c.sentSotw(key, true, w.typeURL, ts, r) // sharededs.go
-			}
-		}
 	}
 	for _, p := range c.parts {
 		p.settled(c, at, w, r)
@@ -278,6 +267,10 @@ func (sotwProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) 
 	w.sotwOut <- r.(*sotwResponse)
 }
 
+func (sotwProtocol) partial(w *watch, ts *typeSnapshot, send []int) xdsResponse {
+	return newSotwPartial(w.sotwReq, w.sub.ReturnedResources(), ts, send, nil)
+}
+
 func (sotwProtocol) nonce(w *watch) string { return w.sotwReq.GetResponseNonce() }
 func (sotwProtocol) nack(w *watch) bool    { return w.sotwReq.GetErrorDetail() != nil }
 
@@ -303,6 +296,13 @@ func (deltaProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 func (deltaProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
 	w.deltaOut <- r.(*deltaResponse)
 	c.settled(at, w, r)
+}
+
+func (deltaProtocol) partial(w *watch, ts *typeSnapshot, send []int) xdsResponse {
+	if r := newDeltaResponse(w.deltaReq, w.sub.ReturnedResources(), ts, send, nil); r != nil {
+		return r
+	}
+	return nil
 }
 
 func (deltaProtocol) nonce(w *watch) string { return w.deltaReq.GetResponseNonce() }
