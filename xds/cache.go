@@ -98,7 +98,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
-	c.parts = []watchPart{&c.eds, &c.acks, &c.mbb}
+	c.parts = []watchPart{vhds{}, &c.eds, &c.acks, &c.mbb}
 	return c
 }
 
@@ -128,7 +128,6 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 	byType := make(map[string]*typeSnapshot, len(changes))
 	for i := range changes {
 		ch := &changes[i]
-		ch.state.namespaced = ch.typeURL == resource.VirtualHostType // vhds.go
 		ch.prev = c.types[ch.typeURL]
 		c.types[ch.typeURL] = ch.state
 		byType[ch.typeURL] = ch.state

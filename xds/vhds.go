@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
 // Virtual host discovery (VHDS). When the translator sends the plain-HTTP
@@ -19,6 +21,29 @@ import (
 // a wildcard subscription, answers its first request even with nothing:
 // Envoy's route configuration waits for that answer before the listener
 // that uses it is ready.
+
+// vhds is the part (watch.go) that makes the virtual host type
+// namespaced: the lifecycle's answers then read a name subscribed to as
+// every resource of that namespace (everything, wants, deltaSince,
+// deltaNow in cache.go).
+type vhds struct{}
+
+var _ watchPart = vhds{}
+
+// updated marks a new virtual host content namespaced.
+func (vhds) updated(_ *resourceCache, changes []typeChange) bool {
+	for _, ch := range changes {
+		if ch.typeURL == resource.VirtualHostType {
+			ch.state.namespaced = true
+		}
+	}
+	return false
+}
+
+func (vhds) holds(*resourceCache, *watch) bool                 { return false }
+func (vhds) owes(*resourceCache, *watch) xdsResponse           { return nil }
+func (vhds) settled(*resourceCache, step, *watch, xdsResponse) {}
+func (vhds) closed(*resourceCache, *streamState)               {}
 
 // namespaceOf is the namespace of a resource name, as Envoy's namespace
 // matching has it: what comes before its last "/", or "" for none.
