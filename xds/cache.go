@@ -98,7 +98,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
 	}
-	c.parts = []watchPart{vhds{}, &c.eds, &c.acks, &c.mbb}
+	c.parts = []watchPart{scopes{}, vhds{}, &c.eds, &c.acks, &c.mbb}
 	return c
 }
 
@@ -147,7 +147,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 // if anything: what the client lacks of the current content.
 func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
 	switch {
-	case !fullStateInSotw(req.GetTypeUrl()):
+	case !ts.fullState: // scopes.go
 		return sotwDiff(req, sub, ts)
 	case sotwOutdated(req, sub, ts):
 		return sotwAnswer(req, sub, ts)

@@ -104,6 +104,10 @@ type typeSnapshot struct {
 	// resource in that namespace (VHDS's virtual hosts, vhds.go); the cache
 	// sets it.
 	namespaced bool
+	// fullState says that a SotW answer of the type holds every resource
+	// the client asks for, not only those it lacks (scopes.go); the cache
+	// sets it.
+	fullState bool
 	// lazy, for clusters, says which come on demand (ondemand.go): a delta
 	// client's wildcard subscription leaves them out, and the client asks
 	// for each by name; nil: none.

@@ -246,7 +246,7 @@ func (sotwProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
 func (sotwProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 	var r *sotwResponse
 	switch {
-	case !fullStateInSotw(w.typeURL):
+	case !ts.fullState: // scopes.go
 		r = sotwChanges(w.sotwReq, w.sub, ts)
 	case w.sotwReq.GetVersionInfo() != ts.version:
 		r = sotwAnswer(w.sotwReq, w.sub, ts)
