@@ -13,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 )
 
 // ResolvingSource is a Source whose ExternalName Services are resolved by
@@ -35,6 +36,10 @@ type ResolvingSource struct {
 	// MinInterval and MaxInterval bound how often a name is looked up
 	// again; 1 s and 30 s when zero.
 	MinInterval, MaxInterval time.Duration
+	// Clock is what the TTLs and intervals are counted on; the real
+	// clock when nil. Tests step a fake one past each expiry instead of
+	// waiting for it.
+	Clock clock.Clock
 	// Nodes, when set, adds the cluster's Nodes' addresses to the
 	// policy's own ones (cluster mode); Run runs it.
 	Nodes  *NodeAddresses
@@ -83,6 +88,13 @@ var _ Source = (*ResolvingSource)(nil)
 var notResolvedYet = &Resolution{Err: "not resolved yet"}
 
 func (s *ResolvingSource) logger() *slog.Logger { return loggerOr(s.Logger) }
+
+func (s *ResolvingSource) clock() clock.Clock {
+	if s.Clock == nil {
+		return clock.RealClock{}
+	}
+	return s.Clock
+}
 
 // policy is Policy, with the Nodes' addresses among the own ones.
 func (s *ResolvingSource) policy() AddressPolicy {
@@ -144,20 +156,19 @@ func (s *ResolvingSource) loop(ctx context.Context, started <-chan struct{}, cha
 		return
 	case <-started:
 	}
-	timer := time.NewTimer(time.Hour)
+	timer := s.clock().NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		s.scan()
 		if s.resolveDue(ctx) {
 			changed()
 		}
-		wait := s.untilNext()
-		timer.Reset(wait)
+		s.arm(timer)
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.rescan:
-		case <-timer.C:
+		case <-timer.C():
 		}
 	}
 }
@@ -215,7 +226,7 @@ func normalName(n string) string {
 // resolveDue looks up every name whose answer expired and reports whether
 // anything changed.
 func (s *ResolvingSource) resolveDue(ctx context.Context) bool {
-	now := time.Now()
+	now := s.clock().Now()
 	s.mu.Lock()
 	var due []string
 	for n, e := range s.names {
@@ -245,7 +256,7 @@ func (s *ResolvingSource) resolveDue(ctx context.Context) bool {
 		if ttl > 0 {
 			wait = min(max(ttl, lo), hi)
 		}
-		if s.record(n, addrs, err, time.Now().Add(wait)) {
+		if s.record(n, addrs, err, s.clock().Now().Add(wait)) {
 			changedAny = true
 		}
 	}
@@ -308,16 +319,25 @@ func (s *ResolvingSource) record(name string, addrs []netip.Addr, err error, nex
 	return changed
 }
 
-func (s *ResolvingSource) untilNext() time.Duration {
+// arm sets the loop's timer for the next name due. It reads the clock and
+// resets the timer holding the lock, so that a test moving a fake clock
+// under the same lock never falls between the two, which would arm the
+// timer for another instant than the one computed. A tick left from
+// before is dropped (Go's timers drop it on Reset; a fake one keeps it).
+func (s *ResolvingSource) arm(timer clock.Timer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	select {
+	case <-timer.C():
+	default:
+	}
 	_, hi := s.intervals()
 	wait := hi
-	now := time.Now()
+	now := s.clock().Now()
 	for _, e := range s.names {
 		wait = min(wait, e.next.Sub(now))
 	}
-	return max(wait, 0)
+	timer.Reset(max(wait, 0))
 }
 
 // State implements Source: the wrapped Source's state, with each

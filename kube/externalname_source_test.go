@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -67,16 +68,47 @@ func endpointAddresses(st *State) []string {
 	return out
 }
 
+// setClock moves a ResolvingSource's fake clock holding the source's lock,
+// as its loop arms its timer (arm): never between the loop reading the
+// clock and arming the timer. Setting the time it is fires a timer armed
+// for that instant after the clock got there.
+func setClock(src *ResolvingSource, clk *clocktesting.FakeClock, t time.Time) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	clk.SetTime(t)
+}
+
+// expiry steps a ResolvingSource's fake clock to the instant a name's
+// answer expires, checking both sides of it: a nanosecond before, the
+// source still serves what it had (changed is false once the source's loop
+// is idle again, should a wrong timer have fired); at it, the name is
+// looked up again (changed becomes true). It returns the next expiry, the
+// TTL later.
+func expiry(t *testing.T, src *ResolvingSource, clk *clocktesting.FakeClock, at time.Time, ttl time.Duration, what string, changed func() bool) time.Time {
+	t.Helper()
+	setClock(src, clk, at.Add(-time.Nanosecond))
+	waitFor(t, "the resolver idle", func() bool { return clk.Waiters() == 1 })
+	if changed() {
+		t.Fatalf("%s a nanosecond before the answer expired", what)
+	}
+	setClock(src, clk, at)
+	waitFor(t, what, func() bool { setClock(src, clk, at); return changed() })
+	return at.Add(ttl)
+}
+
 // A name is resolved by a real DNS server, re-resolved on its TTL, and
 // refused once it points at loopback; an address change alone is an
-// endpoint change, a verdict change is a change of everything.
+// endpoint change, a verdict change is a change of everything. The TTL is
+// counted on a fake clock the test steps to each expiry.
 func TestResolvingSourceFollowsTheNameAndRefusesLocalAddresses(t *testing.T) {
-	d := framework.StartDNS(t, 1)
+	const ttl = time.Second
+	d := framework.StartDNS(t, uint32(ttl/time.Second))
 	d.Set("app.example.test", "192.0.2.10")
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	inner := &staticSource{state: externalNameState("app.example.test.")}
 	src := &ResolvingSource{Source: inner, Resolver: DNSResolver{Server: d.Address},
 		Policy:      AddressPolicy{Own: func() []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.99")} }},
-		MinInterval: 100 * time.Millisecond}
+		MinInterval: 100 * time.Millisecond, Clock: clk}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -85,7 +117,9 @@ func TestResolvingSourceFollowsTheNameAndRefusesLocalAddresses(t *testing.T) {
 		_ = src.Run(ctx, func() { mu.Lock(); calls++; mu.Unlock() })
 	}()
 
+	// The first lookup is due at once: the answer expires a TTL later.
 	waitFor(t, "resolved", func() bool { return len(endpointAddresses(src.State())) == 1 })
+	next := clk.Now().Add(ttl)
 	st := src.State()
 	if got := st.Services[extSvc].Resolved; got == nil || *got != (Resolution{}) {
 		t.Errorf("verdict %+v, want a clean one", got)
@@ -103,7 +137,7 @@ func TestResolvingSourceFollowsTheNameAndRefusesLocalAddresses(t *testing.T) {
 
 	// On the TTL, a new address: an endpoint change only.
 	d.Set("app.example.test", "192.0.2.11", "2001:db8::11")
-	waitFor(t, "re-resolved", func() bool { return len(endpointAddresses(src.State())) == 2 })
+	next = expiry(t, src, clk, next, ttl, "re-resolved", func() bool { return len(endpointAddresses(src.State())) == 2 })
 	if c := src.TakeChanges(); c.All || !c.Endpoints[extSvc] {
 		t.Errorf("changes %+v, want the Service's endpoints alone", c)
 	}
@@ -114,7 +148,7 @@ func TestResolvingSourceFollowsTheNameAndRefusesLocalAddresses(t *testing.T) {
 	// Re-pointed at loopback after the first resolution: refused.
 	for _, local := range []string{"127.0.0.1", "169.254.169.254", "::1", "0.0.0.0", "192.0.2.99"} {
 		d.Set("app.example.test", "192.0.2.11", local)
-		waitFor(t, "refused for "+local, func() bool {
+		next = expiry(t, src, clk, next, ttl, "refused for "+local, func() bool {
 			r := src.State().Services[extSvc].Resolved
 			return r != nil && strings.Contains(r.Refused, local)
 		})
@@ -125,12 +159,19 @@ func TestResolvingSourceFollowsTheNameAndRefusesLocalAddresses(t *testing.T) {
 			t.Errorf("%s: changes %+v, want everything (a new verdict)", local, c)
 		}
 		d.Set("app.example.test", "192.0.2.11")
-		waitFor(t, "served again", func() bool { return len(endpointAddresses(src.State())) == 1 })
+		next = expiry(t, src, clk, next, ttl, "served again", func() bool { return len(endpointAddresses(src.State())) == 1 })
 	}
 
-	// A name that goes away after a good answer keeps its addresses.
+	// A name that goes away after a good answer keeps its addresses; the
+	// failed lookup comes on the TTL, and the next MaxInterval (30 s)
+	// after it.
 	d.Delete("app.example.test")
-	time.Sleep(1500 * time.Millisecond) // past the TTL: looked up again, and failed
+	failedAt := next
+	expiry(t, src, clk, next, ttl, "looked up again, and failed", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return src.names["app.example.test"].next.Equal(failedAt.Add(30 * time.Second))
+	})
 	if got := endpointAddresses(src.State()); len(got) != 1 {
 		t.Errorf("after a failed lookup: endpoints %v, want the last good answer", got)
 	}
