@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
+	"k8s.io/utils/clock"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
@@ -37,6 +38,8 @@ import (
 type ConnLimiter struct {
 	extprocv3.UnimplementedExternalProcessorServer
 	log *slog.Logger
+	// clock paces responses (pace.go); tests step a fake one.
+	clock clock.Clock
 
 	mu       sync.Mutex
 	inFlight map[connKey]uint32 // no entry at zero
@@ -50,7 +53,7 @@ type connKey struct {
 
 // NewConnLimiter returns a limiter with no request in flight.
 func NewConnLimiter(log *slog.Logger) *ConnLimiter {
-	return &ConnLimiter{log: log, inFlight: map[connKey]uint32{}}
+	return &ConnLimiter{log: log, clock: clock.RealClock{}, inFlight: map[connKey]uint32{}}
 }
 
 // connRoute is what a stream's metadata says of its route.
@@ -71,7 +74,7 @@ func (l *ConnLimiter) Process(stream extprocv3.ExternalProcessor_ProcessServer) 
 			l.log.ErrorContext(ctx, "paced stream without a usable route: refused", "error", err)
 			return err
 		}
-		return pace(stream, rate, after, sleepCtx)
+		return pace(stream, rate, after, l.clock)
 	}
 	route, err := readConnRoute(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/utils/clock"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
@@ -25,12 +26,19 @@ import (
 // calls it.
 func startConnLimiter(t *testing.T) (extprocv3.ExternalProcessorClient, *ConnLimiter) {
 	t.Helper()
+	return startConnLimiterOn(t, clock.RealClock{})
+}
+
+// startConnLimiterOn is startConnLimiter with the limiter's clock.
+func startConnLimiterOn(t *testing.T, clk clock.Clock) (extprocv3.ExternalProcessorClient, *ConnLimiter) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
 	l := NewConnLimiter(slog.New(slog.DiscardHandler))
+	l.clock = clk
 	extprocv3.RegisterExternalProcessorServer(srv, l)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)

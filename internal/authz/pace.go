@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
+	"k8s.io/utils/clock"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
@@ -22,10 +23,10 @@ import (
 // end are within the allowance. A chunk waits whole (nginx would send the
 // part within the allowance): the response is never faster than nginx's.
 // Envoy holds back reading from the backend while it waits, as nginx
-// does.
-func pace(stream extprocv3.ExternalProcessor_ProcessServer, rate, after uint64, sleep func(context.Context, time.Duration) bool) error {
+// does. Time is clk's (a test steps a fake one).
+func pace(stream extprocv3.ExternalProcessor_ProcessServer, rate, after uint64, clk clock.Clock) error {
 	ctx := stream.Context()
-	start := time.Now()
+	start := clk.Now()
 	var sent uint64
 	for {
 		msg, err := stream.Recv()
@@ -37,7 +38,7 @@ func pace(stream extprocv3.ExternalProcessor_ProcessServer, rate, after uint64, 
 			if sent > after {
 				// The time at which rate*(t+1) reaches sent-after.
 				due := start.Add(time.Duration(float64(sent-after)/float64(rate)*float64(time.Second)) - time.Second)
-				if wait := time.Until(due); wait > 0 && !sleep(ctx, wait) {
+				if wait := due.Sub(clk.Now()); wait > 0 && !sleepCtx(ctx, clk, wait) {
 					return nil // the request went
 				}
 			}
@@ -69,12 +70,12 @@ func readPace(ctx context.Context) (rate, after uint64, ok bool, err error) {
 	return rate, after, true, nil
 }
 
-// sleepCtx waits for d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+// sleepCtx waits for d on clk, or until ctx ends (false).
+func sleepCtx(ctx context.Context, clk clock.Clock, d time.Duration) bool {
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		return true
 	case <-ctx.Done():
 		return false

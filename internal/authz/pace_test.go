@@ -3,6 +3,7 @@ package authz
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,56 +11,105 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
 
 // A paced stream answers each body chunk no sooner than nginx's
-// limit_rate would have sent its last byte: rate*(t+1) + after.
+// limit_rate would have sent its last byte: rate*(t+1) + after. Time is a
+// fake clock the test steps to a nanosecond before each chunk's due time,
+// where the chunk must still wait, and to it, where it must be answered.
 func TestPace(t *testing.T) {
-	c, l := startConnLimiter(t)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	start := clk.Now()
+	c, l := startConnLimiterOn(t, clk)
 	ctx, cancel := context.WithCancel(metadata.NewOutgoingContext(context.Background(), metadata.New(map[string]string{
 		authzapi.PaceRate: "1000", authzapi.PaceAfter: "500",
 	})))
 	defer cancel()
-	start := time.Now()
 	s, err := c.Process(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(req *extprocv3.ProcessingRequest) *extprocv3.ProcessingResponse {
+	answers := make(chan *extprocv3.ProcessingResponse, 1)
+	go func() {
+		defer close(answers)
+		for {
+			resp, err := s.Recv()
+			if err != nil {
+				return
+			}
+			answers <- resp
+		}
+	}()
+	answer := func(what string) *extprocv3.ProcessingResponse {
+		t.Helper()
+		select {
+		case r, ok := <-answers:
+			if !ok {
+				t.Fatalf("%s: the stream ended", what)
+			}
+			return r
+		case <-time.After(10 * time.Second): // a hang, not a timing criterion
+			t.Fatalf("%s: no answer", what)
+		}
+		return nil
+	}
+	send := func(req *extprocv3.ProcessingRequest) {
 		t.Helper()
 		if err := s.Send(req); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := s.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
 	}
-	if r := send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{}}}); r.GetRequestHeaders() == nil {
+	send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{}}})
+	if r := answer("request headers"); r.GetRequestHeaders() == nil {
 		t.Fatalf("request headers: %v", r)
 	}
 	chunk := func(n int) *extprocv3.ProcessingRequest {
 		return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{Body: bytes.Repeat([]byte("x"), n)}}}
 	}
-	// The 500 at full speed and the first second's 1,000: at once.
+	// The 500 at full speed and the first second's 1,000: at once, the
+	// clock not moving.
 	for _, n := range []int{500, 1000} {
-		if r := send(chunk(n)); r.GetResponseBody() == nil {
+		send(chunk(n))
+		if r := answer(fmt.Sprintf("chunk of %d", n)); r.GetResponseBody() == nil {
 			t.Fatalf("chunk of %d: %v", n, r)
 		}
 	}
 	// 1,500 more: 3,000 in all, due 1.5 s after the start.
-	if r := send(chunk(1500)); r.GetResponseBody() == nil {
+	send(chunk(1500))
+	due := start.Add(1500 * time.Millisecond)
+	waitUntil(t, "the third chunk waiting on the clock", func() bool { return clk.HasWaiters() })
+	clk.SetTime(due.Add(-time.Nanosecond))
+	select {
+	case r := <-answers:
+		t.Fatalf("3,000 bytes at 1,000/s after 500: answered a nanosecond before 1.5 s: %v", r)
+	default:
+	}
+	if !clk.HasWaiters() {
+		t.Fatal("the third chunk stopped waiting a nanosecond before 1.5 s")
+	}
+	clk.SetTime(due)
+	if r := answer("third chunk"); r.GetResponseBody() == nil {
 		t.Fatalf("third chunk: %v", r)
 	}
-	if took := time.Since(start); took < 1500*time.Millisecond {
-		t.Errorf("3,000 bytes at 1,000/s after 500: answered after %s, want 1.5 s at least", took)
-	}
 	// Paced streams are not counted as connections.
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(l.inFlight) != 0 {
 		t.Errorf("counted: %v", l.inFlight)
+	}
+}
+
+// waitUntil polls cond: for a goroutine to get somewhere, never for time
+// to pass.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not %s after 10 s", what)
+		}
 	}
 }
 
