@@ -49,6 +49,9 @@ import (
 // name; and all types are published as one consistent snapshot, where
 // LinearCaches under a MuxCache are independent.
 //
+// What happens to a watch, SotW or delta, is one lifecycle (watch.go), its
+// features parts behind one interface (watchPart), each in its own file.
+//
 // It relies on how go-control-plane v0.14's SotW and delta servers drive a
 // cache, beyond what the cache.Cache interface promises (it even edits a
 // subscription's map, which the interface forbids). docs/xds-cache.md lists
