@@ -1,8 +1,6 @@
 package ir
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -26,16 +24,16 @@ type ConnectionLimit struct {
 
 func (c *ConnectionLimit) validate() error {
 	if c.Max == 0 {
-		return errors.New("max 0: leave it nil for no limit")
+		return invalid("Max", ErrNoOp, "max 0: leave it nil for no limit")
 	}
 	if c.Zone == "" || strings.ContainsFunc(c.Zone, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ',' }) {
-		return fmt.Errorf("zone %q: empty, or with a control character or a comma", c.Zone)
+		return invalid("Zone", ErrBadName, "zone %q: empty, or with a control character or a comma", c.Zone)
 	}
-	if err := validCIDRs(c.Exempt); err != nil {
-		return fmt.Errorf("exempt: %w", err)
+	if err := validCIDRs("Exempt", c.Exempt); err != nil {
+		return err
 	}
 	if c.Status < 400 || c.Status > 599 {
-		return fmt.Errorf("status %d is not 400 to 599", c.Status)
+		return invalid("Status", ErrOutOfRange, "status %d is not 400 to 599", c.Status)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -37,31 +36,32 @@ const minRatePeriod = 50 * time.Millisecond
 
 func (r *RateLimit) validate() error {
 	if len(r.Rates) == 0 {
-		return errors.New("no rate")
+		return invalid("Rates", ErrNoOp, "no rate")
 	}
-	for _, q := range r.Rates {
+	for i, q := range r.Rates {
 		if q.Requests == 0 || q.Bucket == 0 {
-			return fmt.Errorf("rate %d per %s with a bucket of %d: neither may be 0", q.Requests, time.Duration(q.Period), q.Bucket)
+			return invalid(fmt.Sprintf("Rates[%d]", i), ErrOutOfRange, "rate %d per %s with a bucket of %d: neither may be 0", q.Requests, time.Duration(q.Period), q.Bucket)
 		}
 		if time.Duration(q.Period) < minRatePeriod || time.Duration(q.Period)%minRatePeriod != 0 {
-			return fmt.Errorf("period %s: not a multiple of %s", time.Duration(q.Period), minRatePeriod)
+			return invalid(fmt.Sprintf("Rates[%d].Period", i), ErrOutOfRange, "period %s: not a multiple of %s", time.Duration(q.Period), minRatePeriod)
 		}
 	}
-	if err := validCIDRs(r.Exempt); err != nil {
-		return fmt.Errorf("exempt: %w", err)
+	if err := validCIDRs("Exempt", r.Exempt); err != nil {
+		return err
 	}
 	if r.Status < 400 || r.Status > 599 {
-		return fmt.Errorf("status %d is not 400 to 599", r.Status)
+		return invalid("Status", ErrOutOfRange, "status %d is not 400 to 599", r.Status)
 	}
 	return nil
 }
 
-// validCIDRs checks that each entry is a canonical CIDR (its network
-// address, no host bits), as the renderer's address matchers need.
-func validCIDRs(cidrs []string) error {
-	for _, c := range cidrs {
+// validCIDRs checks that each entry of the list at field is a canonical
+// CIDR (its network address, no host bits), as the renderer's address
+// matchers need.
+func validCIDRs(field string, cidrs []string) error {
+	for i, c := range cidrs {
 		if pfx, err := netip.ParsePrefix(c); err != nil || pfx != pfx.Masked() {
-			return fmt.Errorf("%q is not a canonical CIDR", c)
+			return invalid(fmt.Sprintf("%s[%d]", field, i), ErrBadAddress, "exempt: %q is not a canonical CIDR", c)
 		}
 	}
 	return nil

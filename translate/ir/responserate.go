@@ -1,7 +1,5 @@
 package ir
 
-import "errors"
-
 // ResponseRate slows each response of a route to the client: nginx's
 // limit_rate, per request (each response on its own, however many a
 // client has at once), whoever the client is.
@@ -16,7 +14,7 @@ type ResponseRate struct {
 
 func (r *ResponseRate) validate() error {
 	if r.KiBPerSecond == 0 {
-		return errors.New("0 KiB/s: leave it nil for no limit")
+		return invalid("KiBPerSecond", ErrNoOp, "0 KiB/s: leave it nil for no limit")
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ var (
 	// with control characters (a response splitting), or with what Envoy
 	// would read as a command.
 	ErrBadHeader = errors.New("bad header")
+	// ErrBadName: a name the IR gives (a connection limit's zone) that is
+	// empty or holds what it may not.
+	ErrBadName = errors.New("bad name")
 	// ErrBadRegex: a regular expression RE2 refuses, or too long.
 	ErrBadRegex = errors.New("bad regex")
 	// ErrConflict: fields set together that exclude each other, or one

@@ -1,0 +1,80 @@
+package ir
+
+import (
+	"testing"
+	"time"
+)
+
+// policyCase is a route policy that breaks the contract once, and the
+// violation Validate must report for it, matched by errors.Is against its
+// sentinel (wantViolations).
+type policyCase struct {
+	name   string
+	policy *RoutePolicy
+	want   violation
+}
+
+func runPolicyCases(t *testing.T, cases []policyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := valid()
+			m.VirtualHosts[0].Routes[0].Policy = tc.policy
+			wantViolations(t, m.Validate(), tc.want)
+		})
+	}
+}
+
+func TestValidateLimits(t *testing.T) {
+	rate := func(r *RateLimit) *RoutePolicy {
+		base := RateLimit{Rates: []RequestRate{{Requests: 10, Period: Duration(time.Second), Bucket: 10}}, Status: 503}
+		if r.Rates != nil {
+			base.Rates = r.Rates
+		}
+		if r.Exempt != nil {
+			base.Exempt = r.Exempt
+		}
+		if r.Status != 0 {
+			base.Status = r.Status
+		}
+		return &RoutePolicy{RateLimit: &base}
+	}
+	conns := func(c ConnectionLimit) *RoutePolicy {
+		if c.Zone == "" {
+			c.Zone = "default/a"
+		}
+		if c.Status == 0 {
+			c.Status = 503
+		}
+		return &RoutePolicy{Connections: &c}
+	}
+	if err := func() error {
+		m := valid()
+		m.VirtualHosts[0].Routes[0].Policy = rate(&RateLimit{})
+		return m.Validate()
+	}(); err != nil {
+		t.Fatalf("a valid rate limit: %v", err)
+	}
+	runPolicyCases(t, []policyCase{
+		{"rate limit without a rate", &RoutePolicy{RateLimit: &RateLimit{Status: 503}},
+			route("Policy.RateLimit.Rates", ErrNoOp, "rate limit: no rate")},
+		{"rate of no requests", rate(&RateLimit{Rates: []RequestRate{{Period: Duration(time.Second), Bucket: 1}}}),
+			route("Policy.RateLimit.Rates[0]", ErrOutOfRange, "neither may be 0")},
+		{"rate over a period Envoy cannot count", rate(&RateLimit{Rates: []RequestRate{{Requests: 1, Period: Duration(70 * time.Millisecond), Bucket: 1}}}),
+			route("Policy.RateLimit.Rates[0].Period", ErrOutOfRange, "period 70ms: not a multiple of 50ms")},
+		{"rate limit exempting no CIDR", rate(&RateLimit{Exempt: []string{"10.0.0.0/8", "10.0.0.1/8"}}),
+			route("Policy.RateLimit.Exempt[1]", ErrBadAddress, `rate limit: exempt: "10.0.0.1/8" is not a canonical CIDR`)},
+		{"rate limit refusing with a success", rate(&RateLimit{Status: 200}),
+			route("Policy.RateLimit.Status", ErrOutOfRange, "status 200 is not 400 to 599")},
+		{"connection limit of 0", conns(ConnectionLimit{}),
+			route("Policy.Connections.Max", ErrNoOp, "connection limit: max 0")},
+		{"connection zone with a comma", conns(ConnectionLimit{Max: 1, Zone: "a,b"}),
+			route("Policy.Connections.Zone", ErrBadName, `zone "a,b"`)},
+		{"connection limit exempting no CIDR", conns(ConnectionLimit{Max: 1, Exempt: []string{"::1/64"}}),
+			route("Policy.Connections.Exempt[0]", ErrBadAddress, `connection limit: exempt: "::1/64"`)},
+		{"connection limit refusing with a redirect", conns(ConnectionLimit{Max: 1, Status: 302}),
+			route("Policy.Connections.Status", ErrOutOfRange, "status 302 is not 400 to 599")},
+		{"response rate of 0", &RoutePolicy{ResponseRate: &ResponseRate{AfterKiB: 1}},
+			route("Policy.ResponseRate.KiBPerSecond", ErrNoOp, "response rate: 0 KiB/s")},
+	})
+}
