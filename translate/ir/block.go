@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -32,21 +31,26 @@ type HeaderBlock struct {
 // expressions compile.
 func (b *RequestBlock) validate() error {
 	if len(b.Headers) == 0 {
-		return errors.New("a request block with no rule")
+		return invalid("Headers", ErrNoOp, "a request block with no rule")
 	}
 	for i, h := range b.Headers {
+		field := fmt.Sprintf("Headers[%d]", i)
 		if err := validHeaderName(h.Header); err != nil || h.Header[0] == ':' {
-			return fmt.Errorf("request block: header %q: not a header name", h.Header)
+			return invalid(field+".Header", ErrBadHeader, "request block: header %q: not a header name", h.Header)
 		}
 		if i > 0 && b.Headers[i-1].Header >= h.Header {
-			return fmt.Errorf("request block: headers not sorted and unique at %q", h.Header)
+			kind := ErrUnsorted
+			if b.Headers[i-1].Header == h.Header {
+				kind = ErrDuplicate
+			}
+			return invalid(field+".Header", kind, "request block: headers not sorted and unique at %q", h.Header)
 		}
 		if len(h.Values) == 0 && len(h.Regexes) == 0 && !h.All {
-			return fmt.Errorf("request block: header %q: no value", h.Header)
+			return invalid(field, ErrNoOp, "request block: header %q: no value", h.Header)
 		}
-		for _, re := range h.Regexes {
+		for j, re := range h.Regexes {
 			if err := validRegex(re); err != nil {
-				return fmt.Errorf("request block: header %q: regex %q: %v", h.Header, re, err)
+				return invalid(fmt.Sprintf("%s.Regexes[%d]", field, j), ErrBadRegex, "request block: header %q: regex %q: %w", h.Header, re, err)
 			}
 		}
 	}

@@ -1,28 +1,30 @@
 package ir
 
 import (
-	"errors"
 	"fmt"
 )
 
 // validate checks a CORS policy: origins to match, or any; header values
 // the renderer can send as they are.
 func (c *CORS) validate() []error {
-	var errs []error
+	var v violations
 	if c.AnyOrigin == (len(c.AllowOrigins) > 0) {
-		errs = append(errs, errors.New("exactly one of any origin and a list of origins"))
+		v.add("AllowOrigins", ErrConflict, "exactly one of any origin and a list of origins")
 	}
-	for _, o := range c.AllowOrigins {
+	for i, o := range c.AllowOrigins {
+		field := fmt.Sprintf("AllowOrigins[%d]", i)
 		if err := o.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("origin: %w", err))
+			v.nest(field, "origin: ", ErrBadValue, err)
 		} else if o.Exact == "" && o.Regex == "" {
-			errs = append(errs, errors.New("an origin that matches anything: say any origin"))
+			v.add(field, ErrConflict, "an origin that matches anything: say any origin")
 		}
 	}
-	for _, h := range []Header{{Name: "allow methods", Value: c.AllowMethods}, {Name: "allow headers", Value: c.AllowHeaders}, {Name: "expose headers", Value: c.ExposeHeaders}} {
-		if hasControl(h.Value) {
-			errs = append(errs, fmt.Errorf("%s: control characters", h.Name))
+	for _, h := range []struct{ field, name, value string }{
+		{"AllowMethods", "allow methods", c.AllowMethods}, {"AllowHeaders", "allow headers", c.AllowHeaders}, {"ExposeHeaders", "expose headers", c.ExposeHeaders},
+	} {
+		if hasControl(h.value) {
+			v.add(h.field, ErrBadHeader, "%s: control characters", h.name)
 		}
 	}
-	return errs
+	return v.errors()
 }

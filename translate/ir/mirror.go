@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -26,20 +25,20 @@ type MirrorPath struct {
 }
 
 func (m *Mirror) validate() []error {
-	var errs []error
+	var v violations
 	if m.Host != "" && (hasControl(m.Host) || strings.ContainsAny(m.Host, " /@%")) {
-		errs = append(errs, fmt.Errorf("mirror host %q", m.Host))
+		v.add("Host", ErrBadHost, "mirror host %q", m.Host)
 	}
 	if p := m.Path; p != nil {
 		if p.Prefix != "" && (!strings.HasPrefix(p.Prefix, "/") || hasControl(p.Prefix) || strings.ContainsAny(p.Prefix, " %?#")) {
-			errs = append(errs, fmt.Errorf("mirror path prefix %q", p.Prefix))
+			v.add("Path.Prefix", ErrBadPath, "mirror path prefix %q", p.Prefix)
 		}
 		if p.Then != MirrorQuery && p.Then != MirrorRequestURI {
-			errs = append(errs, fmt.Errorf("mirror path: %q follows the prefix", p.Then))
+			v.add("Path.Then", ErrUnknownValue, "mirror path: %q follows the prefix", p.Then)
 		}
 		if p.Prefix == "" && p.Then == MirrorQuery {
-			errs = append(errs, fmt.Errorf("mirror path: a query alone is no path"))
+			v.add("Path", ErrBadPath, "mirror path: a query alone is no path")
 		}
 	}
-	return errs
+	return v.errors()
 }

@@ -78,3 +78,55 @@ func TestValidateLimits(t *testing.T) {
 			route("Policy.ResponseRate.KiBPerSecond", ErrNoOp, "response rate: 0 KiB/s")},
 	})
 }
+
+func TestValidateCORSAndMirrors(t *testing.T) {
+	const cluster = "default/a/80"
+	mirror := func(m Mirror) *RoutePolicy {
+		m.Cluster, m.Percent = cluster, 100
+		return &RoutePolicy{Mirrors: []Mirror{m}}
+	}
+	runPolicyCases(t, []policyCase{
+		{"CORS with any origin and a list", &RoutePolicy{CORS: &CORS{AnyOrigin: true, AllowOrigins: []StringMatch{{Exact: "https://a.example"}}}},
+			route("Policy.CORS.AllowOrigins", ErrConflict, "cors: exactly one of any origin and a list of origins")},
+		{"CORS origin regex RE2 refuses", &RoutePolicy{CORS: &CORS{AllowOrigins: []StringMatch{{Exact: "https://a.example"}, {Regex: "(a"}}}},
+			route("Policy.CORS.AllowOrigins[1].Regex", ErrBadRegex, "cors: origin: error parsing regexp")},
+		{"CORS origin matching anything", &RoutePolicy{CORS: &CORS{AllowOrigins: []StringMatch{{}}}},
+			route("Policy.CORS.AllowOrigins[0]", ErrConflict, "say any origin")},
+		{"CORS header list with CR LF", &RoutePolicy{CORS: &CORS{AnyOrigin: true, ExposeHeaders: "x-a\r\nx-b: 1"}},
+			route("Policy.CORS.ExposeHeaders", ErrBadHeader, "cors: expose headers: control characters")},
+		{"mirror host with a path", mirror(Mirror{Host: "b.example/x"}),
+			route("Policy.Mirrors[0].Host", ErrBadHost, `mirror host "b.example/x"`)},
+		{"mirror prefix with a query", mirror(Mirror{Path: &MirrorPath{Prefix: "/a?b", Then: MirrorRequestURI}}),
+			route("Policy.Mirrors[0].Path.Prefix", ErrBadPath, `mirror path prefix "/a?b"`)},
+		{"mirror path followed by nothing known", mirror(Mirror{Path: &MirrorPath{Prefix: "/a", Then: "Fragment"}}),
+			route("Policy.Mirrors[0].Path.Then", ErrUnknownValue, `"Fragment" follows the prefix`)},
+		{"mirror path of a query alone", mirror(Mirror{Path: &MirrorPath{Then: MirrorQuery}}),
+			route("Policy.Mirrors[0].Path", ErrBadPath, "a query alone is no path")},
+	})
+}
+
+func TestValidateRequestBlock(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		block *RequestBlock
+		want  violation
+	}{
+		{"no rule", &RequestBlock{}, violation{KindListener, "http", 0, "Block.Headers", ErrNoOp, "a request block with no rule"}},
+		{"a pseudo-header", &RequestBlock{Headers: []HeaderBlock{{Header: ":path", All: true}}},
+			violation{KindListener, "http", 0, "Block.Headers[0].Header", ErrBadHeader, `header ":path": not a header name`}},
+		{"headers out of order", &RequestBlock{Headers: []HeaderBlock{{Header: "user-agent", All: true}, {Header: "referer", All: true}}},
+			violation{KindListener, "http", 0, "Block.Headers[1].Header", ErrUnsorted, `not sorted and unique at "referer"`}},
+		{"a header twice", &RequestBlock{Headers: []HeaderBlock{{Header: "referer", All: true}, {Header: "referer", All: true}}},
+			violation{KindListener, "http", 0, "Block.Headers[1].Header", ErrDuplicate, `not sorted and unique at "referer"`}},
+		{"a rule matching nothing", &RequestBlock{Headers: []HeaderBlock{{Header: "referer"}}},
+			violation{KindListener, "http", 0, "Block.Headers[0]", ErrNoOp, `header "referer": no value`}},
+		{"a regex RE2 refuses", &RequestBlock{Headers: []HeaderBlock{{Header: "referer", Regexes: []string{"x", "(a"}}}},
+			violation{KindListener, "http", 0, "Block.Headers[0].Regexes[1]", ErrBadRegex, `regex "(a": error parsing regexp`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := valid()
+			m.Listeners[0].Block = tc.block
+			wantViolations(t, m.Validate(), tc.want)
+		})
+	}
+}
