@@ -3,7 +3,6 @@ package ir
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 )
 
@@ -38,34 +37,39 @@ type BasicAuth struct {
 }
 
 func (a *Auth) validate() []error {
-	var errs []error
+	var v violations
 	if a.Basic == nil && a.External == nil {
-		errs = append(errs, fmt.Errorf("auth: no kind of authentication"))
+		v.add("", ErrNoOp, "auth: no kind of authentication")
 	}
 	if e := a.External; e != nil {
-		errs = append(errs, e.validate()...)
+		v.nest("External", "", ErrBadValue, e.validate()...)
 	}
 	if r := a.Address; r != nil {
 		if !a.Any {
-			errs = append(errs, fmt.Errorf("auth: an address check without any"))
+			v.add("Address", ErrConflict, "auth: an address check without any")
 		}
 		if len(r.Allow) == 0 && len(r.Deny) == 0 {
-			errs = append(errs, fmt.Errorf("auth: an empty address check"))
+			v.add("Address", ErrNoOp, "auth: an empty address check")
 		}
-		for _, cidr := range append(slices.Clone(r.Allow), r.Deny...) {
-			if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
-				errs = append(errs, fmt.Errorf("auth: address %q is not a canonical CIDR", cidr))
+		for _, l := range []struct {
+			list  string
+			cidrs []string
+		}{{"Allow", r.Allow}, {"Deny", r.Deny}} {
+			for i, cidr := range l.cidrs {
+				if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
+					v.add(fmt.Sprintf("Address.%s[%d]", l.list, i), ErrBadAddress, "auth: address %q is not a canonical CIDR", cidr)
+				}
 			}
 		}
 	}
 	if b := a.Basic; b != nil {
 		// The realm is written into a header between quotes.
 		if hasControl(b.Realm) || strings.ContainsAny(b.Realm, `"\`) {
-			errs = append(errs, fmt.Errorf("basic auth: realm %q is not a quoted-string's content", b.Realm))
+			v.add("Basic.Realm", ErrBadHeader, "basic auth: realm %q is not a quoted-string's content", b.Realm)
 		}
 		if strings.ContainsRune(b.Users, 0) {
-			errs = append(errs, fmt.Errorf("basic auth: the user file holds a NUL"))
+			v.add("Basic.Users", ErrBadContent, "basic auth: the user file holds a NUL")
 		}
 	}
-	return errs
+	return v.errors()
 }

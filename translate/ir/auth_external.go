@@ -57,46 +57,56 @@ type AuthValuePart struct {
 }
 
 func (e *ExternalAuth) validate() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("external auth: "+format, args...)) }
+	var v violations
+	bad := func(field string, kind error, format string, args ...any) {
+		v.add(field, kind, "external auth: "+format, args...)
+	}
 	u, err := url.Parse(strings.ReplaceAll(e.URL, "$", "_"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		bad("url %q is not an http or https URL with a host and without userinfo", e.URL)
+		bad("URL", ErrBadPath, "url %q is not an http or https URL with a host and without userinfo", e.URL)
 	}
-	for what, s := range map[string]string{"url": e.URL, "method": e.Method, "signin": e.Signin, "signin parameter": e.SigninParam,
-		"request redirect": e.RequestRedirect, "cache key": e.CacheKey, "cache duration": e.CacheDuration} {
-		if hasControl(s) {
-			bad("%s %q holds a control character", what, s)
+	for _, f := range []struct{ field, what, s string }{
+		{"URL", "url", e.URL}, {"Method", "method", e.Method}, {"Signin", "signin", e.Signin}, {"SigninParam", "signin parameter", e.SigninParam},
+		{"RequestRedirect", "request redirect", e.RequestRedirect}, {"CacheKey", "cache key", e.CacheKey}, {"CacheDuration", "cache duration", e.CacheDuration},
+	} {
+		if hasControl(f.s) {
+			bad(f.field, ErrBadHeader, "%s %q holds a control character", f.what, f.s)
 		}
 	}
 	if strings.ContainsAny(e.SigninParam, "&=?# ") {
-		bad("signin parameter %q is not a parameter name", e.SigninParam)
+		bad("SigninParam", ErrBadName, "signin parameter %q is not a parameter name", e.SigninParam)
 	}
 	if e.CacheDuration != "" && e.CacheKey == "" {
-		bad("a cache duration without a cache key")
+		bad("CacheDuration", ErrConflict, "a cache duration without a cache key")
 	}
-	for _, h := range e.ResponseHeaders {
+	for i, h := range e.ResponseHeaders {
 		if err := validHeaderName(h); err != nil || strings.HasPrefix(h, ":") {
-			bad("response header %q is not a header name", h)
+			bad(fmt.Sprintf("ResponseHeaders[%d]", i), ErrBadHeader, "response header %q is not a header name", h)
 		}
 	}
 	for i, h := range e.ProxySetHeaders {
+		field := fmt.Sprintf("ProxySetHeaders[%d]", i)
 		if validHeaderName(h.Name) != nil || strings.HasPrefix(h.Name, ":") || hasControl(h.Value) || strings.Contains(h.Value, "\n") {
-			bad("proxy-set header %q: %q cannot be sent", h.Name, h.Value)
+			bad(field, ErrBadHeader, "proxy-set header %q: %q cannot be sent", h.Name, h.Value)
 		}
 		if i > 0 && e.ProxySetHeaders[i-1].Name >= h.Name {
-			bad("proxy-set headers not sorted, or %q twice", h.Name)
+			kind := ErrUnsorted
+			if e.ProxySetHeaders[i-1].Name == h.Name {
+				kind = ErrDuplicate
+			}
+			bad(field+".Name", kind, "proxy-set headers not sorted, or %q twice", h.Name)
 		}
 	}
-	for _, h := range e.UpstreamHeaders {
+	for i, h := range e.UpstreamHeaders {
+		field := fmt.Sprintf("UpstreamHeaders[%d]", i)
 		if validHeaderName(h.Name) != nil || strings.HasPrefix(h.Name, ":") || len(h.Parts) == 0 {
-			bad("upstream header %q is not a header name with a value", h.Name)
+			bad(field, ErrBadHeader, "upstream header %q is not a header name with a value", h.Name)
 		}
-		for _, p := range h.Parts {
+		for j, p := range h.Parts {
 			if hasControl(p.Text) || p.FromAnswer != "" && (p.Text != "" || validHeaderName(p.FromAnswer) != nil || strings.HasPrefix(p.FromAnswer, ":")) {
-				bad("upstream header %q: part %+v", h.Name, p)
+				bad(fmt.Sprintf("%s.Parts[%d]", field, j), ErrBadHeader, "upstream header %q: part %+v", h.Name, p)
 			}
 		}
 	}
-	return errs
+	return v.errors()
 }

@@ -60,6 +60,9 @@ var (
 	ErrConflict = errors.New("conflicting fields")
 	// ErrNoOp: a value that changes nothing where nil says that.
 	ErrNoOp = errors.New("no-op value")
+	// ErrBadContent: content the IR carries as it is (a user file) that
+	// holds what Envoy's configuration cannot (a NUL).
+	ErrBadContent = errors.New("bad content")
 	// ErrBadValue: any other value a field may not have; Field says
 	// which (the features with validators of their own: TLS, CORS,
 	// authentication, rate limits, ...).

@@ -130,3 +130,47 @@ func TestValidateRequestBlock(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateAuth(t *testing.T) {
+	basic := &BasicAuth{Realm: "r", Users: "u:$apr1$x"}
+	ext := func(e ExternalAuth) *RoutePolicy {
+		if e.URL == "" {
+			e.URL = "http://auth.example/check"
+		}
+		return &RoutePolicy{Auth: &Auth{External: &e}}
+	}
+	runPolicyCases(t, []policyCase{
+		{"auth of no kind", &RoutePolicy{Auth: &Auth{}},
+			route("Policy.Auth", ErrNoOp, "auth: no kind of authentication")},
+		{"address check without any", &RoutePolicy{Auth: &Auth{Basic: basic, Address: &IPRules{Allow: []string{"10.0.0.0/8"}}}},
+			route("Policy.Auth.Address", ErrConflict, "an address check without any")},
+		{"empty address check", &RoutePolicy{Auth: &Auth{Basic: basic, Any: true, Address: &IPRules{}}},
+			route("Policy.Auth.Address", ErrNoOp, "an empty address check")},
+		{"address check on no CIDR", &RoutePolicy{Auth: &Auth{Basic: basic, Any: true, Address: &IPRules{Allow: []string{"10.0.0.0/8"}, Deny: []string{"10.0.0.1/8"}}}},
+			route("Policy.Auth.Address.Deny[0]", ErrBadAddress, `auth: address "10.0.0.1/8" is not a canonical CIDR`)},
+		{"realm with a quote", &RoutePolicy{Auth: &Auth{Basic: &BasicAuth{Realm: `a"b`}}},
+			route("Policy.Auth.Basic.Realm", ErrBadHeader, "is not a quoted-string's content")},
+		{"user file with a NUL", &RoutePolicy{Auth: &Auth{Basic: &BasicAuth{Users: "u:x\x00"}}},
+			route("Policy.Auth.Basic.Users", ErrBadContent, "the user file holds a NUL")},
+		{"external auth at no http URL", ext(ExternalAuth{URL: "ftp://auth.example/"}),
+			route("Policy.Auth.External.URL", ErrBadPath, "is not an http or https URL")},
+		{"external auth method with CR LF", ext(ExternalAuth{Method: "GET\r\nX: 1"}),
+			route("Policy.Auth.External.Method", ErrBadHeader, "external auth: method")},
+		{"signin parameter that is no name", ext(ExternalAuth{SigninParam: "a=b"}),
+			route("Policy.Auth.External.SigninParam", ErrBadName, `signin parameter "a=b" is not a parameter name`)},
+		{"cache duration without a key", ext(ExternalAuth{CacheDuration: "200 1m"}),
+			route("Policy.Auth.External.CacheDuration", ErrConflict, "a cache duration without a cache key")},
+		{"response header that is no name", ext(ExternalAuth{ResponseHeaders: []string{"x-a", "x b"}}),
+			route("Policy.Auth.External.ResponseHeaders[1]", ErrBadHeader, `response header "x b"`)},
+		{"proxy-set header value with a newline", ext(ExternalAuth{ProxySetHeaders: []Header{{Name: "x-a", Value: "1\n2"}}}),
+			route("Policy.Auth.External.ProxySetHeaders[0]", ErrBadHeader, `proxy-set header "x-a"`)},
+		{"proxy-set header twice", ext(ExternalAuth{ProxySetHeaders: []Header{{Name: "x-a", Value: "1"}, {Name: "x-a", Value: "2"}}}),
+			route("Policy.Auth.External.ProxySetHeaders[1].Name", ErrDuplicate, `"x-a" twice`)},
+		{"proxy-set headers out of order", ext(ExternalAuth{ProxySetHeaders: []Header{{Name: "x-b", Value: "1"}, {Name: "x-a", Value: "2"}}}),
+			route("Policy.Auth.External.ProxySetHeaders[1].Name", ErrUnsorted, `not sorted, or "x-a" twice`)},
+		{"upstream header without a value", ext(ExternalAuth{UpstreamHeaders: []AuthHeader{{Name: "x-user"}}}),
+			route("Policy.Auth.External.UpstreamHeaders[0]", ErrBadHeader, `upstream header "x-user" is not a header name with a value`)},
+		{"upstream header part from a pseudo-header", ext(ExternalAuth{UpstreamHeaders: []AuthHeader{{Name: "x-user", Parts: []AuthValuePart{{Text: "u="}, {FromAnswer: ":status"}}}}}),
+			route("Policy.Auth.External.UpstreamHeaders[0].Parts[1]", ErrBadHeader, `upstream header "x-user": part`)},
+	})
+}
