@@ -61,25 +61,25 @@ func (c *ClientCert) validate() error {
 	switch c.Verify {
 	case VerifyOn, VerifyOptional, VerifyOptionalNoCA, VerifyOff:
 	default:
-		return fmt.Errorf("unknown verify mode %q", c.Verify)
+		return invalid("Verify", ErrUnknownValue, "unknown verify mode %q", c.Verify)
 	}
 	if err := CheckCABundle(c.CA); err != nil {
-		return fmt.Errorf("CA: %w", err)
+		return invalid("CA", ErrBadCertificate, "CA: %w", err)
 	}
 	if c.Depth < 1 || c.Depth > 100 {
-		return fmt.Errorf("depth %d out of range (1 to 100)", c.Depth)
+		return invalid("Depth", ErrOutOfRange, "depth %d out of range (1 to 100)", c.Depth)
 	}
 	if c.ErrorPage != "" {
 		if hasControl(c.ErrorPage) || strings.ContainsAny(c.ErrorPage, " \"<>\\") {
-			return fmt.Errorf("error page %q holds characters a Location may not", c.ErrorPage)
+			return invalid("ErrorPage", ErrBadPath, "error page %q holds characters a Location may not", c.ErrorPage)
 		}
 		if _, err := url.Parse(c.ErrorPage); err != nil {
-			return fmt.Errorf("error page: %w", err)
+			return invalid("ErrorPage", ErrBadPath, "error page: %w", err)
 		}
 	}
 	if c.MatchSubject != "" {
 		if err := validRegex(c.MatchSubject); err != nil {
-			return fmt.Errorf("subject match: %w", err)
+			return invalid("MatchSubject", ErrBadRegex, "subject match: %w", err)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -148,7 +147,7 @@ func (d *Downstream) validate(l *Listener) error {
 	if d.TLSCiphers != "" {
 		for _, c := range strings.Split(d.TLSCiphers, ":") {
 			if !validCipher(c) {
-				v.add("TLSCiphers", ErrBadValue, "cipher %q", c)
+				v.add("TLSCiphers", ErrBadCipher, "cipher %q", c)
 			}
 		}
 	}
@@ -202,7 +201,7 @@ func validCiphers(s string) error {
 	}
 	for _, c := range strings.Split(s, ":") {
 		if !validCipher(c) {
-			return fmt.Errorf("cipher %q", c)
+			return invalid("", ErrBadCipher, "cipher %q", c)
 		}
 	}
 	return nil

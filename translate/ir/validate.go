@@ -505,7 +505,9 @@ func (p *ClusterPolicy) validate() error {
 	}
 	if t := p.TLS; t != nil {
 		if err := t.validate(); err != nil {
-			return invalid("TLS", ErrBadValue, "tls: %w", err)
+			var v violations
+			v.nest("TLS", "tls: ", ErrBadValue, err)
+			return v[0]
 		}
 	}
 	return nil
@@ -513,26 +515,35 @@ func (p *ClusterPolicy) validate() error {
 
 func (t *UpstreamTLS) validate() error {
 	if t.SNI != "" && validHost(t.SNI) != nil {
-		return fmt.Errorf("bad SNI %q", t.SNI)
+		return invalid("SNI", ErrBadHost, "bad SNI %q", t.SNI)
 	}
 	if len(t.CA) == 0 && (t.VerifyName != "" || t.VerifyDepth != 0) {
-		return errors.New("a name or depth to verify without a CA")
+		return invalid("CA", ErrConflict, "a name or depth to verify without a CA")
 	}
 	if t.VerifyName != "" && validHost(t.VerifyName) != nil {
-		return fmt.Errorf("bad name to verify %q", t.VerifyName)
+		return invalid("VerifyName", ErrBadHost, "bad name to verify %q", t.VerifyName)
 	}
 	if (len(t.ClientChain) == 0) != (len(t.ClientKey) == 0) {
-		return errors.New("a client certificate needs both chain and key")
+		field := "ClientKey"
+		if len(t.ClientChain) == 0 {
+			field = "ClientChain"
+		}
+		return invalid(field, ErrConflict, "a client certificate needs both chain and key")
 	}
 	version := map[string]int{"": 0, "TLSv1.2": 2, "TLSv1.3": 3}
 	lo, okLo := version[t.MinVersion]
 	hi, okHi := version[t.MaxVersion]
-	if !okLo || !okHi || lo != 0 && hi != 0 && lo > hi {
-		return fmt.Errorf("versions %q to %q", t.MinVersion, t.MaxVersion)
+	switch {
+	case !okLo:
+		return invalid("MinVersion", ErrUnknownValue, "versions %q to %q", t.MinVersion, t.MaxVersion)
+	case !okHi:
+		return invalid("MaxVersion", ErrUnknownValue, "versions %q to %q", t.MinVersion, t.MaxVersion)
+	case lo != 0 && hi != 0 && lo > hi:
+		return invalid("MaxVersion", ErrConflict, "versions %q to %q", t.MinVersion, t.MaxVersion)
 	}
-	for _, c := range t.Ciphers {
+	for i, c := range t.Ciphers {
 		if c == "" || strings.ContainsAny(c, ":!+[]| ") || hasControl(c) {
-			return fmt.Errorf("cipher %q", c)
+			return invalid(fmt.Sprintf("Ciphers[%d]", i), ErrBadCipher, "cipher %q", c)
 		}
 	}
 	return nil

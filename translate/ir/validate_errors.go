@@ -50,6 +50,11 @@ var (
 	// with control characters (a response splitting), or with what Envoy
 	// would read as a command.
 	ErrBadHeader = errors.New("bad header")
+	// ErrBadCipher: a TLS cipher suite name Envoy cannot take.
+	ErrBadCipher = errors.New("bad cipher")
+	// ErrBadCertificate: PEM that is not certificates Envoy can load (a
+	// client-certificate CA bundle).
+	ErrBadCertificate = errors.New("bad certificate")
 	// ErrBadName: a name the IR gives (a connection limit's zone) that is
 	// empty or holds what it may not.
 	ErrBadName = errors.New("bad name")

@@ -1,6 +1,13 @@
 package ir
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"testing"
 	"time"
 )
@@ -173,4 +180,104 @@ func TestValidateAuth(t *testing.T) {
 		{"upstream header part from a pseudo-header", ext(ExternalAuth{UpstreamHeaders: []AuthHeader{{Name: "x-user", Parts: []AuthValuePart{{Text: "u="}, {FromAnswer: ":status"}}}}}),
 			route("Policy.Auth.External.UpstreamHeaders[0].Parts[1]", ErrBadHeader, `upstream header "x-user": part`)},
 	})
+}
+
+// selfSignedPEM is a CA certificate that parses.
+func selfSignedPEM(t *testing.T) PEM {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Date(2126, 1, 1, 0, 0, 0, 0, time.UTC),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func TestValidateTLS(t *testing.T) {
+	ca := selfSignedPEM(t)
+	const host = "a.example.com"
+	clientCert := func(c ClientCert) ClientCert {
+		if c.CA == nil {
+			c.CA = ca
+		}
+		if c.Verify == "" {
+			c.Verify = VerifyOn
+		}
+		if c.Depth == 0 {
+			c.Depth = 1
+		}
+		return c
+	}
+	upstream := func(tls UpstreamTLS) func(*IR) {
+		return func(m *IR) {
+			p := &ClusterPolicy{TLS: &tls}
+			name := ClusterName("default/a/80", p)
+			m.Clusters[0].Name, m.Clusters[0].Policy = name, p
+			m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].Cluster = name
+		}
+	}
+	cluster := func(m *IR) string { return m.Clusters[0].Name }
+	for _, tc := range []struct {
+		name    string
+		breakIt func(*IR)
+		want    func(*IR) violation
+	}{
+		{"client certificates of an unknown mode", func(m *IR) { c := clientCert(ClientCert{Verify: "maybe"}); m.VirtualHosts[0].ClientCert = &c },
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.Verify", ErrUnknownValue, `client certificates: unknown verify mode "maybe"`}
+			}},
+		{"client certificates with a CA that is no PEM", func(m *IR) { c := clientCert(ClientCert{CA: PEM("nope")}); m.VirtualHosts[0].ClientCert = &c },
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.CA", ErrBadCertificate, "client certificates: CA: not PEM"}
+			}},
+		{"client certificates verified too deep", func(m *IR) { c := clientCert(ClientCert{Depth: 101}); m.VirtualHosts[0].ClientCert = &c },
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.Depth", ErrOutOfRange, "depth 101 out of range"}
+			}},
+		{"client certificates' error page with a quote", func(m *IR) { c := clientCert(ClientCert{ErrorPage: `/e"`}); m.VirtualHosts[0].ClientCert = &c },
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.ErrorPage", ErrBadPath, "holds characters a Location may not"}
+			}},
+		{"client certificates' subject match RE2 refuses", func(m *IR) { c := clientCert(ClientCert{MatchSubject: "(a"}); m.VirtualHosts[0].ClientCert = &c },
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.MatchSubject", ErrBadRegex, "subject match: error parsing regexp"}
+			}},
+		{"host cipher that is none", func(m *IR) { m.VirtualHosts[0].TLSCiphers = "ECDHE-RSA-AES128-GCM-SHA256:!MD5" },
+			func(*IR) violation { return violation{KindVirtualHost, host, 0, "TLSCiphers", ErrBadCipher, `cipher "!MD5"`} }},
+		{"upstream SNI that is no host", upstream(UpstreamTLS{SNI: "a b"}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.SNI", ErrBadHost, `tls: bad SNI "a b"`}
+			}},
+		{"upstream name to verify without a CA", upstream(UpstreamTLS{VerifyName: "b.example"}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.CA", ErrConflict, "a name or depth to verify without a CA"}
+			}},
+		{"upstream client key without its chain", upstream(UpstreamTLS{ClientKey: PEM("k")}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.ClientChain", ErrConflict, "needs both chain and key"}
+			}},
+		{"upstream TLS version unknown", upstream(UpstreamTLS{MinVersion: "TLSv1.1"}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.MinVersion", ErrUnknownValue, `versions "TLSv1.1" to ""`}
+			}},
+		{"upstream TLS versions the wrong way round", upstream(UpstreamTLS{MinVersion: "TLSv1.3", MaxVersion: "TLSv1.2"}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.MaxVersion", ErrConflict, `versions "TLSv1.3" to "TLSv1.2"`}
+			}},
+		{"upstream cipher list in one", upstream(UpstreamTLS{Ciphers: []string{"A", "B:C"}}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.Ciphers[1]", ErrBadCipher, `cipher "B:C"`}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := valid()
+			tc.breakIt(m)
+			wantViolations(t, m.Validate(), tc.want(m))
+		})
+	}
 }
