@@ -188,7 +188,7 @@ func (d *Downstream) validate(l *Listener) error {
 		v.add("ProxyHeaders", ErrUnknownValue, "proxy headers %q", d.ProxyHeaders)
 	}
 	if d.AccessLog != "" && !strings.HasSuffix(d.AccessLog, "\n") {
-		v.add("AccessLog", ErrBadValue, "access log format without its newline")
+		v.add("AccessLog", ErrBadFormat, "access log format without its newline")
 	}
 	return v.join()
 }

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -30,23 +29,23 @@ type Replace struct {
 }
 
 func (r *ResponseRewrite) validate() []error {
-	var errs []error
-	check := func(what string, rp *Replace, cookie bool) {
+	var v violations
+	check := func(field, what string, rp *Replace, cookie bool) {
 		switch {
 		case rp == nil:
 		case rp.From == "":
-			errs = append(errs, fmt.Errorf("response rewrite %s: nothing to replace", what))
+			v.add(field+".From", ErrNoOp, "response rewrite %s: nothing to replace", what)
 		case hasControl(rp.From) || hasControl(rp.To):
-			errs = append(errs, fmt.Errorf("response rewrite %s: control characters", what))
+			v.add(field, ErrBadHeader, "response rewrite %s: control characters", what)
 		case cookie && (strings.ContainsAny(rp.From+rp.To, ";, \t") || strings.HasPrefix(rp.From, ".") && what == "cookie domain"):
-			errs = append(errs, fmt.Errorf("response rewrite %s: %q to %q is no cookie attribute", what, rp.From, rp.To))
+			v.add(field, ErrBadHeader, "response rewrite %s: %q to %q is no cookie attribute", what, rp.From, rp.To)
 		}
 	}
-	check("redirect", r.Redirect, false)
-	check("cookie domain", r.CookieDomain, true)
-	check("cookie path", r.CookiePath, true)
+	check("Redirect", "redirect", r.Redirect, false)
+	check("CookieDomain", "cookie domain", r.CookieDomain, true)
+	check("CookiePath", "cookie path", r.CookiePath, true)
 	if r.Redirect == nil && r.CookieDomain == nil && r.CookiePath == nil {
-		errs = append(errs, fmt.Errorf("response rewrite rewrites nothing"))
+		v.add("", ErrNoOp, "response rewrite rewrites nothing")
 	}
-	return errs
+	return v.errors()
 }

@@ -214,7 +214,7 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	for i, q := range m.Query {
 		field := func(sub string) string { return joinField(fmt.Sprintf("Match.Query[%d]", i), sub) }
 		if q.Name == "" || hasControl(q.Name) {
-			v.add(field("Name"), ErrBadValue, "query match: bad parameter name %q", q.Name)
+			v.add(field("Name"), ErrBadName, "query match: bad parameter name %q", q.Name)
 		}
 		if err := q.Value.validate(); err != nil {
 			v.nest(field("Value"), "query match "+q.Name+": ", ErrBadValue, err)
@@ -291,7 +291,7 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 		v.add("Action.Direct.Status", ErrOutOfRange, "direct response status %d out of range", d.Status)
 	}
 	if d := a.Direct; d != nil && (hasControl(d.ContentType) || strings.ContainsAny(d.ContentType, "\r\n")) {
-		v.add("Action.Direct.ContentType", ErrBadValue, "direct response content type %q", d.ContentType)
+		v.add("Action.Direct.ContentType", ErrBadHeader, "direct response content type %q", d.ContentType)
 	}
 	if p := rt.Policy; p != nil {
 		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
@@ -313,7 +313,7 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 		}
 		for i, on := range r.On {
 			if on == "" || strings.ContainsAny(on, ", \r\n\x00") {
-				v.add(fmt.Sprintf("Retries.On[%d]", i), ErrBadValue, "retry condition %q", on)
+				v.add(fmt.Sprintf("Retries.On[%d]", i), ErrBadName, "retry condition %q", on)
 			}
 		}
 		if slices.Contains(r.On, "retriable-status-codes") != (len(r.StatusCodes) > 0) {
@@ -326,7 +326,7 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 		}
 		for i, m := range r.NotMethods {
 			if strings.HasPrefix(m, ":") || validHeaderName(m) != nil { // a method is a token too
-				v.add(fmt.Sprintf("Retries.NotMethods[%d]", i), ErrBadValue, "retry method %q", m)
+				v.add(fmt.Sprintf("Retries.NotMethods[%d]", i), ErrBadName, "retry method %q", m)
 			}
 		}
 	}
@@ -343,7 +343,7 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 			}
 		case HashCookie, HashQuery:
 			if h.Name == "" || hasControl(h.Name) || strings.ContainsAny(h.Name, ";=, ") {
-				v.add(field("Name"), ErrBadValue, "hash %s %q", h.Kind, h.Name)
+				v.add(field("Name"), ErrBadName, "hash %s %q", h.Kind, h.Name)
 			}
 		default:
 			v.add(field("Kind"), ErrUnknownValue, "unknown hash kind %q", h.Kind)

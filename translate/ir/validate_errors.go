@@ -55,8 +55,10 @@ var (
 	// ErrBadCertificate: PEM that is not certificates Envoy can load (a
 	// client-certificate CA bundle).
 	ErrBadCertificate = errors.New("bad certificate")
-	// ErrBadName: a name the IR gives (a connection limit's zone) that is
-	// empty or holds what it may not.
+	// ErrBadName: a name the IR gives (a connection limit's zone, a query
+	// parameter, a retry condition or method, a hash's cookie or
+	// parameter, external auth's signin parameter) that is empty or holds
+	// what it may not.
 	ErrBadName = errors.New("bad name")
 	// ErrBadRegex: a regular expression RE2 refuses, or too long.
 	ErrBadRegex = errors.New("bad regex")
@@ -68,9 +70,12 @@ var (
 	// ErrBadContent: content the IR carries as it is (a user file) that
 	// holds what Envoy's configuration cannot (a NUL).
 	ErrBadContent = errors.New("bad content")
+	// ErrBadFormat: an access log format Envoy cannot take as it is.
+	ErrBadFormat = errors.New("bad format")
 	// ErrBadValue: any other value a field may not have; Field says
-	// which (the features with validators of their own: TLS, CORS,
-	// authentication, rate limits, ...).
+	// which. Every check of Validate has a sentinel of its own above:
+	// this one is what a validator's error that is not a
+	// *ValidationError becomes (none is now).
 	ErrBadValue = errors.New("bad value")
 )
 

@@ -248,7 +248,9 @@ func TestValidateTLS(t *testing.T) {
 				return violation{KindVirtualHost, host, 0, "ClientCert.MatchSubject", ErrBadRegex, "subject match: error parsing regexp"}
 			}},
 		{"host cipher that is none", func(m *IR) { m.VirtualHosts[0].TLSCiphers = "ECDHE-RSA-AES128-GCM-SHA256:!MD5" },
-			func(*IR) violation { return violation{KindVirtualHost, host, 0, "TLSCiphers", ErrBadCipher, `cipher "!MD5"`} }},
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "TLSCiphers", ErrBadCipher, `cipher "!MD5"`}
+			}},
 		{"upstream SNI that is no host", upstream(UpstreamTLS{SNI: "a b"}),
 			func(m *IR) violation {
 				return violation{KindCluster, cluster(m), 0, "Policy.TLS.SNI", ErrBadHost, `tls: bad SNI "a b"`}
@@ -280,4 +282,38 @@ func TestValidateTLS(t *testing.T) {
 			wantViolations(t, m.Validate(), tc.want(m))
 		})
 	}
+}
+
+func TestValidateNamesAndRewrites(t *testing.T) {
+	runPolicyCases(t, []policyCase{
+		{"retry condition with a comma", &RoutePolicy{Retries: &Retries{Attempts: 1, On: []string{"5xx,reset"}}},
+			route("Policy.Retries.On[0]", ErrBadName, `retry condition "5xx,reset"`)},
+		{"retry method that is no token", &RoutePolicy{Retries: &Retries{Attempts: 1, On: []string{"5xx"}, NotMethods: []string{"PO ST"}}},
+			route("Policy.Retries.NotMethods[0]", ErrBadName, `retry method "PO ST"`)},
+		{"hash cookie with a =", &RoutePolicy{Hash: []HashPart{{Kind: HashCookie, Name: "a=b"}}},
+			route("Policy.Hash[0].Name", ErrBadName, `hash Cookie "a=b"`)},
+		{"response rewrite of nothing", &RoutePolicy{ResponseRewrite: &ResponseRewrite{}},
+			route("Policy.ResponseRewrite", ErrNoOp, "response rewrite rewrites nothing")},
+		{"redirect rewrite from nothing", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Redirect: &Replace{To: "/b"}}},
+			route("Policy.ResponseRewrite.Redirect.From", ErrNoOp, "response rewrite redirect: nothing to replace")},
+		{"redirect rewrite with CR LF", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Redirect: &Replace{From: "/a", To: "/b\r\nX: 1"}}},
+			route("Policy.ResponseRewrite.Redirect", ErrBadHeader, "response rewrite redirect: control characters")},
+		{"cookie path rewrite with a ;", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookiePath: &Replace{From: "/a", To: "/b; Secure"}}},
+			route("Policy.ResponseRewrite.CookiePath", ErrBadHeader, "is no cookie attribute")},
+	})
+	t.Run("query parameter with no name", func(t *testing.T) {
+		m := valid()
+		m.VirtualHosts[0].Routes[0].Match.Query = []QueryMatch{{Value: StringMatch{Exact: "1"}}}
+		wantViolations(t, m.Validate(), route("Match.Query[0].Name", ErrBadName, `query match: bad parameter name ""`))
+	})
+	t.Run("direct response content type with CR LF", func(t *testing.T) {
+		m := valid()
+		m.VirtualHosts[0].Routes[0].Action = Action{Direct: &DirectResponse{Status: 200, ContentType: "text/plain\r\nx: 1"}}
+		wantViolations(t, m.Validate(), route("Action.Direct.ContentType", ErrBadHeader, "direct response content type"))
+	})
+	t.Run("access log format without its newline", func(t *testing.T) {
+		m := valid()
+		m.Listeners[0].Downstream = &Downstream{Forwarded: ForwardedAppend, ProxyHeaders: ProxyHeadersAsSent, AccessLog: "%START_TIME%"}
+		wantViolations(t, m.Validate(), violation{KindListener, "http", 0, "Downstream.AccessLog", ErrBadFormat, "access log format without its newline"})
+	})
 }

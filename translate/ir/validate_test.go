@@ -85,6 +85,9 @@ func wantViolations(t *testing.T, err error, want ...violation) {
 		if ve := got[i]; !match(ve, w) {
 			t.Errorf("violation %d: %s %q route %d field %q, %q; want %v", i, ve.Kind, ve.Name, ve.Route, ve.Field, ve.Error(), w)
 		}
+		if ve := got[i]; errors.Is(ve, ErrBadValue) {
+			t.Errorf("violation %d, %q: the generic ErrBadValue; every check has a sentinel of its own", i, ve.Error())
+		}
 	}
 }
 
