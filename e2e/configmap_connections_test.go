@@ -235,12 +235,14 @@ func TestControllerConfigMapConnections(t *testing.T) {
 
 	// settings/log-format.go (log-format-upstream with a header's value,
 	// read in the controller's log): every request is a line of Envoy's
-	// standard output in the ConfigMap's format; a variable without an
-	// Envoy form is written "-" and reported.
+	// standard output in the ConfigMap's format, $namespace the route's
+	// Ingress's; a format with a variable without an Envoy form is
+	// refused as a whole and reported, never printed with a "-" in its
+	// place.
 	t.Run("log-format-upstream", func(t *testing.T) {
 		configure(map[string]string{"log-format-upstream": `{"marker": "$http_x_log_marker", "status": $status, "method": "$request_method", "uri": "$uri", "ns": "$namespace"}`})
 		line := func(marker string) string {
-			return fmt.Sprintf(`{"marker": "%s", "status": 200, "method": "GET", "uri": "/logged", "ns": "-"}`, marker)
+			return fmt.Sprintf(`{"marker": "%s", "status": 200, "method": "GET", "uri": "/logged", "ns": "default"}`, marker)
 		}
 		request := func(marker string) error {
 			status, err := getStatus(envoy.HTTPAddress, "plain.example.com", "/logged?a=b", http.Header{"X-Log-Marker": {marker}})
@@ -270,12 +272,22 @@ func TestControllerConfigMapConnections(t *testing.T) {
 			}
 			return nil
 		})
-		framework.Eventually(t, convergeTimeout, "the warning", func() error {
-			if !strings.Contains(cp.Output(), "no Envoy form for $namespace") {
-				return fmt.Errorf("the control plane does not report $namespace")
+		// Refused, the key is unset: without --nginx-defaults, no access
+		// log, which the listeners' configuration shows.
+		configure(map[string]string{"log-format-upstream": `$remote_addr $pid "$http_x_log_marker"`})
+		framework.Eventually(t, convergeTimeout, "the access log off", func() error {
+			_, listeners, err := envoy.Admin("/config_dump?resource=dynamic_listeners")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(listeners, "ingress_http") || strings.Contains(listeners, "FileAccessLog") {
+				return fmt.Errorf("Envoy's listeners still have an access log")
 			}
 			return nil
 		})
+		if !strings.Contains(cp.Output(), "no Envoy form for $pid") {
+			t.Errorf("the control plane does not report $pid")
+		}
 	})
 }
 
@@ -507,9 +519,9 @@ spec:
 // request, as ingress-nginx does by default, in its default
 // log-format-upstream translated to Envoy's operators (settings/log-format.go
 // reads the controller's log the same way): the client, the request line,
-// the status, the User-Agent, the cluster, the upstream's address and the
-// request's X-Request-ID; $remote_user and
-// $proxy_alternative_upstream_name, without an Envoy form, are "-".
+// the status, the User-Agent, ingress-nginx's upstream name, no canary, the
+// upstream's address and the request's X-Request-ID
+// (TestAccessLogLikeIngressNginx compares each field).
 func TestNginxDefaultsAccessLog(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
 	dir := t.TempDir()
@@ -528,8 +540,8 @@ func TestNginxDefaultsAccessLog(t *testing.T) {
 	if status, err := getStatus(envoy.HTTPAddress, "plain.example.com", "/logged?a=b", h); err != nil || status != http.StatusOK {
 		t.Fatalf("GET /logged: %d, %v", status, err)
 	}
-	line := regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] "GET /logged\?a=b HTTP/1\.1" 200 \d+ "-" "m1-agent" \d+ \d+ ` +
-		`\[default/alpha/80(/[0-9a-f]+)?\] \[-\] 127\.0\.0\.1:` + strconv.Itoa(alpha.Port) + ` \d+ \d+ 200 m1-request-1$`)
+	line := regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] "GET /logged\?a=b HTTP/1\.1" 200 \d+ "-" "m1-agent" \d+ \d+\.\d{3} ` +
+		`\[default-alpha-80\] \[\] 127\.0\.0\.1:` + strconv.Itoa(alpha.Port) + ` \d+ \d+ 200 m1-request-1$`)
 	framework.Eventually(t, convergeTimeout, "the request's line", func() error {
 		out := envoy.Output()
 		if !line.MatchString(out) {

@@ -17,13 +17,14 @@ import (
 const connectionBadValues = `keep-alive: "soon", keep-alive-requests: "-1", ssl-protocols: "SSLv3", ssl-ciphers: "ALL:!aNULL", ` +
 	`use-http2: "maybe", upstream-keepalive-time: "forever", upstream-keepalive-timeout: "0", upstream-keepalive-requests: "lots", ` +
 	`upstream-keepalive-connections: "many", proxy-real-ip-cidr: "10.0.0.0/33", enable-real-ip: "yes", ` +
-	`forwarded-for-header: "X Client", compute-full-forwarded-for: "1x", log-format-upstream: "$namespace $status", ` +
+	`forwarded-for-header: "X Client", compute-full-forwarded-for: "1x", log-format-upstream: "$pid $status", ` +
 	`log-format-escape-json: "true", limit-conn-status-code: "200"`
 
 // connectionKeysUnset checks that the host is served as without those keys:
 // the plain listener's connection manager keeps Envoy's keep-alive and
-// client address, no cluster is given pool options, and the access log
-// (whose one variable with an Envoy form is kept) is the only setting.
+// client address, no cluster is given pool options, and there is no access
+// log (its format, with a variable without an Envoy form, is refused as a
+// whole).
 func connectionKeysUnset(host string) func(*testing.T, *translate.Result) {
 	return func(t *testing.T, res *translate.Result) {
 		t.Helper()
@@ -38,8 +39,8 @@ func connectionKeysUnset(host string) func(*testing.T, *translate.Result) {
 					if hcm.GetCommonHttpProtocolOptions() != nil || len(hcm.GetOriginalIpDetectionExtensions()) > 0 || !hcm.GetUseRemoteAddress().GetValue() {
 						t.Errorf("listener %s: keep-alive or client address set: %v", l.GetName(), hcm)
 					}
-					if logs := hcm.GetAccessLog(); len(logs) != 1 {
-						t.Errorf("listener %s: %d access logs, want log-format-upstream's", l.GetName(), len(logs))
+					if logs := hcm.GetAccessLog(); len(logs) != 0 {
+						t.Errorf("listener %s: %d access logs, want none (log-format-upstream refused)", l.GetName(), len(logs))
 					}
 				}
 			}

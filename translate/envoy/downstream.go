@@ -11,7 +11,6 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	fileaccesslogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	earlymutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/early_header_mutation/header_mutation/v3"
 	customheaderv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/original_ip_detection/custom_header/v3"
@@ -24,15 +23,11 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// accessLogPath is where Envoy writes the access log: its standard
-// output, as ingress-nginx's image links its access log to its own.
-const accessLogPath = "/dev/stdout"
-
 // applyDownstream sets on a listener's connection manager what its
 // Downstream says of client connections: keep-alive, where the client's
 // address is read, the copy of the client's forwarded headers, and the
 // access log.
-func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
+func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener, uses filterSet) error {
 	d := l.Downstream
 	if d == nil {
 		return nil
@@ -67,8 +62,8 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error {
 	if original != nil {
 		hcm.EarlyHeaderMutationExtensions = append(hcm.EarlyHeaderMutationExtensions, original)
 	}
-	if d.AccessLog != "" {
-		log, err := accessLog(d.AccessLog)
+	if d.AccessLog != nil {
+		log, err := accessLog(d.AccessLog, uses&useNoAccessLog != 0) // accesslog.go
 		if err != nil {
 			return err
 		}
@@ -120,23 +115,6 @@ func clientAddressDetection(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) er
 	hcm.XffNumTrustedHops = 0
 	hcm.OriginalIpDetectionExtensions = []*corev3.TypedExtensionConfig{ext}
 	return nil
-}
-
-// accessLog writes a line of format to Envoy's standard output for every
-// request.
-func accessLog(format string) (*accesslogv3.AccessLog, error) {
-	cfg, err := anypb.New(&fileaccesslogv3.FileAccessLog{
-		Path: accessLogPath,
-		AccessLogFormat: &fileaccesslogv3.FileAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
-			Format: &corev3.SubstitutionFormatString_TextFormatSource{TextFormatSource: &corev3.DataSource{
-				Specifier: &corev3.DataSource_InlineString{InlineString: format},
-			}},
-		}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("packing the access log: %w", err)
-	}
-	return &accesslogv3.AccessLog{Name: "envoy.access_loggers.file", ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: cfg}}, nil
 }
 
 // forwardedHeaders are the request headers a listener's route

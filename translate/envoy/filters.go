@@ -43,6 +43,9 @@ const (
 	useConnLimit
 	useResponsePace
 	useOnSuccess
+	// useNoAccessLog is no filter: some route is not logged, which the
+	// access log's filter then reads (accesslog.go).
+	useNoAccessLog
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -237,7 +240,7 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		}
 		hcm.EarlyHeaderMutationExtensions = mutation
 	}
-	if err := applyDownstream(hcm, l); err != nil { // downstream.go
+	if err := applyDownstream(hcm, l, uses); err != nil { // downstream.go
 		return nil, err
 	}
 	hcmAny, err := anypb.New(hcm)

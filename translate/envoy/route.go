@@ -31,7 +31,7 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 				return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 			}
 			evh.Routes = append(evh.Routes, redirects...)
-			uses |= u
+			uses |= u | applyRouteLog(redirects, r) // accesslog.go
 			continue
 		}
 		route, u, err := renderRoute(vh.Host, r, l)
@@ -50,7 +50,7 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
 		evh.Routes = append(evh.Routes, routes...)
-		uses |= u
+		uses |= u | applyRouteLog(routes, r) // accesslog.go
 	}
 	// The host's client certificate policy (clientcert.go) adds routes
 	// ahead of its others and changes theirs.

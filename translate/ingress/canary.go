@@ -128,6 +128,13 @@ func canaryMerge(host string, kept []hostRoute, canaries []*fragment) ([]hostRou
 				clusters = append(clusters, ref.withAggregated()...)
 				var routes []*ir.Route
 				routes, kept[i].route = f.canary.routes(main.route, ref.share(1))
+				// The access log's $proxy_alternative_upstream_name: the
+				// canary's upstream when its cluster takes a request.
+				if log := withCanary(main.route.Log, hr.route.Log, ref.name); log != main.route.Log {
+					for _, r := range append(routes, kept[i].route) {
+						r.Log = log
+					}
+				}
 				for _, r := range routes {
 					c := main
 					c.route = r

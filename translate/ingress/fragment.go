@@ -367,6 +367,9 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 			Source: f.source(),
 		}
 	}
+	if f.opts.config.logNames() {
+		route.Log = routeLog(f.ing.Namespace, backend) // accesslog.go
+	}
 	route.Policy = f.exemptFromTLSRedirect(nginx.raw, route.Policy) // tlsexempt.go
 	var cluster *clusterRef
 	problemsBefore := len(f.frag.problems)

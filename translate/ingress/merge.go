@@ -35,6 +35,7 @@ type groups struct {
 	clientCert      *clientCertIntent // auth-tls; nil: none
 	sslCiphers      string            // ssl-ciphers; empty: the ConfigMap's
 	snippets        snippetsConfig    // snippets.go
+	noAccessLog     bool              // enable-access-log: false
 }
 
 // merged is what the groups amount to beyond the route policy: the
@@ -135,6 +136,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	if authless != nil {
 		p.RequestHeaders = mergeHeaderChanges(authless, p.RequestHeaders)
 	}
+	p.NoAccessLog = g.noAccessLog
 
 	m := merged{
 		rewrite:         g.rewrite,

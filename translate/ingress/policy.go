@@ -65,5 +65,6 @@ func (f *fragmentBuilder) readAnnotations() {
 	g.sslCiphers = parseSSLCiphers(values)
 	g.snippets, problems = parseSnippets(values, &f.opts) // snippets.go
 	f.report(problems)
+	g.noAccessLog = parseLogs(values) // accesslog.go
 	f.apply(mergeGroups(&g))
 }

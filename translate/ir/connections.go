@@ -1,7 +1,9 @@
 package ir
 
 import (
+	"encoding/json"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -49,10 +51,57 @@ type Downstream struct {
 	// the port clients reach the listener on, which need not be the port
 	// Envoy binds (a node's port 80 forwarded to 8080).
 	ForwardedPort uint32 `json:"forwardedPort,omitempty"`
-	// AccessLog is the format of the line Envoy writes to its standard
-	// output for every request, in Envoy's command operators, ending
-	// with a newline; empty: no access log.
-	AccessLog string `json:"accessLog,omitempty"`
+	// AccessLog is the line Envoy writes for each request; nil: none.
+	AccessLog *AccessLog `json:"accessLog,omitempty"`
+}
+
+// AccessLog is a listener's access log (ingress-nginx's log-format-upstream
+// and the keys around it): a line for each request but those left out.
+type AccessLog struct {
+	// Format is the line in Envoy's command operators, ending with a
+	// newline; or, when JSON is set, empty.
+	Format string `json:"format,omitempty"`
+	// JSON is the line as a JSON object whose string values are Envoy
+	// format strings (Envoy's json_format, each value escaped as JSON:
+	// log-format-escape-json).
+	JSON string `json:"json,omitempty"`
+	// Path is the file Envoy writes to; empty: its standard output.
+	Path string `json:"path,omitempty"`
+	// Skip are request URIs (path and query as sent) whose requests are
+	// not logged; SkipRegex RE2 expressions found in the URI
+	// (skip-access-log-urls).
+	Skip      []string `json:"skip,omitempty"`
+	SkipRegex []string `json:"skipRegex,omitempty"`
+	// UnknownHosts logs the requests for a host no virtual host serves,
+	// which ingress-nginx's default server does not log unless
+	// enable-access-log-for-default-backend.
+	UnknownHosts bool `json:"unknownHosts,omitempty"`
+}
+
+// AccessLogPaths are the files an access log may be written to: the
+// control plane cannot know what else Envoy's node lets it open, and a
+// file Envoy cannot open makes it reject the whole listener.
+func AccessLogPaths() []string { return []string{"/dev/stdout", "/dev/stderr"} }
+
+func (a *AccessLog) validate() error {
+	var v violations
+	switch {
+	case (a.Format == "") == (a.JSON == ""):
+		v.add("Format", ErrConflict, "exactly one of a format and a JSON format")
+	case a.Format != "" && !strings.HasSuffix(a.Format, "\n"):
+		v.add("Format", ErrBadFormat, "access log format without its newline")
+	case a.JSON != "" && (!json.Valid([]byte(a.JSON)) || !strings.HasPrefix(a.JSON, "{")):
+		v.add("JSON", ErrBadFormat, "access log JSON format that is no JSON object")
+	}
+	if a.Path != "" && !slices.Contains(AccessLogPaths(), a.Path) {
+		v.add("Path", ErrUnknownValue, "access log path %q", a.Path)
+	}
+	for _, re := range a.SkipRegex {
+		if _, err := regexp.Compile(re); err != nil {
+			v.add("SkipRegex", ErrBadRegex, "%q: %v", re, err)
+		}
+	}
+	return v.join()
 }
 
 // TLSVersion is a TLS protocol version.
@@ -187,8 +236,10 @@ func (d *Downstream) validate(l *Listener) error {
 	default:
 		v.add("ProxyHeaders", ErrUnknownValue, "proxy headers %q", d.ProxyHeaders)
 	}
-	if d.AccessLog != "" && !strings.HasSuffix(d.AccessLog, "\n") {
-		v.add("AccessLog", ErrBadFormat, "access log format without its newline")
+	if d.AccessLog != nil {
+		if err := d.AccessLog.validate(); err != nil {
+			v.add("AccessLog", ErrBadFormat, "%v", err)
+		}
 	}
 	return v.join()
 }

@@ -167,7 +167,40 @@ type Route struct {
 	Action Action       `json:"action"`
 	Policy *RoutePolicy `json:"policy,omitempty"`
 	Source *Object      `json:"source"`
+	// Log names what ingress-nginx's access log says of the route's
+	// requests beyond its Source; nil: the access log asks for none.
+	Log *RouteLog `json:"log,omitempty"`
 }
+
+// RouteLog is what ingress-nginx's access log variables say of a route's
+// requests: its Ingress backend's Service and port as the Ingress writes
+// them ($service_name, $service_port), ingress-nginx's name of that
+// upstream (namespace-service-port: $proxy_upstream_name), and, for a route
+// a canary may take, the canary's cluster and upstream name
+// ($proxy_alternative_upstream_name when the canary takes a request). A
+// canary's routes say the mainline's Service, as ingress-nginx's location
+// does.
+type RouteLog struct {
+	Service        string `json:"service"`
+	ServicePort    string `json:"servicePort"`
+	Upstream       string `json:"upstream"`
+	CanaryCluster  string `json:"canaryCluster,omitempty"`
+	CanaryUpstream string `json:"canaryUpstream,omitempty"`
+}
+
+// RouteMetadata is the namespace of the route metadata the renderer writes
+// of a route's RouteLog and Source, which the access log's command
+// operators read, and the keys in it.
+const (
+	RouteMetadata      = "ingress-xds"
+	MetaNamespace      = "namespace"
+	MetaIngress        = "ingress"
+	MetaService        = "service"
+	MetaServicePort    = "service_port"
+	MetaUpstream       = "upstream"
+	MetaCanaryCluster  = "canary_cluster"
+	MetaCanaryUpstream = "canary_upstream"
+)
 
 // PathType is how a route matches the request path.
 type PathType string

@@ -64,6 +64,9 @@ type RoutePolicy struct {
 	// Hash is what a cluster with the RingHash load balancer hashes of
 	// the request to pick an endpoint: every part present, combined.
 	Hash []HashPart `json:"hash,omitempty"`
+	// NoAccessLog leaves the route's requests out of the access log
+	// (enable-access-log: false).
+	NoAccessLog bool `json:"noAccessLog,omitempty"`
 }
 
 // HashKind is a part of a request that can be hashed.

@@ -296,6 +296,16 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	if p := rt.Policy; p != nil {
 		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
 	}
+	if l := rt.Log; l != nil {
+		for _, f := range []struct{ field, value string }{{"Service", l.Service}, {"ServicePort", l.ServicePort}, {"Upstream", l.Upstream}, {"CanaryCluster", l.CanaryCluster}, {"CanaryUpstream", l.CanaryUpstream}} {
+			if hasControl(f.value) || strings.ContainsAny(f.value, "%'\\") {
+				v.add(joinField("Log", f.field), ErrBadValue, "access log name %q", f.value)
+			}
+		}
+		if (l.CanaryCluster == "") != (l.CanaryUpstream == "") {
+			v.add("Log.CanaryUpstream", ErrConflict, "a canary's cluster without its upstream name, or the reverse")
+		}
+	}
 	return v
 }
 

@@ -152,9 +152,16 @@ type Settings struct {
 	// Connections are the listeners' and clusters' settings
 	// (connections.go).
 	Connections
+	// LogNames says that the access log's format has route variables
+	// ($namespace, $service_name, ...): the front-end then gives every
+	// route its names (ir.RouteLog).
+	LogNames bool
 
 	hsts   hstsKeys
 	blocks blockKeys
+	// base are the values under the ConfigMap's (NginxDefaults), which a
+	// refused value falls back to.
+	base map[string]string
 }
 
 // NginxDefaults are ingress-nginx's defaults where they differ from
@@ -187,13 +194,17 @@ func (t *Table) ParseOver(base, data map[string]string) *Settings {
 		merged = map[string]string{}
 	}
 	maps.Copy(merged, data)
-	return t.Parse(merged)
+	return t.parse(base, merged)
 }
 
 // Parse reads a ConfigMap's data. A value that does not parse, and a key
 // not honoured, are issues and otherwise treated as unset; never an error.
-func (t *Table) Parse(data map[string]string) *Settings {
-	s := &Settings{Defaults: t.reg.NewDefaults()}
+func (t *Table) Parse(data map[string]string) *Settings { return t.parse(nil, data) }
+
+// parse is Parse of data, which holds base's keys where the ConfigMap has
+// none: a key whose value is refused as a whole falls back to base's.
+func (t *Table) parse(base, data map[string]string) *Settings {
+	s := &Settings{Defaults: t.reg.NewDefaults(), base: base}
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		value := data[name]
 		i, ok := t.byName[name]

@@ -1,8 +1,10 @@
 package configmap
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,19 +32,18 @@ type Connections struct {
 // connKeys are the keys read, until finishConnections makes the IR's
 // values of them.
 type connKeys struct {
-	idle, requests            uint32
-	noKeepAlive               bool
-	tlsMin, tlsMax            ir.TLSVersion
-	ciphers                   string
-	noHTTP2                   bool
-	realIP, fullForwardedFor  bool
-	clientHeader              string
-	trustedCIDRs              []string
-	trustedCIDRsSet           bool
-	accessLog                 string
-	accessLogSet, noAccessLog bool
-	upstream                  ir.Upstream
-	upstreamNoKeepalive       bool
+	idle, requests           uint32
+	noKeepAlive              bool
+	tlsMin, tlsMax           ir.TLSVersion
+	ciphers                  string
+	noHTTP2                  bool
+	realIP, fullForwardedFor bool
+	clientHeader             string
+	trustedCIDRs             []string
+	trustedCIDRsSet          bool
+	log                      logKeys
+	upstream                 ir.Upstream
+	upstreamNoKeepalive      bool
 }
 
 // seconds reads a whole number of seconds, as nginx's keepalive_timeout
@@ -292,13 +293,38 @@ func proxyRealIPCIDR(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
-func logFormatUpstream(_ *Table, s *Settings, _, value string) error {
-	format, missing := translateLogFormat(value)
-	s.conn.accessLog, s.conn.accessLogSet = format, true
-	if len(missing) > 0 && value != DefaultLogFormat {
-		return fmt.Errorf("no Envoy form for %s: written as \"-\"", strings.Join(missing, ", "))
+// logKeys are the access log's keys read, until finishAccessLog makes the
+// IR's access log of them.
+type logKeys struct {
+	format                 logFormat
+	formatSet, off         bool
+	escapeJSON, escapeNone bool
+	path                   string
+	httpPath               string
+	skip, skipRegex        []string
+	unknownHosts           bool
+}
+
+// logFormatUpstream reads log-format-upstream. A variable without an Envoy
+// form refuses the whole value: a line with a field written as text, or
+// left out, would misalign every parser of it. The key is then treated as
+// unset, as any value that does not parse: under serve --nginx-defaults,
+// ingress-nginx's default format is logged; otherwise there is no access
+// log.
+func logFormatUpstream(_ *Table, s *Settings, name, value string) error {
+	format, missing := parseLogFormat(value)
+	if len(missing) == 0 {
+		s.conn.log.format, s.conn.log.formatSet = format, true
+		return nil
 	}
-	return nil
+	instead := "no access log"
+	if base, ok := s.base[name]; ok && base != value {
+		if format, missing := parseLogFormat(base); len(missing) == 0 {
+			s.conn.log.format, s.conn.log.formatSet = format, true
+			instead = "ingress-nginx's default format is logged instead"
+		}
+	}
+	return fmt.Errorf("no Envoy form for %s (docs/configmap.md lists the variables): refused, treated as unset (%s)", strings.Join(missing, ", "), instead)
 }
 
 func disableAccessLog(_ *Table, s *Settings, _, value string) error {
@@ -306,16 +332,118 @@ func disableAccessLog(_ *Table, s *Settings, _, value string) error {
 	if err != nil {
 		return fmt.Errorf("not true or false: treated as unset (false)")
 	}
-	s.conn.noAccessLog = s.conn.noAccessLog || on
+	s.conn.log.off = s.conn.log.off || on
 	return nil
 }
 
-func logEscapeJSON(_ *Table, _ *Settings, _, value string) error {
+func logEscapeJSON(_ *Table, s *Settings, _, value string) error {
 	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil || on {
-		return fmt.Errorf("Envoy writes the values unescaped: treated as false")
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.log.escapeJSON = on
+	return nil
+}
+
+func logEscapeNone(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.log.escapeNone = on
+	return nil
+}
+
+// accessLogPath reads access-log-path and http-access-log-path (which
+// wins, as nginx.tmpl's "or"): Envoy's standard output or error; ingress-nginx's
+// default file is its image's link to its standard output.
+func accessLogPath(_ *Table, s *Settings, name, value string) error {
+	path := strings.TrimSpace(value)
+	switch {
+	case path == "/var/log/nginx/access.log":
+		path = "/dev/stdout"
+	case path == "":
+		return nil
+	case !slices.Contains(ir.AccessLogPaths(), path):
+		return fmt.Errorf("Envoy writes its access log to /dev/stdout or /dev/stderr only (the control plane cannot know which files Envoy's node lets it open, and one it cannot open would make Envoy refuse every listener): treated as unset (/dev/stdout)")
+	}
+	if name == "http-access-log-path" {
+		s.conn.log.httpPath = path
+	} else {
+		s.conn.log.path = path
 	}
 	return nil
+}
+
+// skipAccessLogURLs reads skip-access-log-urls: comma-separated keys of
+// nginx's map over $request_uri, each the whole URI, or, after ~ (~* in
+// any case), a regular expression found in it.
+func skipAccessLogURLs(_ *Table, s *Settings, _, value string) error {
+	var bad []string
+	s.conn.log.skip, s.conn.log.skipRegex = nil, nil
+	for _, item := range strings.Split(value, ",") {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+		case strings.HasPrefix(item, "~"):
+			re := strings.TrimPrefix(item, "~")
+			if r, ok := strings.CutPrefix(re, "*"); ok {
+				re = "(?i)" + r
+			}
+			if _, err := regexp.Compile(re); err != nil {
+				bad = append(bad, item)
+				continue
+			}
+			s.conn.log.skipRegex = append(s.conn.log.skipRegex, re)
+		default:
+			s.conn.log.skip = append(s.conn.log.skip, item)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: not a regular expression RE2 takes: left out (the other URLs are skipped)", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func accessLogForDefaultBackend(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.log.unknownHosts = on
+	return nil
+}
+
+// routeVariables are the log variables whose values are the route's
+// (route metadata the renderer writes from the IR's RouteLog).
+func routeVariables() []string {
+	return []string{"namespace", "ingress_name", "service_name", "service_port", "proxy_upstream_name", "proxy_alternative_upstream_name"}
+}
+
+// finishAccessLog makes the listeners' access log of the keys read; nil:
+// none.
+func (s *Settings) finishAccessLog() *ir.AccessLog {
+	c := &s.conn.log
+	if !c.formatSet || c.off {
+		return nil
+	}
+	s.LogNames = c.format.uses(routeVariables()...)
+	a := &ir.AccessLog{Path: cmp.Or(c.httpPath, c.path), Skip: c.skip, SkipRegex: c.skipRegex, UnknownHosts: c.unknownHosts}
+	if a.Path == "/dev/stdout" {
+		a.Path = ""
+	}
+	// nginx's escape=none wins over escape=json (nginx.tmpl).
+	if c.escapeJSON && !c.escapeNone {
+		js, err := c.format.json()
+		if err == nil {
+			a.JSON = js
+			return a
+		}
+		s.Issues = append(s.Issues, Issue{Key: "log-format-escape-json", Reason: "InvalidConfigMapValue",
+			Message: fmt.Sprintf("log-format-escape-json=\"true\": log-format-upstream is %v: written as text, its values unescaped", err)})
+	}
+	a.Format = c.format.text()
+	return a
 }
 
 // finishConnections makes the listeners' and clusters' settings of the
@@ -364,9 +492,7 @@ func (s *Settings) finishConnections() {
 	if c.fullForwardedFor && forwardedHeaders {
 		d.Forwarded = ir.ForwardedFull
 	}
-	if c.accessLogSet && !c.noAccessLog {
-		d.AccessLog = c.accessLog
-	}
+	d.AccessLog = s.finishAccessLog()
 	http := d
 	tls := d
 	tls.ForwardedPort = DefaultDownstream(ir.HTTPS, false).ForwardedPort

@@ -40,11 +40,14 @@ func table() []Key {
 			Note: "Critical lets the snippet annotations be used (with allow-snippet-annotations true); High (the default) makes an Ingress carrying one refused, as ingress-nginx rejects it. Low and Medium (which make ingress-nginx reject Ingresses carrying riskier keys) are not honoured yet: reported, and treated as High."},
 		notYet("annotation-value-word-blocklist", `""`, "ingress-xds translates snippets into typed policies, so that nothing free-form reaches Envoy, instead of filtering words out of values (docs/snippets.md)."),
 		notYet("hide-headers", "empty", ""),
-		notYet("access-log-params", `""`, nginxLogs),
-		ignored("access-log-path", `"/var/log/nginx/access.log"`, nginxLogs),
-		ignored("http-access-log-path", `""`, nginxLogs),
+		ignored("access-log-params", `""`, "nginx's buffer=, flush= and gzip parameters of its access_log; Envoy buffers its access log itself and writes it out about once a second."),
+		{Name: "access-log-path", NginxDefault: `"/var/log/nginx/access.log"`, verdict: annotations.HonouredWithDifference, apply: accessLogPath,
+			Note: "Where the access log goes: /dev/stdout (also ingress-nginx's default, which its image links to its standard output) or /dev/stderr. Another path is reported and treated as unset: the control plane cannot know which files Envoy's node lets it open, and a file Envoy cannot open would make it refuse every listener; collect the log from the pod's output."},
+		{Name: "http-access-log-path", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: accessLogPath,
+			Note: "As access-log-path, which it overrides for HTTP requests (the only ones ingress-xds serves)."},
 		ignored("stream-access-log-path", `""`, nginxLogs),
-		ignored("enable-access-log-for-default-backend", `"false"`, nginxLogs),
+		{Name: "enable-access-log-for-default-backend", NginxDefault: `"false"`, apply: accessLogForDefaultBackend,
+			Note: "true: the requests for a host no Ingress serves (Envoy's 404, ingress-nginx's default server) are logged too; by default they are not, as in ingress-nginx. A known host's path that no rule matches is logged either way."},
 		ignored("enable-auth-access-log", `"false"`, nginxLogs),
 		ignored("error-log-path", `"/var/log/nginx/error.log"`, nginxLogs),
 		refuseIfTrue("enable-modsecurity", `"false"`, "ModSecurity, a web application firewall ingress-xds does not have: while it is true, every Ingress is refused (its paths answer 503), as one carrying enable-modsecurity is; serve --unsupported-annotations=ignore serves them without it."),
@@ -78,13 +81,26 @@ func table() []Key {
 		{Name: "keep-alive-requests", NginxDefault: "1000", apply: keepAliveRequests,
 			Note: "Requests a client connection may carry, then Envoy closes it (max_requests_per_connection of both listeners; HTTP/2 streams count alike). Unset: no bound."},
 		ignored("large-client-header-buffers", `"4 8k"`, "nginx's buffers for long request headers; Envoy's limit is its own (60 KiB of headers)."),
-		{Name: "log-format-escape-none", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, check: isBool,
-			Note: "Envoy writes the values unescaped whatever it says, as nginx's escape=none; nginx's default escapes quotes and bytes outside ASCII as \\xHH."},
-		{Name: "log-format-escape-json", NginxDefault: `"false"`, verdict: annotations.NotYet, apply: logEscapeJSON,
-			Note: "true is not honoured yet: reported, and the values are written unescaped."},
+		{Name: "log-format-escape-none", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: logEscapeNone,
+			Note: "Envoy writes a text format's values unescaped whatever it says, as nginx's escape=none; nginx's default escapes quotes, backslashes and bytes outside printable ASCII as \\xHH. true wins over log-format-escape-json, as in nginx.tmpl."},
+		{Name: "log-format-escape-json", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: logEscapeJSON,
+			Note: "true: log-format-upstream, which must then be a JSON object once its variables are values (`{\"status\": $status, \"uri\": \"$uri\"}`), is written as Envoy's JSON format: every value escaped as JSON, as nginx's escape=json. Differences: a value that is one variable alone is written typed (200, not \"200\") and null when it has none, where nginx writes its text and \"\"; keys come in alphabetical order. A format that is no JSON object is reported and written as text."},
 		{Name: "log-format-upstream", NginxDefault: "`$remote_addr - $remote_user [$time_local] ...`", served: true, nginxValue: DefaultLogFormat, verdict: annotations.HonouredWithDifference, apply: logFormatUpstream,
-			Note: "Every request is written to Envoy's standard output in this nginx log_format, each variable as its Envoy command operator: $remote_addr, $remote_port, $remote_user (no Envoy form: \"-\"), $time_local, $time_iso8601, $msec, $request, $request_method, $request_uri, $uri, $server_protocol, $scheme, $host, $status, $body_bytes_sent, $bytes_sent, $request_length, $request_time and $upstream_response_time (in milliseconds, not seconds), $upstream_addr, $upstream_status (the response's), $upstream_response_length, $proxy_upstream_name (the Envoy cluster), $req_id, $ssl_protocol, $ssl_cipher, $ssl_server_name, $http_NAME, $sent_http_NAME. Another variable is reported (a Warning on the ConfigMap naming it) and written as \"-\". ingress-nginx logs every request by default; ingress-xds only when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format, translated). disable-access-log turns it off."},
-		ignored("log-format-stream", "`[$remote_addr] [$time_local] ...`", streamNote),
+			Note: "Every request is written in this nginx log_format (to access-log-path: Envoy's standard output), each variable as Envoy command operators: " +
+				"$remote_addr, $binary_remote_addr (as text), $realip_remote_addr (the peer), $remote_port, $server_addr, $server_port, $time_local, $time_iso8601, $msec, " +
+				"$request, $request_method, $request_uri, $uri, $document_uri, $args, $query_string, $server_protocol, $scheme, $host, $http_host, $status, " +
+				"$body_bytes_sent, $bytes_sent, $request_length (the bytes Envoy read of the request), $request_time (seconds, as nginx), " +
+				"$upstream_addr (the last endpoint tried, where nginx lists every one), $upstream_status and $upstream_response_length (\"-\" for Envoy's own answers), " +
+				"$upstream_response_time (whole milliseconds, not seconds: Envoy's CEL has no upstream timing), $req_id, $request_id, $ssl_protocol, $ssl_cipher, " +
+				"$ssl_server_name, $connection, $hostname, $http_NAME, $sent_http_NAME, $cookie_NAME, " +
+				"and the route's: $namespace and $ingress_name (its Ingress), $service_name and $service_port (its backend as the Ingress writes it; " +
+				"the mainline's for a canary's request, as ingress-nginx's location), $proxy_upstream_name (ingress-nginx's upstream name, namespace-service-port), " +
+				"$proxy_alternative_upstream_name (the canary's upstream name when the canary took the request, else empty), written by the renderer as route metadata. " +
+				"$remote_user is always \"-\": the authorisation service checks basic authentication's users and Envoy never learns the name. " +
+				"A value with another variable is refused as a whole (a Warning on the ConfigMap naming each): ingress-nginx's default format is logged instead, and the ConfigMap's other keys apply. " +
+				"ingress-nginx logs every request by default; ingress-xds when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format). " +
+				"disable-access-log turns it off; requests for unknown hosts are not logged (enable-access-log-for-default-backend)."},
+		ignored("log-format-stream", "`[$remote_addr] [$time_local] ...`", "The access log of nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve: there is no such request to log."),
 		ignored("enable-multi-accept", `"true"`, nginxProcess),
 		ignored("max-worker-connections", "16384", nginxProcess),
 		ignored("max-worker-open-files", "0", nginxProcess),
@@ -229,7 +245,8 @@ func table() []Key {
 		annotation("use-port-in-redirects", `"false"`),
 		annotation("preserve-trailing-slash", `"false"`),
 		annotation("service-upstream", `"false"`),
-		ignored("skip-access-log-urls", "[]string{}", nginxLogs),
+		{Name: "skip-access-log-urls", NginxDefault: "[]string{}", apply: skipAccessLogURLs,
+			Note: "Comma-separated request URIs (path and query, as sent: nginx's $request_uri) whose requests are not logged; one starting with ~ (~* in any case) is a regular expression found anywhere in the URI, as nginx's map reads its keys (RE2's syntax; one RE2 refuses is reported and left out). Envoy's CEL access log filter."},
 		annotation("limit-rate", "0"),
 		annotation("limit-rate-after", "0"),
 		ignored("lua-shared-dicts", `""`, nginxProcess),

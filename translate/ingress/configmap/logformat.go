@@ -1,8 +1,14 @@
 package configmap
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // DefaultLogFormat is ingress-nginx's log-format-upstream (its
@@ -11,14 +17,31 @@ const DefaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $
 	`$request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length ` +
 	`$upstream_response_time $upstream_status $req_id`
 
+// routeMetadataOperator starts the command operator of a route metadata
+// key the renderer writes (ir.RouteLog).
+const routeMetadataOperator = "%METADATA(ROUTE:" + ir.RouteMetadata + ":"
+
+// routeMeta is the command operator of a route metadata key.
+func routeMeta(key string) string { return routeMetadataOperator + key + ")%" }
+
+// celSeconds is a CEL expression's duration in seconds with milliseconds,
+// as nginx writes its times ("0.005").
+func celSeconds(duration string) string {
+	ms := duration + ".getMilliseconds()"
+	return "%CEL(string(" + ms + " / 1000) + '.' + string(1000 + " + ms + " % 1000).substring(1))%"
+}
+
 // logVariable is an nginx variable's Envoy command operator.
 func logVariable(name string) (string, bool) {
 	switch name {
-	case "remote_addr", "binary_remote_addr", "realip_remote_addr":
-		if name == "realip_remote_addr" {
-			return "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%", true
-		}
+	case "remote_addr", "binary_remote_addr":
 		return "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", true
+	case "realip_remote_addr":
+		return "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%", true
+	case "remote_user":
+		// The user basic authentication let in: the authorisation
+		// service checks it, and Envoy never learns the name.
+		return "-", true
 	case "remote_port":
 		return "%DOWNSTREAM_REMOTE_PORT%", true
 	case "server_addr":
@@ -39,6 +62,8 @@ func logVariable(name string) (string, bool) {
 		return "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%", true
 	case "uri", "document_uri":
 		return "%PATH(NQ)%", true
+	case "args", "query_string":
+		return "%CEL(request.query)%", true
 	case "server_protocol":
 		return "%PROTOCOL%", true
 	case "scheme":
@@ -54,18 +79,33 @@ func logVariable(name string) (string, bool) {
 	case "request_length":
 		return "%DOWNSTREAM_WIRE_BYTES_RECEIVED%", true
 	case "request_time":
-		// Milliseconds, where nginx writes seconds ("0.005").
-		return "%DURATION%", true
+		return celSeconds("request.duration"), true
 	case "upstream_response_time":
-		return "%RESPONSE_DURATION%", true
+		// Envoy's durations are whole milliseconds, where nginx writes
+		// seconds ("0.005"); CEL has the request's duration, not the
+		// upstream's.
+		return "%COMMON_DURATION(US_TX_BEG:US_RX_END:ms)%", true
 	case "upstream_addr":
 		return "%UPSTREAM_HOST%", true
 	case "upstream_status":
-		return "%RESPONSE_CODE%", true
+		// The upstream's status when one answered: "-" for Envoy's own
+		// answers, as nginx's for its own.
+		return "%CEL(upstream.address == '' ? '-' : string(response.code))%", true
 	case "upstream_response_length":
-		return "%UPSTREAM_WIRE_BYTES_RECEIVED%", true
+		return "%CEL(upstream.address == '' ? '-' : string(response.size))%", true
 	case "proxy_upstream_name":
-		return "%UPSTREAM_CLUSTER%", true
+		return routeMeta(ir.MetaUpstream), true
+	case "proxy_alternative_upstream_name":
+		m := "xds.route_metadata.filter_metadata['" + ir.RouteMetadata + "']"
+		return "%CEL(xds.cluster_name == " + m + "." + ir.MetaCanaryCluster + " ? " + m + "." + ir.MetaCanaryUpstream + " : '')%", true
+	case "namespace":
+		return routeMeta(ir.MetaNamespace), true
+	case "ingress_name":
+		return routeMeta(ir.MetaIngress), true
+	case "service_name":
+		return routeMeta(ir.MetaService), true
+	case "service_port":
+		return routeMeta(ir.MetaServicePort), true
 	case "req_id", "request_id":
 		return "%REQ(X-REQUEST-ID)%", true
 	case "ssl_protocol":
@@ -85,46 +125,179 @@ func logVariable(name string) (string, bool) {
 	if h, ok := strings.CutPrefix(name, "sent_http_"); ok && h != "" {
 		return "%RESP(" + strings.ReplaceAll(h, "_", "-") + ")%", true
 	}
+	if c, ok := strings.CutPrefix(name, "cookie_"); ok && c != "" {
+		return "%CEL(request.headers['cookie'].split(';').map(c, c.trim()).filter(c, c.startsWith('" + c + "=')).map(c, c.substring(" +
+			strconv.Itoa(len(c)+1) + "))[0])%", true
+	}
 	return "", false
 }
 
-// translateLogFormat is an nginx log_format in Envoy's command operators,
-// variable by variable, with its newline; the variables without an Envoy
-// form (each named once, in order) are written as "-", as nginx writes an
-// empty value.
-func translateLogFormat(format string) (string, []string) {
-	var b strings.Builder
+// logFormat is an nginx log_format read: its text and variables in order.
+type logFormat struct {
+	// parts alternate text and variables: parts[i] is a variable's name
+	// for odd i.
+	parts []string
+}
+
+// parseLogFormat splits an nginx log_format into its text and variables,
+// and names (each once, in order) the variables without an Envoy form.
+func parseLogFormat(format string) (logFormat, []string) {
+	var f logFormat
 	var missing []string
+	var text strings.Builder
 	for i := 0; i < len(format); {
 		c := format[i]
-		if c == '%' {
-			b.WriteString("%%")
-			i++
-			continue
-		}
 		if c != '$' {
-			b.WriteByte(c)
+			text.WriteByte(c)
 			i++
 			continue
 		}
 		name, next := variableAt(format, i+1)
 		if name == "" {
-			b.WriteByte(c)
+			text.WriteByte(c)
 			i++
 			continue
 		}
-		if op, ok := logVariable(name); ok {
-			b.WriteString(op)
-		} else {
-			b.WriteByte('-')
-			if !slices.Contains(missing, "$"+name) {
-				missing = append(missing, "$"+name)
-			}
+		if _, ok := logVariable(name); !ok && !slices.Contains(missing, "$"+name) {
+			missing = append(missing, "$"+name)
 		}
+		f.parts = append(f.parts, text.String(), name)
+		text.Reset()
 		i = next
 	}
+	f.parts = append(f.parts, text.String())
+	return f, missing
+}
+
+// text is the format in Envoy's command operators, with its newline.
+func (f logFormat) text() string {
+	var b strings.Builder
+	for i, p := range f.parts {
+		if i%2 == 0 {
+			b.WriteString(strings.ReplaceAll(p, "%", "%%"))
+			continue
+		}
+		op, _ := logVariable(p)
+		b.WriteString(op)
+	}
 	b.WriteByte('\n')
-	return b.String(), missing
+	return b.String()
+}
+
+// uses says whether some variable of the format is one of names.
+func (f logFormat) uses(names ...string) bool {
+	for i := 1; i < len(f.parts); i += 2 {
+		if slices.Contains(names, f.parts[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonMarker brackets a variable's index in the JSON read of a format.
+const jsonMarker = "\x00"
+
+// json is the format as Envoy's json_format (log-format-escape-json): the
+// format must be a JSON object once its variables are values. A variable
+// inside a JSON string becomes part of that string's Envoy format; one
+// standing alone outside any string (`"status": $status`) is its command
+// operator alone. Envoy writes a value that is one operator alone as a
+// typed value (a number for $status, null when it has none), where nginx
+// writes the text of the variable, "" when it has none. The result is the
+// object as JSON, its string values Envoy format strings; an error when
+// the format is no JSON object.
+func (f logFormat) json() (string, error) {
+	var b strings.Builder
+	inString, escaped := false, false
+	for i, p := range f.parts {
+		if i%2 == 1 {
+			// A NUL, which JSON text can only hold escaped, and so never
+			// the format's own text, brackets the variable's index.
+			marker := `\u0000` + strconv.Itoa(i) + `\u0000`
+			if !inString {
+				marker = `"` + marker + `"`
+			}
+			b.WriteString(marker)
+			continue
+		}
+		for j := 0; j < len(p); j++ {
+			c := p[j]
+			switch {
+			case escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case c == '"':
+				inString = !inString
+			}
+			b.WriteByte(c)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(b.String()))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("not a JSON object once its variables are values: %v", err)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("not one JSON object: text after it")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("not a JSON object")
+	}
+	out, err := f.jsonValues(obj)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// jsonValues makes a JSON object's string values Envoy format strings.
+func (f logFormat) jsonValues(obj map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch v := v.(type) {
+		case map[string]any:
+			inner, err := f.jsonValues(v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = inner
+		case string:
+			out[k] = f.jsonString(v)
+		case nil:
+			return nil, fmt.Errorf("%q: null, which Envoy's JSON format cannot write", k)
+		case []any:
+			return nil, fmt.Errorf("%q: a list, which Envoy's JSON format cannot write", k)
+		default:
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// jsonString is a JSON string of the format (markers for its variables)
+// in Envoy's command operators.
+func (f logFormat) jsonString(s string) string {
+	var b strings.Builder
+	pieces := strings.Split(s, jsonMarker)
+	for i, p := range pieces {
+		if i%2 == 0 {
+			b.WriteString(strings.ReplaceAll(p, "%", "%%"))
+			continue
+		}
+		n, _ := strconv.Atoi(p)
+		op, _ := logVariable(f.parts[n])
+		b.WriteString(op)
+	}
+	return b.String()
 }
 
 // variableAt reads the variable name at format[i:], "name" or "{name}",
