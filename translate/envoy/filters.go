@@ -46,6 +46,8 @@ const (
 	// useNoAccessLog is no filter: some route is not logged, which the
 	// access log's filter then reads (accesslog.go).
 	useNoAccessLog
+	// useTracing is no filter either: some route is traced (tracing.go).
+	useTracing
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -241,6 +243,9 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		hcm.EarlyHeaderMutationExtensions = mutation
 	}
 	if err := applyDownstream(hcm, l, uses); err != nil { // downstream.go
+		return nil, err
+	}
+	if err := applyTracing(hcm, l, uses); err != nil { // tracing.go
 		return nil, err
 	}
 	hcmAny, err := anypb.New(hcm)

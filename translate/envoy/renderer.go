@@ -61,6 +61,7 @@ type Renderer struct {
 
 	opts  Options
 	authz authzClusters
+	otlp  otlpClusters // tracing.go
 	// upstream is the IR's Upstream the clusters were rendered with
 	// (upstream_pool.go): a change renders every cluster again.
 	upstream ir.Upstream
@@ -235,6 +236,9 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	}
 	clusters, err := c.withAuthzCluster(res.Clusters, used)
 	if err != nil {
+		return nil, err
+	}
+	if clusters, err = c.withOTLPCluster(clusters, m, used); err != nil { // tracing.go
 		return nil, err
 	}
 	res.Clusters = clusters

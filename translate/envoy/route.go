@@ -172,6 +172,9 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 		per[bufferFilter] = bodyLimit(p.RequestBody)
 		uses |= useBuffer
 	}
+	if p.Tracing != nil {
+		uses |= routeTracing(route, p.Tracing) // tracing.go
+	}
 	if p.ErrorPages != nil {
 		pages, err := errorPages(p.ErrorPages, l)
 		if err != nil {

@@ -36,6 +36,7 @@ type groups struct {
 	sslCiphers      string            // ssl-ciphers; empty: the ConfigMap's
 	snippets        snippetsConfig    // snippets.go
 	noAccessLog     bool              // enable-access-log: false
+	tracing         *ir.RouteTracing  // enable-opentelemetry; nil: not traced
 }
 
 // merged is what the groups amount to beyond the route policy: the
@@ -137,6 +138,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 		p.RequestHeaders = mergeHeaderChanges(authless, p.RequestHeaders)
 	}
 	p.NoAccessLog = g.noAccessLog
+	p.Tracing = g.tracing
 
 	m := merged{
 		rewrite:         g.rewrite,

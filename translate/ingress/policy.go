@@ -66,5 +66,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	g.snippets, problems = parseSnippets(values, &f.opts) // snippets.go
 	f.report(problems)
 	g.noAccessLog = parseLogs(values) // accesslog.go
+	g.tracing, problems = parseTracing(values, env)
+	f.report(problems)
 	f.apply(mergeGroups(&g))
 }

@@ -82,6 +82,9 @@ type Listener struct {
 	// LocalReplyCodes are the statuses of the answers the listener makes
 	// itself when a backend cannot be reached; nil: Envoy's (503).
 	LocalReplyCodes *LocalReplyCodes `json:"localReplyCodes,omitempty"`
+	// Tracing is where the spans of its traced routes go (tracing.go);
+	// nil: no route is traced.
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // LocalReplyCodes replace the status Envoy gives its own answer when a

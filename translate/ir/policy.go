@@ -67,6 +67,9 @@ type RoutePolicy struct {
 	// NoAccessLog leaves the route's requests out of the access log
 	// (enable-access-log: false).
 	NoAccessLog bool `json:"noAccessLog,omitempty"`
+	// Tracing traces the route's requests (enable-opentelemetry), under
+	// its listener's Tracing; nil: not traced.
+	Tracing *RouteTracing `json:"tracing,omitempty"`
 }
 
 // HashKind is a part of a request that can be hashed.

@@ -58,6 +58,9 @@ func (r *IR) Validate() error {
 		if l.Downstream != nil {
 			v.nest("Downstream", "", ErrBadValue, l.Downstream.validate(l))
 		}
+		if l.Tracing != nil {
+			v.nest("Tracing", "", ErrBadValue, l.Tracing.validate())
+		}
 		if c := l.LocalReplyCodes; c != nil {
 			for _, f := range []struct {
 				field string
@@ -295,6 +298,9 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	}
 	if p := rt.Policy; p != nil {
 		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
+	}
+	if t := rt.Policy; t != nil && t.Tracing != nil && hasControl(t.Tracing.Operation) {
+		v.add("Policy.Tracing.Operation", ErrBadValue, "span name %q", t.Tracing.Operation)
 	}
 	if l := rt.Log; l != nil {
 		for _, f := range []struct{ field, value string }{{"Service", l.Service}, {"ServicePort", l.ServicePort}, {"Upstream", l.Upstream}, {"CanaryCluster", l.CanaryCluster}, {"CanaryUpstream", l.CanaryUpstream}} {

@@ -15,5 +15,5 @@ func table() []*definition {
 		RewriteTarget.def,
 		XForwardedPrefix.def,
 		ServerAlias.def,
-	), slices.Concat(proxyKeys(), proxyRewriteKeys(), mirrorKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys(), corsKeys(), headerKeys(), accessKeys(), rateLimitKeys(), basicAuthKeys(), authTLSKeys(), externalAuthKeys(), satisfyKeys(), sslCipherKeys(), snippetKeys(), logKeys())...)
+	), slices.Concat(proxyKeys(), proxyRewriteKeys(), mirrorKeys(), upstreamKeys(), canaryKeys(), affinityKeys(), fallbackKeys(), corsKeys(), headerKeys(), accessKeys(), rateLimitKeys(), basicAuthKeys(), authTLSKeys(), externalAuthKeys(), satisfyKeys(), sslCipherKeys(), snippetKeys(), logKeys(), opentelemetryKeys())...)
 }

@@ -152,13 +152,17 @@ type Settings struct {
 	// Connections are the listeners' and clusters' settings
 	// (connections.go).
 	Connections
+	// Tracing is the listeners' OpenTelemetry tracing (tracing.go); nil:
+	// no collector.
+	Tracing *ir.Tracing
 	// LogNames says that the access log's format has route variables
 	// ($namespace, $service_name, ...): the front-end then gives every
 	// route its names (ir.RouteLog).
 	LogNames bool
 
-	hsts   hstsKeys
-	blocks blockKeys
+	hsts    hstsKeys
+	blocks  blockKeys
+	tracing tracingKeys
 	// base are the values under the ConfigMap's (NginxDefaults), which a
 	// refused value falls back to.
 	base map[string]string
@@ -247,5 +251,6 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 	s.HSTS = s.hsts.header()
 	s.Block = s.blocks.requestBlock()
 	s.finishConnections()
+	s.Tracing = s.finishTracing()
 	return s
 }

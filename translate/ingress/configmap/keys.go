@@ -16,7 +16,6 @@ const (
 	nginxLogs    = "nginx's log files; ingress-xds's access log is Envoy's standard output (log-format-upstream), Envoy's own logs are its bootstrap's and its --log-level."
 	streamNote   = "nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve."
 	removedNote  = "Removed from ingress-nginx (its final release reads it no more)."
-	tracingNote  = "Tracing: ingress-xds configures none."
 	snippetNote  = "nginx configuration ingress-xds does not translate (docs/snippets.md), which may hold access rules: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."
 )
 
@@ -196,19 +195,23 @@ func table() []Key {
 		ignored("jaeger-debug-header", "uber-debug-id", removedNote),
 		ignored("jaeger-baggage-header", "jaeger-baggage", removedNote),
 		ignored("jaeger-trace-baggage-header-prefix", "uberctx-", removedNote),
-		notYet("enable-opentelemetry", `"false"`, tracingNote),
-		notYet("opentelemetry-trust-incoming-span", `"true"`, tracingNote),
-		notYet("opentelemetry-operation-name", `""`, tracingNote),
-		notYet("opentelemetry-config", `"/etc/ingress-controller/telemetry/opentelemetry.toml"`, tracingNote),
-		notYet("otlp-collector-host", `""`, tracingNote),
-		notYet("otlp-collector-port", "4317", tracingNote),
-		notYet("otel-max-queuesize", "2048", tracingNote),
-		notYet("otel-schedule-delay-millis", "5000", tracingNote),
-		notYet("otel-max-export-batch-size", "512", tracingNote),
-		notYet("otel-service-name", `"nginx"`, tracingNote),
-		notYet("otel-sampler", `"AlwaysOn"`, tracingNote),
-		notYet("otel-sampler-parent-based", `"true"`, tracingNote),
-		notYet("otel-sampler-ratio", "0.01", tracingNote),
+		annotation("enable-opentelemetry", `"false"`),
+		{Name: "opentelemetry-trust-incoming-span", NginxDefault: `"true"`, apply: trustIncomingSpan,
+			Note: "false: a client's traceparent and tracestate are dropped before Envoy starts its span, so every request starts a trace; true: the client's trace is the parent. For both listeners (Envoy starts the span before routing: the annotation of the same name cannot apply per Ingress)."},
+		annotation("opentelemetry-operation-name", `""`),
+		ignored("opentelemetry-config", `"/etc/ingress-controller/telemetry/opentelemetry.toml"`, "nginx's OpenTelemetry module's own file; Envoy's tracer is configured from the keys here."),
+		{Name: "otlp-collector-host", NginxDefault: `""`, apply: otlpCollectorHost,
+			Note: "The OTLP/gRPC collector spans are sent to (an IP address, or a DNS name Envoy resolves); without it nothing is traced, whatever enable-opentelemetry says."},
+		{Name: "otlp-collector-port", NginxDefault: "4317", apply: otlpCollectorPort, Note: "The collector's port."},
+		ignored("otel-max-queuesize", "2048", "Envoy's tracer buffers its spans itself and sends them every 5 s, or once 5 are waiting."),
+		ignored("otel-schedule-delay-millis", "5000", "As otel-max-queuesize."),
+		ignored("otel-max-export-batch-size", "512", "As otel-max-queuesize."),
+		{Name: "otel-service-name", NginxDefault: `"nginx"`, apply: otelServiceName, Note: "The spans' service.name."},
+		{Name: "otel-sampler", NginxDefault: `"AlwaysOn"`, apply: otelSampler,
+			Note: "AlwaysOn, AlwaysOff, or TraceIdRatioBased (otel-sampler-ratio of the traces, by their id): Envoy's samplers of the same names."},
+		{Name: "otel-sampler-parent-based", NginxDefault: `"true"`, apply: otelSamplerParentBased,
+			Note: "true: a request with a trusted trace context is sampled as its parent was, the others by otel-sampler (Envoy's parent-based sampler)."},
+		{Name: "otel-sampler-ratio", NginxDefault: "0.01", apply: otelSamplerRatio, Note: "With TraceIdRatioBased: the share of traces sampled, from 0 to 1."},
 		refuseIfSet("main-snippet", `""`, snippetNote),
 		refuseIfSet("http-snippet", `""`, snippetNote),
 		{Name: "server-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: configSnippet(snippet.ServerContext),
