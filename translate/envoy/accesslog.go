@@ -146,17 +146,16 @@ func applyRouteLog(routes []*routev3.Route, r *ir.Route) filterSet {
 	}
 	fields := map[string]*structpb.Value{}
 	if l := r.Log; l != nil {
-		if r.Source != nil {
-			fields[ir.MetaNamespace] = structpb.NewStringValue(r.Source.Namespace)
-			fields[ir.MetaIngress] = structpb.NewStringValue(r.Source.Name)
+		// Only the names the format reads are set (the front-end's
+		// choice), and only those are written.
+		for _, f := range []struct{ key, value string }{
+			{ir.MetaNamespace, l.Namespace}, {ir.MetaIngress, l.Ingress}, {ir.MetaService, l.Service}, {ir.MetaServicePort, l.ServicePort},
+			{ir.MetaUpstream, l.Upstream}, {ir.MetaCanaryCluster, l.CanaryCluster}, {ir.MetaCanaryUpstream, l.CanaryUpstream},
+		} {
+			if f.value != "" {
+				fields[f.key] = structpb.NewStringValue(f.value)
+			}
 		}
-		fields[ir.MetaService] = structpb.NewStringValue(l.Service)
-		fields[ir.MetaServicePort] = structpb.NewStringValue(l.ServicePort)
-		fields[ir.MetaUpstream] = structpb.NewStringValue(l.Upstream)
-		// Always set, so that $proxy_alternative_upstream_name is empty,
-		// as nginx's, on a route without a canary.
-		fields[ir.MetaCanaryCluster] = structpb.NewStringValue(l.CanaryCluster)
-		fields[ir.MetaCanaryUpstream] = structpb.NewStringValue(l.CanaryUpstream)
 	}
 	var uses filterSet
 	if off {

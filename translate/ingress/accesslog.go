@@ -6,6 +6,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -22,30 +23,53 @@ func parseLogs(values *annotations.Values) (noAccessLog bool) {
 	return ok && !on
 }
 
-// logNames says whether the access log's format reads the routes' names.
-func (c *controllerConfig) logNames() bool {
-	return c != nil && c.settings != nil && c.settings.LogNames
+// logNames are the route variables the access log's format reads.
+func (c *controllerConfig) logNames() configmap.LogNames {
+	if c == nil || c.settings == nil {
+		return configmap.LogNames{}
+	}
+	return c.settings.LogNames
 }
 
-// routeLog is what the access log says of a route to an Ingress backend:
-// its Service and port as the Ingress writes them, and ingress-nginx's
-// upstream name (its upstreamName: namespace-service-port); nil for a
-// resource backend, which has none.
-func routeLog(namespace string, backend *networkingv1.IngressBackend) *ir.RouteLog {
-	if backend == nil || backend.Service == nil {
+// routeLog is what the access log reads of a route of the Ingress to an
+// Ingress backend, the names need asks for: its Ingress, its Service and
+// port as the Ingress writes them, and ingress-nginx's upstream name (its
+// upstreamName: namespace-service-port); nil when it asks for none.
+func routeLog(ing *networkingv1.Ingress, backend *networkingv1.IngressBackend, need configmap.LogNames) *ir.RouteLog {
+	var l ir.RouteLog
+	if need.Namespace {
+		l.Namespace = ing.Namespace
+	}
+	if need.Ingress {
+		l.Ingress = ing.Name
+	}
+	if backend != nil && backend.Service != nil {
+		port := backend.Service.Port.Name
+		if backend.Service.Port.Number > 0 {
+			port = strconv.Itoa(int(backend.Service.Port.Number))
+		}
+		if need.Service {
+			l.Service = backend.Service.Name
+		}
+		if need.ServicePort {
+			l.ServicePort = port
+		}
+		if need.Upstream || need.Canary {
+			// The canary's upstream name is its route's own.
+			l.Upstream = ing.Namespace + "-" + backend.Service.Name + "-" + port
+		}
+	}
+	if l == (ir.RouteLog{}) {
 		return nil
 	}
-	port := backend.Service.Port.Name
-	if backend.Service.Port.Number > 0 {
-		port = strconv.Itoa(int(backend.Service.Port.Number))
-	}
-	return &ir.RouteLog{Service: backend.Service.Name, ServicePort: port, Upstream: namespace + "-" + backend.Service.Name + "-" + port}
+	return &l
 }
 
 // withCanary is a mainline route's log with the canary that may take its
-// requests.
+// requests: when the format reads upstream names, the routes of both have
+// one.
 func withCanary(main, canary *ir.RouteLog, cluster string) *ir.RouteLog {
-	if main == nil || canary == nil {
+	if main == nil || canary == nil || canary.Upstream == "" {
 		return main
 	}
 	l := *main

@@ -367,8 +367,8 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 			Source: f.source(),
 		}
 	}
-	if f.opts.config.logNames() {
-		route.Log = routeLog(f.ing.Namespace, backend) // accesslog.go
+	if need := f.opts.config.logNames(); need.Any() {
+		route.Log = routeLog(f.ing, backend, need) // accesslog.go
 	}
 	route.Policy = f.exemptFromTLSRedirect(nginx.raw, route.Policy) // tlsexempt.go
 	var cluster *clusterRef

@@ -176,17 +176,20 @@ type Route struct {
 }
 
 // RouteLog is what ingress-nginx's access log variables say of a route's
-// requests: its Ingress backend's Service and port as the Ingress writes
-// them ($service_name, $service_port), ingress-nginx's name of that
-// upstream (namespace-service-port: $proxy_upstream_name), and, for a route
-// a canary may take, the canary's cluster and upstream name
-// ($proxy_alternative_upstream_name when the canary takes a request). A
-// canary's routes say the mainline's Service, as ingress-nginx's location
-// does.
+// requests, each only when the format asks for it (empty otherwise): its
+// Ingress ($namespace, $ingress_name), its Ingress backend's Service and
+// port as the Ingress writes them ($service_name, $service_port),
+// ingress-nginx's name of that upstream (namespace-service-port:
+// $proxy_upstream_name), and, for a route a canary may take, the canary's
+// cluster and upstream name ($proxy_alternative_upstream_name when the
+// canary takes a request). A canary's routes say the mainline's Service,
+// as ingress-nginx's location does.
 type RouteLog struct {
-	Service        string `json:"service"`
-	ServicePort    string `json:"servicePort"`
-	Upstream       string `json:"upstream"`
+	Namespace      string `json:"namespace,omitempty"`
+	Ingress        string `json:"ingress,omitempty"`
+	Service        string `json:"service,omitempty"`
+	ServicePort    string `json:"servicePort,omitempty"`
+	Upstream       string `json:"upstream,omitempty"`
 	CanaryCluster  string `json:"canaryCluster,omitempty"`
 	CanaryUpstream string `json:"canaryUpstream,omitempty"`
 }

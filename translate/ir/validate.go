@@ -303,7 +303,7 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 		v.add("Policy.Tracing.Operation", ErrBadValue, "span name %q", t.Tracing.Operation)
 	}
 	if l := rt.Log; l != nil {
-		for _, f := range []struct{ field, value string }{{"Service", l.Service}, {"ServicePort", l.ServicePort}, {"Upstream", l.Upstream}, {"CanaryCluster", l.CanaryCluster}, {"CanaryUpstream", l.CanaryUpstream}} {
+		for _, f := range []struct{ field, value string }{{"Namespace", l.Namespace}, {"Ingress", l.Ingress}, {"Service", l.Service}, {"ServicePort", l.ServicePort}, {"Upstream", l.Upstream}, {"CanaryCluster", l.CanaryCluster}, {"CanaryUpstream", l.CanaryUpstream}} {
 			if hasControl(f.value) || strings.ContainsAny(f.value, "%'\\") {
 				v.add(joinField("Log", f.field), ErrBadValue, "access log name %q", f.value)
 			}

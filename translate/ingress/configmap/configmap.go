@@ -155,10 +155,10 @@ type Settings struct {
 	// Tracing is the listeners' OpenTelemetry tracing (tracing.go); nil:
 	// no collector.
 	Tracing *ir.Tracing
-	// LogNames says that the access log's format has route variables
-	// ($namespace, $service_name, ...): the front-end then gives every
-	// route its names (ir.RouteLog).
-	LogNames bool
+	// LogNames are the route variables the access log's format reads
+	// ($namespace, $service_name, ...): the front-end gives every route
+	// those names (ir.RouteLog).
+	LogNames LogNames
 
 	hsts    hstsKeys
 	blocks  blockKeys

@@ -414,10 +414,20 @@ func accessLogForDefaultBackend(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
-// routeVariables are the log variables whose values are the route's
-// (route metadata the renderer writes from the IR's RouteLog).
-func routeVariables() []string {
-	return []string{"namespace", "ingress_name", "service_name", "service_port", "proxy_upstream_name", "proxy_alternative_upstream_name"}
+// LogNames are the route variables an access log format reads (route
+// metadata the renderer writes from the IR's RouteLog).
+type LogNames struct {
+	Namespace, Ingress, Service, ServicePort, Upstream, Canary bool
+}
+
+// Any says whether the format reads any.
+func (n LogNames) Any() bool { return n != LogNames{} }
+
+func (f logFormat) names() LogNames {
+	return LogNames{
+		Namespace: f.uses("namespace"), Ingress: f.uses("ingress_name"), Service: f.uses("service_name"),
+		ServicePort: f.uses("service_port"), Upstream: f.uses("proxy_upstream_name"), Canary: f.uses("proxy_alternative_upstream_name"),
+	}
 }
 
 // finishAccessLog makes the listeners' access log of the keys read; nil:
@@ -427,7 +437,7 @@ func (s *Settings) finishAccessLog() *ir.AccessLog {
 	if !c.formatSet || c.off {
 		return nil
 	}
-	s.LogNames = c.format.uses(routeVariables()...)
+	s.LogNames = c.format.names()
 	a := &ir.AccessLog{Path: cmp.Or(c.httpPath, c.path), Skip: c.skip, SkipRegex: c.skipRegex, UnknownHosts: c.unknownHosts}
 	if a.Path == "/dev/stdout" {
 		a.Path = ""

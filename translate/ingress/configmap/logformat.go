@@ -96,8 +96,10 @@ func logVariable(name string) (string, bool) {
 	case "proxy_upstream_name":
 		return routeMeta(ir.MetaUpstream), true
 	case "proxy_alternative_upstream_name":
+		// Only a canary's routes have the key: the others are empty, as
+		// nginx's variable.
 		m := "xds.route_metadata.filter_metadata['" + ir.RouteMetadata + "']"
-		return "%CEL(xds.cluster_name == " + m + "." + ir.MetaCanaryCluster + " ? " + m + "." + ir.MetaCanaryUpstream + " : '')%", true
+		return "%CEL('" + ir.MetaCanaryCluster + "' in " + m + " && xds.cluster_name == " + m + "." + ir.MetaCanaryCluster + " ? " + m + "." + ir.MetaCanaryUpstream + " : '')%", true
 	case "namespace":
 		return routeMeta(ir.MetaNamespace), true
 	case "ingress_name":

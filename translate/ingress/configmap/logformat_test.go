@@ -31,15 +31,15 @@ func TestDefaultLogFormat(t *testing.T) {
 	for _, want := range []string{
 		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% - - [%START_TIME(%d/%b/%Y:%H:%M:%S %z)%]",
 		`"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %BYTES_SENT%`,
-		"[%METADATA(ROUTE:ingress-xds:upstream)%] [%CEL(xds.cluster_name == ",
+		"[%METADATA(ROUTE:ingress-xds:upstream)%] [%CEL('canary_cluster' in ",
 		"%REQ(X-REQUEST-ID)%\n",
 	} {
 		if !strings.Contains(a.Format, want) {
 			t.Errorf("format %q lacks %q", a.Format, want)
 		}
 	}
-	if !s.LogNames {
-		t.Errorf("the default format's $proxy_upstream_name does not ask for the routes' names")
+	if want := (LogNames{Upstream: true, Canary: true}); s.LogNames != want {
+		t.Errorf("route names %+v, want %+v: the default format reads $proxy_upstream_name and $proxy_alternative_upstream_name", s.LogNames, want)
 	}
 }
 
