@@ -76,7 +76,13 @@ func attribute(attrs []*commonv1.KeyValue, key string) string {
 
 func startOTLPReceiver(t *testing.T) *otlpReceiver {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	return startOTLPReceiverOn(t, "127.0.0.1:0")
+}
+
+// startOTLPReceiverOn serves the receiver on address.
+func startOTLPReceiverOn(t testing.TB, address string) *otlpReceiver {
+	t.Helper()
+	lis, err := net.Listen("tcp", address)
 	if err != nil {
 		t.Fatal(err)
 	}
