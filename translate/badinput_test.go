@@ -222,7 +222,7 @@ func badInputCases() []badInputCase {
 			}},
 		{name: "undecodable-document", reason: "",
 			manifests: "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: bad}\nspec: {rules: 42}\n---\n"},
-	}, slices.Concat(proxyBadInputCases(), proxyRewriteBadInputCases(), mirrorBadInputCases(), redirectBadInputCases(), canaryBadInputCases(), upstreamBadInputCases(), affinityBadInputCases(), fallbackBadInputCases(), aliasBadInputCases(), accessBadInputCases(), refusalBadInputCases(), corsBadInputCases(), basicAuthBadInputCases(), authTLSBadInputCases(), externalAuthBadInputCases(), configMapBadInputCases())...)
+	}, slices.Concat(proxyBadInputCases(), proxyRewriteBadInputCases(), mirrorBadInputCases(), redirectBadInputCases(), canaryBadInputCases(), upstreamBadInputCases(), affinityBadInputCases(), fallbackBadInputCases(), aliasBadInputCases(), accessBadInputCases(), refusalBadInputCases(), corsBadInputCases(), basicAuthBadInputCases(), authTLSBadInputCases(), externalAuthBadInputCases(), configMapBadInputCases(), observabilityBadInputCases())...)
 }
 
 // routeAnswers checks that host's first HTTP route answers status directly

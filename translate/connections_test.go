@@ -23,8 +23,15 @@ func toggledConnectionKey(rng *rand.Rand) (string, string) {
 		{"proxy-real-ip-cidr", []string{"10.0.0.0/8", "0.0.0.0/0", ""}[rng.Intn(3)]},
 		{"forwarded-for-header", []string{"X-Forwarded-For", "CF-Connecting-IP"}[rng.Intn(2)]},
 		{"compute-full-forwarded-for", strconv.FormatBool(rng.Intn(2) == 0)},
-		{"log-format-upstream", []string{"$remote_addr $status", "$namespace"}[rng.Intn(2)]},
+		{"log-format-upstream", []string{"$remote_addr $status", "$namespace", "[$proxy_upstream_name] [$proxy_alternative_upstream_name]", "$pid"}[rng.Intn(4)]},
 		{"disable-access-log", strconv.FormatBool(rng.Intn(2) == 0)},
+		{"skip-access-log-urls", []string{"/healthz", "~^/p", ""}[rng.Intn(3)]},
+		{"log-format-escape-json", strconv.FormatBool(rng.Intn(2) == 0)},
+		{"enable-access-log-for-default-backend", strconv.FormatBool(rng.Intn(2) == 0)},
+		{"enable-opentelemetry", strconv.FormatBool(rng.Intn(2) == 0)},
+		{"otlp-collector-host", []string{"10.0.0.9", "otel.example.com", ""}[rng.Intn(3)]},
+		{"otel-sampler", []string{"AlwaysOn", "TraceIdRatioBased", "AlwaysOff"}[rng.Intn(3)]},
+		{"opentelemetry-trust-incoming-span", strconv.FormatBool(rng.Intn(2) == 0)},
 	}
 	c := choices[rng.Intn(len(choices))]
 	return c[0], c[1]

@@ -237,9 +237,7 @@ func (d *Downstream) validate(l *Listener) error {
 		v.add("ProxyHeaders", ErrUnknownValue, "proxy headers %q", d.ProxyHeaders)
 	}
 	if d.AccessLog != nil {
-		if err := d.AccessLog.validate(); err != nil {
-			v.add("AccessLog", ErrBadFormat, "%v", err)
-		}
+		v.nest("AccessLog", "access log: ", ErrBadValue, d.AccessLog.validate())
 	}
 	return v.join()
 }

@@ -305,7 +305,7 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	if l := rt.Log; l != nil {
 		for _, f := range []struct{ field, value string }{{"Namespace", l.Namespace}, {"Ingress", l.Ingress}, {"Service", l.Service}, {"ServicePort", l.ServicePort}, {"Upstream", l.Upstream}, {"CanaryCluster", l.CanaryCluster}, {"CanaryUpstream", l.CanaryUpstream}} {
 			if hasControl(f.value) || strings.ContainsAny(f.value, "%'\\") {
-				v.add(joinField("Log", f.field), ErrBadValue, "access log name %q", f.value)
+				v.add(joinField("Log", f.field), ErrBadName, "access log name %q", f.value)
 			}
 		}
 		if (l.CanaryCluster == "") != (l.CanaryUpstream == "") {

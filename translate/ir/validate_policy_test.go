@@ -314,6 +314,6 @@ func TestValidateNamesAndRewrites(t *testing.T) {
 	t.Run("access log format without its newline", func(t *testing.T) {
 		m := valid()
 		m.Listeners[0].Downstream = &Downstream{Forwarded: ForwardedAppend, ProxyHeaders: ProxyHeadersAsSent, AccessLog: &AccessLog{Format: "%START_TIME%"}}
-		wantViolations(t, m.Validate(), violation{KindListener, "http", 0, "Downstream.AccessLog", ErrBadFormat, "access log format without its newline"})
+		wantViolations(t, m.Validate(), violation{KindListener, "http", 0, "Downstream.AccessLog.Format", ErrBadFormat, "access log: access log format without its newline"})
 	})
 }

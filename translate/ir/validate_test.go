@@ -165,6 +165,25 @@ func TestValidate(t *testing.T) {
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
 		}, []violation{route("Policy.Affinity.Path", ErrBadHeader, `affinity cookie attribute "/a; Domain=evil.example"`)}},
+		{"access log format without its newline", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{AccessLog: &AccessLog{Format: "%RESPONSE_CODE%"}}
+		}, []violation{{KindListener, "http", 0, "Downstream.AccessLog.Format", ErrBadFormat, "without its newline"}}},
+		{"access log to a file", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{AccessLog: &AccessLog{Format: "%RESPONSE_CODE%\n", Path: "/var/log/envoy.log"}}
+		}, []violation{{KindListener, "http", 0, "Downstream.AccessLog.Path", ErrUnknownValue, `access log path "/var/log/envoy.log"`}}},
+		{"access log JSON format that is no object", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{AccessLog: &AccessLog{JSON: `["%RESPONSE_CODE%"]`}}
+		}, []violation{{KindListener, "http", 0, "Downstream.AccessLog.JSON", ErrBadFormat, "no JSON object"}}},
+		{"tracing to no collector", func(m *IR) {
+			m.Listeners[0].Tracing = &Tracing{CollectorHost: "http://otel", CollectorPort: 0, Ratio: 2}
+		}, []violation{
+			{KindListener, "http", 0, "Tracing.CollectorHost", ErrBadHost, `collector host "http://otel"`},
+			{KindListener, "http", 0, "Tracing.CollectorPort", ErrOutOfRange, "collector port 0"},
+			{KindListener, "http", 0, "Tracing.Ratio", ErrOutOfRange, "sampling ratio 2"},
+		}},
+		{"access log name with a quote", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Log = &RouteLog{Upstream: "a'b", CanaryCluster: "c"}
+		}, []violation{route("Log.Upstream", ErrBadName, `access log name "a'b"`), route("Log.CanaryUpstream", ErrConflict, "canary's cluster without")}},
 		{"local reply status out of range", func(m *IR) {
 			m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{UpstreamFailure: 502, ConnectTimeout: 999}
 		}, []violation{{KindListener, "http", 0, "LocalReplyCodes.ConnectTimeout", ErrOutOfRange, "local reply status 999"}}},
