@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
@@ -35,18 +37,27 @@ var nginxFields = []string{"remote_addr", "remote_user", "time_local", "request"
 // alternative; and that the requests ingress-nginx does not log are not
 // logged here: an Ingress with enable-access-log "false" (its
 // annotations/log test), a URI of skip-access-log-urls, a host no Ingress
-// serves (the default server's access_log off).
+// serves (the default server's access_log off); and that $remote_user is
+// the Basic credentials' user on a route with basic authentication.
 func TestAccessLogLikeIngressNginx(t *testing.T) {
 	backends := echoBackends(t, "alpha", "beta")
 	alpha, beta := backends[0], backends[1]
 	dir := t.TempDir()
 	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha, beta))
-	writeManifest(t, dir, "ingresses.yaml", accessLogIngressesYAML)
+	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, dir, "ingresses.yaml", accessLogIngressesYAML+"---\n"+basicSecret("users", map[string]string{"auth": "alice:" + string(hash) + "\n"})+
+		basicIngress("private", "private.example.com", map[string]string{"auth-type": "basic", "auth-secret": "users"}))
 	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"skip-access-log-urls": "/healthz"}))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--nginx-defaults", "--configmap", "ingress-nginx/ingress-nginx-controller")
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+	framework.Eventually(t, convergeTimeout, "private.example.com asks for credentials", func() error {
+		return envoy.Expect("private.example.com", "/", http.StatusUnauthorized, "")
+	})
 	for _, host := range []string{"logged.example.com", "quiet.example.com"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			return envoy.Expect(host, "/", http.StatusOK, "alpha")
@@ -67,6 +78,10 @@ func TestAccessLogLikeIngressNginx(t *testing.T) {
 		"GET /unknown-host-path HTTP/1.1\r\nHost: nobody.example.com\r\nX-Request-Id: u-1\r\n\r\n",
 		"GET /logged?a=b HTTP/1.1\r\nHost: logged.example.com\r\nUser-Agent: m1-agent/1.0\r\nReferer: http://from.example.com/page\r\nX-Request-Id: m1-request\r\n\r\n",
 		"GET /canary HTTP/1.1\r\nHost: logged.example.com\r\nUser-Agent: m2-agent\r\nX-Canary: always\r\nX-Request-Id: m2-request\r\n\r\n",
+		// nginx's $remote_user: the Basic credentials' user, let in
+		// (alice:secret) or not (alice:wrong).
+		"GET /private HTTP/1.1\r\nHost: private.example.com\r\nAuthorization: Basic YWxpY2U6c2VjcmV0\r\nX-Request-Id: p-ok\r\n\r\n",
+		"GET /private HTTP/1.1\r\nHost: private.example.com\r\nAuthorization: Basic YWxpY2U6d3Jvbmc=\r\nX-Request-Id: p-denied\r\n\r\n",
 		"GET /last HTTP/1.1\r\nHost: logged.example.com\r\nX-Request-Id: m-last\r\n\r\n",
 	}
 	// One connection: Envoy writes its lines in the order of its
@@ -77,7 +92,7 @@ func TestAccessLogLikeIngressNginx(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := time.Now()
-	wantStatus := []int{200, 200, 404, 200, 200, 200}
+	wantStatus := []int{200, 200, 404, 200, 200, 200, 401, 200}
 	for i, r := range replies {
 		if r.status != wantStatus[i] {
 			t.Fatalf("request %d: status %d, want %d", i, r.status, wantStatus[i])
@@ -101,6 +116,21 @@ func TestAccessLogLikeIngressNginx(t *testing.T) {
 			if strings.HasSuffix(l, " "+quiet) {
 				t.Errorf("logged, where ingress-nginx does not log it: %s", l)
 			}
+		}
+	}
+
+	for _, c := range []struct{ id, status string }{{"p-ok", "200"}, {"p-denied", "401"}} {
+		found := false
+		for _, l := range lines {
+			if f := nginxLine.FindStringSubmatch(l); f != nil && f[17] == c.id {
+				found = true
+				if f[2] != "alice" || f[5] != c.status {
+					t.Errorf("%s: remote_user %q, status %s; want alice, %s (%s)", c.id, f[2], f[5], c.status, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no line for %s", c.id)
 		}
 	}
 

@@ -8,6 +8,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 )
@@ -33,18 +34,30 @@ func (b *basicChecker) check(_ context.Context, req *authv3.CheckRequest, ext ma
 		if hash, found := lookupUser(ext[authzapi.BasicUsers], user); found {
 			k := verificationKey(hash, user, password)
 			if b.cache.verified(k) {
-				return allowedBasic(), nil
+				return withRemoteUser(allowedBasic(), user), nil
 			}
 			if verifyPassword(hash, password) {
 				b.cache.remember(k)
-				return allowedBasic(), nil
+				return withRemoteUser(allowedBasic(), user), nil
 			}
 		}
 	}
-	return Denied(http.StatusUnauthorized, []*corev3.HeaderValueOption{
+	denied := Denied(http.StatusUnauthorized, []*corev3.HeaderValueOption{
 		Header("WWW-Authenticate", `Basic realm="`+ext[authzapi.BasicRealm]+`"`),
 		Header("Content-Type", "text/html"),
-	}, unauthorizedBody), nil
+	}, unauthorizedBody)
+	if ok {
+		// nginx's $remote_user is the credentials' user, let in or not.
+		denied = withRemoteUser(denied, user)
+	}
+	return denied, nil
+}
+
+// withRemoteUser tells Envoy's access log the user of the request's Basic
+// credentials (authzapi.RemoteUser), as nginx's $remote_user.
+func withRemoteUser(resp *authv3.CheckResponse, user string) *authv3.CheckResponse {
+	resp.DynamicMetadata = &structpb.Struct{Fields: map[string]*structpb.Value{authzapi.RemoteUser: structpb.NewStringValue(user)}}
+	return resp
 }
 
 // allowedBasic lets the request in without its credentials: ingress-nginx

@@ -95,10 +95,14 @@ func (s *Server) Check(ctx context.Context, req *authv3.CheckRequest) (*authv3.C
 	return allowed, nil
 }
 
-// mergeOK adds b's header changes to a's.
+// mergeOK adds b's header changes (and what it tells the access log) to
+// a's.
 func mergeOK(a, b *authv3.CheckResponse) *authv3.CheckResponse {
 	if a == nil {
 		return b
+	}
+	if a.DynamicMetadata == nil {
+		a.DynamicMetadata = b.DynamicMetadata
 	}
 	ao, bo := a.GetOkResponse(), b.GetOkResponse()
 	if bo == nil {

@@ -44,6 +44,15 @@ const (
 	BasicUsers = "ingress-xds.io/basic.users"
 )
 
+// What the service tells Envoy of a request it checked, as the ext_authz
+// filter's dynamic metadata (in its namespace, MetadataNamespace), for
+// the access log: RemoteUser is the user of the request's Basic
+// credentials, checked or not (nginx's $remote_user).
+const (
+	MetadataNamespace = "envoy.filters.http.ext_authz"
+	RemoteUser        = "remote_user"
+)
+
 // The password hash schemes the service verifies, by their prefix in an
 // htpasswd line: those nginx's auth_basic verifies (its own $apr1$, {PLAIN},
 // {SHA} and {SSHA}, and what the C library's crypt() of ingress-nginx's

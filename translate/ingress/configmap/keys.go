@@ -95,7 +95,7 @@ func table() []Key {
 				"and the route's: $namespace and $ingress_name (its Ingress), $service_name and $service_port (its backend as the Ingress writes it; " +
 				"the mainline's for a canary's request, as ingress-nginx's location), $proxy_upstream_name (ingress-nginx's upstream name, namespace-service-port), " +
 				"$proxy_alternative_upstream_name (the canary's upstream name when the canary took the request, else empty), written by the renderer as route metadata. " +
-				"$remote_user is always \"-\": the authorisation service checks basic authentication's users and Envoy never learns the name. " +
+				"$remote_user is the Basic credentials' user on a route with basic authentication (the authorisation service tells Envoy), \"-\" elsewhere, where nginx would name the user of any Basic credentials sent. " +
 				"A value with another variable is refused as a whole (a Warning on the ConfigMap naming each): ingress-nginx's default format is logged instead, and the ConfigMap's other keys apply. " +
 				"ingress-nginx logs every request by default; ingress-xds when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format). " +
 				"disable-access-log turns it off; requests for unknown hosts are not logged (enable-access-log-for-default-backend)."},

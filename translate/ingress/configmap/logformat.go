@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -39,9 +40,10 @@ func logVariable(name string) (string, bool) {
 	case "realip_remote_addr":
 		return "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%", true
 	case "remote_user":
-		// The user basic authentication let in: the authorisation
-		// service checks it, and Envoy never learns the name.
-		return "-", true
+		// The user of the request's Basic credentials, which the
+		// authorisation service tells Envoy on the routes with basic
+		// authentication.
+		return "%DYNAMIC_METADATA(" + authzapi.MetadataNamespace + ":" + authzapi.RemoteUser + ")%", true
 	case "remote_port":
 		return "%DOWNSTREAM_REMOTE_PORT%", true
 	case "server_addr":

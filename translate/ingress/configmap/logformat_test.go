@@ -29,7 +29,7 @@ func TestDefaultLogFormat(t *testing.T) {
 		t.Fatalf("access log %+v, want the default format, to standard output, unknown hosts left out", a)
 	}
 	for _, want := range []string{
-		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% - - [%START_TIME(%d/%b/%Y:%H:%M:%S %z)%]",
+		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% - %DYNAMIC_METADATA(envoy.filters.http.ext_authz:remote_user)% [%START_TIME(%d/%b/%Y:%H:%M:%S %z)%]",
 		`"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %BYTES_SENT%`,
 		"[%METADATA(ROUTE:ingress-xds:upstream)%] [%CEL('canary_cluster' in ",
 		"%REQ(X-REQUEST-ID)%\n",
