@@ -238,7 +238,8 @@ func TestControllerConfigMapConnections(t *testing.T) {
 	// standard output in the ConfigMap's format, $namespace the route's
 	// Ingress's; a format with a variable without an Envoy form is
 	// refused as a whole and reported, never printed with a "-" in its
-	// place.
+	// place; with log-format-escape-json, a JSON line with every value
+	// escaped.
 	t.Run("log-format-upstream", func(t *testing.T) {
 		configure(map[string]string{"log-format-upstream": `{"marker": "$http_x_log_marker", "status": $status, "method": "$request_method", "uri": "$uri", "ns": "$namespace"}`})
 		line := func(marker string) string {
@@ -288,6 +289,21 @@ func TestControllerConfigMapConnections(t *testing.T) {
 		if !strings.Contains(cp.Output(), "no Envoy form for $pid") {
 			t.Errorf("the control plane does not report $pid")
 		}
+
+		// log-format-escape-json (settings/log-format.go's escape=json
+		// case): the values escaped as JSON, a quote and a backslash in a
+		// header included; a lone variable is written typed.
+		configure(map[string]string{"log-format-escape-json": "true", "log-format-upstream": `{"marker": "$http_x_log_marker", "status": $status, "uri": "$uri"}`})
+		want := `{"marker":"m3 \"quoted\" \\ marker","status":200,"uri":"/logged"}`
+		framework.Eventually(t, convergeTimeout, "the JSON line", func() error {
+			if err := request(`m3 "quoted" \ marker`); err != nil {
+				return err
+			}
+			if !strings.Contains(envoy.Output(), want) {
+				return fmt.Errorf("no line %s in Envoy's output", want)
+			}
+			return nil
+		})
 	})
 }
 
