@@ -38,7 +38,8 @@ var OpentelemetryTrustIncomingSpan = key[bool](&definition{
 	doc:     `"false": a client's traceparent is not the parent of the Ingress's spans, each request starts a trace.`,
 	verdict: Ignored,
 	note: `Per Ingress it cannot be applied: Envoy starts the span before it routes, so the client's trace context is ` +
-		`trusted or dropped for the whole listener, by the controller ConfigMap's opentelemetry-trust-incoming-span.`,
+		`trusted or dropped for the whole listener, by the controller ConfigMap's opentelemetry-trust-incoming-span; an Ingress ` +
+		`whose value differs from it is reported (OpentelemetryTrustNotApplied).`,
 }, parseBool)
 
 // parseOperationName reads a span name: printable text without nginx
