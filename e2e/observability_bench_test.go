@@ -13,10 +13,11 @@ import (
 const simpleFormat = `$remote_addr - [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $upstream_addr $req_id`
 
 // noCELFormat is ingress-nginx's default format without $request_time,
-// $proxy_alternative_upstream_name, $upstream_response_length and
-// $upstream_status, whose Envoy forms are CEL expressions.
+// $proxy_upstream_name, $proxy_alternative_upstream_name,
+// $upstream_response_length and $upstream_status, whose Envoy forms are
+// CEL expressions.
 const noCELFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" ` +
-	`$request_length [$proxy_upstream_name] $upstream_addr $upstream_response_time $req_id`
+	`$request_length $upstream_addr $upstream_response_time $req_id`
 
 // BenchmarkObservability is the cost per request of ingress-nginx's
 // access log and of tracing at the data plane: the same GET to the same
@@ -45,8 +46,8 @@ func BenchmarkObservability(b *testing.B) {
 		"log-simple": {"log-format-upstream": simpleFormat, "enable-access-log-for-default-backend": "true"},
 		// The same, with the CEL filter that leaves unknown hosts out.
 		"log-filtered": {"log-format-upstream": simpleFormat},
-		// ingress-nginx's default format without its four variables that
-		// are CEL expressions: route metadata, no CEL.
+		// ingress-nginx's default format without its five variables that
+		// are CEL expressions.
 		"log-no-cel": {"log-format-upstream": noCELFormat},
 		// ingress-nginx's default format: route metadata and CEL.
 		"accesslog": {"log-format-upstream": configmap.DefaultLogFormat},

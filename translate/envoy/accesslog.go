@@ -144,27 +144,65 @@ func applyRouteLog(routes []*routev3.Route, r *ir.Route) filterSet {
 	if r.Log == nil && !off {
 		return 0
 	}
+	var uses filterSet
+	if off {
+		uses = useNoAccessLog
+	}
+	// A route to one cluster whose name says its upstream's (ir.ClusterName:
+	// namespace/service/port/...) needs no upstream name of its own: the
+	// access log reads the cluster's (configmap's $proxy_upstream_name).
+	var full, derived *corev3.Metadata
+	for _, route := range routes {
+		byCluster := r.Log != nil && r.Log.Upstream != "" && upstreamOfCluster(route.GetRoute().GetCluster()) == r.Log.Upstream
+		if byCluster {
+			if derived == nil {
+				derived = routeLogMetadata(r.Log, off, false)
+			}
+			route.Metadata = derived
+			continue
+		}
+		if full == nil {
+			full = routeLogMetadata(r.Log, off, true)
+		}
+		route.Metadata = full
+	}
+	return uses
+}
+
+// routeLogMetadata is the route metadata of the names l sets (the
+// front-end sets those the format reads), with its upstream name or
+// without, and whether the route is logged; nil when it says nothing.
+func routeLogMetadata(l *ir.RouteLog, off, upstream bool) *corev3.Metadata {
 	fields := map[string]*structpb.Value{}
-	if l := r.Log; l != nil {
-		// Only the names the format reads are set (the front-end's
-		// choice), and only those are written.
+	if l != nil {
 		for _, f := range []struct{ key, value string }{
 			{ir.MetaNamespace, l.Namespace}, {ir.MetaIngress, l.Ingress}, {ir.MetaService, l.Service}, {ir.MetaServicePort, l.ServicePort},
-			{ir.MetaUpstream, l.Upstream}, {ir.MetaCanaryCluster, l.CanaryCluster}, {ir.MetaCanaryUpstream, l.CanaryUpstream},
+			{ir.MetaCanaryCluster, l.CanaryCluster}, {ir.MetaCanaryUpstream, l.CanaryUpstream},
 		} {
 			if f.value != "" {
 				fields[f.key] = structpb.NewStringValue(f.value)
 			}
 		}
+		if upstream && l.Upstream != "" {
+			fields[ir.MetaUpstream] = structpb.NewStringValue(l.Upstream)
+		}
 	}
-	var uses filterSet
 	if off {
 		fields[accessLogOff] = structpb.NewBoolValue(true)
-		uses = useNoAccessLog
 	}
-	md := &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{ir.RouteMetadata: {Fields: fields}}}
-	for _, route := range routes {
-		route.Metadata = md
+	if len(fields) == 0 {
+		return nil
 	}
-	return uses
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{ir.RouteMetadata: {Fields: fields}}}
+}
+
+// upstreamOfCluster is ingress-nginx's upstream name that a cluster's name
+// says (ir.ClusterName: namespace/service/port, then a policy's hash);
+// empty for a name of another form.
+func upstreamOfCluster(name string) string {
+	parts := strings.SplitN(name, "/", 4)
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[0] + "-" + parts[1] + "-" + parts[2]
 }

@@ -96,12 +96,19 @@ func logVariable(name string) (string, bool) {
 	case "upstream_response_length":
 		return "%CEL(upstream.address == '' ? '-' : string(response.size))%", true
 	case "proxy_upstream_name":
-		return routeMeta(ir.MetaUpstream), true
+		// The route's metadata where it has the name; otherwise its
+		// cluster's name says it (ir.ClusterName: namespace/service/port,
+		// then a policy's hash), which saves most routes the metadata.
+		m := "xds.route_metadata.filter_metadata"
+		cluster := func(i int) string { return "xds.cluster_name.split('/')[" + strconv.Itoa(i) + "]" }
+		return "%CEL(('" + ir.RouteMetadata + "' in " + m + " && '" + ir.MetaUpstream + "' in " + m + "['" + ir.RouteMetadata + "']) ? " +
+			m + "['" + ir.RouteMetadata + "']." + ir.MetaUpstream + " : " + cluster(0) + " + '-' + " + cluster(1) + " + '-' + " + cluster(2) + ")%", true
 	case "proxy_alternative_upstream_name":
 		// Only a canary's routes have the key: the others are empty, as
 		// nginx's variable.
-		m := "xds.route_metadata.filter_metadata['" + ir.RouteMetadata + "']"
-		return "%CEL('" + ir.MetaCanaryCluster + "' in " + m + " && xds.cluster_name == " + m + "." + ir.MetaCanaryCluster + " ? " + m + "." + ir.MetaCanaryUpstream + " : '')%", true
+		fm := "xds.route_metadata.filter_metadata"
+		m := fm + "['" + ir.RouteMetadata + "']"
+		return "%CEL('" + ir.RouteMetadata + "' in " + fm + " && '" + ir.MetaCanaryCluster + "' in " + m + " && xds.cluster_name == " + m + "." + ir.MetaCanaryCluster + " ? " + m + "." + ir.MetaCanaryUpstream + " : '')%", true
 	case "namespace":
 		return routeMeta(ir.MetaNamespace), true
 	case "ingress_name":

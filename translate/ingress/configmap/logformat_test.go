@@ -31,7 +31,8 @@ func TestDefaultLogFormat(t *testing.T) {
 	for _, want := range []string{
 		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% - %DYNAMIC_METADATA(envoy.filters.http.ext_authz:remote_user)% [%START_TIME(%d/%b/%Y:%H:%M:%S %z)%]",
 		`"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %BYTES_SENT%`,
-		"[%METADATA(ROUTE:ingress-xds:upstream)%] [%CEL('canary_cluster' in ",
+		"[%CEL(('ingress-xds' in xds.route_metadata.filter_metadata && 'upstream' in xds.route_metadata.filter_metadata['ingress-xds']) ? " +
+			"xds.route_metadata.filter_metadata['ingress-xds'].upstream : xds.cluster_name.split('/')[0] + '-' + xds.cluster_name.split('/')[1] + '-' + xds.cluster_name.split('/')[2])%] [%CEL('ingress-xds' in xds.route_metadata.filter_metadata && 'canary_cluster' in ",
 		"%REQ(X-REQUEST-ID)%\n",
 	} {
 		if !strings.Contains(a.Format, want) {
