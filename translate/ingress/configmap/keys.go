@@ -94,7 +94,7 @@ func table() []Key {
 				"$ssl_server_name, $connection, $hostname, $http_NAME, $sent_http_NAME, $cookie_NAME, " +
 				"and the route's: $namespace and $ingress_name (its Ingress), $service_name and $service_port (its backend as the Ingress writes it; " +
 				"the mainline's for a canary's request, as ingress-nginx's location), $proxy_upstream_name (ingress-nginx's upstream name, namespace-service-port), " +
-				"$proxy_alternative_upstream_name (the canary's upstream name when the canary took the request, else empty), written by the renderer as route metadata. " +
+				"$proxy_alternative_upstream_name (the canary's upstream name when the canary took the request, else empty), written by the renderer as route metadata (only those the format reads; $proxy_upstream_name is read from the cluster's name where that says it). " +
 				"$remote_user is the Basic credentials' user on a route with basic authentication (the authorisation service tells Envoy), \"-\" elsewhere, where nginx would name the user of any Basic credentials sent. " +
 				"A value with another variable is refused as a whole (a Warning on the ConfigMap naming each): ingress-nginx's default format is logged instead, and the ConfigMap's other keys apply. " +
 				"ingress-nginx logs every request by default; ingress-xds when the ConfigMap sets this key, or under serve --nginx-defaults (then in ingress-nginx's default format). " +
