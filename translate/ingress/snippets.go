@@ -188,6 +188,7 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 	}
 	p.RequestHeaders = mergeHeaderChanges(&loc.Edits.Request, p.RequestHeaders)
 	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
+	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
 }
 
 // mergeHeaderChanges is first's changes then later's: later's Set wins

@@ -77,7 +77,7 @@ func (out *hostMerge) applyServerSnippet(s *snippet.Result, src *ir.Object, owne
 		}
 	}
 	// The server's edits and rules, inherited by every route.
-	if !s.Edits.Empty() || s.Access != nil {
+	if !s.Edits.Empty() || s.Access != nil || s.NoAccessLog {
 		for i, r := range out.vhost.Routes {
 			out.vhost.Routes[i] = inheritServer(r, s)
 		}
@@ -203,6 +203,9 @@ func serverPolicy(s *snippet.Result, p *ir.RoutePolicy) *ir.RoutePolicy {
 	if c.IPRules == nil && s.Access != nil {
 		c.IPRules = s.Access
 	}
+	// access_log off at server level reaches every location: ingress-nginx's
+	// write access_log only to turn it off (enable-access-log).
+	c.NoAccessLog = c.NoAccessLog || s.NoAccessLog
 	if reflectZero(&c) {
 		return nil
 	}
@@ -274,7 +277,7 @@ func locationRoutes(l snippet.Location, s *snippet.Result, src *ir.Object) []*ir
 
 // locationPolicy is a snippet location's own edits and rules.
 func locationPolicy(r *snippet.Result) *ir.RoutePolicy {
-	p := &ir.RoutePolicy{IPRules: r.Access}
+	p := &ir.RoutePolicy{IPRules: r.Access, NoAccessLog: r.NoAccessLog}
 	p.RequestHeaders = mergeHeaderChanges(&r.Edits.Request, nil)
 	p.ResponseHeaders = mergeHeaderChanges(&r.Edits.Response, nil)
 	return p

@@ -53,6 +53,8 @@ type Result struct {
 	Edits Edits
 	// Access are allow and deny, in nginx's order; nil: none.
 	Access *ir.IPRules
+	// NoAccessLog: access_log off, the block's requests not logged.
+	NoAccessLog bool
 	// Branches are the rewrite phase's outcomes that do not simply
 	// forward the request, each with the conditions that lead to it; a
 	// request that matches none is forwarded with Edits.

@@ -114,6 +114,12 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case d.Name == "access_log":
+			if len(d.Args) != 1 || d.Args[0] != "off" {
+				return nil, t.refuse(d, "an access log of its own (a file and a format): not translated; only access_log off is")
+			}
+			res.NoAccessLog = true
+			t.verdict(d, Translated, "")
 		case isRewriteModule(d.Name):
 			if d.Name == "if" {
 				if err := t.checkIfBody(d, lv); err != nil {
@@ -144,6 +150,9 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			l, err := t.location(d)
 			if err != nil {
 				return nil, err
+			}
+			if lv == locationLevel && l.NoAccessLog {
+				return nil, t.refuse(d, "access_log off in a nested location: not translated")
 			}
 			res.Locations = append(res.Locations, *l)
 		default:
