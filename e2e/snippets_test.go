@@ -71,7 +71,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -199,6 +199,37 @@ func TestSnippets(t *testing.T) {
 		}
 		if a := snippetRequest(t, envoy, http.MethodGet, "open.example", "/", nil); a.status != http.StatusOK || a.body != "open" {
 			t.Errorf("open.example: %d %q, want return's 200 before deny all", a.status, a.body)
+		}
+	})
+
+	// ngx_http_rewrite_module's if conditions on nginx's variables, each
+	// read from the request as nginx reads it: $scheme (the client's
+	// connection), $host (lower case), $request_uri (with the query),
+	// $uri (without), a header absent being empty, a variable alone
+	// holding unless empty or "0".
+	t.Run("if conditions on nginx's variables", func(t *testing.T) {
+		for _, tc := range []struct {
+			path   string
+			header map[string]string
+			status int
+		}{
+			{"/plain", nil, http.StatusOK},
+			{"/scheme", nil, 421}, // plain HTTP: $scheme is http
+			{"/page?debug=1", nil, 422},
+			{"/page.php?x=1", nil, 423},
+			{"/page.phps", nil, http.StatusOK},
+			{"/token", nil, 424},                               // X-Token absent: empty
+			{"/token", map[string]string{"X-Token": "0"}, 424}, // "0" is false
+			{"/token", map[string]string{"X-Token": "abc"}, http.StatusOK},
+		} {
+			a := snippetRequest(t, envoy, http.MethodGet, "conditions.example", tc.path, tc.header)
+			if a.status != tc.status {
+				t.Errorf("%s %v: %d, want %d", tc.path, tc.header, a.status, tc.status)
+			}
+		}
+		// $host is the Host lower-cased.
+		if a := snippetRequest(t, envoy, http.MethodGet, "CONDITIONS.example", "/host", nil); a.status != 425 {
+			t.Errorf("Host CONDITIONS.example: %d, want 425 ($host = conditions.example)", a.status)
 		}
 	})
 
@@ -365,6 +396,37 @@ metadata:
       return 200 "open";
 spec:
   rules: [{host: open.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: conditions
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      if ($scheme = http) { set $plain 1; }
+      if ($request_uri ~ ^/scheme) { set $want_scheme 1; }
+      set $both "$plain$want_scheme";
+      if ($both = 11) { return 421; }
+      if ($request_uri ~ "debug=1") { return 422; }
+      if ($uri ~ \.php$) { return 423; }
+      if ($request_uri !~ ^/token) { set $skip 1; }
+      if ($skip) { break; }
+      if ($http_x_token = "") { return 424; }
+      if ($http_x_token = 0) { return 424; }
+spec:
+  rules: [{host: conditions.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: host-condition
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      if ($host = conditions.example) { return 425; }
+spec:
+  rules: [{host: conditions.example, http: {paths: [{path: /host, pathType: Exact, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress

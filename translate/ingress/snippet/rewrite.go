@@ -186,6 +186,9 @@ func (t *translator) setValue(d nginxconf.Directive, w way, s string) ([]piece, 
 			out = append(out, v...)
 			continue
 		}
+		if t.declared[p.name] {
+			continue // not set on this way: empty
+		}
 		if _, ok := conditionHeader(p.name); !ok {
 			return nil, t.refuse(d, "variable $%s: not translated", p.name)
 		}
@@ -345,7 +348,11 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 	default:
 		return cond{}, t.refuse(d, "a condition of more than three arguments")
 	}
-	// A variable set gave: its value, if known at translation.
+	// A variable set gave: its value, if known at translation; one set
+	// only on other ways is empty on this one.
+	if _, ok := w.vars[lhs]; !ok && t.declared[lhs] {
+		return t.staticCondition(d, "", op, rhs)
+	}
 	if v, ok := w.vars[lhs]; ok {
 		if len(v) == 0 || len(v) == 1 && v[0].name == "" {
 			text := ""

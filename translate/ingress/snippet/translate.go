@@ -33,7 +33,7 @@ func Translate(ctx Context, src string) (*Result, error) {
 	if err != nil {
 		return &Result{}, &Refusal{Why: fmt.Sprintf("not nginx syntax: %v", err)}
 	}
-	t := &translator{}
+	t := &translator{declared: declared(ds)}
 	lv := locationLevel
 	if ctx == ServerContext {
 		lv = serverLevel
@@ -78,6 +78,28 @@ type translator struct {
 	// authVars are auth_request_set's variables: the auth answer's
 	// header each holds, by variable name.
 	authVars map[string]string
+	// declared are the variables some set of the snippet declares: on a
+	// way through the rewrite phase that did not set one, it is empty
+	// (nginx's uninitialised variable, whose warning ingress-nginx turns
+	// off).
+	declared map[string]bool
+}
+
+// declared lists the variables the set directives of ds (and of their
+// blocks) declare.
+func declared(ds []nginxconf.Directive) map[string]bool {
+	out := map[string]bool{}
+	var walk func([]nginxconf.Directive)
+	walk = func(ds []nginxconf.Directive) {
+		for _, d := range ds {
+			if d.Name == "set" && len(d.Args) == 2 && strings.HasPrefix(d.Args[0], "$") {
+				out[d.Args[0][1:]] = true
+			}
+			walk(d.Block)
+		}
+	}
+	walk(ds)
+	return out
 }
 
 func (t *translator) verdict(d nginxconf.Directive, verdict, note string) {
