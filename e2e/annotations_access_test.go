@@ -288,9 +288,17 @@ func TestRateLimits(t *testing.T) {
 				nginxKey + "limit-rpm":              "1",
 				nginxKey + "limit-burst-multiplier": "0",
 			}),
-			// A snippet cannot be applied by Envoy, so the Ingress is
-			// refused, never served without it. (limit-connections:
-			// annotations_connlimit_test.go.)
+			// A snippet's limit_req_status is the status of the
+			// requests the location's limit_req refuses
+			// (ngx_http_limit_req_module), in place of the ConfigMap's.
+			accessIngress("status", "status.example.com", "/", map[string]string{
+				nginxKey + "limit-rpm":              "1",
+				nginxKey + "limit-burst-multiplier": "0",
+				nginxKey + "configuration-snippet":  "limit_req_status 429;",
+			}),
+			// A snippet directive that is not translated (limit_conn with
+			// a zone of its own) refuses the Ingress, never served
+			// without it. (limit-connections: annotations_connlimit_test.go.)
 			accessIngress("pooled", "pooled.example.com", "/", map[string]string{nginxKey + "configuration-snippet": "limit_conn addr 1;"}),
 		}, "")})
 	envoy := fm.envoy
@@ -316,6 +324,15 @@ func TestRateLimits(t *testing.T) {
 		}
 		if got := counts[2]; got[200] != n {
 			t.Errorf("%d requests at once from the allow-listed %s: %v, want all served", n, c.IP, got)
+		}
+	})
+
+	t.Run("a snippet's limit_req_status", func(t *testing.T) {
+		if err := expectClient(d, port, "status.example.com", "/", http.StatusOK, "alpha"); err != nil {
+			t.Errorf("first request: %v", err)
+		}
+		if err := expectClient(d, port, "status.example.com", "/", http.StatusTooManyRequests, ""); err != nil {
+			t.Errorf("over its rate: %v, want limit_req_status's 429", err)
 		}
 	})
 

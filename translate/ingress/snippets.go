@@ -189,6 +189,23 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 	p.RequestHeaders = mergeHeaderChanges(&loc.Edits.Request, p.RequestHeaders)
 	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
 	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
+	limitStatuses(p, loc)
+}
+
+// limitStatuses sets the statuses of the limits' refusals a snippet's
+// limit_req_status and limit_conn_status give (nginx's, at the level the
+// snippet is, over the ConfigMap's at http level).
+func limitStatuses(p *ir.RoutePolicy, s *snippet.Result) {
+	if r := p.RateLimit; r != nil && s.LimitReqStatus != 0 {
+		c := *r
+		c.Status = s.LimitReqStatus
+		p.RateLimit = &c
+	}
+	if l := p.Connections; l != nil && s.LimitConnStatus != 0 {
+		c := *l
+		c.Status = s.LimitConnStatus
+		p.Connections = &c
+	}
 }
 
 // mergeHeaderChanges is first's changes then later's: later's Set wins

@@ -77,7 +77,7 @@ func (out *hostMerge) applyServerSnippet(s *snippet.Result, src *ir.Object, owne
 		}
 	}
 	// The server's edits and rules, inherited by every route.
-	if !s.Edits.Empty() || s.Access != nil || s.NoAccessLog {
+	if !s.Edits.Empty() || s.Access != nil || s.NoAccessLog || s.LimitReqStatus != 0 || s.LimitConnStatus != 0 {
 		for i, r := range out.vhost.Routes {
 			out.vhost.Routes[i] = inheritServer(r, s)
 		}
@@ -206,6 +206,7 @@ func serverPolicy(s *snippet.Result, p *ir.RoutePolicy) *ir.RoutePolicy {
 	// access_log off at server level reaches every location: ingress-nginx's
 	// write access_log only to turn it off (enable-access-log).
 	c.NoAccessLog = c.NoAccessLog || s.NoAccessLog
+	limitStatuses(&c, s)
 	if reflectZero(&c) {
 		return nil
 	}

@@ -55,6 +55,10 @@ type Result struct {
 	Access *ir.IPRules
 	// NoAccessLog: access_log off, the block's requests not logged.
 	NoAccessLog bool
+	// LimitReqStatus and LimitConnStatus are the statuses of requests
+	// the rate and connection limits refuse (limit_req_status,
+	// limit_conn_status); 0: unchanged.
+	LimitReqStatus, LimitConnStatus uint32
 	// Branches are the rewrite phase's outcomes that do not simply
 	// forward the request, each with the conditions that lead to it; a
 	// request that matches none is forwarded with Edits.

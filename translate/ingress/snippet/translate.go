@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
@@ -136,6 +137,17 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case d.Name == "limit_req_status" || d.Name == "limit_conn_status":
+			code, err := strconv.Atoi(strings.Join(d.Args, " "))
+			if err != nil || code < 400 || code > 599 {
+				return nil, t.refuse(d, "a status from 400 to 599, as nginx takes")
+			}
+			if d.Name == "limit_req_status" {
+				res.LimitReqStatus = uint32(code)
+			} else {
+				res.LimitConnStatus = uint32(code)
+			}
+			t.verdict(d, Translated, "the status of the requests limit-rps, limit-rpm or limit-connections refuse here")
 		case d.Name == "access_log":
 			if len(d.Args) != 1 || d.Args[0] != "off" {
 				return nil, t.refuse(d, "an access log of its own (a file and a format): not translated; only access_log off is")
