@@ -139,6 +139,9 @@ func TestSnippets(t *testing.T) {
 		if a.seen == nil {
 			t.Fatalf("%d %q: not the backend's", a.status, a.body)
 		}
+		if got := a.seen.Header.Get("X-Original-Path"); got != "/" {
+			t.Errorf("X-Original-Path %q, want $uri, / without the query", got)
+		}
 		if got := a.seen.Header.Values("X-Client-Addr"); !slices.Equal(got, []string{"127.0.0.1"}) {
 			t.Errorf("X-Client-Addr %q, want $remote_addr alone", got)
 		}
@@ -344,6 +347,7 @@ metadata:
       add_header X-Cache "HIT";
       add_header Strict-Transport-Security "max-age=63072000" always;
       proxy_set_header X-Client-Addr $remote_addr;
+      proxy_set_header X-Original-Path $uri;
       proxy_set_header X-Forwarded-Proto https;
       proxy_hide_header X-Backend-Secret;
       more_clear_input_headers X-Debug;

@@ -37,6 +37,8 @@ func headerValue(h ir.Header) string {
 		case ir.VarPath:
 			// The path as the client sent it, before any rewrite.
 			b.WriteString("%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%")
+		case ir.VarURI:
+			b.WriteString("%PATH(NQ)%")
 		case ir.VarRequestID:
 			b.WriteString("%REQ(X-REQUEST-ID)%")
 		}

@@ -22,6 +22,7 @@ func TestHeaderValue(t *testing.T) {
 		{ir.Header{Parts: []ir.ValuePart{{Var: ir.VarRequestHeader, Name: "user-agent"}, {Var: ir.VarResponseHeader, Name: "x-cache"}}}, "%REQ(user-agent)%%RESP(x-cache)%"},
 		{ir.Header{Parts: []ir.ValuePart{{Var: ir.VarScheme}, {Text: "://"}, {Var: ir.VarHost}, {Var: ir.VarPath}}}, "%REQ(:SCHEME)%://%REQ(:authority)%%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%"},
 		{ir.Header{Parts: []ir.ValuePart{{Var: ir.VarRequestID}}}, "%REQ(X-REQUEST-ID)%"},
+		{ir.Header{Parts: []ir.ValuePart{{Var: ir.VarURI}}}, "%PATH(NQ)%"},
 	} {
 		if got := headerValue(tc.h); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.h, got, tc.want)

@@ -210,6 +210,7 @@ const (
 	VarScheme         Variable = "Scheme"         // http or https, of the client's connection
 	VarHost           Variable = "Host"           // the request's host, without port
 	VarPath           Variable = "Path"           // the path with its query, as received
+	VarURI            Variable = "URI"            // the path without its query, as forwarded
 	VarRequestID      Variable = "RequestID"      // the request's X-Request-ID
 )
 

@@ -657,7 +657,7 @@ func (p ValuePart) validate(response bool) error {
 			return fmt.Errorf("a variable with text")
 		}
 		return validHeaderName(p.Name)
-	case VarClientAddress, VarScheme, VarHost, VarPath, VarRequestID:
+	case VarClientAddress, VarScheme, VarHost, VarPath, VarURI, VarRequestID:
 		if p.Text != "" || p.Name != "" {
 			return fmt.Errorf("variable %s with text or a name", p.Var)
 		}

@@ -88,6 +88,9 @@ func valueVariable(name string, response bool) (ir.ValuePart, bool) {
 		return ir.ValuePart{Var: ir.VarScheme}, true
 	case name == "request_uri":
 		return ir.ValuePart{Var: ir.VarPath}, true
+	case name == "uri":
+		// nginx's is decoded; Envoy's, as the client sent it.
+		return ir.ValuePart{Var: ir.VarURI}, true
 	case name == "request_id" || name == "req_id":
 		return ir.ValuePart{Var: ir.VarRequestID}, true
 	case strings.HasPrefix(name, "http_") && len(name) > len("http_"):
