@@ -182,8 +182,10 @@ type fragmentBuilder struct {
 	// refused is set when an access control cannot be applied (refuse.go).
 	refused bool
 	// snippets is the configuration-snippet, translated (snippets.go);
-	// nil: none.
-	snippets *snippet.Result
+	// nil: none. customHeaders are custom-headers', which an if block's
+	// headers do not replace.
+	snippets      *snippet.Result
+	customHeaders []ir.Header
 }
 
 // buildFragment applies the Ingress rules that concern one Ingress alone.
@@ -385,7 +387,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	if cluster != nil {
 		f.addErrorPages(host, route, backend)
 	}
-	variants := snippetVariants(route, f.snippets) // snippets.go
+	variants := snippetVariants(route, f.snippets, f.customHeaders) // snippets.go
 	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror, variants: variants})
 }
 

@@ -62,6 +62,7 @@ type merged struct {
 	clientCert      *clientCertIntent
 	sslCiphers      string
 	snippets        snippetsConfig
+	customHeaders   []ir.Header
 	// problems are the merge's own: groups that do not go together.
 	problems []problem
 }
@@ -153,6 +154,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 		clientCert:      g.clientCert,
 		sslCiphers:      g.sslCiphers,
 		snippets:        g.snippets,
+		customHeaders:   g.customHeaders.set,
 	}
 	if g.affinity != nil && !g.affinity.pathSet && g.rewrite.useRegex {
 		m.problems = append(m.problems, problemf("AffinityPathNotSet", "annotation %s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is each path as written",
@@ -206,7 +208,7 @@ func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
 	f.frag.passthrough = m.passthrough
 	f.frag.clientCert = m.clientCert
 	f.frag.sslCiphers = m.sslCiphers
-	f.snippets = m.snippets.location
+	f.snippets, f.customHeaders = m.snippets.location, m.customHeaders
 	f.frag.serverSnippet = m.snippets.server
 	f.report(m.problems)
 }

@@ -237,7 +237,7 @@ func mergeHeaderChanges(first *ir.HeaderChanges, later *ir.HeaderChanges) *ir.He
 // outcome. An answer (return, a redirecting rewrite) comes from nginx's
 // rewrite phase, before its access checks, authentication, limits and
 // redirect to HTTPS, so those are off on its route; the headers stay.
-func snippetVariants(route *ir.Route, loc *snippet.Result) []*ir.Route {
+func snippetVariants(route *ir.Route, loc *snippet.Result, custom []ir.Header) []*ir.Route {
 	if loc == nil || len(loc.Branches) == 0 || route.Action.Forward == nil {
 		return nil
 	}
@@ -245,7 +245,7 @@ func snippetVariants(route *ir.Route, loc *snippet.Result) []*ir.Route {
 	for _, b := range loc.Branches {
 		v := *route
 		v.Match.Headers = append(slices.Clone(route.Match.Headers), b.When...)
-		v.Policy = outcomePolicy(route.Policy, b.Outcome)
+		v.Policy = outcomePolicy(route.Policy, b.Outcome, custom)
 		applyOutcome(&v, b.Outcome)
 		if len(b.When) == 0 {
 			// Every request takes it: it is the route.
@@ -269,15 +269,21 @@ func applyOutcome(route *ir.Route, o snippet.Outcome) {
 	}
 }
 
-// outcomePolicy is the policy of a route that ends in o.
-func outcomePolicy(p *ir.RoutePolicy, o snippet.Outcome) *ir.RoutePolicy {
+// outcomePolicy is the policy of a route that ends in o; custom are the
+// custom-headers annotation's, set after an if block's headers as after
+// the location's.
+func outcomePolicy(p *ir.RoutePolicy, o snippet.Outcome, custom []ir.Header) *ir.RoutePolicy {
 	var c ir.RoutePolicy
 	if p != nil {
 		c = *p
 	}
 	if o.Edits != nil {
 		c.RequestHeaders = mergeHeaderChanges(&o.Edits.Request, customOnly(p))
-		c.ResponseHeaders = mergeHeaderChanges(&o.Edits.Response, nil)
+		var annotation *ir.HeaderChanges
+		if len(custom) > 0 {
+			annotation = &ir.HeaderChanges{Set: custom}
+		}
+		c.ResponseHeaders = mergeHeaderChanges(&o.Edits.Response, annotation)
 	}
 	if o.Rewrite != nil {
 		rw := ir.Rewrite{Regex: o.Rewrite}

@@ -116,3 +116,44 @@ data:
 		t.Errorf("route %+v %+v: want every request answered 403 (problems %v)", r.Match, r.Action.Direct, out.Problems)
 	}
 }
+
+// An if block's headers join the custom-headers annotation's, which nginx
+// sets after the snippet (nginx.tmpl), on the route of the if's requests
+// as on the others.
+func TestSnippetIfKeepsCustomHeaders(t *testing.T) {
+	manifests := `
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: headers, namespace: default}
+data: {X-Custom: "1"}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: snippet
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/custom-headers: default/headers
+    nginx.ingress.kubernetes.io/configuration-snippet: 'if ($http_x_debug = 1) { more_set_headers "X-Debug: on"; }'
+spec:
+  rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
+`
+	st := stateWith(t, manifests, ingress.References)
+	out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, AllowedResponseHeaders: []string{"X-Custom"}}).Build(st)
+	routes := out.VirtualHosts[0].Routes
+	if len(routes) != 2 || len(routes[0].Match.Headers) != 1 {
+		t.Fatalf("routes %+v: want the if's route, then the path's", routes)
+	}
+	var names []string
+	for _, h := range routes[0].Policy.ResponseHeaders.Set {
+		names = append(names, h.Name)
+	}
+	if strings.Join(names, ",") != "X-Debug,X-Custom" {
+		t.Errorf("the if's route sets %v, want the if's header then custom-headers'", names)
+	}
+}
