@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
@@ -53,22 +54,25 @@ func (f *fragmentBuilder) applyAffinity() {
 		return // a canary's sessions follow its mainline's (canary.go)
 	}
 	for _, hr := range f.frag.routes {
-		if hr.route.Action.Forward == nil {
-			continue
-		}
-		p := ir.RoutePolicy{}
-		if hr.route.Policy != nil {
-			p = *hr.route.Policy
-		}
-		cookie := a.cookie
-		if !a.pathSet {
-			cookie.Path = ""
-			if validCookiePath(hr.nginx.raw) {
-				cookie.Path = hr.nginx.raw
+		// A snippet's routes that forward stick as the path's do.
+		for _, route := range append(slices.Clone(hr.variants), hr.route) {
+			if route.Action.Forward == nil {
+				continue
 			}
+			p := ir.RoutePolicy{}
+			if route.Policy != nil {
+				p = *route.Policy
+			}
+			cookie := a.cookie
+			if !a.pathSet {
+				cookie.Path = ""
+				if validCookiePath(hr.nginx.raw) {
+					cookie.Path = hr.nginx.raw
+				}
+			}
+			p.Affinity = &cookie
+			route.Policy = &p
 		}
-		p.Affinity = &cookie
-		hr.route.Policy = &p
 	}
 }
 
