@@ -1,8 +1,6 @@
 package ir
 
 import (
-	"fmt"
-	"net/netip"
 	"strings"
 )
 
@@ -48,19 +46,7 @@ func (a *Auth) validate() []error {
 		if !a.Any {
 			v.add("Address", ErrConflict, "auth: an address check without any")
 		}
-		if len(r.Allow) == 0 && len(r.Deny) == 0 {
-			v.add("Address", ErrNoOp, "auth: an empty address check")
-		}
-		for _, l := range []struct {
-			list  string
-			cidrs []string
-		}{{"Allow", r.Allow}, {"Deny", r.Deny}} {
-			for i, cidr := range l.cidrs {
-				if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
-					v.add(fmt.Sprintf("Address.%s[%d]", l.list, i), ErrBadAddress, "auth: address %q is not a canonical CIDR", cidr)
-				}
-			}
-		}
+		r.check(&v, "Address", "auth: an empty address check", "auth: address")
 	}
 	if b := a.Basic; b != nil {
 		// The realm is written into a header between quotes.

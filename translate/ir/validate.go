@@ -471,19 +471,7 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 		v.nest("Auth", "", ErrBadValue, p.Auth.validate()...)
 	}
 	if r := p.IPRules; r != nil {
-		if len(r.Allow) == 0 && len(r.Deny) == 0 {
-			v.add("IPRules", ErrNoOp, "ip rules: empty")
-		}
-		for _, l := range []struct {
-			list  string
-			cidrs []string
-		}{{"Allow", r.Allow}, {"Deny", r.Deny}} {
-			for i, cidr := range l.cidrs {
-				if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
-					v.add(fmt.Sprintf("IPRules.%s[%d]", l.list, i), ErrBadAddress, "ip rules: %q is not a canonical CIDR", cidr)
-				}
-			}
-		}
+		r.check(&v, "IPRules", "ip rules: empty", "ip rules:")
 	}
 	if r := p.RateLimit; r != nil {
 		v.nest("RateLimit", "rate limit: ", ErrBadValue, r.validate())
@@ -664,6 +652,24 @@ func (p ValuePart) validate(response bool) error {
 		return nil
 	}
 	return fmt.Errorf("unknown variable %q", p.Var)
+}
+
+// check adds to v, under field, an empty list of rules (empty) and each
+// range that is not a canonical CIDR (what, then the range).
+func (r *IPRules) check(v *violations, field, empty, what string) {
+	if len(r.Allow) == 0 && len(r.Deny) == 0 {
+		v.add(field, ErrNoOp, "%s", empty)
+	}
+	for _, l := range []struct {
+		list  string
+		cidrs []string
+	}{{"Allow", r.Allow}, {"Deny", r.Deny}} {
+		for i, cidr := range l.cidrs {
+			if pfx, err := netip.ParsePrefix(cidr); err != nil || pfx != pfx.Masked() {
+				v.add(fmt.Sprintf("%s.%s[%d]", field, l.list, i), ErrBadAddress, "%s %q is not a canonical CIDR", what, cidr)
+			}
+		}
+	}
 }
 
 func hasControl(s string) bool {
