@@ -1,17 +1,15 @@
 package audit
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ingress-xds/ingress-xds/internal/snippetcorpus"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 )
@@ -21,12 +19,6 @@ import (
 // no change serves fewer real snippets unnoticed.
 const corpusFloor = 0.51
 
-// corpusEntry is one snippet of the corpus (its README says more).
-type corpusEntry struct {
-	Key     string `json:"key"`
-	Snippet string `json:"snippet"`
-}
-
 // TestSnippetCorpus audits each snippet of the corpus of real-world
 // ingress-nginx snippets (../shared/snippets/corpus.jsonl, beside the
 // repository) on an Ingress of its own, the ConfigMap's keys on a
@@ -34,7 +26,7 @@ type corpusEntry struct {
 // rest, what refuses them. Snippets are allowed as ingress-nginx allows
 // them (annotations-risk-level Critical, allow-snippet-annotations).
 func TestSnippetCorpus(t *testing.T) {
-	entries := readCorpus(t)
+	entries := snippetcorpus.Read(t)
 	cm := types.NamespacedName{Namespace: "ingress-nginx", Name: "controller"}
 	opts := ingress.Options{HTTPPort: 8080, HTTPSPort: 8443, ConfigMap: cm}
 	allow := map[string]string{"allow-snippet-annotations": "true", "annotations-risk-level": "Critical"}
@@ -132,43 +124,4 @@ func refusedBy(a Ingress) string {
 		s = s[:120]
 	}
 	return s
-}
-
-// readCorpus reads ../shared/snippets/corpus.jsonl beside the repository
-// (CI puts shared/ beside the clone), or skips.
-func readCorpus(t *testing.T) []corpusEntry {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if parent := filepath.Dir(dir); parent != dir {
-			dir = parent
-			continue
-		}
-		t.Skip("no go.mod above the test's directory")
-	}
-	f, err := os.Open(filepath.Join(dir, "..", "shared", "snippets", "corpus.jsonl"))
-	if os.IsNotExist(err) {
-		t.Skip("no ../shared/snippets/corpus.jsonl beside the repository")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []corpusEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e corpusEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("corpus line %d: %v", len(out)+1, err)
-		}
-		out = append(out, e)
-	}
-	return out
 }
