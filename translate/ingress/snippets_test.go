@@ -11,24 +11,9 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 )
 
-// headersSnippetIngress carries a configuration-snippet that is translated
-// whole.
-const headersSnippetIngress = `
-apiVersion: v1
-kind: Service
-metadata: {name: echo, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: snippet
-  namespace: default
-  annotations:
-    nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-A: 1";'
-spec:
-  rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
-`
+// headersSnippetIngress is refuse_test.go's Ingress with a
+// configuration-snippet that is translated whole.
+var headersSnippetIngress = strings.Replace(snippetIngress, `"deny all; sub_filter a b;"`, `'more_set_headers "X-A: 1";'`, 1)
 
 // Under a controller ConfigMap, allow-snippet-annotations and
 // annotations-risk-level decide as ingress-nginx's
