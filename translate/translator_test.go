@@ -435,6 +435,12 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/allowlist-source-range", "10.0.0.0/8, 2001:db8::/32"},
 	{"nginx.ingress.kubernetes.io/denylist-source-range", "10.1.0.0/16"},
 	{"nginx.ingress.kubernetes.io/whitelist-source-range", "10.0.0.0/33"},
+	// Snippets: a configuration-snippet's routes before each path's, a
+	// server-snippet on every route of its hosts (the oldest Ingress's)
+	// with a location of its own, one refused by its directive.
+	{"nginx.ingress.kubernetes.io/configuration-snippet", "more_set_headers \"X-A: 1\"; if ($http_x_b = 1) { return 403; }"},
+	{"nginx.ingress.kubernetes.io/server-snippet", "more_set_headers \"X-S: 1\"; location = /healthz { return 200 \"ok\"; }"},
+	{"nginx.ingress.kubernetes.io/server-snippet", "proxy_pass http://elsewhere;"},
 	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
 	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
 	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
