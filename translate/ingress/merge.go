@@ -121,7 +121,8 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	if g.basicAuth.basic != nil || g.externalAuth != nil {
 		p.Auth = &ir.Auth{Basic: g.basicAuth.basic, External: g.externalAuth}
 	}
-	if g.satisfyAny {
+	mergeSnippetAccess(&p, g.snippets.location) // snippets.go
+	if g.satisfyAny || g.snippets.location != nil && g.snippets.location.Satisfy == "any" {
 		satisfyAny(&p)
 	}
 	p.ResponseRewrite = g.responseRewrite

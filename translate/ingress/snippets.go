@@ -76,6 +76,13 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 			problems = append(problems, unsupported("annotation "+k.key.Name(), r.Error()+" (nothing of the snippet is applied)"))
 			continue
 		}
+		if _, set := annotations.Satisfy.Get(values); set && res.Satisfy != "" {
+			// nginx.tmpl writes the annotation's satisfy after the
+			// snippet: nginx refuses the second ("is duplicate").
+			problems = append(problems, unsupported("annotation "+k.key.Name(),
+				"directive satisfy: the satisfy annotation already sets it in the location, and nginx refuses a second (nothing of the snippet is applied)"))
+			continue
+		}
 		*k.res = res
 	}
 	// The ConfigMap's location-snippet follows the configuration-snippet
@@ -177,6 +184,19 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 	if loc == nil {
 		return
 	}
+	p.RequestHeaders = mergeHeaderChanges(&loc.Edits.Request, p.RequestHeaders)
+	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
+	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
+	limitStatuses(p, loc)
+}
+
+// mergeSnippetAccess adds a configuration-snippet's allow and deny to the
+// route's address rules, before satisfy decides how they combine with
+// the authentication.
+func mergeSnippetAccess(p *ir.RoutePolicy, loc *snippet.Result) {
+	if loc == nil {
+		return
+	}
 	if a := loc.Access; a != nil {
 		switch {
 		case p.IPRules == nil:
@@ -186,10 +206,6 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 			p.IPRules = rules
 		}
 	}
-	p.RequestHeaders = mergeHeaderChanges(&loc.Edits.Request, p.RequestHeaders)
-	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
-	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
-	limitStatuses(p, loc)
 }
 
 // limitStatuses sets the statuses of the limits' refusals a snippet's

@@ -55,6 +55,9 @@ type Result struct {
 	Access *ir.IPRules
 	// NoAccessLog: access_log off, the block's requests not logged.
 	NoAccessLog bool
+	// Satisfy is a configuration-snippet's satisfy: "any" or "all";
+	// empty: none.
+	Satisfy string
 	// LimitReqStatus and LimitConnStatus are the statuses of requests
 	// the rate and connection limits refuse (limit_req_status,
 	// limit_conn_status); 0: unchanged.

@@ -148,6 +148,15 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 				res.LimitConnStatus = uint32(code)
 			}
 			t.verdict(d, Translated, "the status of the requests limit-rps, limit-rpm or limit-connections refuse here")
+		case d.Name == "satisfy":
+			if lv != locationLevel {
+				return nil, t.refuse(d, "outside a configuration-snippet: not translated")
+			}
+			if len(d.Args) != 1 || d.Args[0] != "any" && d.Args[0] != "all" {
+				return nil, t.refuse(d, "satisfy takes any or all")
+			}
+			res.Satisfy = d.Args[0]
+			t.verdict(d, Translated, "")
 		case d.Name == "access_log":
 			if len(d.Args) != 1 || d.Args[0] != "off" {
 				return nil, t.refuse(d, "an access log of its own (a file and a format): not translated; only access_log off is")
@@ -418,6 +427,12 @@ func denyAll(r *ir.IPRules) bool {
 // refused.
 func (t *translator) other(d nginxconf.Directive, lv level) error {
 	switch d.Name {
+	case "chunked_transfer_encoding":
+		if len(d.Args) == 1 && d.Args[0] == "on" {
+			t.verdict(d, NoEffect, "nginx's default: responses of unknown length are chunked, as Envoy's are")
+			return nil
+		}
+		return t.refuse(d, "off (close-delimited responses): Envoy always frames them")
 	case "server_tokens":
 		// ingress-nginx turns server_tokens off and clears Server at http
 		// level (server-tokens: false); in a snippet it changes only
