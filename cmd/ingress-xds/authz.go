@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"time"
 
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz"
+	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 )
 
@@ -29,6 +34,8 @@ func runAuthz(ctx context.Context, args []string) error {
 	fs.IntVar(&cache.Entries, "cache-entries", cache.Entries, "successful password verifications remembered at most (0: none)")
 	fs.DurationVar(&cache.TTL, "cache-ttl", cache.TTL, "how long a successful password verification is remembered")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	metricsAddress := fs.String("metrics-address", "", "address serving /metrics: ingress-nginx's request metrics, counted from Envoy's gRPC access log (empty: not served; the Envoy's pod's port, as ingress-nginx's :10254)")
+	controllerClass := fs.String("controller-class", kube.DefaultControllerName, "the request metrics' controller_class label: serve's --controller-class")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,6 +57,25 @@ func runAuthz(ctx context.Context, args []string) error {
 	// The connection limit (limit-connections) is the same service's
 	// ext_proc server, on the same port.
 	extprocv3.RegisterExternalProcessorServer(srv, authz.NewConnLimiter(logger))
+	// ingress-nginx's request metrics: Envoy's gRPC access log, on the
+	// same port, counted and served on --metrics-address.
+	metrics := authz.NewRequestMetrics(logger, authz.Controller{Namespace: podNamespace(), Class: *controllerClass, Pod: os.Getenv("POD_NAME")})
+	accesslogv3.RegisterAccessLogServiceServer(srv, metrics)
+	if *metricsAddress != "" {
+		mlis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *metricsAddress)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", *metricsAddress, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry(), promhttp.HandlerOpts{}))
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = hs.Serve(mlis) }()
+		go func() {
+			<-ctx.Done()
+			_ = hs.Close()
+		}()
+		logger.Info("request metrics served", "address", mlis.Addr().String())
+	}
 	go func() {
 		<-ctx.Done()
 		srv.GracefulStop()
