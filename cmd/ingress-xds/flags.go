@@ -49,6 +49,10 @@ type translateFlags struct {
 	vhds bool
 	// onDemandClusters has Envoy fetch a route's cluster on its first request.
 	onDemandClusters bool
+	// requestMetrics has each Envoy send its requests' figures to the
+	// authorisation service beside it, which counts ingress-nginx's
+	// request metrics.
+	requestMetrics bool
 	// routeScopes splits the plain-HTTP route configuration in that many.
 	routeScopes uint
 }
@@ -68,6 +72,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys (on by default with --controller-class k8s.io/ingress-nginx): a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS, an access log of every request on Envoy's standard output in ingress-nginx's format (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
+	fs.BoolVar(&t.requestMetrics, "request-metrics", false, "have each Envoy send every request's figures over its gRPC access log to the authorisation service beside it (--authz-address), which counts them as ingress-nginx's request metrics (nginx_ingress_controller_requests, ...) and serves them on its own --metrics-address (docs/observability.md)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope; about a fifth of the number of hosts keeps what a change sends the same as hosts are added. 0: one route configuration (docs/benchmarks.md, issue 18)")
 }
@@ -149,6 +154,7 @@ func (t *translateFlags) options() translate.Options {
 		VirtualHostDiscovery: t.vhds,
 		OnDemandClusters:     t.onDemandClusters,
 		RouteScopes:          int(t.routeScopes),
+		RequestMetrics:       t.requestMetrics,
 	}
 }
 

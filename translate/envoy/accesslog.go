@@ -177,7 +177,7 @@ func routeLogMetadata(l *ir.RouteLog, off, upstream bool) *corev3.Metadata {
 	if l != nil {
 		for _, f := range []struct{ key, value string }{
 			{ir.MetaNamespace, l.Namespace}, {ir.MetaIngress, l.Ingress}, {ir.MetaService, l.Service}, {ir.MetaServicePort, l.ServicePort},
-			{ir.MetaCanaryCluster, l.CanaryCluster}, {ir.MetaCanaryUpstream, l.CanaryUpstream},
+			{ir.MetaCanaryCluster, l.CanaryCluster}, {ir.MetaCanaryUpstream, l.CanaryUpstream}, {ir.MetaPath, l.Path},
 		} {
 			if f.value != "" {
 				fields[f.key] = structpb.NewStringValue(f.value)

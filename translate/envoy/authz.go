@@ -109,12 +109,13 @@ func authzCluster(address string) (*clusterv3.Cluster, error) {
 }
 
 // withAuthzCluster is the clusters with the service's, in name order, when
-// some listener's routes ask it. The list is a new one (the renderer hands
+// some listener's routes ask it, or some listener sends it the request
+// metrics (metrics). The list is a new one (the renderer hands
 // the one without it out again), made again only when that one changes, and
 // the service's cluster is made once: what did not change keeps its
 // identity.
-func (c *Renderer) withAuthzCluster(clusters []Cluster, uses filterSet) ([]Cluster, error) {
-	if uses&(useExtAuthz|useConnLimit|useResponsePace) == 0 { // connlimit.go's and responsepace.go's service is the same
+func (c *Renderer) withAuthzCluster(clusters []Cluster, uses filterSet, metrics bool) ([]Cluster, error) {
+	if uses&(useExtAuthz|useConnLimit|useResponsePace) == 0 && !metrics { // connlimit.go's and responsepace.go's service is the same
 		return clusters, nil
 	}
 	a := &c.authz

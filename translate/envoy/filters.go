@@ -245,6 +245,9 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 	if err := applyDownstream(hcm, l, uses); err != nil { // downstream.go
 		return nil, err
 	}
+	if err := applyRequestMetrics(hcm, l); err != nil { // requestmetrics.go
+		return nil, err
+	}
 	if err := applyTracing(hcm, l, uses); err != nil { // tracing.go
 		return nil, err
 	}

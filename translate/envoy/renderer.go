@@ -234,7 +234,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	for _, ch := range c.next.chains {
 		used |= ch.uses
 	}
-	clusters, err := c.withAuthzCluster(res.Clusters, used)
+	clusters, err := c.withAuthzCluster(res.Clusters, used, anyRequestMetrics(m)) // requestmetrics.go
 	if err != nil {
 		return nil, err
 	}

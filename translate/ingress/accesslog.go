@@ -34,9 +34,15 @@ func (c *controllerConfig) logNames() configmap.LogNames {
 // routeLog is what the access log reads of a route of the Ingress to an
 // Ingress backend, the names need asks for: its Ingress, its Service and
 // port as the Ingress writes them, and ingress-nginx's upstream name (its
-// upstreamName: namespace-service-port); nil when it asks for none.
-func routeLog(ing *networkingv1.Ingress, backend *networkingv1.IngressBackend, need configmap.LogNames) *ir.RouteLog {
+// upstreamName: namespace-service-port); nil when it asks for none. The
+// request metrics (metrics) read the Ingress, the Service, the canary
+// and the path as written.
+func routeLog(ing *networkingv1.Ingress, backend *networkingv1.IngressBackend, need configmap.LogNames, metrics bool, path string) *ir.RouteLog {
 	var l ir.RouteLog
+	if metrics {
+		need.Namespace, need.Ingress, need.Service, need.Canary = true, true, true, true
+		l.Path = path
+	}
 	if need.Namespace {
 		l.Namespace = ing.Namespace
 	}

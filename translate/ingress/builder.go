@@ -89,6 +89,12 @@ type Options struct {
 	// object every Ingress refers to (WithConfigMap).
 	ConfigMap types.NamespacedName
 
+	// RequestMetrics has each Envoy send every request's figures to the
+	// authorisation service beside it, which counts them as
+	// ingress-nginx's request metrics (serve --request-metrics): the
+	// routes then carry their Ingress's names (RouteLog).
+	RequestMetrics bool
+
 	// NginxDefaults gives every Ingress ingress-nginx's defaults where
 	// they differ from Envoy's (serve --nginx-defaults;
 	// configmap.NginxDefaults), under the ConfigMap's keys.
@@ -133,10 +139,10 @@ func NewBuilder(opts Options) *Builder {
 	b := &Builder{
 		opts: opts,
 		memo: newMemo(annotations.New(opts.AnnotationsPrefix)),
-		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes},
+		http: &ir.Listener{Name: HTTPListenerName, Address: address, Port: opts.HTTPPort, Protocol: ir.HTTP, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes, RequestMetrics: opts.RequestMetrics},
 	}
 	if opts.HTTPSPort != 0 {
-		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes}
+		b.tls = &ir.Listener{Name: HTTPSListenerName, Address: address, Port: opts.HTTPSPort, Protocol: ir.HTTPS, TrustedHops: opts.TrustedForwardedHops, EscapedSlashes: opts.EscapedSlashes, RequestMetrics: opts.RequestMetrics}
 	}
 	// What the backend is told of the client and the request is
 	// ingress-nginx's without a ConfigMap too: a client must not choose

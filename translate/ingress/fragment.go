@@ -369,8 +369,8 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 			Source: f.source(),
 		}
 	}
-	if need := f.opts.config.logNames(); need.Any() {
-		route.Log = routeLog(f.ing, backend, need) // accesslog.go
+	if need := f.opts.config.logNames(); need.Any() || f.opts.RequestMetrics {
+		route.Log = routeLog(f.ing, backend, need, f.opts.RequestMetrics, nginx.raw) // accesslog.go
 	}
 	route.Policy = f.exemptFromTLSRedirect(nginx.raw, route.Policy) // tlsexempt.go
 	var cluster *clusterRef

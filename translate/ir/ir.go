@@ -85,6 +85,11 @@ type Listener struct {
 	// Tracing is where the spans of its traced routes go (tracing.go);
 	// nil: no route is traced.
 	Tracing *Tracing `json:"tracing,omitempty"`
+	// RequestMetrics sends every request's figures to the authorisation
+	// service beside Envoy, which counts them as ingress-nginx's request
+	// metrics (nginx_ingress_controller_requests, ...), labelled with
+	// the names of the route's Log.
+	RequestMetrics bool `json:"requestMetrics,omitempty"`
 }
 
 // LocalReplyCodes replace the status Envoy gives its own answer when a
@@ -183,7 +188,8 @@ type Route struct {
 // $proxy_upstream_name), and, for a route a canary may take, the canary's
 // cluster and upstream name ($proxy_alternative_upstream_name when the
 // canary takes a request). A canary's routes say the mainline's Service,
-// as ingress-nginx's location does.
+// as ingress-nginx's location does. Path is the Ingress path as written
+// ($location_path), which the request metrics read.
 type RouteLog struct {
 	Namespace      string `json:"namespace,omitempty"`
 	Ingress        string `json:"ingress,omitempty"`
@@ -192,6 +198,7 @@ type RouteLog struct {
 	Upstream       string `json:"upstream,omitempty"`
 	CanaryCluster  string `json:"canaryCluster,omitempty"`
 	CanaryUpstream string `json:"canaryUpstream,omitempty"`
+	Path           string `json:"path,omitempty"`
 }
 
 // RouteMetadata is the namespace of the route metadata the renderer writes
@@ -206,6 +213,7 @@ const (
 	MetaUpstream       = "upstream"
 	MetaCanaryCluster  = "canary_cluster"
 	MetaCanaryUpstream = "canary_upstream"
+	MetaPath           = "path"
 )
 
 // PathType is how a route matches the request path.

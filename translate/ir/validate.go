@@ -308,6 +308,9 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 				v.add(joinField("Log", f.field), ErrBadName, "access log name %q", f.value)
 			}
 		}
+		if hasControl(l.Path) {
+			v.add("Log.Path", ErrBadName, "request metrics path %q", l.Path)
+		}
 		if (l.CanaryCluster == "") != (l.CanaryUpstream == "") {
 			v.add("Log.CanaryUpstream", ErrConflict, "a canary's cluster without its upstream name, or the reverse")
 		}

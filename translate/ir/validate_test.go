@@ -184,6 +184,9 @@ func TestValidate(t *testing.T) {
 		{"access log name with a quote", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Log = &RouteLog{Upstream: "a'b", CanaryCluster: "c"}
 		}, []violation{route("Log.Upstream", ErrBadName, `access log name "a'b"`), route("Log.CanaryUpstream", ErrConflict, "canary's cluster without")}},
+		{"request metrics path with a control character", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Log = &RouteLog{Namespace: "default", Path: "/a\nb"}
+		}, []violation{route("Log.Path", ErrBadName, `request metrics path "/a\nb"`)}},
 		{"local reply status out of range", func(m *IR) {
 			m.Listeners[0].LocalReplyCodes = &LocalReplyCodes{UpstreamFailure: 502, ConnectTimeout: 999}
 		}, []violation{{KindListener, "http", 0, "LocalReplyCodes.ConnectTimeout", ErrOutOfRange, "local reply status 999"}}},
