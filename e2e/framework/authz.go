@@ -8,13 +8,14 @@ import (
 	"time"
 )
 
-// StartAuthz runs `ingress-xds authz --listen address`: the authorisation
+// StartAuthz runs `ingress-xds authz --listen address --metrics-address
+// metricsAddress` (its request metrics' /metrics): the authorisation
 // service that runs beside each Envoy in its pod and that Envoy calls over
 // ext_authz (internal/authz). It waits until the service accepts
 // connections, so that a test's first request does not race its start.
-func StartAuthz(t testing.TB, address string) *Process {
+func StartAuthz(t testing.TB, address, metricsAddress string) *Process {
 	t.Helper()
-	p := StartProcess(t, "ingress-xds-authz", exec.Command(IngressXDS(t), "authz", "--listen", address, "--log-level", "debug"))
+	p := StartProcess(t, "ingress-xds-authz", exec.Command(IngressXDS(t), "authz", "--listen", address, "--metrics-address", metricsAddress, "--log-level", "debug"))
 	Eventually(t, 30*time.Second, "ingress-xds authz listening on "+address, func() error {
 		if err := p.Exited(); err != nil {
 			return fmt.Errorf("ingress-xds authz exited: %w", err)

@@ -22,7 +22,10 @@ type ControlPlane struct {
 	// as in a pod it is one per Envoy (every Envoy is told the same
 	// address, and two could not listen on it here).
 	AuthzAddress string
-	Authz        *Process
+	// AuthzMetricsAddress is where that service serves the request
+	// metrics (serve --request-metrics) on /metrics.
+	AuthzMetricsAddress string
+	Authz               *Process
 	// TLS holds the certificates when xDS is served over mutual TLS: the
 	// server half is what serve was given, the client half what Envoys and
 	// test clients connect with. Nil for plaintext (--insecure).
@@ -49,14 +52,16 @@ func StartSecureControlPlane(t testing.TB, certs *XDSCerts, args ...string) *Con
 
 func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPlane {
 	t.Helper()
-	ports := FreePorts(t, 5)
+	ports := FreePorts(t, 6)
 	cp := &ControlPlane{
 		XDSAddress:     LocalAddress(ports[0]),
 		MetricsAddress: LocalAddress(ports[1]),
 		HTTPPort:       ports[2],
 		HTTPSPort:      ports[3],
 		AuthzAddress:   LocalAddress(ports[4]),
-		TLS:            certs,
+		// The request metrics' /metrics of the authorisation service.
+		AuthzMetricsAddress: LocalAddress(ports[5]),
+		TLS:                 certs,
 	}
 	cp.argv = []string{"serve",
 		"--xds-address", cp.XDSAddress,
@@ -76,7 +81,7 @@ func startControlPlane(t testing.TB, certs *XDSCerts, args []string) *ControlPla
 		cp.argv = append(cp.argv, "--xds-tls-cert", s.Cert, "--xds-tls-key", s.Key, "--xds-tls-ca", s.CA)
 	}
 	cp.argv = append(append(cp.argv, vhdsServeArgs(args)...), args...) // vhds.go
-	cp.Authz = StartAuthz(t, cp.AuthzAddress)
+	cp.Authz = StartAuthz(t, cp.AuthzAddress, cp.AuthzMetricsAddress)
 	cp.Process = StartProcess(t, "ingress-xds", exec.Command(IngressXDS(t), cp.argv...))
 	return cp
 }
