@@ -27,10 +27,12 @@ const noCELFormat = `$remote_addr - $remote_user [$time_local] "$request" $statu
 // ingress-nginx's default format (route metadata, the CEL formatter for
 // $request_time and $proxy_alternative_upstream_name, the CEL filter that
 // leaves unknown hosts out; Envoy's standard output read by the test's
-// process), or for every request traced to a real OTLP receiver; one
+// process), for every request traced to a real OTLP receiver, or for
+// ingress-nginx's request metrics (serve --request-metrics: Envoy's gRPC
+// access log to the authorisation service, which counts them); one
 // request at a time, then from eight goroutines per CPU, with each Envoy's
 // CPU time per request (docs/benchmarks.md, "Issue 29: the access log and
-// tracing").
+// tracing", and "Issue 29: the request metrics").
 //
 //	go test ./e2e -run '^$' -bench BenchmarkObservability -benchtime 4000x
 func BenchmarkObservability(b *testing.B) {
@@ -52,19 +54,27 @@ func BenchmarkObservability(b *testing.B) {
 		// ingress-nginx's default format: route metadata and CEL.
 		"accesslog": {"log-format-upstream": configmap.DefaultLogFormat},
 		"tracing":   {"enable-opentelemetry": "true", "otlp-collector-host": host, "otlp-collector-port": port},
+		// ingress-nginx's request metrics (serve --request-metrics):
+		// every request's entry over gRPC to the authorisation service.
+		"request-metrics": {},
 	}
-	names := []string{"plain", "log-simple", "log-filtered", "log-no-cel", "accesslog", "tracing"}
+	flags := map[string][]string{"request-metrics": {"--request-metrics"}}
+	names := []string{"plain", "log-simple", "log-filtered", "log-no-cel", "accesslog", "tracing", "request-metrics"}
 	envoys := map[string]*framework.Envoy{}
 	servers := map[string]*framework.Process{}
+	sidecars := map[string]*framework.Process{}
 	for _, name := range names {
 		dir := b.TempDir()
 		writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))
 		writeManifest(b, dir, "ingresses.yaml", corsBenchIngress("plain", ""))
 		writeManifest(b, dir, "configmap.yaml", controllerConfigMapYAML(configs[name]))
-		cp := framework.StartControlPlane(b, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+		cp := framework.StartControlPlane(b, append([]string{"--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller"}, flags[name]...)...)
 		cp.WaitReady(b)
 		envoys[name] = framework.StartEnvoy(b, cp)
 		servers[name] = envoys[name].Process
+		if len(flags[name]) > 0 {
+			sidecars[name] = cp.Authz // the request metrics' receiver
+		}
 	}
 	get := func(client *http.Client, name string) error {
 		_, err := benchGet(client, "http://"+envoys[name].HTTPAddress+"/", "plain.example.com", nil, http.StatusOK, "alpha")
@@ -74,5 +84,5 @@ func BenchmarkObservability(b *testing.B) {
 	for _, name := range names {
 		framework.Eventually(b, convergeTimeout, name+" served", func() error { return get(warm, name) })
 	}
-	benchSerialAndParallelCPU(b, names, servers, get)
+	benchSerialAndParallelSidecarCPU(b, names, servers, sidecars, get)
 }
