@@ -184,6 +184,7 @@ func TestHelmChart(t *testing.T) {
 		`controller.tolerations=[{"key":"edge","operator":"Exists","effect":"NoSchedule"}]`,
 		`controller.resources={"requests":{"cpu":"2","memory":"1Gi"}}`,
 		`controller.watchIngressWithoutClass=true`,
+		`controller.metrics.enabled=true`,
 		`controller.ingressClassResource.default=true`,
 		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1,"vhds":"","on-demand-clusters":""}`,
 		`controller.deltaXDS=true`,
@@ -331,6 +332,44 @@ func TestHelmChart(t *testing.T) {
 		if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" || endpoints[0].(map[string]any)["interval"] != "15s" ||
 			sm.GetLabels()["release"] != "prom" {
 			t.Errorf("ServiceMonitor %v", sm.Object)
+		}
+	})
+
+	// controller.metrics, as ingress-nginx's chart's: the request
+	// metrics on, served by the authz container beside each Envoy on the
+	// port called metrics, which the Envoy pods' prometheus.io
+	// annotations name; off by default.
+	t.Run("request metrics", func(t *testing.T) {
+		if pod := find[appsv1.DaemonSet](t, chart, "DaemonSet", "envoy").Spec.Template; pod.Annotations["prometheus.io/scrape"] != "" {
+			t.Errorf("the Envoy pods are scraped by default: %v", pod.Annotations)
+		}
+		on := helmTemplate(t, helm, ns, `controller.metrics={"enabled":true,"port":10254}`, `controller.podAnnotations={"team":"edge"}`)
+		pod := find[appsv1.DaemonSet](t, on, "DaemonSet", "envoy").Spec.Template
+		authz := container(t, pod.Spec, "authz", false)
+		port := ""
+		for _, p := range authz.Ports {
+			if p.Name == "metrics" {
+				port = fmt.Sprint(p.ContainerPort)
+			}
+		}
+		if a := pod.Annotations; port != "10254" || a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != port || a["team"] != "edge" {
+			t.Errorf("Envoy pod annotations %v, authz metrics port %q", a, port)
+		}
+		if !slices.Contains(authz.Args, "--metrics-address=:10254") {
+			t.Errorf("authz args %v", authz.Args)
+		}
+		env := map[string]string{}
+		for _, e := range authz.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+			}
+		}
+		if env["POD_NAME"] != "metadata.name" || env["POD_NAMESPACE"] != "metadata.namespace" {
+			t.Errorf("authz env %v", authz.Env)
+		}
+		cp := find[appsv1.Deployment](t, on, "Deployment", "ingress-xds").Spec.Template
+		if args := container(t, cp.Spec, "ingress-xds", false).Args; !slices.Contains(args, "--request-metrics") {
+			t.Errorf("serve args %v", args)
 		}
 	})
 
