@@ -92,13 +92,17 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 	if _, err := rawExchange(envoy.HTTPAddress, []string{"OPTIONS /posts HTTP/1.1\r\nHost: blog.example.com\r\n\r\n"}); err != nil {
 		t.Fatal(err)
 	}
-	var before map[string]float64
+	var before, beforeBytes map[string]float64
 	framework.Eventually(t, convergeTimeout, "the marker counted", func() error {
 		mfs, err := scrapeAuthz(cp)
 		if err != nil {
 			return err
 		}
 		before = seriesCounts(mfs["nginx_ingress_controller_requests"], nil)
+		beforeBytes = map[string]float64{}
+		for _, m := range mfs["nginx_ingress_controller_request_size"].GetMetric() {
+			beforeBytes[seriesKey(metricLabels(m))] = m.GetHistogram().GetSampleSum()
+		}
 		for k := range before {
 			if strings.Contains(k, `method="OPTIONS"`) {
 				return nil
@@ -207,6 +211,29 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 		}
 		if !sameCounts(observed, want) {
 			t.Errorf("%s observed\n%s\nwant\n%s", h.name, describeSeries(observed), describeSeries(want))
+		}
+	}
+
+	// $request_length: every byte of each request as sent (its line,
+	// headers and body), as nginx counts it.
+	wantBytes := map[string]float64{}
+	for _, s := range send {
+		if s.want.ingress == "" {
+			continue
+		}
+		w := s.want
+		key := seriesKey(map[string]string{"namespace": "default", "ingress": w.ingress, "service": w.service, "path": w.path, "method": w.method,
+			"status": w.status, "host": w.host, "canary": w.canary,
+			"controller_namespace": "ingress-nginx", "controller_class": kube.DefaultControllerName, "controller_pod": "ingress-nginx-controller-abcde"})
+		wantBytes[key] += float64(s.times * len(s.request))
+	}
+	gotBytes := map[string]float64{}
+	for _, m := range families["nginx_ingress_controller_request_size"].GetMetric() {
+		gotBytes[seriesKey(metricLabels(m))] = m.GetHistogram().GetSampleSum()
+	}
+	for k, v := range wantBytes {
+		if got := gotBytes[k] - beforeBytes[k]; got != v {
+			t.Errorf("request_size sum of %s: %v, want the %v bytes sent", k, got, v)
 		}
 	}
 }

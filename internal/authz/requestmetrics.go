@@ -137,9 +137,16 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 		m.responseTime.With(labels).Observe(seconds(last) - seconds(first))
 	}
 	// $request_length (request line, headers and body) and $bytes_sent
-	// (the status line, headers and body), as Envoy counts the headers.
-	m.requestLength.With(labels).Observe(float64(req.GetRequestHeadersBytes() + req.GetRequestBodyBytes()))
-	sent := float64(resp.GetResponseHeadersBytes() + resp.GetResponseBodyBytes())
+	// (the status line, headers and body): the bytes on the wire, or,
+	// where Envoy gives none, its count of the headers and the body.
+	received, sent := float64(c.GetDownstreamWireBytesReceived()), float64(c.GetDownstreamWireBytesSent())
+	if received == 0 {
+		received = float64(req.GetRequestHeadersBytes() + req.GetRequestBodyBytes())
+	}
+	if sent == 0 {
+		sent = float64(resp.GetResponseHeadersBytes() + resp.GetResponseBodyBytes())
+	}
+	m.requestLength.With(labels).Observe(received)
 	m.bytesSent.With(labels).Observe(sent)
 	m.responseLength.With(labels).Observe(sent)
 }
