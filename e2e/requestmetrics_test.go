@@ -183,6 +183,7 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 	}{
 		{"nginx_ingress_controller_request_duration_seconds", timeBuckets},
 		{"nginx_ingress_controller_response_duration_seconds", timeBuckets},
+		{"nginx_ingress_controller_header_duration_seconds", timeBuckets},
 		{"nginx_ingress_controller_request_size", lengthBuckets},
 		{"nginx_ingress_controller_response_size", lengthBuckets},
 		{"nginx_ingress_controller_bytes_sent", sizeBuckets},

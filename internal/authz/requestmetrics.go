@@ -53,7 +53,7 @@ type RequestMetrics struct {
 	registry *prometheus.Registry
 
 	requests                                 *prometheus.CounterVec
-	requestTime, responseTime                *prometheus.HistogramVec
+	requestTime, responseTime, headerTime    *prometheus.HistogramVec
 	requestLength, responseLength, bytesSent *prometheus.HistogramVec
 }
 
@@ -74,11 +74,12 @@ func NewRequestMetrics(logger *slog.Logger, ctl Controller) *RequestMetrics {
 		// The help strings are ingress-nginx's, its slips included.
 		requestTime:    histogram("request_duration_seconds", "The request processing time in milliseconds", timeBuckets),
 		responseTime:   histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", timeBuckets),
+		headerTime:     histogram("header_duration_seconds", "The time spent on receiving first header from the upstream server", timeBuckets),
 		requestLength:  histogram("request_size", "The request length (including request line, header, and request body)", lengthBuckets),
 		responseLength: histogram("response_size", "The response length (including request line, header, and request body)", lengthBuckets),
 		bytesSent:      histogram("bytes_sent", "DEPRECATED The number of bytes sent to a client", sizeBuckets),
 	}
-	m.registry.MustRegister(m.requests, m.requestTime, m.responseTime, m.requestLength, m.responseLength, m.bytesSent)
+	m.registry.MustRegister(m.requests, m.requestTime, m.responseTime, m.headerTime, m.requestLength, m.responseLength, m.bytesSent)
 	return m
 }
 
@@ -135,6 +136,12 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	// response's last byte; only for a request that reached one.
 	if first, last := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToLastUpstreamRxByte(); first != nil && last != nil {
 		m.responseTime.With(labels).Observe(seconds(last) - seconds(first))
+	}
+	// $upstream_header_time: from the request sent upstream to the
+	// response's first byte (nginx counts from connecting: Envoy's entry
+	// has no connection time, and a pooled connection takes none).
+	if first, header := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToFirstUpstreamRxByte(); first != nil && header != nil {
+		m.headerTime.With(labels).Observe(seconds(header) - seconds(first))
 	}
 	// $request_length (request line, headers and body) and $bytes_sent
 	// (the status line, headers and body): the bytes on the wire, or,
