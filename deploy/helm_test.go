@@ -371,6 +371,37 @@ func TestHelmChart(t *testing.T) {
 		if args := container(t, cp.Spec, "ingress-xds", false).Args; !slices.Contains(args, "--request-metrics") {
 			t.Errorf("serve args %v", args)
 		}
+		for _, u := range on {
+			if u.GetKind() == "ServiceMonitor" {
+				t.Errorf("a ServiceMonitor without serviceMonitor.enabled: %s", objectKey(u))
+			}
+		}
+		monitored := helmTemplate(t, helm, ns, `controller.metrics={"enabled":true,"port":10254,"serviceMonitor":{"enabled":true,"additionalLabels":{"release":"prom"},"scrapeInterval":"15s"}}`)
+		svc := find[corev1.Service](t, monitored, "Service", "envoy-metrics")
+		var sm *unstructured.Unstructured
+		for _, u := range monitored {
+			if u.GetKind() == "ServiceMonitor" && u.GetName() == "envoy" {
+				sm = u
+			}
+		}
+		if svc == nil || sm == nil {
+			t.Fatalf("controller.metrics.serviceMonitor.enabled renders Service %v, ServiceMonitor %v", svc, sm)
+		}
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].TargetPort.String() != "metrics" ||
+			svc.Spec.Selector["app.kubernetes.io/name"] != pod.Labels["app.kubernetes.io/name"] {
+			t.Errorf("envoy-metrics Service %+v", svc.Spec)
+		}
+		selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+		for k, v := range selector {
+			if svc.Labels[k] != v {
+				t.Errorf("the ServiceMonitor selects %v, the Service has %v", selector, svc.Labels)
+			}
+		}
+		endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" || endpoints[0].(map[string]any)["interval"] != "15s" ||
+			sm.GetLabels()["release"] != "prom" {
+			t.Errorf("ServiceMonitor %v", sm.Object)
+		}
 	})
 
 	// Values the chart cannot honour fail the render, rather than be
@@ -380,6 +411,7 @@ func TestHelmChart(t *testing.T) {
 			{"controller.kind=StatefulSet"},
 			{"controller.hostPort.enabled=false"},
 			{"controller.kind=Deployment", "controller.hostPort.enabled=true"},
+			{"controller.metrics.serviceMonitor.enabled=true"},
 		} {
 			args := []string{"template", "ingress-xds", chartDir}
 			for _, s := range set {
