@@ -302,6 +302,8 @@ func TestSnippetsFromTheConfigMap(t *testing.T) {
 		"annotations-risk-level": "Critical",
 		"location-snippet":       "more_set_headers \"X-Location: cm\";\nif ($request_method = TRACE) { return 405; }\n",
 		"server-snippet":         "more_set_headers \"X-Server: cm\";\nlocation = /healthz { return 200 \"ok\"; }\n",
+		// Declarations alone do nothing, in nginx as here.
+		"http-snippet": "limit_req_zone $binary_remote_addr zone=api:10m rate=10r/s;\n",
 	}))
 	writeManifest(t, dir, "ingresses.yaml", `
 apiVersion: networking.k8s.io/v1

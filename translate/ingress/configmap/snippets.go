@@ -100,3 +100,18 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 		return nil
 	}
 }
+
+// httpSnippet checks the ConfigMap's http-snippet: declarations only,
+// else every Ingress is refused (snippet.TranslateHTTP).
+func httpSnippet(_ *Table, s *Settings, name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return nil
+	}
+	_, err := snippet.TranslateHTTP(value)
+	var r *snippet.Refusal
+	if errors.As(err, &r) {
+		s.Defaults.RefuseAll(name, fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error()))
+		return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
+	}
+	return nil
+}

@@ -14,7 +14,8 @@ import (
 
 // TestGolden translates each testdata/<case>.<context>.conf (context:
 // location for a configuration-snippet, server for a server-snippet, auth
-// for an auth-snippet, its headers shown as the request's) and
+// for an auth-snippet, its headers shown as the request's; http for the
+// ConfigMap's http-snippet, its verdicts alone) and
 // compares the result, or the refusal, with testdata/<case>.json. The
 // semantics each case shows are nginx's, as docs/snippets.md cites them;
 // the e2e suite proves them through Envoy.
@@ -36,6 +37,10 @@ func TestGolden(t *testing.T) {
 				ctx = ServerContext
 			}
 			res, err := Translate(ctx, string(src))
+			if context == "http" {
+				verdicts, httpErr := TranslateHTTP(string(src))
+				res, err = &Result{Verdicts: verdicts}, httpErr
+			}
 			if context == "auth" {
 				headers, verdicts, authErr := TranslateAuth(string(src))
 				res, err = &Result{Edits: Edits{Request: ir.HeaderChanges{Set: headers}}, Verdicts: verdicts}, authErr
