@@ -9,6 +9,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -239,11 +240,22 @@ func (c *cluster) testNothingForbidden(t *testing.T) {
 		t.Fatal("no control plane pod")
 	}
 	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue // an old replica on its way out of the rollout
+		}
 		var raw []byte
+		gone := false
 		framework.Eventually(t, converge, "the log of "+p.Name, func() (err error) {
 			raw, err = c.client.CoreV1().Pods(systemNS).GetLogs(p.Name, &corev1.PodLogOptions{Container: "ingress-xds"}).DoRaw(c.ctx())
+			if apierrors.IsNotFound(err) {
+				// Deleted since the listing: no longer running.
+				gone, err = true, nil
+			}
 			return err
 		})
+		if gone {
+			continue
+		}
 		for _, line := range strings.Split(string(raw), "\n") {
 			if strings.Contains(strings.ToLower(line), "forbidden") {
 				t.Errorf("%s: %s", p.Name, line)
