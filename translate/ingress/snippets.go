@@ -24,10 +24,8 @@ import (
 type snippetsConfig struct {
 	location *snippet.Result
 	server   *snippet.Result
-	// auth are auth-snippet's headers to the auth service; authSet says
-	// the Ingress has one.
-	auth    []ir.Header
-	authSet bool
+	// auth are auth-snippet's headers to the auth service.
+	auth []ir.Header
 }
 
 // parseSnippets translates the snippet annotations. A snippet that is not
@@ -121,7 +119,7 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 				problems = append(problems, unsupported(key, r.Error()+" (nothing of the snippet is applied)"))
 				break
 			}
-			out.auth, out.authSet = headers, true
+			out.auth = headers
 		}
 	}
 	return out, problems
