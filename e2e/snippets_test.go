@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,14 +65,15 @@ func snippetRequest(t *testing.T, envoy *framework.Envoy, method, host, path str
 // ngx_http_core_module for location).
 func TestSnippets(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
+	h2c := startH2CEcho(t, "h2c")
 	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha)+portService("h2c", h2c))
 	writeManifest(t, dir, "ingresses.yaml", snippetsYAML)
 	cp := framework.StartControlPlane(t, "--manifests", dir)
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -250,6 +252,45 @@ func TestSnippets(t *testing.T) {
 		}
 	})
 
+	// Directives of no effect where ingress-nginx's location proxies
+	// plain HTTP, as in nginx: proxy_ssl_* (ngx_http_proxy_module: for
+	// https:// only), grpc_set_header (grpc_pass's), error_page of a
+	// status the location never answers itself (ngx_http_core_module:
+	// the backend's answers pass, proxy_intercept_errors being off),
+	// etag (ngx_http_core_module: the files nginx serves), and
+	// proxy_pass_header of a header nginx does not hide.
+	t.Run("directives of no effect here", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "inert.example", "/?status=403&header=ETag:%22v1%22", map[string]string{"If-Match": `"v0"`})
+		if a.status != http.StatusForbidden || a.seen == nil || a.header.Get("Location") != "" {
+			t.Fatalf("backend's 403: %d, Location %q: want it passed through, not the error page", a.status, a.header.Get("Location"))
+		}
+		if got := a.header.Get("ETag"); got != `"v1"` {
+			t.Errorf("ETag %q, want the backend's", got)
+		}
+		for _, h := range []string{"X-Tenant", "If-Match"} {
+			if got := a.seen.Header.Get(h); got != "" {
+				t.Errorf("the backend got %s %q, want none", h, got)
+			}
+		}
+	})
+
+	// With backend-protocol GRPC the location proxies with grpc_pass:
+	// grpc_set_header sets the header and proxy_set_header (proxy_pass's
+	// list) has no effect (ngx_http_grpc_module). The backend here speaks
+	// HTTP/2 without TLS, as grpc_pass's does.
+	t.Run("grpc_set_header with grpc_pass", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "grpc.example", "/", nil)
+		if a.seen == nil {
+			t.Fatalf("%d %q: want the h2c backend", a.status, a.body)
+		}
+		if got := a.seen.Header.Get("X-Tenant"); got != "blue" {
+			t.Errorf("X-Tenant %q, want grpc_set_header's blue", got)
+		}
+		if got := a.seen.Header.Get("X-Ignored"); got != "" {
+			t.Errorf("X-Ignored %q: proxy_set_header applied under grpc_pass", got)
+		}
+	})
+
 	// serversnippet.go "add valid directives to server via server
 	// snippet" (its more_set_headers reach every path of the host), and
 	// ngx_http_core_module's location selection: = first, then regular
@@ -336,7 +377,54 @@ spec:
 	}
 }
 
+// startH2CEcho serves echo.Handler over HTTP/2 without TLS (prior
+// knowledge, as Envoy speaks to a GRPC backend) and returns its port.
+func startH2CEcho(t *testing.T, name string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: echo.Handler(name), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l) //nolint:errcheck // ends with Close
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 const snippetsYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: inert
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_ssl_server_name on;
+      proxy_ssl_name $host;
+      grpc_set_header X-Tenant blue;
+      error_page 403 = "https://login.example/oauth2/start?rd=$request_uri";
+      etag on;
+      proxy_pass_header ETag;
+      proxy_set_header If-Match "";
+      gzip off;
+spec:
+  rules: [{host: inert.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: grpc
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/backend-protocol: GRPC
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      grpc_set_header X-Tenant blue;
+      proxy_set_header X-Ignored yes;
+spec:
+  rules: [{host: grpc.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: h2c, port: {number: 80}}}}]}}]
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

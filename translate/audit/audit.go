@@ -147,6 +147,7 @@ func snippetContext(key string) (snippet.Context, bool) {
 // by key, each with the registry's verdict.
 func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annotation {
 	var out []Annotation
+	values, _ := reg.Parse(ing.Annotations)
 	for key := range ing.Annotations {
 		v, ok := reg.VerdictOf(key)
 		if !ok {
@@ -154,7 +155,7 @@ func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annot
 		}
 		a := Annotation{Key: key, Verdict: v.Verdict, Note: v.Note}
 		if ctx, ok := snippetContext(key); ok {
-			res, _ := snippet.Translate(ctx, ing.Annotations[key])
+			res, _ := snippet.Translate(ctx, ing.Annotations[key], ingress.SnippetOptions(values))
 			a.Directives = res.Verdicts
 		}
 		out = append(out, a)

@@ -92,6 +92,10 @@ type merged struct {
 //     scheme), else upstream's TLS, else TLS without settings;
 //   - a cluster policy that asks nothing is nil (the backend's default
 //     cluster);
+//   - a configuration-snippet whose error_page takes a status the
+//     location answers itself, or that reads auth-url's answer where that
+//     is not translated, is dropped, refusing the Ingress
+//     (checkLocationSnippet);
 //   - the routes answer 503 when any group denies them (custom-headers,
 //     basic authentication, upstream), the first one's reason kept;
 //   - affinity without session-cookie-path under use-regex is reported,
@@ -100,6 +104,8 @@ type merged struct {
 //     affinity, fallback) pass through: the fragment applies them to its
 //     routes (a canary's affinity follows its mainline's: applyAffinity).
 func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
+	// First, as it may drop the configuration-snippet.
+	snippetProblems := checkLocationSnippet(g) // snippets.go
 	var p ir.RoutePolicy
 	if g.redirect.intent.every == nil {
 		p.HTTPSRedirect = g.redirect.https
@@ -157,6 +163,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 		snippets:        g.snippets,
 		customHeaders:   g.customHeaders.set,
 	}
+	m.problems = append(m.problems, snippetProblems...)
 	if g.affinity != nil && !g.affinity.pathSet && g.rewrite.useRegex {
 		m.problems = append(m.problems, problemf("AffinityPathNotSet", "annotation %s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is each path as written",
 			annotations.SessionCookiePath.Name()))

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -26,6 +27,10 @@ type snippetsConfig struct {
 	server   *snippet.Result
 	// auth are auth-snippet's headers to the auth service.
 	auth []ir.Header
+	// intercepted: custom-http-errors makes nginx intercept the
+	// backend's answers (proxy_intercept_errors), which error_page then
+	// takes too.
+	intercepted bool
 }
 
 // parseSnippets translates the snippet annotations. A snippet that is not
@@ -45,6 +50,11 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 	mode := configmap.SnippetsTranslated
 	if opts.ConfigMap.Name != "" {
 		mode = opts.config.snippetAnnotations()
+	}
+	where := snippetOptions(values)
+	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {
+		off, _ := annotations.DisableProxyInterceptErrors.Get(values)
+		out.intercepted = !off
 	}
 	for _, k := range []struct {
 		key annotations.Key[string]
@@ -68,7 +78,7 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 				"annotation %s: dropped, as ingress-nginx drops it while the ConfigMap's allow-snippet-annotations is false: the Ingress is served without it", k.key.Name()))
 			continue
 		}
-		res, err := snippet.Translate(k.ctx, src)
+		res, err := snippet.Translate(k.ctx, src, where)
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			problems = append(problems, unsupported("annotation "+k.key.Name(), r.Error()+" (nothing of the snippet is applied)"))
@@ -86,16 +96,23 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 	// The ConfigMap's location-snippet follows the configuration-snippet
 	// in every location: one rewrite phase, so translated together.
 	if cfg := opts.config.snippets(); cfg.Location != nil {
-		switch src, _ := annotations.ConfigurationSnippet.Get(values); {
-		case out.location == nil:
+		src, _ := annotations.ConfigurationSnippet.Get(values)
+		switch {
+		case out.location == nil && (!cfg.Location.Contextual || where == snippet.Options{}):
 			out.location = cfg.Location
 		default:
-			res, err := snippet.Translate(snippet.LocationContext, src+"\n"+cfg.LocationText)
+			// Translated again where the Ingress's location differs
+			// from the one the ConfigMap's was translated for.
+			text, key, why := cfg.LocationText, "ConfigMap key location-snippet", "in this Ingress's location: "
+			if out.location != nil {
+				text = src + "\n" + text
+				key, why = "annotation "+annotations.ConfigurationSnippet.Name(), "followed by the ConfigMap's location-snippet (lines counted over both): "
+			}
+			res, err := snippet.Translate(snippet.LocationContext, text, where)
 			var r *snippet.Refusal
 			if errors.As(err, &r) {
 				out.location = nil
-				problems = append(problems, unsupported("annotation "+annotations.ConfigurationSnippet.Name(),
-					"followed by the ConfigMap's location-snippet (lines counted over both): "+r.Error()+" (nothing of the snippet is applied)"))
+				problems = append(problems, unsupported(key, why+r.Error()+" (nothing of the snippet is applied)"))
 				break
 			}
 			out.location = res
@@ -123,6 +140,115 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 		}
 	}
 	return out, problems
+}
+
+// checkLocationSnippet refuses a configuration-snippet (clearing it)
+// whose error_page takes a status the location answers itself, where
+// nginx would answer with the error page and ingress-xds does not
+// translate it, or that reads the auth service's answer in a directive
+// not translated beside auth-url. Otherwise those directives have no
+// effect, as in nginx (snippet.Result.ErrorPages, UnlessExternalAuth).
+func checkLocationSnippet(g *groups) []problem {
+	loc := g.snippets.location
+	if loc == nil {
+		return nil
+	}
+	key := "annotation " + annotations.ConfigurationSnippet.Name()
+	refuse := func(d snippet.DirectiveRef, why string) []problem {
+		g.snippets.location = nil
+		r := &snippet.Refusal{Directive: d.Directive, Line: d.Line, Why: why}
+		return []problem{unsupported(key, r.Error()+" (nothing of the snippet is applied)")}
+	}
+	if g.externalAuth != nil && len(loc.UnlessExternalAuth) > 0 {
+		return refuse(loc.UnlessExternalAuth[0], "it reads the auth service's answer, which with auth-url is not translated here")
+	}
+	if len(loc.ErrorPages) == 0 {
+		return nil
+	}
+	answers := locationAnswers(g)
+	for _, ep := range loc.ErrorPages {
+		if g.snippets.intercepted {
+			return refuse(ep.DirectiveRef, "custom-http-errors makes nginx intercept the backend's answers, which error_page then takes: not translated")
+		}
+		for _, c := range ep.Codes {
+			if why, ok := answers[c]; ok {
+				return refuse(ep.DirectiveRef, fmt.Sprintf("the location answers %d itself (%s), which nginx would replace with the error page: not translated", c, why))
+			}
+		}
+	}
+	return nil
+}
+
+// locationAnswers are the statuses nginx answers itself in an Ingress's
+// location, each with what makes it: the ones any proxying location
+// can give, and those of the groups and the snippet.
+func locationAnswers(g *groups) map[int]string {
+	out := map[int]string{
+		400: "a malformed request", 408: "a client too slow to send its body", 413: "a body over the size limit",
+		500: "an internal error", 502: "a backend that cannot be reached", 503: "no endpoint ready", 504: "a backend too slow to answer",
+	}
+	add := func(code uint32, why string) {
+		if _, ok := out[int(code)]; !ok && code != 0 {
+			out[int(code)] = why
+		}
+	}
+	if g.access.ipRules != nil {
+		add(403, "its allow and deny lists")
+	}
+	if g.access.rateLimit != nil {
+		add(g.access.rateLimit.Status, "its rate limit")
+	}
+	if g.connections != nil {
+		add(g.connections.Status, "its connection limit")
+	}
+	if g.basicAuth.basic != nil {
+		add(401, "basic authentication")
+	}
+	if g.externalAuth != nil {
+		add(401, "auth-url")
+		add(403, "auth-url")
+	}
+	if r := g.redirect.intent.every; r != nil {
+		add(r.Code, "its redirect")
+	}
+	if g.redirect.https != nil {
+		add(g.redirect.https.Code, "the redirect to HTTPS")
+	}
+	if g.redirect.intent.appRoot != "" {
+		add(302, "app-root")
+	}
+	if g.redirect.intent.fromToWWW {
+		add(308, "from-to-www-redirect")
+	}
+	loc := g.snippets.location
+	if loc.Access != nil {
+		add(403, "the snippet's allow and deny")
+	}
+	add(loc.LimitReqStatus, "its rate limit")
+	add(loc.LimitConnStatus, "its connection limit")
+	for _, b := range loc.Branches {
+		switch o := b.Outcome; {
+		case o.Direct != nil:
+			add(o.Direct.Status, "the snippet's return")
+		case o.Redirect != nil:
+			add(o.Redirect.Code, "the snippet's redirect")
+		}
+	}
+	return out
+}
+
+// SnippetOptions is what a configuration-snippet's location is, as the
+// Ingress's annotations (parsed by the registry) make it: for audit, which
+// shows the verdicts the front-end's translation gives.
+func SnippetOptions(values *annotations.Values) snippet.Options { return snippetOptions(values) }
+
+// snippetOptions is what a configuration-snippet's location is, as the
+// Ingress's annotations make it.
+func snippetOptions(values *annotations.Values) snippet.Options {
+	var o snippet.Options
+	o.Backend, _ = annotations.BackendProtocol.Get(values)
+	_, o.ProxySSLSecret = annotations.ProxySSLSecret.Get(values)
+	return o
 }
 
 // mergeAuthSnippet adds auth-snippet's headers to those of the request to

@@ -85,7 +85,7 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 		if strings.TrimSpace(value) == "" {
 			return nil
 		}
-		res, err := snippet.Translate(ctx, value)
+		res, err := snippet.Translate(ctx, value, snippet.Options{})
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())

@@ -32,7 +32,7 @@ func FuzzTranslate(f *testing.F) {
 		if server {
 			ctx = ServerContext
 		}
-		res, err := Translate(ctx, src)
+		res, err := Translate(ctx, src, Options{})
 		if err != nil {
 			if _, ok := err.(*Refusal); !ok {
 				t.Fatalf("%q: an error that is not a refusal: %v", src, err)
@@ -87,7 +87,7 @@ deny all;
 `
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Translate(LocationContext, src); err != nil {
+		if _, err := Translate(LocationContext, src, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 func isHeaderDirective(name string) bool {
 	switch name {
-	case "more_set_headers", "more_clear_headers", "add_header", "proxy_set_header", "proxy_hide_header",
+	case "more_set_headers", "more_clear_headers", "add_header", "proxy_set_header", "grpc_set_header", "proxy_hide_header", "grpc_hide_header",
 		"more_set_input_headers", "more_clear_input_headers":
 		return true
 	}
@@ -54,6 +54,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		if len(pairs) == 0 {
 			return t.refuse(d, "no header")
 		}
+		applied := false
 		for _, p := range pairs {
 			name, value, _ := strings.Cut(p, ":")
 			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
@@ -64,6 +65,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 				t.verdict(d, NoEffect, "ingress-nginx's template sets "+name+" itself: nginx sends the template's")
 				continue
 			}
+			applied = true
 			hc := &e.Response
 			if request {
 				hc = &e.Request
@@ -81,11 +83,29 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			hc.Set = slices.DeleteFunc(hc.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, name) })
 			hc.Set = append(hc.Set, h)
 		}
-	case "more_clear_headers", "more_clear_input_headers", "proxy_hide_header":
+		if !applied {
+			return nil
+		}
+	case "more_clear_headers", "more_clear_input_headers", "proxy_hide_header", "grpc_hide_header":
 		request := d.Name == "more_clear_input_headers"
-		if len(d.Args) == 0 || d.Name == "proxy_hide_header" && len(d.Args) != 1 {
+		hide := d.Name == "proxy_hide_header" || d.Name == "grpc_hide_header"
+		if len(d.Args) == 0 || hide && len(d.Args) != 1 {
 			return t.refuse(d, "wrong number of arguments")
 		}
+		if d.Name == "grpc_hide_header" && lv == serverLevel {
+			return t.refuse(d, "in a server-snippet: not translated")
+		}
+		if hide && lv != serverLevel {
+			t.contextual = true
+			if grpc := d.Name == "grpc_hide_header"; grpc != t.opts.grpc() && lv == locationLevel {
+				if err := t.checkName(d, d.Args[0]); err != nil {
+					return err
+				}
+				t.verdict(d, NoEffect, "the location proxies with the other module ("+map[bool]string{true: "proxy_pass", false: "grpc_pass"}[grpc]+"), which does not read it")
+				return nil
+			}
+		}
+		applied := false
 		for _, name := range d.Args {
 			if strings.HasPrefix(name, "-") {
 				return t.refuse(d, "option %s: not translated", name)
@@ -100,11 +120,19 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 				t.verdict(d, NoEffect, "ingress-nginx's template sets "+name+" itself: nginx sends the template's")
 				continue
 			}
+			if d.Name == "proxy_hide_header" && t.passed[strings.ToLower(name)] {
+				t.verdict(d, NoEffect, "the block's proxy_pass_header passes "+name)
+				continue
+			}
+			applied = true
 			if request {
 				e.Request.Remove = appendOnce(e.Request.Remove, strings.ToLower(name))
 			} else {
 				e.Response.Remove = appendOnce(e.Response.Remove, strings.ToLower(name))
 			}
+		}
+		if !applied {
+			return nil
 		}
 	case "add_header":
 		always := len(d.Args) == 3 && d.Args[2] == "always"
@@ -119,6 +147,13 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			t.verdict(d, NoEffect, "an empty value adds no header")
 			return nil
 		}
+		if t.onlyAuthVars(d.Args[1]) && lv == locationLevel {
+			// Without auth-url the variables are empty, and nginx adds
+			// no header of an empty value.
+			t.unlessAuth = append(t.unlessAuth, DirectiveRef{Directive: d.Name, Line: d.Line})
+			t.verdict(d, NoEffect, "without auth-url the auth service's answer is empty and nginx adds no empty header; with auth-url it is not translated (the Ingress is refused)")
+			return nil
+		}
 		h, err := t.headerValue(d, d.Args[0], d.Args[1], true)
 		if err != nil {
 			return err
@@ -128,13 +163,29 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		} else {
 			e.Response.AddOnSuccess = append(e.Response.AddOnSuccess, h)
 		}
-	case "proxy_set_header":
+	case "proxy_set_header", "grpc_set_header":
 		if len(d.Args) != 2 {
 			return t.refuse(d, "wrong number of arguments")
 		}
 		name := d.Args[0]
 		if err := t.checkName(d, name); err != nil {
 			return err
+		}
+		if lv == locationLevel {
+			t.contextual = true
+			if grpc := d.Name == "grpc_set_header"; grpc != t.opts.grpc() {
+				// The template proxies with one module; the other's
+				// header list is never read.
+				if _, err := pieces(d.Args[1]); err != nil {
+					return t.refuse(d, "header %s: %v", name, err)
+				}
+				why := "the location proxies with grpc_pass (backend-protocol GRPC or GRPCS), which sends grpc_set_header's list"
+				if grpc {
+					why = "the location proxies with proxy_pass, not grpc_pass (backend-protocol is not GRPC or GRPCS)"
+				}
+				t.verdict(d, NoEffect, why)
+				return nil
+			}
 		}
 		if lv != locationLevel {
 			// ingress-nginx writes its whole proxy_set_header list in
@@ -274,4 +325,19 @@ func merge(outer, inner *Edits) *Edits {
 	out.Response.Add, out.Response.AddOnSuccess = slices.Clone(add.Response.Add), slices.Clone(add.Response.AddOnSuccess)
 	out.setsAddHeader = outer.setsAddHeader || inner.setsAddHeader
 	return out
+}
+
+// onlyAuthVars says whether value is made of auth_request_set variables
+// alone.
+func (t *translator) onlyAuthVars(value string) bool {
+	ps, err := pieces(value)
+	if err != nil || len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		if _, ok := t.authVars[p.name]; !ok || p.name == "" {
+			return false
+		}
+	}
+	return true
 }

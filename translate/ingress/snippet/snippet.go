@@ -46,6 +46,30 @@ const (
 	ServerContext
 )
 
+// Options are what the location a configuration-snippet lands in is,
+// where a directive's effect depends on it: which backend protocol the
+// location proxies with (nginx.tmpl writes proxy_pass or grpc_pass, to
+// http://, https://, grpc:// or grpcs://) and which proxy_ssl_* the
+// template itself writes there. The zero value is a location proxying
+// plain HTTP without proxy-ssl-secret.
+type Options struct {
+	// Backend is the backend-protocol annotation's value: "" (HTTP),
+	// HTTP, HTTPS, AUTO_HTTP, GRPC, GRPCS, H2C or FCGI.
+	Backend string
+	// ProxySSLSecret: the proxy-ssl-secret annotation is set, so the
+	// template writes proxy_ssl_verify and its siblings in the location.
+	ProxySSLSecret bool
+}
+
+// grpc says whether the location proxies with grpc_pass.
+func (o Options) grpc() bool { return o.Backend == "GRPC" || o.Backend == "GRPCS" }
+
+// tls says whether the location may proxy over TLS (AUTO_HTTP does for
+// the requests that came over TLS).
+func (o Options) tls() bool {
+	return o.Backend == "HTTPS" || o.Backend == "GRPCS" || o.Backend == "AUTO_HTTP"
+}
+
 // Result is what a snippet amounts to.
 type Result struct {
 	// Edits are the header changes of every request the block serves
@@ -68,8 +92,33 @@ type Result struct {
 	Branches []Branch
 	// Locations are a server snippet's location blocks.
 	Locations []Location
+	// ErrorPages are error_page's status codes, of no effect while the
+	// location answers none of them itself (the backend's answers pass
+	// through: proxy_intercept_errors is off without custom-http-errors);
+	// the front-end, which knows what else the location answers, refuses
+	// the snippet where it answers one.
+	ErrorPages []ErrorPage `json:",omitempty"`
+	// UnlessExternalAuth are directives of no effect without auth-url
+	// (they read the auth service's answer, empty without it) and not
+	// translated with it: the front-end refuses the snippet then.
+	UnlessExternalAuth []DirectiveRef `json:",omitempty"`
+	// Contextual says whether Options decided some directive's fate, so
+	// that a translation under other Options may differ.
+	Contextual bool `json:",omitempty"`
 	// Verdicts say, for each directive, what became of it.
 	Verdicts []Verdict
+}
+
+// ErrorPage is one error_page directive: the statuses it takes.
+type ErrorPage struct {
+	DirectiveRef
+	Codes []int
+}
+
+// DirectiveRef names a directive of the snippet.
+type DirectiveRef struct {
+	Directive string
+	Line      int
 }
 
 // Edits are header changes.

@@ -32,11 +32,24 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A location case may name its location's options:
+			// location-grpcs-proxysslsecret.
+			context, optNames, _ := strings.Cut(context, "-")
+			var opts Options
+			for _, o := range strings.Split(optNames, "-") {
+				switch o {
+				case "":
+				case "proxysslsecret":
+					opts.ProxySSLSecret = true
+				default:
+					opts.Backend = strings.ToUpper(o)
+				}
+			}
 			ctx := LocationContext
 			if context == "server" {
 				ctx = ServerContext
 			}
-			res, err := Translate(ctx, string(src))
+			res, err := Translate(ctx, string(src), opts)
 			if context == "http" {
 				verdicts, httpErr := TranslateHTTP(string(src))
 				res, err = &Result{Verdicts: verdicts}, httpErr

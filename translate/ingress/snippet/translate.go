@@ -27,14 +27,15 @@ const (
 
 // Translate reads src as nginx reads a snippet in ctx and translates it,
 // or refuses it (a *Refusal) with the first directive it cannot translate
-// whole. A refused snippet's Result holds only the verdicts up to the
-// refusal, for audit.
-func Translate(ctx Context, src string) (*Result, error) {
+// whole; opts say what the location of a configuration-snippet is. A
+// refused snippet's Result holds only the verdicts up to the refusal, for
+// audit.
+func Translate(ctx Context, src string, opts Options) (*Result, error) {
 	ds, err := nginxconf.Parse(src)
 	if err != nil {
 		return &Result{}, &Refusal{Why: fmt.Sprintf("not nginx syntax: %v", err)}
 	}
-	t := &translator{declared: declared(ds)}
+	t := &translator{declared: declared(ds), opts: opts}
 	lv := locationLevel
 	if ctx == ServerContext {
 		lv = serverLevel
@@ -44,6 +45,8 @@ func Translate(ctx Context, src string) (*Result, error) {
 		return &Result{Verdicts: settle(t.verdicts)}, err
 	}
 	res.Verdicts = settle(t.verdicts)
+	res.Contextual = t.contextual
+	res.UnlessExternalAuth = t.unlessAuth
 	return res, nil
 }
 
@@ -84,6 +87,16 @@ type translator struct {
 	// (nginx's uninitialised variable, whose warning ingress-nginx turns
 	// off).
 	declared map[string]bool
+	// opts are the location's; contextual records that they decided a
+	// directive's fate.
+	opts       Options
+	contextual bool
+	// unlessAuth are the snippet's directives of no effect without
+	// auth-url (Result.UnlessExternalAuth).
+	unlessAuth []DirectiveRef
+	// passed are the headers the block's proxy_pass_header passes, which
+	// its proxy_hide_header then does not hide.
+	passed map[string]bool
 }
 
 // declared lists the variables the set directives of ds (and of their
@@ -130,6 +143,14 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			return nil, err
 		}
 	}
+	outerPassed := t.passed
+	defer func() { t.passed = outerPassed }()
+	t.passed = map[string]bool{}
+	for _, d := range ds {
+		if d.Name == "proxy_pass_header" && len(d.Args) == 1 {
+			t.passed[strings.ToLower(d.Args[0])] = true
+		}
+	}
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
 			return nil, err
@@ -137,6 +158,12 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case d.Name == "error_page":
+			ep, err := t.errorPage(d, lv)
+			if err != nil {
+				return nil, err
+			}
+			res.ErrorPages = append(res.ErrorPages, ep)
 		case d.Name == "limit_req_status" || d.Name == "limit_conn_status":
 			code, err := strconv.Atoi(strings.Join(d.Args, " "))
 			if err != nil || code < 400 || code > 599 {
@@ -455,8 +482,135 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		t.verdict(d, NoEffect, "each of ingress-nginx's locations sets its own, so a server's has no effect on the Ingress's paths")
 		return nil
 	}
+	switch strings.TrimPrefix(strings.TrimPrefix(d.Name, "proxy_"), "grpc_") {
+	case "ssl_name", "ssl_server_name", "ssl_verify", "ssl_verify_depth", "ssl_session_reuse", "ssl_protocols", "ssl_ciphers":
+		return t.upstreamSSL(d, lv)
+	}
+	switch d.Name {
+	case "proxy_pass_header":
+		if len(d.Args) != 1 {
+			return t.refuse(d, "wrong number of arguments")
+		}
+		if err := t.checkName(d, d.Args[0]); err != nil {
+			return err
+		}
+		name := strings.ToLower(d.Args[0])
+		if name == "date" || name == "server" || name == "x-pad" || strings.HasPrefix(name, "x-accel-") {
+			return t.refuse(d, "nginx hides the backend's %s, which this passes: not translated", d.Args[0])
+		}
+		// ngx_http_proxy_module hides only Date, Server, X-Pad and
+		// X-Accel-* by default; the block's proxy_hide_header of the
+		// name is cancelled (header()).
+		t.verdict(d, NoEffect, "nginx passes the backend's "+d.Args[0]+" already")
+		return nil
+	case "etag":
+		if len(d.Args) != 1 || d.Args[0] != "on" && d.Args[0] != "off" {
+			return t.refuse(d, "etag takes on or off")
+		}
+		t.verdict(d, NoEffect, "etag is for the files nginx serves itself; a backend's ETag passes as sent")
+		return nil
+	case "gzip":
+		if len(d.Args) != 1 || d.Args[0] != "off" {
+			return t.refuse(d, "compression: not translated (only gzip off is)")
+		}
+		t.verdict(d, NoEffect, "responses are not compressed: ingress-xds does not compress (use-gzip is not honoured)")
+		return nil
+	}
 	if d.IsLua() || strings.Contains(d.Name, "_by_lua") {
 		return t.refuse(d, "Lua: not translated")
 	}
 	return t.refuse(d, "not translated")
+}
+
+// errorPage reads error_page code ... [=[response]] uri. It changes only
+// the answers nginx makes itself in the location (ngx_http_core_module;
+// proxy_intercept_errors is off without custom-http-errors, so the
+// backend's pass through): the front-end, which knows what the location
+// answers, decides between no effect and refusing the snippet.
+func (t *translator) errorPage(d nginxconf.Directive, lv level) (ErrorPage, error) {
+	ep := ErrorPage{DirectiveRef: DirectiveRef{Directive: d.Name, Line: d.Line}}
+	if lv != locationLevel {
+		return ep, t.refuse(d, "outside a configuration-snippet: not translated")
+	}
+	if len(d.Args) < 2 {
+		return ep, t.refuse(d, "error_page takes codes and a URI")
+	}
+	args := d.Args[:len(d.Args)-1]
+	if n := len(args); n > 1 && strings.HasPrefix(args[n-1], "=") {
+		if code := strings.TrimPrefix(args[n-1], "="); code != "" {
+			if c, err := strconv.Atoi(code); err != nil || c < 100 || c > 999 {
+				return ep, t.refuse(d, "response %q: nginx takes =code", args[n-1])
+			}
+		}
+		args = args[:n-1]
+	}
+	for _, a := range args {
+		c, err := strconv.Atoi(a)
+		if err != nil || c < 300 || c > 599 {
+			return ep, t.refuse(d, "code %q: nginx takes codes from 300 to 599", a)
+		}
+		ep.Codes = append(ep.Codes, c)
+	}
+	if _, err := pieces(d.Args[len(d.Args)-1]); err != nil {
+		return ep, t.refuse(d, "URI: %v", err)
+	}
+	t.verdict(d, NoEffect, "nginx's own answers of these codes in the location alone take it, and the backend's pass through (without custom-http-errors): "+
+		"no effect where the location answers none of them itself; the Ingress is refused where it does (allow and deny, authentication, limits, a return)")
+	return ep, nil
+}
+
+// sslDefaults are the proxy_ssl_* and grpc_ssl_* values nginx (or
+// ingress-nginx's http block) has already.
+var sslDefaults = map[string]string{
+	"proxy_ssl_verify": "off", "proxy_ssl_server_name": "off", "proxy_ssl_session_reuse": "on",
+	"grpc_ssl_verify": "off", "grpc_ssl_server_name": "off", "grpc_ssl_session_reuse": "on",
+}
+
+// upstreamSSL takes proxy_ssl_* and grpc_ssl_*: nginx uses them only for
+// a TLS backend of its module (proxy_pass to https://, grpc_pass to
+// grpcs://), so elsewhere they have no effect; for a TLS backend the
+// proxy-ssl-* annotations are the way, and the directive is refused.
+func (t *translator) upstreamSSL(d nginxconf.Directive, lv level) error {
+	if len(d.Args) == 0 {
+		return t.refuse(d, "wrong number of arguments")
+	}
+	for _, a := range d.Args {
+		if _, err := pieces(a); err != nil {
+			return t.refuse(d, "%v", err)
+		}
+	}
+	if def, ok := sslDefaults[d.Name]; ok {
+		if len(d.Args) != 1 || d.Args[0] != "on" && d.Args[0] != "off" {
+			return t.refuse(d, "%s takes on or off", d.Name)
+		}
+		if d.Args[0] == def && lv != locationLevel {
+			t.verdict(d, NoEffect, "nginx's default already; a location with proxy-ssl-secret sets its own")
+			return nil
+		}
+	}
+	switch lv {
+	case serverLevel:
+		return t.refuse(d, "in a server-snippet it reaches every location of the host with a TLS backend: not translated; the proxy-ssl-* annotations set it per Ingress")
+	case snippetLocation:
+		t.verdict(d, NoEffect, "the location answers every request itself")
+		return nil
+	}
+	t.contextual = true
+	grpc := strings.HasPrefix(d.Name, "grpc_")
+	if !grpc && t.opts.ProxySSLSecret {
+		return t.refuse(d, "beside proxy-ssl-secret, whose proxy_ssl_* ingress-nginx's location writes (nginx refuses a duplicate): the proxy-ssl-* annotations set it")
+	}
+	applies := t.opts.Backend == "GRPCS"
+	if !grpc {
+		applies = t.opts.Backend == "HTTPS" || t.opts.Backend == "AUTO_HTTP"
+	}
+	if !applies {
+		t.verdict(d, NoEffect, "the location's backend is not reached over TLS by "+map[bool]string{true: "grpc_pass (backend-protocol GRPCS)", false: "proxy_pass (backend-protocol HTTPS or AUTO_HTTP)"}[grpc])
+		return nil
+	}
+	if def, ok := sslDefaults[d.Name]; ok && d.Args[0] == def {
+		t.verdict(d, NoEffect, "nginx's default already")
+		return nil
+	}
+	return t.refuse(d, "with backend-protocol %s: not translated; the proxy-ssl-* annotations set the backend's TLS", t.opts.Backend)
 }
