@@ -73,7 +73,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -274,6 +274,45 @@ func TestSnippets(t *testing.T) {
 		}
 	})
 
+	// ngx_http_headers_module's expires: on 200, 201, 204, 206, 301, 302,
+	// 303, 304, 307 and 308 it replaces Expires with the date that far
+	// from now and every Cache-Control with one max-age (no-cache when
+	// negative; epoch and max fixed dates), before add_header's headers;
+	// on other statuses it does nothing.
+	t.Run("expires", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "expires.example", "/?header=Cache-Control:no-store&header=Expires:0", nil)
+		// Envoy joins the two lines nginx sends into one list: the same
+		// field in HTTP.
+		if got := listValues(a.header, "Cache-Control"); !slices.Equal(got, []string{"max-age=2592000", "public"}) {
+			t.Errorf("200: Cache-Control %q, want expires' max-age then add_header's", got)
+		}
+		date, err := http.ParseTime(a.header.Get("Date"))
+		if err != nil {
+			t.Fatalf("Date %q: %v", a.header.Get("Date"), err)
+		}
+		expires, err := http.ParseTime(a.header.Get("Expires"))
+		if d := expires.Sub(date) - 30*24*time.Hour; err != nil || d < -2*time.Second || d > 2*time.Second {
+			t.Errorf("200: Expires %q beside Date %q (%v): want 30 days later", a.header.Get("Expires"), a.header.Get("Date"), err)
+		}
+		failed := snippetRequest(t, envoy, http.MethodGet, "expires.example", "/?status=500&header=Cache-Control:no-store", nil)
+		if got := failed.header.Values("Cache-Control"); !slices.Equal(got, []string{"no-store"}) || failed.header.Get("Expires") != "" {
+			t.Errorf("500: Cache-Control %q, Expires %q: want the backend's alone", got, failed.header.Get("Expires"))
+		}
+		for path, want := range map[string][2]string{
+			"/old":     {"Thu, 01 Jan 1970 00:00:01 GMT", "no-cache"},
+			"/forever": {"Thu, 31 Dec 2037 23:55:55 GMT", "max-age=315360000"},
+		} {
+			a := snippetRequest(t, envoy, http.MethodGet, "expires.example", path, nil)
+			if a.status != http.StatusOK || a.header.Get("Expires") != want[0] || a.header.Get("Cache-Control") != want[1] {
+				t.Errorf("%s: %d, Expires %q, Cache-Control %q: want %q", path, a.status, a.header.Get("Expires"), a.header.Get("Cache-Control"), want)
+			}
+		}
+		stale := snippetRequest(t, envoy, http.MethodGet, "expires.example", "/stale", nil)
+		if got := stale.header.Get("Cache-Control"); got != "no-cache" || stale.header.Get("Expires") == "" {
+			t.Errorf("/stale: Cache-Control %q, Expires %q: want no-cache and a date", got, stale.header.Get("Expires"))
+		}
+	})
+
 	// With backend-protocol GRPC the location proxies with grpc_pass:
 	// grpc_set_header sets the header and proxy_set_header (proxy_pass's
 	// list) has no effect (ngx_http_grpc_module). The backend here speaks
@@ -377,6 +416,17 @@ spec:
 	}
 }
 
+// listValues are the elements of a list header, over its lines.
+func listValues(h http.Header, name string) []string {
+	var out []string
+	for _, v := range h.Values(name) {
+		for _, e := range strings.Split(v, ",") {
+			out = append(out, strings.TrimSpace(e))
+		}
+	}
+	return out
+}
+
 // startH2CEcho serves echo.Handler over HTTP/2 without TLS (prior
 // knowledge, as Envoy speaks to a GRPC backend) and returns its port.
 func startH2CEcho(t *testing.T, name string) int {
@@ -394,6 +444,22 @@ func startH2CEcho(t *testing.T, name string) int {
 }
 
 const snippetsYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: expires
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      expires 30d;
+      add_header Cache-Control "public";
+    nginx.ingress.kubernetes.io/server-snippet: |
+      location = /old { expires epoch; return 200 "old"; }
+      location = /forever { expires max; return 200 "forever"; }
+      location = /stale { expires -1; return 200 "stale"; }
+spec:
+  rules: [{host: expires.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

@@ -36,11 +36,11 @@ func TestHeaderValue(t *testing.T) {
 func TestOnSuccessHeaders(t *testing.T) {
 	route := &routev3.Route{}
 	per := map[string]proto.Message{}
-	uses := onSuccessHeaders(route, per, []ir.Header{{Name: "X-Cache", Value: "HIT"}, {Name: "X-Host", Parts: []ir.ValuePart{{Var: ir.VarHost}}}})
+	uses := onSuccessHeaders(route, per, &ir.HeaderChanges{AddOnSuccess: []ir.Header{{Name: "X-Cache", Value: "HIT"}, {Name: "X-Host", Parts: []ir.ValuePart{{Var: ir.VarHost}}}}})
 	if uses != useOnSuccess || per[onSuccessFilter] == nil {
 		t.Fatalf("uses %v, per-route %v: want the filter on", uses, per)
 	}
-	if !slices.Equal(route.ResponseHeadersToRemove, []string{onSuccessHeader}) {
+	if !slices.Equal(route.ResponseHeadersToRemove, []string{onSuccessHeader, expiresHeader}) {
 		t.Errorf("removes %q, want the carrier removed first", route.ResponseHeadersToRemove)
 	}
 	var got []string
@@ -53,8 +53,26 @@ func TestOnSuccessHeaders(t *testing.T) {
 	if want := []string{"X-Cache:HIT", "X-Host:%REQ(:authority)%"}; !slices.Equal(got, want) {
 		t.Errorf("carried %q, want %q", got, want)
 	}
-	if onSuccessHeaders(&routev3.Route{}, map[string]proto.Message{}, nil) != 0 {
+	if onSuccessHeaders(&routev3.Route{}, map[string]proto.Message{}, &ir.HeaderChanges{}) != 0 {
 		t.Error("no headers turned the filter on")
+	}
+}
+
+// An expiry travels under its own carrier: seconds, or epoch or max.
+func TestExpiresCarried(t *testing.T) {
+	for _, tc := range []struct {
+		e    ir.Expiry
+		want string
+	}{{ir.Expiry{Seconds: 2592000}, "2592000"}, {ir.Expiry{Seconds: -1}, "-1"}, {ir.Expiry{}, "0"}, {ir.Expiry{Epoch: true}, "epoch"}, {ir.Expiry{Max: true}, "max"}} {
+		route := &routev3.Route{}
+		per := map[string]proto.Message{}
+		e := tc.e
+		if onSuccessHeaders(route, per, &ir.HeaderChanges{Expires: &e}) != useOnSuccess {
+			t.Fatalf("%+v: the filter is not on", tc.e)
+		}
+		if n := len(route.ResponseHeadersToAdd); n != 1 || route.ResponseHeadersToAdd[0].Header.Key != expiresHeader || route.ResponseHeadersToAdd[0].Header.Value != tc.want {
+			t.Errorf("%+v: adds %v, want %s: %s", tc.e, route.ResponseHeadersToAdd, expiresHeader, tc.want)
+		}
 	}
 }
 

@@ -155,7 +155,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 		uses |= useExtAuthz | authCookie(per, p.Auth) // authz_cookie.go
 	}
 	if h := p.ResponseHeaders; h != nil {
-		uses |= onSuccessHeaders(route, per, h.AddOnSuccess) // headervalues.go
+		uses |= onSuccessHeaders(route, per, h) // headervalues.go
 	}
 	if p.Connections != nil {
 		per[connLimitFilter] = connLimit(p.Connections)

@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -349,10 +350,10 @@ func limitStatuses(p *ir.RoutePolicy, s *snippet.Result) {
 }
 
 // mergeHeaderChanges is first's changes then later's: later's Set wins
-// for a name both set.
+// for a name both set, and later's expiry over first's.
 func mergeHeaderChanges(first *ir.HeaderChanges, later *ir.HeaderChanges) *ir.HeaderChanges {
 	if later == nil {
-		if first == nil || len(first.Remove)+len(first.Set)+len(first.Add)+len(first.AddOnSuccess) == 0 {
+		if first == nil || len(first.Remove)+len(first.Set)+len(first.Add)+len(first.AddOnSuccess) == 0 && first.Expires == nil {
 			return nil
 		}
 		c := *first
@@ -362,6 +363,7 @@ func mergeHeaderChanges(first *ir.HeaderChanges, later *ir.HeaderChanges) *ir.He
 		Remove:       slices.Concat(first.Remove, later.Remove),
 		Add:          slices.Concat(first.Add, later.Add),
 		AddOnSuccess: slices.Concat(first.AddOnSuccess, later.AddOnSuccess),
+		Expires:      cmp.Or(later.Expires, first.Expires),
 	}
 	for _, h := range first.Set {
 		if !slices.ContainsFunc(later.Set, func(o ir.Header) bool { return strings.EqualFold(o.Name, h.Name) }) {

@@ -224,7 +224,28 @@ type HeaderChanges struct {
 	// 206, 301, 302, 303, 304, 307 and 308 only (nginx's add_header
 	// without "always"); responses only.
 	AddOnSuccess []Header `json:"addOnSuccess,omitempty"`
+	// Expires, on the statuses of AddOnSuccess and before it, replaces
+	// the response's Expires and every Cache-Control with how long it may
+	// be cached; nil: unchanged. Responses only.
+	Expires *Expiry `json:"expires,omitempty"`
 }
+
+// Expiry is how long a response may be cached, written as an Expires
+// date and a Cache-Control: exactly one of Seconds (which may be 0),
+// Epoch and Max.
+type Expiry struct {
+	// Seconds after the response: Expires then, and Cache-Control
+	// max-age=Seconds, or no-cache when negative.
+	Seconds int64 `json:"seconds,omitempty"`
+	// Epoch: expired long ago (Cache-Control: no-cache).
+	Epoch bool `json:"epoch,omitempty"`
+	// Max: the furthest date the renderer writes (Cache-Control: ten
+	// years).
+	Max bool `json:"max,omitempty"`
+}
+
+// MaxExpirySeconds bounds Expiry.Seconds either way: a hundred years.
+const MaxExpirySeconds = 100 * 365 * 24 * 3600
 
 // Mirror copies a share of requests to a cluster.
 type Mirror struct {

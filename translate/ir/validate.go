@@ -451,6 +451,16 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 		if side == "RequestHeaders" && len(hc.AddOnSuccess) > 0 {
 			v.add("RequestHeaders.AddOnSuccess", ErrConflict, "a request has no status to add headers on")
 		}
+		if e := hc.Expires; e != nil {
+			switch {
+			case side == "RequestHeaders":
+				v.add("RequestHeaders.Expires", ErrConflict, "a request has no expiry")
+			case e.Epoch && e.Max || (e.Epoch || e.Max) && e.Seconds != 0:
+				v.add(side+".Expires", ErrConflict, "expiry: more than one of Seconds, Epoch and Max")
+			case e.Seconds > MaxExpirySeconds || e.Seconds < -MaxExpirySeconds:
+				v.add(side+".Expires.Seconds", ErrOutOfRange, "expiry of %d seconds: beyond a hundred years", e.Seconds)
+			}
+		}
 	}
 	if p.ResponseRewrite != nil {
 		v.nest("ResponseRewrite", "", ErrBadValue, p.ResponseRewrite.validate()...)

@@ -136,6 +136,15 @@ func TestValidate(t *testing.T) {
 		{"a request added on success", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{AddOnSuccess: []Header{{Name: "x-a", Value: "1"}}}}
 		}, []violation{route("Policy.RequestHeaders.AddOnSuccess", ErrConflict, "policy: a request has no status")}},
+		{"a request's expiry", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{RequestHeaders: &HeaderChanges{Expires: &Expiry{Seconds: 60}}}
+		}, []violation{route("Policy.RequestHeaders.Expires", ErrConflict, "policy: a request has no expiry")}},
+		{"an expiry both epoch and max", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ResponseHeaders: &HeaderChanges{Expires: &Expiry{Epoch: true, Max: true}}}
+		}, []violation{route("Policy.ResponseHeaders.Expires", ErrConflict, "policy: expiry: more than one")}},
+		{"an expiry past a hundred years", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ResponseHeaders: &HeaderChanges{Expires: &Expiry{Seconds: -MaxExpirySeconds - 1}}}
+		}, []violation{route("Policy.ResponseHeaders.Expires.Seconds", ErrOutOfRange, "policy: expiry of")}},
 		{"redirect path regex RE2 refuses", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, PathRegex: &RegexRewrite{Pattern: "(a", Substitution: "/"}}}
 		}, []violation{route("Action.Redirect.PathRegex.Pattern", ErrBadRegex, "redirect path regex: error parsing regexp")}},

@@ -323,6 +323,7 @@ func merge(outer, inner *Edits) *Edits {
 		add = inner
 	}
 	out.Response.Add, out.Response.AddOnSuccess = slices.Clone(add.Response.Add), slices.Clone(add.Response.AddOnSuccess)
+	out.Response.Expires = outer.Response.Expires // expires is refused in an if
 	out.setsAddHeader = outer.setsAddHeader || inner.setsAddHeader
 	return out
 }

@@ -127,7 +127,8 @@ type Edits struct {
 	Request ir.HeaderChanges
 	// Response changes what the client receives: Remove
 	// (more_clear_headers, proxy_hide_header), Set (more_set_headers),
-	// Add (add_header always), AddOnSuccess (add_header).
+	// Add (add_header always), AddOnSuccess (add_header), Expires
+	// (expires).
 	Response ir.HeaderChanges
 	// AuthHeaders are request headers made from auth-url's answer
 	// (auth_request_set variables in a proxy_set_header): without
@@ -144,7 +145,7 @@ func (e *Edits) Empty() bool {
 }
 
 func headerChangesEmpty(h *ir.HeaderChanges) bool {
-	return len(h.Remove) == 0 && len(h.Set) == 0 && len(h.Add) == 0 && len(h.AddOnSuccess) == 0
+	return len(h.Remove) == 0 && len(h.Set) == 0 && len(h.Add) == 0 && len(h.AddOnSuccess) == 0 && h.Expires == nil
 }
 
 // Branch is one way through the rewrite phase.

@@ -143,6 +143,7 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			return nil, err
 		}
 	}
+	var expiresAt *nginxconf.Directive
 	outerPassed := t.passed
 	defer func() { t.passed = outerPassed }()
 	t.passed = map[string]bool{}
@@ -158,6 +159,11 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case d.Name == "expires":
+			if err := t.expires(&res.Edits, d); err != nil {
+				return nil, err
+			}
+			expiresAt = &d
 		case d.Name == "error_page":
 			ep, err := t.errorPage(d, lv)
 			if err != nil {
@@ -228,6 +234,16 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		default:
 			if err := t.other(d, lv); err != nil {
 				return nil, err
+			}
+		}
+	}
+	if e := res.Edits.Response; expiresAt != nil && e.Expires != nil {
+		// nginx writes expires' headers before add_header's, and
+		// headers-more's apart: translated only where nothing else of
+		// the block writes them.
+		for _, h := range slices.Concat(e.Set, e.Add) {
+			if strings.EqualFold(h.Name, "Cache-Control") || strings.EqualFold(h.Name, "Expires") {
+				return nil, t.refuse(*expiresAt, "beside a %s of the block's other than add_header without always: not translated", h.Name)
 			}
 		}
 	}
@@ -613,4 +629,82 @@ func (t *translator) upstreamSSL(d nginxconf.Directive, lv level) error {
 		return nil
 	}
 	return t.refuse(d, "with backend-protocol %s: not translated; the proxy-ssl-* annotations set the backend's TLS", t.opts.Backend)
+}
+
+// expires reads expires [modified] time|epoch|max|off
+// (ngx_http_headers_filter_module): an expiry on the success statuses.
+// A time relative to Last-Modified, a time of day or a variable: refused.
+func (t *translator) expires(e *Edits, d nginxconf.Directive) error {
+	if len(d.Args) != 1 {
+		return t.refuse(d, "expires modified, or a wrong number of arguments: not translated")
+	}
+	v := d.Args[0]
+	switch {
+	case v == "off":
+		e.Response.Expires = nil
+		t.verdict(d, NoEffect, "nginx's default")
+		return nil
+	case v == "epoch":
+		e.Response.Expires = &ir.Expiry{Epoch: true}
+	case v == "max":
+		e.Response.Expires = &ir.Expiry{Max: true}
+	case strings.HasPrefix(v, "@"):
+		return t.refuse(d, "a time of day: not translated")
+	case strings.Contains(v, "$"):
+		return t.refuse(d, "a variable: not translated")
+	default:
+		sign := int64(1)
+		if rest, ok := strings.CutPrefix(v, "-"); ok {
+			v, sign = rest, -1
+		} else {
+			v = strings.TrimPrefix(v, "+")
+		}
+		secs, ok := nginxSeconds(v)
+		if !ok || secs > ir.MaxExpirySeconds {
+			return t.refuse(d, "invalid time %q", d.Args[0])
+		}
+		e.Response.Expires = &ir.Expiry{Seconds: sign * secs}
+	}
+	t.verdict(d, Translated, "Expires and Cache-Control on 200, 201, 204, 206, 301, 302, 303, 304, 307 and 308, replacing the backend's")
+	return nil
+}
+
+// nginxSeconds parses a time as nginx's ngx_parse_time does in seconds:
+// numbers each followed by a unit, y (365 days), M (30 days), w, d, h, m,
+// s, the units in that order, each once; a last number without a unit
+// is seconds.
+func nginxSeconds(s string) (int64, bool) {
+	units := []struct {
+		c    byte
+		secs int64
+	}{{'y', 365 * 86400}, {'M', 30 * 86400}, {'w', 7 * 86400}, {'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}
+	var total int64
+	next := 0
+	for s != "" {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 || i > 12 {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		if i == len(s) {
+			return total + n, true
+		}
+		j := next
+		for j < len(units) && units[j].c != s[i] {
+			j++
+		}
+		if j == len(units) {
+			return 0, false
+		}
+		total += n * units[j].secs
+		next = j + 1
+		s = s[i+1:]
+	}
+	return total, true
 }
