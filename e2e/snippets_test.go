@@ -137,7 +137,8 @@ func TestSnippets(t *testing.T) {
 	// proxy_hide_header drops the upstream's; more_clear_input_headers
 	// the client's.
 	t.Run("request headers", func(t *testing.T) {
-		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged", "X-Tenant": "red"})
+		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged", "X-Tenant": "red",
+			"X-Auth-Source": "forged"})
 		if a.seen == nil {
 			t.Fatalf("%d %q: not the backend's", a.status, a.body)
 		}
@@ -146,6 +147,17 @@ func TestSnippets(t *testing.T) {
 		}
 		if got := a.seen.Header.Values("X-Client-Addr"); !slices.Equal(got, []string{"127.0.0.1"}) {
 			t.Errorf("X-Client-Addr %q, want $remote_addr alone", got)
+		}
+		// A value that comes out empty (no X-Upstream-Auth) sends no
+		// header, and never the client's own of the name.
+		for _, h := range []string{"X-Auth-Source"} {
+			if got := a.seen.Header.Values(h); len(got) != 0 {
+				t.Errorf("%s %q reached the backend, want none", h, got)
+			}
+		}
+		b := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/", map[string]string{"X-Upstream-Auth": "sso"})
+		if b.seen == nil || b.seen.Header.Get("X-Auth-Source") != "sso" {
+			t.Errorf("X-Upstream-Auth sso: the backend got X-Auth-Source %v, want sso", b.seen)
 		}
 		// Envoy joins the two lines into one list, which HTTP defines as
 		// the same field (RFC 9110, 5.3).
@@ -504,6 +516,7 @@ metadata:
       add_header Strict-Transport-Security "max-age=63072000" always;
       proxy_set_header X-Client-Addr $remote_addr;
       proxy_set_header X-Original-Path $uri;
+      proxy_set_header X-Auth-Source $http_x_upstream_auth;
       proxy_set_header X-Forwarded-Proto https;
       proxy_hide_header X-Backend-Secret;
       more_clear_input_headers X-Debug;

@@ -1,6 +1,8 @@
 package envoy
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -51,13 +53,35 @@ func applyForwardPolicy(ra *routev3.RouteAction, p *ir.RoutePolicy) {
 // applyHeaderPolicy sets the header changes of a route policy.
 func applyHeaderPolicy(route *routev3.Route, p *ir.RoutePolicy) {
 	if h := p.RequestHeaders; h != nil {
-		route.RequestHeadersToRemove = h.Remove
+		route.RequestHeadersToRemove = setRemoves(h)
 		route.RequestHeadersToAdd = headerOptions(h)
 	}
 	if h := p.ResponseHeaders; h != nil {
-		route.ResponseHeadersToRemove = h.Remove
+		route.ResponseHeadersToRemove = setRemoves(h)
 		route.ResponseHeadersToAdd = headerOptions(h)
 	}
+}
+
+// setRemoves are the headers h removes: its Remove, and each Set header
+// whose value is made of parts, unless a part reads the header itself.
+// Envoy adds no header whose value comes out empty, and would then leave
+// the one it meant to replace; Set replaces it with nothing, as nginx's
+// proxy_set_header and more_set_headers do with an empty value. Envoy
+// removes before it adds, so the value is still read from the message as
+// it came.
+func setRemoves(h *ir.HeaderChanges) []string {
+	out := h.Remove
+	for _, s := range h.Set {
+		if len(s.Parts) == 0 || slices.ContainsFunc(s.Parts, func(p ir.ValuePart) bool {
+			return (p.Var == ir.VarRequestHeader || p.Var == ir.VarResponseHeader) && strings.EqualFold(p.Name, s.Name)
+		}) {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(r string) bool { return strings.EqualFold(r, s.Name) }) {
+			out = append(slices.Clip(out), strings.ToLower(s.Name))
+		}
+	}
+	return out
 }
 
 func headerOptions(h *ir.HeaderChanges) []*corev3.HeaderValueOption {
