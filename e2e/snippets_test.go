@@ -138,7 +138,7 @@ func TestSnippets(t *testing.T) {
 	// the client's.
 	t.Run("request headers", func(t *testing.T) {
 		a := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/?header=X-Backend-Secret:s", map[string]string{"X-Debug": "1", "X-Client-Addr": "forged", "X-Tenant": "red",
-			"X-Auth-Source": "forged"})
+			"X-Auth-Source": "forged", "Ssl-Client-Cert": "forged"})
 		if a.seen == nil {
 			t.Fatalf("%d %q: not the backend's", a.status, a.body)
 		}
@@ -148,9 +148,10 @@ func TestSnippets(t *testing.T) {
 		if got := a.seen.Header.Values("X-Client-Addr"); !slices.Equal(got, []string{"127.0.0.1"}) {
 			t.Errorf("X-Client-Addr %q, want $remote_addr alone", got)
 		}
-		// A value that comes out empty (no X-Upstream-Auth) sends no
-		// header, and never the client's own of the name.
-		for _, h := range []string{"X-Auth-Source"} {
+		// A value that comes out empty (no X-Upstream-Auth; no client
+		// certificate over plain HTTP) sends no header, and never the
+		// client's own of the name.
+		for _, h := range []string{"X-Auth-Source", "Ssl-Client-Cert"} {
 			if got := a.seen.Header.Values(h); len(got) != 0 {
 				t.Errorf("%s %q reached the backend, want none", h, got)
 			}
@@ -517,6 +518,7 @@ metadata:
       proxy_set_header X-Client-Addr $remote_addr;
       proxy_set_header X-Original-Path $uri;
       proxy_set_header X-Auth-Source $http_x_upstream_auth;
+      proxy_set_header ssl-client-cert $ssl_client_escaped_cert;
       proxy_set_header X-Forwarded-Proto https;
       proxy_hide_header X-Backend-Secret;
       more_clear_input_headers X-Debug;

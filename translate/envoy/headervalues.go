@@ -42,6 +42,12 @@ func headerValue(h ir.Header) string {
 			b.WriteString("%PATH(NQ)%")
 		case ir.VarRequestID:
 			b.WriteString("%REQ(X-REQUEST-ID)%")
+		case ir.VarClientCert:
+			b.WriteString("%DOWNSTREAM_PEER_CERT%")
+		case ir.VarClientSubject:
+			b.WriteString("%DOWNSTREAM_PEER_SUBJECT%")
+		case ir.VarClientIssuer:
+			b.WriteString("%DOWNSTREAM_PEER_ISSUER%")
 		}
 	}
 	return b.String()

@@ -212,6 +212,9 @@ const (
 	VarPath           Variable = "Path"           // the path with its query, as received
 	VarURI            Variable = "URI"            // the path without its query, as forwarded
 	VarRequestID      Variable = "RequestID"      // the request's X-Request-ID
+	VarClientCert     Variable = "ClientCert"     // the client's TLS certificate, URL-escaped PEM; empty without one
+	VarClientSubject  Variable = "ClientSubject"  // its subject DN (RFC 2253); empty without one
+	VarClientIssuer   Variable = "ClientIssuer"   // its issuer DN (RFC 2253); empty without one
 )
 
 // HeaderChanges are applied in this order: Remove, Set (replacing any

@@ -658,7 +658,7 @@ func (p ValuePart) validate(response bool) error {
 			return fmt.Errorf("a variable with text")
 		}
 		return validHeaderName(p.Name)
-	case VarClientAddress, VarScheme, VarHost, VarPath, VarURI, VarRequestID:
+	case VarClientAddress, VarScheme, VarHost, VarPath, VarURI, VarRequestID, VarClientCert, VarClientSubject, VarClientIssuer:
 		if p.Text != "" || p.Name != "" {
 			return fmt.Errorf("variable %s with text or a name", p.Var)
 		}

@@ -93,6 +93,14 @@ func valueVariable(name string, response bool) (ir.ValuePart, bool) {
 		return ir.ValuePart{Var: ir.VarURI}, true
 	case name == "request_id" || name == "req_id":
 		return ir.ValuePart{Var: ir.VarRequestID}, true
+	case name == "ssl_client_escaped_cert":
+		// Empty on a host without auth-tls, where nginx asks for no
+		// certificate, as Envoy's is.
+		return ir.ValuePart{Var: ir.VarClientCert}, true
+	case name == "ssl_client_s_dn":
+		return ir.ValuePart{Var: ir.VarClientSubject}, true
+	case name == "ssl_client_i_dn":
+		return ir.ValuePart{Var: ir.VarClientIssuer}, true
 	case strings.HasPrefix(name, "http_") && len(name) > len("http_"):
 		return ir.ValuePart{Var: ir.VarRequestHeader, Name: headerOfVariable(strings.TrimPrefix(name, "http_"))}, true
 	case response && (strings.HasPrefix(name, "upstream_http_") || strings.HasPrefix(name, "sent_http_")):
