@@ -156,6 +156,11 @@ func TestSnippets(t *testing.T) {
 				t.Errorf("%s %q reached the backend, want none", h, got)
 			}
 		}
+		// nginx.tmpl sets $service_name, $namespace and $service_port in
+		// the location before the snippet.
+		if got := a.seen.Header.Get("L5d-Dst-Override"); got != "alpha.default.svc.cluster.local:80" {
+			t.Errorf("l5d-dst-override %q, want the location's service, namespace and port", got)
+		}
 		b := snippetRequest(t, envoy, http.MethodGet, "headers.example", "/", map[string]string{"X-Upstream-Auth": "sso"})
 		if b.seen == nil || b.seen.Header.Get("X-Auth-Source") != "sso" {
 			t.Errorf("X-Upstream-Auth sso: the backend got X-Auth-Source %v, want sso", b.seen)
@@ -519,6 +524,7 @@ metadata:
       proxy_set_header X-Original-Path $uri;
       proxy_set_header X-Auth-Source $http_x_upstream_auth;
       proxy_set_header ssl-client-cert $ssl_client_escaped_cert;
+      proxy_set_header l5d-dst-override $service_name.$namespace.svc.cluster.local:$service_port;
       proxy_set_header X-Forwarded-Proto https;
       proxy_hide_header X-Backend-Secret;
       more_clear_input_headers X-Debug;

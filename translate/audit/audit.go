@@ -155,7 +155,7 @@ func annotationsOf(reg *annotations.Registry, ing *networkingv1.Ingress) []Annot
 		}
 		a := Annotation{Key: key, Verdict: v.Verdict, Note: v.Note}
 		if ctx, ok := snippetContext(key); ok {
-			res, _ := snippet.Translate(ctx, ing.Annotations[key], ingress.SnippetOptions(values))
+			res, _ := snippet.Translate(ctx, ing.Annotations[key], ingress.SnippetOptions(values, ing))
 			a.Directives = res.Verdicts
 		}
 		out = append(out, a)

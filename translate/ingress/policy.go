@@ -63,7 +63,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	g.clientCert, problems = parseClientCert(values, env)
 	f.report(problems)
 	g.sslCiphers = parseSSLCiphers(values)
-	g.snippets, problems = parseSnippets(values, &f.opts) // snippets.go
+	g.snippets, problems = parseSnippets(values, f.ing, &f.opts) // snippets.go
 	f.report(problems)
 	g.noAccessLog = parseLogs(values) // accesslog.go
 	g.tracing, problems = parseTracing(values, env)

@@ -122,7 +122,7 @@ func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ing
 		}
 		translating := opts
 		translating.ConfigMap = types.NamespacedName{} // the snippets' own refusals only
-		_, problems := parseSnippets(values, &translating)
+		_, problems := parseSnippets(values, ing, &translating)
 		return slices.ContainsFunc(problems, func(p problem) bool { return p.refuses })
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
@@ -45,14 +48,14 @@ type snippetsConfig struct {
 // allow-snippet-annotations, its snippets are dropped (reported) and the
 // rest served. Without a ConfigMap they are translated: nothing
 // free-form reaches Envoy (docs/security.md).
-func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, []problem) {
+func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *Options) (snippetsConfig, []problem) {
 	var out snippetsConfig
 	var problems []problem
 	mode := configmap.SnippetsTranslated
 	if opts.ConfigMap.Name != "" {
 		mode = opts.config.snippetAnnotations()
 	}
-	where := snippetOptions(values)
+	where := snippetOptions(values, ing)
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {
 		off, _ := annotations.DisableProxyInterceptErrors.Get(values)
 		out.intercepted = !off
@@ -99,7 +102,7 @@ func parseSnippets(values *annotations.Values, opts *Options) (snippetsConfig, [
 	if cfg := opts.config.snippets(); cfg.Location != nil {
 		src, _ := annotations.ConfigurationSnippet.Get(values)
 		switch {
-		case out.location == nil && (!cfg.Location.Contextual || where == snippet.Options{}):
+		case out.location == nil && !cfg.Location.Contextual:
 			out.location = cfg.Location
 		default:
 			// Translated again where the Ingress's location differs
@@ -239,17 +242,66 @@ func locationAnswers(g *groups) map[int]string {
 }
 
 // SnippetOptions is what a configuration-snippet's location is, as the
-// Ingress's annotations (parsed by the registry) make it: for audit, which
-// shows the verdicts the front-end's translation gives.
-func SnippetOptions(values *annotations.Values) snippet.Options { return snippetOptions(values) }
+// Ingress and its annotations (parsed by the registry) make it: for
+// audit, which shows the verdicts the front-end's translation gives.
+func SnippetOptions(values *annotations.Values, ing *networkingv1.Ingress) snippet.Options {
+	return snippetOptions(values, ing)
+}
 
 // snippetOptions is what a configuration-snippet's location is, as the
-// Ingress's annotations make it.
-func snippetOptions(values *annotations.Values) snippet.Options {
+// Ingress and its annotations make it.
+func snippetOptions(values *annotations.Values, ing *networkingv1.Ingress) snippet.Options {
 	var o snippet.Options
 	o.Backend, _ = annotations.BackendProtocol.Get(values)
 	_, o.ProxySSLSecret = annotations.ProxySSLSecret.Get(values)
+	o.Vars = locationVars(ing)
 	return o
+}
+
+// locationVars are the variables ingress-nginx's template sets in each
+// of an Ingress's locations (nginx.tmpl: set $namespace, $ingress_name,
+// $service_name, $service_port) and nginx's $server_name (the host; "_"
+// for a rule without one), each where it holds one value in every
+// location of the Ingress.
+func locationVars(ing *networkingv1.Ingress) map[string]string {
+	vars := map[string]string{"namespace": ing.Namespace, "ingress_name": ing.Name}
+	services, ports, hosts := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	backend := func(b networkingv1.IngressBackend) {
+		if b.Service == nil {
+			services[""] = true
+			return
+		}
+		services[b.Service.Name] = true
+		port := b.Service.Port.Name
+		if port == "" {
+			port = strconv.Itoa(int(b.Service.Port.Number))
+		}
+		ports[port] = true
+	}
+	for _, r := range ing.Spec.Rules {
+		hosts[cmp.Or(r.Host, "_")] = true
+		if r.HTTP == nil {
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			backend(p.Backend)
+		}
+	}
+	if b := ing.Spec.DefaultBackend; b != nil {
+		hosts["_"] = true
+		backend(*b)
+	}
+	for name, set := range map[string]map[string]bool{"service_name": services, "service_port": ports, "server_name": hosts} {
+		if len(set) != 1 {
+			continue
+		}
+		for v := range set {
+			if v != "" && !strings.HasPrefix(v, "*.") {
+				vars[name] = v
+			}
+		}
+	}
+	return vars
 }
 
 // mergeAuthSnippet adds auth-snippet's headers to those of the request to

@@ -75,7 +75,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 				hc.Remove = appendOnce(hc.Remove, strings.ToLower(name))
 				continue
 			}
-			h, err := t.headerValue(d, name, value, !request)
+			h, err := t.headerValue(d, lv, name, value, !request)
 			if err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			t.verdict(d, NoEffect, "without auth-url the auth service's answer is empty and nginx adds no empty header; with auth-url it is not translated (the Ingress is refused)")
 			return nil
 		}
-		h, err := t.headerValue(d, d.Args[0], d.Args[1], true)
+		h, err := t.headerValue(d, lv, d.Args[0], d.Args[1], true)
 		if err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			t.verdict(d, Translated, "")
 			return nil
 		}
-		h, err := t.headerValue(d, name, d.Args[1], false)
+		h, err := t.headerValue(d, lv, name, d.Args[1], false)
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,17 @@ func (w way) with(m ir.HeaderMatch) way {
 // them, and returns the ways that do not simply forward.
 func (t *translator) run(program []nginxconf.Directive, lv level, block *Edits, loc *regex) ([]Branch, error) {
 	var ends []Branch
-	ways := []way{{vars: map[string][]piece{}, re: loc}}
+	vars := map[string][]piece{}
+	if lv == locationLevel {
+		// The template's own set directives come before the snippet's.
+		for name, value := range t.opts.Vars {
+			vars[name] = []piece{{text: value}}
+			if mentions(program, "$"+name) {
+				t.contextual = true
+			}
+		}
+	}
+	ways := []way{{vars: vars, re: loc}}
 	var err error
 	ways, err = t.exec(program, lv, block, ways, &ends)
 	if err != nil {
@@ -838,4 +848,20 @@ func (t *translator) redirectPath(d nginxconf.Directive, r *ir.Redirect, re *reg
 	}
 	r.PathRegex, r.StripQuery = rw, !keepQuery
 	return r, nil
+}
+
+// mentions says whether a directive of ds (or of their blocks) has s in
+// an argument.
+func mentions(ds []nginxconf.Directive, s string) bool {
+	for _, d := range ds {
+		for _, a := range d.Args {
+			if strings.Contains(a, s) {
+				return true
+			}
+		}
+		if mentions(d.Block, s) {
+			return true
+		}
+	}
+	return false
 }

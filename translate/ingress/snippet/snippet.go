@@ -59,6 +59,11 @@ type Options struct {
 	// ProxySSLSecret: the proxy-ssl-secret annotation is set, so the
 	// template writes proxy_ssl_verify and its siblings in the location.
 	ProxySSLSecret bool
+	// Vars are the variables the template sets in the location before
+	// the snippet (nginx.tmpl: set $namespace, $ingress_name,
+	// $service_name, $service_port) and $server_name, by name, where they
+	// hold one value in every location the snippet lands in.
+	Vars map[string]string
 }
 
 // grpc says whether the location proxies with grpc_pass.

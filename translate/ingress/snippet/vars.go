@@ -121,7 +121,7 @@ func headerOfVariable(s string) string {
 
 // headerValue is a header directive's value as an IR header: literal, or
 // made of parts where it holds variables the IR has.
-func (t *translator) headerValue(d nginxconf.Directive, name, value string, response bool) (ir.Header, error) {
+func (t *translator) headerValue(d nginxconf.Directive, lv level, name, value string, response bool) (ir.Header, error) {
 	if hasControl(value) {
 		return ir.Header{}, t.refuse(d, "header %s: the value holds control characters", name)
 	}
@@ -136,6 +136,14 @@ func (t *translator) headerValue(d nginxconf.Directive, name, value string, resp
 	for _, p := range ps {
 		if p.name == "" {
 			parts = append(parts, ir.ValuePart{Text: p.text})
+			continue
+		}
+		if v, ok := t.opts.Vars[p.name]; ok && lv == locationLevel {
+			if t.declared[p.name] {
+				return ir.Header{}, t.refuse(d, "header %s: $%s, which the snippet sets again: not translated", name, p.name)
+			}
+			t.contextual = true
+			parts = append(parts, ir.ValuePart{Text: v})
 			continue
 		}
 		if _, auth := t.authVars[p.name]; auth {
