@@ -445,6 +445,55 @@ func listValues(h http.Header, name string) []string {
 	return out
 }
 
+// TestSnippetLimitReq: a configuration-snippet's limit_req of a zone the
+// ConfigMap's http-snippet declares per client address refuses, once the
+// client's burst is spent, with limit_req_status (ngx_http_limit_req_module:
+// burst=2 nodelay lets three requests through at once; the zone's rate of
+// one a minute refills after the test).
+func TestSnippetLimitReq(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{
+		"annotations-risk-level":    "Critical",
+		"allow-snippet-annotations": "true",
+		"http-snippet":              "limit_req_zone $binary_remote_addr zone=api:10m rate=1r/m;\n",
+	}))
+	writeManifest(t, dir, "ingresses.yaml", `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: limited
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      limit_req zone=api burst=2 nodelay;
+      limit_req_status 429;
+spec:
+  rules: [{host: limited.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	// The first answer that is not a 404 is the route's first request.
+	var statuses []int
+	framework.Eventually(t, convergeTimeout, "limited.example served", func() error {
+		a := snippetRequest(t, envoy, http.MethodGet, "limited.example", "/", nil)
+		if a.status == http.StatusNotFound {
+			return fmt.Errorf("%d", a.status)
+		}
+		statuses = append(statuses, a.status)
+		return nil
+	})
+	for range 3 {
+		statuses = append(statuses, snippetRequest(t, envoy, http.MethodGet, "limited.example", "/", nil).status)
+	}
+	if want := []int{200, 200, 200, 429}; !slices.Equal(statuses, want) {
+		t.Errorf("four requests at once: %v, want %v", statuses, want)
+	}
+}
+
 // startH2CEcho serves echo.Handler over HTTP/2 without TLS (prior
 // knowledge, as Envoy speaks to a GRPC backend) and returns its port.
 func startH2CEcho(t *testing.T, name string) int {

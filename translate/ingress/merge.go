@@ -92,6 +92,9 @@ type merged struct {
 //     scheme), else upstream's TLS, else TLS without settings;
 //   - a cluster policy that asks nothing is nil (the backend's default
 //     cluster);
+//   - a configuration-snippet's limit_req rates join the limit-rps and
+//     limit-rpm annotations' in one rate limit (withSnippetRates), as
+//     nginx applies every limit_req of the location;
 //   - a configuration-snippet whose error_page takes a status the
 //     location answers itself, or that reads auth-url's answer where that
 //     is not translated, is dropped, refusing the Ingress
@@ -118,7 +121,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	if g.connection != "" {
 		p.RequestHeaders = &ir.HeaderChanges{Set: []ir.Header{{Name: "Connection", Value: g.connection}}}
 	}
-	p.IPRules, p.RateLimit = g.access.ipRules, g.access.rateLimit
+	p.IPRules, p.RateLimit = g.access.ipRules, withSnippetRates(g.access.rateLimit, g.snippets) // snippets.go
 	p.Connections = g.connections
 	p.ResponseRate = g.responseRate
 	g.externalAuth = mergeAuthSnippet(g.externalAuth, g.snippets.auth) // snippets.go

@@ -31,6 +31,9 @@ type snippetsConfig struct {
 	server   *snippet.Result
 	// auth are auth-snippet's headers to the auth service.
 	auth []ir.Header
+	// limitStatus is the status of a request past a limit, before a
+	// snippet's limit_req_status: the ConfigMap's.
+	limitStatus uint32
 	// intercepted: custom-http-errors makes nginx intercept the
 	// backend's answers (proxy_intercept_errors), which error_page then
 	// takes too.
@@ -56,6 +59,8 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 		mode = opts.config.snippetAnnotations()
 	}
 	where := snippetOptions(values, ing)
+	where.Zones = opts.config.snippets().Zones
+	out.limitStatus = opts.config.limitStatus()
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {
 		off, _ := annotations.DisableProxyInterceptErrors.Get(values)
 		out.intercepted = !off
@@ -163,6 +168,9 @@ func checkLocationSnippet(g *groups) []problem {
 		r := &snippet.Refusal{Directive: d.Directive, Line: d.Line, Why: why}
 		return []problem{unsupported(key, r.Error()+" (nothing of the snippet is applied)")}
 	}
+	if r := g.access.rateLimit; r != nil && len(r.Exempt) > 0 && len(loc.RequestRates) > 0 {
+		return refuse(*loc.LimitReq, "beside limit-allowlist, which exempts addresses from the annotations' limits alone: not translated")
+	}
 	if g.externalAuth != nil && len(loc.UnlessExternalAuth) > 0 {
 		return refuse(loc.UnlessExternalAuth[0], "it reads the auth service's answer, which with auth-url is not translated here")
 	}
@@ -239,6 +247,20 @@ func locationAnswers(g *groups) map[int]string {
 		}
 	}
 	return out
+}
+
+// withSnippetRates adds a configuration-snippet's limit_req rates to the
+// route's rate limit (nginx applies every limit_req of the location).
+func withSnippetRates(r *ir.RateLimit, s snippetsConfig) *ir.RateLimit {
+	if s.location == nil || len(s.location.RequestRates) == 0 {
+		return r
+	}
+	if r == nil {
+		return &ir.RateLimit{Rates: slices.Clone(s.location.RequestRates), Status: s.limitStatus}
+	}
+	c := *r
+	c.Rates = slices.Concat(r.Rates, s.location.RequestRates)
+	return &c
 }
 
 // SnippetOptions is what a configuration-snippet's location is, as the

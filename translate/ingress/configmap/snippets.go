@@ -75,6 +75,8 @@ type ConfigSnippets struct {
 	LocationText string
 	// Server lands in every host's server, after its locations.
 	Server *snippet.Result
+	// Zones are the http-snippet's limit_req zones, by name.
+	Zones map[string]snippet.Zone
 }
 
 // configSnippet translates a ConfigMap snippet key. One that is not
@@ -85,7 +87,8 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 		if strings.TrimSpace(value) == "" {
 			return nil
 		}
-		res, err := snippet.Translate(ctx, value, snippet.Options{})
+		// The keys come sorted: the http-snippet's zones are known.
+		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones})
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())
@@ -107,11 +110,12 @@ func httpSnippet(_ *Table, s *Settings, name, value string) error {
 	if strings.TrimSpace(value) == "" {
 		return nil
 	}
-	_, err := snippet.TranslateHTTP(value)
+	h, err := snippet.TranslateHTTP(value)
 	var r *snippet.Refusal
 	if errors.As(err, &r) {
 		s.Defaults.RefuseAll(name, fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error()))
 		return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
 	}
+	s.Snippets.Zones = h.Zones
 	return nil
 }

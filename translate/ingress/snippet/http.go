@@ -1,7 +1,9 @@
 package snippet
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
 )
@@ -24,36 +26,112 @@ var templateVariables = []string{
 // they appear. So such declarations are of no effect here, and anything
 // else (a server, an include, a map over one of the template's own
 // variables) refuses the snippet.
-func TranslateHTTP(src string) ([]Verdict, error) {
+func TranslateHTTP(src string) (*HTTPResult, error) {
+	out := &HTTPResult{}
 	ds, err := nginxconf.Parse(src)
 	if err != nil {
-		return nil, &Refusal{Why: "not nginx syntax: " + err.Error()}
+		return out, &Refusal{Why: "not nginx syntax: " + err.Error()}
 	}
 	t := &translator{}
+	err = t.http(ds, out)
+	out.Verdicts = settle(t.verdicts)
+	return out, err
+}
+
+func (t *translator) http(ds []nginxconf.Directive, out *HTTPResult) error {
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
-			return settle(t.verdicts), err
+			return err
 		}
 		switch d.Name {
 		case "limit_req_zone", "limit_conn_zone", "proxy_cache_path":
 			if d.Block != nil {
-				return settle(t.verdicts), t.refuse(d, "a block: nginx refuses it")
+				return t.refuse(d, "a block: nginx refuses it")
 			}
-			t.verdict(d, NoEffect, "it declares a zone; a directive that uses it is refused where it appears")
+			note := "it declares a zone; a directive that uses it is refused where it appears"
+			if d.Name == "limit_req_zone" {
+				var z *Zone
+				z, note = limitReqZone(d)
+				if z != nil {
+					if out.Zones == nil {
+						out.Zones = map[string]Zone{}
+					}
+					out.Zones[z.Name] = *z
+				}
+			}
+			t.verdict(d, NoEffect, note)
 		case "map", "split_clients":
 			if d.Block == nil || len(d.Args) != 2 || !strings.HasPrefix(d.Args[1], "$") {
-				return settle(t.verdicts), t.refuse(d, "%s takes a value, a $variable and a block", d.Name)
+				return t.refuse(d, "%s takes a value, a $variable and a block", d.Name)
 			}
 			name := strings.TrimPrefix(d.Args[1], "$")
 			for _, v := range templateVariables {
 				if name == v {
-					return settle(t.verdicts), t.refuse(d, "$%s is ingress-nginx's template's own: defining it changes what the template sends, which is not translated", name)
+					return t.refuse(d, "$%s is ingress-nginx's template's own: defining it changes what the template sends, which is not translated", name)
 				}
 			}
 			t.verdict(d, NoEffect, "it defines $"+name+", which no translated directive reads (one that does is refused where it appears)")
 		default:
-			return settle(t.verdicts), t.refuse(d, "in an http-snippet: not translated")
+			return t.refuse(d, "in an http-snippet: not translated")
 		}
 	}
-	return settle(t.verdicts), nil
+	return nil
+}
+
+// HTTPResult is what an http-snippet amounts to: its verdicts, and the
+// limit_req zones a location's limit_req may use.
+type HTTPResult struct {
+	Verdicts []Verdict
+	Zones    map[string]Zone
+}
+
+// Zone is a limit_req_zone keyed by the client's address: Requests per
+// Period (a second or a minute) for each client.
+type Zone struct {
+	Name     string
+	Requests uint32
+	Period   time.Duration
+}
+
+// limitReqZone reads limit_req_zone $binary_remote_addr zone=name:size
+// rate=Nr/s|Nr/m: the zone, when limit_req can take it, and the verdict's
+// note. A zone of another key is left out: a limit_req of it is refused
+// where it appears.
+func limitReqZone(d nginxconf.Directive) (*Zone, string) {
+	declared := "it declares a zone; a limit_req of it is refused where it appears (only a zone of $binary_remote_addr with a rate is translated)"
+	z := &Zone{}
+	key := ""
+	for _, a := range d.Args {
+		switch {
+		case strings.HasPrefix(a, "zone="):
+			name, size, ok := strings.Cut(strings.TrimPrefix(a, "zone="), ":")
+			if !ok || name == "" || size == "" {
+				return nil, declared
+			}
+			z.Name = name
+		case strings.HasPrefix(a, "rate="):
+			r := strings.TrimPrefix(a, "rate=")
+			z.Period = time.Second
+			if n, ok := strings.CutSuffix(r, "r/m"); ok {
+				r, z.Period = n, time.Minute
+			} else if n, ok := strings.CutSuffix(r, "r/s"); ok {
+				r = n
+			} else {
+				return nil, declared
+			}
+			n, err := strconv.ParseUint(r, 10, 32)
+			if err != nil || n == 0 {
+				return nil, declared
+			}
+			z.Requests = uint32(n)
+		case key == "":
+			key = a
+		default:
+			return nil, declared // sync, or a second key
+		}
+	}
+	if key != "$binary_remote_addr" && key != "$remote_addr" || z.Name == "" || z.Requests == 0 {
+		return nil, declared
+	}
+	return z, "it declares zone " + z.Name + ", per client address, which a configuration-snippet's limit_req may use"
 }

@@ -64,6 +64,9 @@ type Options struct {
 	// $service_name, $service_port) and $server_name, by name, where they
 	// hold one value in every location the snippet lands in.
 	Vars map[string]string
+	// Zones are the limit_req zones the ConfigMap's http-snippet
+	// declares, by name.
+	Zones map[string]Zone
 }
 
 // grpc says whether the location proxies with grpc_pass.
@@ -87,6 +90,13 @@ type Result struct {
 	// Satisfy is a configuration-snippet's satisfy: "any" or "all";
 	// empty: none.
 	Satisfy string
+	// RequestRates are limit_req's: each client's requests to the
+	// location, every rate applying, as the limit-rps and limit-rpm
+	// annotations' do (nodelay: a request past the bucket is refused).
+	RequestRates []ir.RequestRate `json:",omitempty"`
+	// LimitReq is the first limit_req, which the front-end names where
+	// it refuses the rates.
+	LimitReq *DirectiveRef `json:",omitempty"`
 	// LimitReqStatus and LimitConnStatus are the statuses of requests
 	// the rate and connection limits refuse (limit_req_status,
 	// limit_conn_status); 0: unchanged.

@@ -51,8 +51,16 @@ func TestGolden(t *testing.T) {
 			}
 			res, err := Translate(ctx, string(src), opts)
 			if context == "http" {
-				verdicts, httpErr := TranslateHTTP(string(src))
-				res, err = &Result{Verdicts: verdicts}, httpErr
+				h, httpErr := TranslateHTTP(string(src))
+				res, err = &Result{Verdicts: h.Verdicts}, httpErr
+				if httpErr == nil {
+					got, err := json.MarshalIndent(h, "", "  ")
+					if err != nil {
+						t.Fatal(err)
+					}
+					golden.Check(t, filepath.Join("testdata", name+".json"), append(got, '\n'))
+					return
+				}
 			}
 			if context == "auth" {
 				headers, verdicts, authErr := TranslateAuth(string(src))

@@ -159,6 +159,17 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case d.Name == "limit_req":
+			r, err := t.limitReq(d, lv)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				res.RequestRates = append(res.RequestRates, *r)
+				if res.LimitReq == nil {
+					res.LimitReq = &DirectiveRef{Directive: d.Name, Line: d.Line}
+				}
+			}
 		case d.Name == "expires":
 			if err := t.expires(&res.Edits, d); err != nil {
 				return nil, err
@@ -525,6 +536,9 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		}
 		t.verdict(d, NoEffect, "etag is for the files nginx serves itself; a backend's ETag passes as sent")
 		return nil
+	case "limit_req_log_level":
+		t.verdict(d, NoEffect, "the level of nginx's error log line for a refused request")
+		return nil
 	case "gzip":
 		if len(d.Args) != 1 || d.Args[0] != "off" {
 			return t.refuse(d, "compression: not translated (only gzip off is)")
@@ -707,4 +721,49 @@ func nginxSeconds(s string) (int64, bool) {
 		s = s[i+1:]
 	}
 	return total, true
+}
+
+// limitReq reads limit_req zone=name [burst=n] [nodelay] of a zone the
+// ConfigMap's http-snippet declares per client address: what the
+// limit-rps and limit-rpm annotations make (ingress-nginx's template
+// writes them so, with nodelay), a bucket of burst+1 per client refilled
+// at the zone's rate. Without nodelay a burst delays requests, which is
+// not translated.
+func (t *translator) limitReq(d nginxconf.Directive, lv level) (*ir.RequestRate, error) {
+	switch lv {
+	case serverLevel:
+		return nil, t.refuse(d, "in a server-snippet (it reaches the locations without a limit_req of their own): not translated")
+	case snippetLocation:
+		t.verdict(d, NoEffect, "the location answers every request in the rewrite phase, before limit_req")
+		return nil, nil
+	}
+	t.contextual = true
+	var zone string
+	var burst uint64
+	nodelay := false
+	for _, a := range d.Args {
+		switch {
+		case strings.HasPrefix(a, "zone="):
+			zone = strings.TrimPrefix(a, "zone=")
+		case strings.HasPrefix(a, "burst="):
+			n, err := strconv.ParseUint(strings.TrimPrefix(a, "burst="), 10, 32)
+			if err != nil {
+				return nil, t.refuse(d, "burst %q: nginx takes a number", a)
+			}
+			burst = n
+		case a == "nodelay":
+			nodelay = true
+		default:
+			return nil, t.refuse(d, "%s: not translated", a)
+		}
+	}
+	z, ok := t.opts.Zones[zone]
+	if !ok {
+		return nil, t.refuse(d, "zone %q is not a limit_req_zone of $binary_remote_addr with a rate in the ConfigMap's http-snippet (nginx refuses an unknown zone)", zone)
+	}
+	if burst > 0 && !nodelay {
+		return nil, t.refuse(d, "without nodelay nginx delays the requests of the burst: not translated (with nodelay it is)")
+	}
+	t.verdict(d, Translated, fmt.Sprintf("each client's requests: %d per %s, %d at once, as limit-rps and limit-rpm make (a bucket per route, where nginx's zone is shared by the locations that name it)", z.Requests, z.Period, burst+1))
+	return &ir.RequestRate{Requests: z.Requests, Period: ir.Duration(z.Period), Bucket: uint32(burst + 1)}, nil
 }
