@@ -18,7 +18,7 @@ type accessRule struct {
 
 func (t *translator) accessRule(d nginxconf.Directive) (accessRule, error) {
 	if len(d.Args) != 1 {
-		return accessRule{}, t.refuse(d, "wrong number of arguments")
+		return accessRule{}, t.refuse(d, "wrong number of arguments: nginx refuses it")
 	}
 	r := accessRule{allow: d.Name == "allow", d: d}
 	a := d.Args[0]
@@ -33,7 +33,7 @@ func (t *translator) accessRule(d nginxconf.Directive) (accessRule, error) {
 		} else if ip, err := netip.ParseAddr(a); err == nil {
 			r.cidr = netip.PrefixFrom(ip, ip.BitLen()).String()
 		} else {
-			return accessRule{}, t.refuse(d, "%q is neither an address, a CIDR range nor all", a)
+			return accessRule{}, t.refuse(d, "%q is neither an address, a CIDR range nor all: nginx refuses it", a)
 		}
 	}
 	t.verdict(d, Translated, "")

@@ -38,7 +38,7 @@ func TranslateAuth(src string) ([]ir.Header, []Verdict, error) {
 		switch d.Name {
 		case "proxy_set_header":
 			if len(d.Args) != 2 {
-				return nil, settle(t.verdicts), t.refuse(d, "wrong number of arguments")
+				return nil, settle(t.verdicts), t.refuse(d, "wrong number of arguments: nginx refuses it")
 			}
 			if err := t.checkName(d, d.Args[0]); err != nil {
 				return nil, settle(t.verdicts), err

@@ -90,7 +90,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		request := d.Name == "more_clear_input_headers"
 		hide := d.Name == "proxy_hide_header" || d.Name == "grpc_hide_header"
 		if len(d.Args) == 0 || hide && len(d.Args) != 1 {
-			return t.refuse(d, "wrong number of arguments")
+			return t.refuse(d, "wrong number of arguments: nginx refuses it")
 		}
 		if d.Name == "grpc_hide_header" && lv == serverLevel {
 			return t.refuse(d, "in a server-snippet: not translated")
@@ -137,7 +137,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 	case "add_header":
 		always := len(d.Args) == 3 && d.Args[2] == "always"
 		if len(d.Args) != 2 && !always {
-			return t.refuse(d, "wrong number of arguments")
+			return t.refuse(d, "wrong number of arguments: nginx refuses it")
 		}
 		if err := t.checkName(d, d.Args[0]); err != nil {
 			return err
@@ -165,7 +165,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		}
 	case "proxy_set_header", "grpc_set_header":
 		if len(d.Args) != 2 {
-			return t.refuse(d, "wrong number of arguments")
+			return t.refuse(d, "wrong number of arguments: nginx refuses it")
 		}
 		name := d.Args[0]
 		if err := t.checkName(d, name); err != nil {

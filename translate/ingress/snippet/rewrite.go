@@ -200,7 +200,7 @@ func (t *translator) setValue(d nginxconf.Directive, w way, s string) ([]piece, 
 			continue // not set on this way: empty
 		}
 		if _, ok := conditionHeader(p.name); !ok {
-			return nil, t.refuse(d, "variable $%s: not translated", p.name)
+			return nil, t.refuse(d, "variable $%s: %s", p.name, unknownVariable(p.name))
 		}
 		out = append(out, p)
 	}
@@ -378,7 +378,7 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 	}
 	header, ok := conditionHeader(lhs)
 	if !ok {
-		return cond{}, t.refuse(d, "variable $%s: not translated", lhs)
+		return cond{}, t.refuse(d, "variable $%s: %s", lhs, unknownVariable(lhs))
 	}
 	if rewrittenBeforeRouting(header) {
 		return cond{}, t.refuse(d, "variable $%s: Envoy sets %s itself before it routes, so the condition would not read the client's, as nginx's does", lhs, header)
@@ -548,7 +548,7 @@ func (r *regex) rewriteTo(replacement []piece) (*ir.RegexRewrite, bool) {
 // a redirect, or (break) the request forwarded with its path replaced.
 func (t *translator) rewrite(d nginxconf.Directive, lv level, w way, ends *[]Branch) ([]way, error) {
 	if len(d.Args) < 2 || len(d.Args) > 3 {
-		return nil, t.refuse(d, "wrong number of arguments")
+		return nil, t.refuse(d, "wrong number of arguments: nginx refuses it")
 	}
 	flag := ""
 	if len(d.Args) == 3 {
@@ -621,7 +621,7 @@ func matchesEveryPath(src string) bool {
 // returnOutcome takes nginx's return.
 func (t *translator) returnOutcome(d nginxconf.Directive, w way) (Outcome, error) {
 	if len(d.Args) == 0 || len(d.Args) > 2 {
-		return Outcome{}, t.refuse(d, "wrong number of arguments")
+		return Outcome{}, t.refuse(d, "wrong number of arguments: nginx refuses it")
 	}
 	code, err := strconv.Atoi(d.Args[0])
 	if err != nil {

@@ -232,7 +232,7 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 				// nginx refuses a nested = or prefix location outside the
 				// path of the location around it, and this snippet is
 				// in the location of each of the Ingress's paths.
-				return nil, t.refuse(d, "a nested = or prefix location, which nginx refuses outside the path of each location the snippet is in: only regular expression locations are translated here")
+				return nil, t.refuse(d, "a nested = or prefix location: not translated (nginx takes one only inside the path of every location the snippet is in); nested regular expression locations are")
 			}
 			l, err := t.location(d)
 			if err != nil {
@@ -516,7 +516,7 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 	switch d.Name {
 	case "proxy_pass_header":
 		if len(d.Args) != 1 {
-			return t.refuse(d, "wrong number of arguments")
+			return t.refuse(d, "wrong number of arguments: nginx refuses it")
 		}
 		if err := t.checkName(d, d.Args[0]); err != nil {
 			return err
@@ -536,6 +536,8 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		}
 		t.verdict(d, NoEffect, "etag is for the files nginx serves itself; a backend's ETag passes as sent")
 		return nil
+	case "limit_req_zone", "limit_conn_zone", "proxy_cache_path", "map", "split_clients", "geo", "upstream", "server":
+		return t.refuse(d, "nginx takes it in the http block alone (the ConfigMap's http-snippet): nginx refuses it here")
 	case "limit_req_log_level":
 		t.verdict(d, NoEffect, "the level of nginx's error log line for a refused request")
 		return nil
@@ -602,7 +604,7 @@ var sslDefaults = map[string]string{
 // proxy-ssl-* annotations are the way, and the directive is refused.
 func (t *translator) upstreamSSL(d nginxconf.Directive, lv level) error {
 	if len(d.Args) == 0 {
-		return t.refuse(d, "wrong number of arguments")
+		return t.refuse(d, "wrong number of arguments: nginx refuses it")
 	}
 	for _, a := range d.Args {
 		if _, err := pieces(a); err != nil {

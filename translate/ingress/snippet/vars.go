@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
@@ -43,7 +44,7 @@ func pieces(s string) ([]piece, error) {
 			i = j - 1
 		}
 		if !isVariableName(name) {
-			return nil, fmt.Errorf("%q: a $ without a variable's name", s)
+			return nil, fmt.Errorf("%q: a $ without a variable's name, which nginx refuses", s)
 		}
 		if text.Len() > 0 {
 			out = append(out, piece{text: text.String()})
@@ -151,9 +152,26 @@ func (t *translator) headerValue(d nginxconf.Directive, lv level, name, value st
 		}
 		v, ok := valueVariable(p.name, response)
 		if !ok {
-			return ir.Header{}, t.refuse(d, "header %s: variable $%s: not translated", name, p.name)
+			return ir.Header{}, t.refuse(d, "header %s: variable $%s: %s", name, p.name, unknownVariable(p.name))
 		}
 		parts = append(parts, v)
 	}
 	return ir.Header{Name: name, Parts: parts}, nil
+}
+
+// unknownVariable says why a variable is not translated, naming the ones
+// nginx itself does not know in ingress-nginx's build: a name with upper
+// case (nginx's own are lower case, and a template placeholder such as
+// ${DOMAIN} left unrendered is one), and the legacy GeoIP module's, which
+// ingress-nginx's nginx does not load ($geoip2_* are GeoIP2's).
+func unknownVariable(name string) string {
+	prefixed := slices.ContainsFunc([]string{"http_", "sent_http_", "upstream_http_", "cookie_", "upstream_cookie_", "arg_"},
+		func(p string) bool { return strings.HasPrefix(name, p) })
+	switch {
+	case strings.ToLower(name) != name && !prefixed:
+		return "not a variable nginx knows: nginx refuses it"
+	case strings.HasPrefix(name, "geoip_"):
+		return "the legacy GeoIP module's, which ingress-nginx's nginx does not load: nginx refuses it"
+	}
+	return "not translated"
 }
