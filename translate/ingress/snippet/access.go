@@ -59,9 +59,12 @@ func (t *translator) ipRules(rules []accessRule) (*ir.IPRules, error) {
 	}
 	for ; i < len(rules) && rules[i].allow; i++ {
 		if rules[i].all {
-			// allow all: what follows never matches.
-			out.Allow = nil
-			return out, nil
+			// allow all: what follows never matches, and only the
+			// denies before it are left.
+			if len(out.Deny) == 0 {
+				return nil, nil
+			}
+			return &ir.IPRules{Deny: out.Deny}, nil
 		}
 		out.Allow = append(out.Allow, rules[i].cidr)
 	}

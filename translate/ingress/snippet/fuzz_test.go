@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -23,6 +24,10 @@ func FuzzTranslate(f *testing.F) {
 		`rewrite ^/(\w+)/(\d+)$ /items/$2/$1 break;`,
 		`location ~ ^/a/(.*) { return 302 /b/$1$is_args$args; }`,
 		`if ($http_x ~* "^a(b|c)$") { return 301 https://$host/x$request_uri; }`,
+		`expires 1y; add_header Cache-Control public; error_page 403 = /login;`,
+		`limit_req zone=api burst=5 nodelay; limit_req_status 429;`,
+		`grpc_set_header X-A $service_name.$namespace; proxy_ssl_name $host; proxy_pass_header ETag;`,
+		`if ($namespace = "default") { return 418; }`,
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
@@ -32,7 +37,15 @@ func FuzzTranslate(f *testing.F) {
 		if server {
 			ctx = ServerContext
 		}
-		res, err := Translate(ctx, src, Options{})
+		// The options of a gRPC location whose template variables and
+		// http-snippet zones are known, so that the directives reading
+		// them are exercised too.
+		opts := Options{Backend: "GRPC", Vars: map[string]string{"namespace": "default", "service_name": "echo"},
+			Zones: map[string]Zone{"api": {Name: "api", Requests: 10, Period: time.Second}}}
+		if server {
+			opts = Options{}
+		}
+		res, err := Translate(ctx, src, opts)
 		if err != nil {
 			if _, ok := err.(*Refusal); !ok {
 				t.Fatalf("%q: an error that is not a refusal: %v", src, err)
@@ -40,6 +53,18 @@ func FuzzTranslate(f *testing.F) {
 			return
 		}
 		check := func(r *Result) {
+			// The route that forwards, with the block's edits and rates.
+			base := &ir.RoutePolicy{RequestHeaders: &r.Edits.Request, ResponseHeaders: &r.Edits.Response, IPRules: r.Access}
+			if len(r.RequestRates) > 0 {
+				base.RateLimit = &ir.RateLimit{Rates: r.RequestRates, Status: 503}
+			}
+			doc := &ir.IR{VirtualHosts: []*ir.VirtualHost{{Host: "a.example", Routes: []*ir.Route{{
+				Match: ir.Match{PathType: ir.PathPrefix, Path: "/"}, Source: &ir.Object{Kind: "Ingress", Name: "a"},
+				Action: ir.Action{Direct: &ir.DirectResponse{Status: 200}}, Policy: base,
+			}}}}}
+			if err := doc.Validate(); err != nil {
+				t.Fatalf("%q: the block's policy is invalid IR: %v", src, err)
+			}
 			for _, b := range r.Branches {
 				route := &ir.Route{Match: ir.Match{PathType: ir.PathPrefix, Path: "/", Headers: b.When}, Source: &ir.Object{Kind: "Ingress", Name: "a"}}
 				switch {
