@@ -117,6 +117,7 @@ func TestKind(t *testing.T) {
 	t.Run("status is the nodes of ready envoys", c.testStatus)
 	t.Run("rbac is what the control plane needs and no more", c.testRBAC)
 	t.Run("editing an ingress reroutes", c.testReroute)
+	t.Run("a bad ingress among good ones is refused alone", c.testBadIngressAmongGood)
 	t.Run("an envoy restart fails no request", c.testEnvoyRestart)
 	t.Run("readiness holds an envoy without configuration out", c.testReadiness)
 	t.Run("a control plane rollout fails no request", c.testRollout)

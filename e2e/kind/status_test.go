@@ -3,6 +3,7 @@ package kind
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -148,4 +149,76 @@ func (c *cluster) testReroute(t *testing.T) {
 			})
 		}
 	}
+}
+
+// testBadIngressAmongGood creates, through the cluster's API server as a
+// user's kubectl apply would, an Ingress whose access control cannot be
+// applied (a source range that is not a CIDR) between two good ones: the
+// good ones are served by every Envoy, the bad one's paths answer 503
+// (refused, never served open), it gets a Warning Event, and the cafe is
+// untouched (docs/bad-input.md).
+func (c *cluster) testBadIngressAmongGood(t *testing.T) {
+	ctx := t.Context()
+	newIngress := func(name string, annotations map[string]string) *networkingv1.Ingress {
+		ing := cafeIngress(t, "tea")
+		ing.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: appNS, Annotations: annotations}
+		ing.Spec.TLS = nil
+		for i := range ing.Spec.Rules {
+			ing.Spec.Rules[i].Host = name + ".example.com"
+		}
+		return ing
+	}
+	ingresses := []*networkingv1.Ingress{
+		newIngress("good-a", nil),
+		newIngress("bad", map[string]string{"nginx.ingress.kubernetes.io/whitelist-source-range": "not-a-cidr"}),
+		newIngress("good-b", nil),
+	}
+	for _, ing := range ingresses {
+		if _, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = c.client.NetworkingV1().Ingresses(appNS).Delete(context.Background(), ing.Name, metav1.DeleteOptions{})
+		})
+	}
+	path := ingresses[0].Spec.Rules[0].HTTP.Paths[0].Path
+	for _, address := range c.envoyAddresses(t, false) {
+		for _, host := range []string{"good-a.example.com", "good-b.example.com"} {
+			framework.Eventually(t, converge, fmt.Sprintf("GET %s%s through %s", host, path, address), func() error {
+				r, err := framework.Get(address, host, path)
+				if err != nil {
+					return err
+				}
+				if r.Status != http.StatusOK || r.Backend == "" {
+					return fmt.Errorf("%s", r)
+				}
+				return nil
+			})
+		}
+		framework.Eventually(t, converge, "the bad Ingress refused through "+address, func() error {
+			r, err := framework.Get(address, "bad.example.com", path)
+			if err != nil {
+				return err
+			}
+			if r.Status != http.StatusServiceUnavailable || r.Backend != "" {
+				return fmt.Errorf("bad.example.com: %s, want 503 from Envoy", r)
+			}
+			return nil
+		})
+		if err := teaRoute.Send(address); err != nil {
+			t.Errorf("the cafe through %s: %v", address, err)
+		}
+	}
+	framework.Eventually(t, converge, "a Warning Event on the bad Ingress", func() error {
+		events, err := c.client.CoreV1().Events(appNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=bad"})
+		if err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "whitelist-source-range") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none a Warning naming whitelist-source-range", len(events.Items))
+	})
 }
