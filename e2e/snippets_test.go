@@ -393,17 +393,13 @@ func TestSnippets(t *testing.T) {
 // drop annotations per admin config", test/e2e/annotations/snippet.go
 // "drops snippet more_set_header in all locations if disabled by admin").
 func TestSnippetsFromTheConfigMap(t *testing.T) {
-	alpha := echoBackends(t, "alpha")[0]
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
-	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{
+	envoy := startWithControllerConfigMap(t, map[string]string{
 		"annotations-risk-level": "Critical",
 		"location-snippet":       "more_set_headers \"X-Location: cm\";\nif ($request_method = TRACE) { return 405; }\n",
 		"server-snippet":         "more_set_headers \"X-Server: cm\";\nlocation = /healthz { return 200 \"ok\"; }\n",
 		// Declarations alone do nothing, in nginx as here.
 		"http-snippet": "limit_req_zone $binary_remote_addr zone=api:10m rate=10r/s;\n",
-	}))
-	writeManifest(t, dir, "ingresses.yaml", `
+	}, `
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -414,10 +410,6 @@ metadata:
 spec:
   rules: [{host: cm.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 `)
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 	framework.Eventually(t, convergeTimeout, "cm.example served", func() error {
 		return envoy.Expect("cm.example", "/", http.StatusOK, "alpha")
 	})
@@ -432,6 +424,23 @@ spec:
 	if a := snippetRequest(t, envoy, http.MethodGet, "cm.example", "/healthz", nil); a.status != http.StatusOK || a.body != "ok" {
 		t.Errorf("/healthz: %d %q, want the server-snippet location's 200", a.status, a.body)
 	}
+}
+
+// startWithControllerConfigMap serves ingresses (YAML, their backends
+// the echo backend alpha) under the controller ConfigMap data, through a
+// real Envoy that must reject nothing.
+func startWithControllerConfigMap(t *testing.T, data map[string]string, ingresses string) *framework.Envoy {
+	t.Helper()
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(data))
+	writeManifest(t, dir, "ingresses.yaml", ingresses)
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	return envoy
 }
 
 // listValues are the elements of a list header, over its lines.
@@ -451,15 +460,11 @@ func listValues(h http.Header, name string) []string {
 // burst=2 nodelay lets three requests through at once; the zone's rate of
 // one a minute refills after the test).
 func TestSnippetLimitReq(t *testing.T) {
-	alpha := echoBackends(t, "alpha")[0]
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
-	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{
+	envoy := startWithControllerConfigMap(t, map[string]string{
 		"annotations-risk-level":    "Critical",
 		"allow-snippet-annotations": "true",
 		"http-snippet":              "limit_req_zone $binary_remote_addr zone=api:10m rate=1r/m;\n",
-	}))
-	writeManifest(t, dir, "ingresses.yaml", `
+	}, `
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -472,10 +477,6 @@ metadata:
 spec:
   rules: [{host: limited.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 `)
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 	// The first answer that is not a 404 is the route's first request.
 	var statuses []int
 	framework.Eventually(t, convergeTimeout, "limited.example served", func() error {
