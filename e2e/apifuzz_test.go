@@ -52,11 +52,7 @@ func TestAPIFuzz(t *testing.T) {
 
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
-	netns := framework.NewNetns(t)
-	backend := netns.IP + ":8080"
-	framework.StartProcess(t, "echo-netns", netns.Command(framework.EchoBinary(t), "-listen", backend+"=good"))
-	create(t, kc.CoreV1().Services(namespace), service("good", 8080))
-	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice("good-1", "good", 8080, ready(netns.IP)))
+	startNetnsEcho(t, kc, framework.NewNetns(t), "good", 8080)
 	goodHosts := []string{"good-0.example.com", "good-1.example.com"}
 	for i, host := range goodHosts {
 		create(t, kc.NetworkingV1().Ingresses(namespace), ingress(fmt.Sprintf("good-%d", i), ptr(ourClass), host, prefix("/", "good")))

@@ -158,6 +158,21 @@ func testTrafficToNetns(t *testing.T, kc kubernetes.Interface, cp *framework.Con
 	})
 }
 
+// startNetnsEcho starts an echo backend named svc on netns's address and
+// port, and makes it the endpoint of a Service of that name (port 80)
+// in the API server: cluster mode's endpoints are pod addresses, never
+// this host's.
+func startNetnsEcho(t *testing.T, kc kubernetes.Interface, netns *framework.Netns, svc string, port int) {
+	t.Helper()
+	addr := fmt.Sprintf("%s:%d", netns.IP, port)
+	framework.StartProcess(t, "echo-"+svc, netns.Command(framework.EchoBinary(t), "-listen", addr+"="+svc))
+	framework.Eventually(t, convergeTimeout, svc+" answers in the network namespace", func() error {
+		return framework.Expect(addr, "direct", "/", http.StatusOK, svc)
+	})
+	create(t, kc.CoreV1().Services(namespace), service(svc, port))
+	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice(svc+"-1", svc, int32(port), ready(netns.IP)))
+}
+
 func hasStatus(ctx context.Context, kc kubernetes.Interface, name string, want []networkingv1.IngressLoadBalancerIngress) error {
 	ing, err := kc.NetworkingV1().Ingresses(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

@@ -28,11 +28,7 @@ func TestControllerConfigMapMissing(t *testing.T) {
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx"}})
 	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
 
-	netns := framework.NewNetns(t)
-	backend := netns.IP + ":8080"
-	framework.StartProcess(t, "echo-netns", netns.Command(framework.EchoBinary(t), "-listen", backend+"=netns-echo"))
-	create(t, kc.CoreV1().Services(namespace), service("web", 8080))
-	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice("web-1", "web", 8080, ready(netns.IP)))
+	startNetnsEcho(t, kc, framework.NewNetns(t), "web", 8080)
 	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("web", ptr(ourClass), "web.example.com", prefix("/", "web")))
 
 	const name = "ingress-nginx/ingress-nginx-controller"

@@ -57,15 +57,8 @@ func TestSoak(t *testing.T) {
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
 	netns := framework.NewNetns(t)
-	for port, name := range map[int]string{8080: "stable", 8081: "churn"} {
-		addr := fmt.Sprintf("%s:%d", netns.IP, port)
-		framework.StartProcess(t, "echo-"+name, netns.Command(framework.EchoBinary(t), "-listen", addr+"="+name))
-		framework.Eventually(t, convergeTimeout, name+" echo answers", func() error { return framework.Expect(addr, "direct", "/", http.StatusOK, name) })
-	}
-	create(t, kc.CoreV1().Services(namespace), service("stable", 8080))
-	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice("stable-1", "stable", 8080, ready(netns.IP)))
-	create(t, kc.CoreV1().Services(namespace), service("churn", 8081))
-	create(t, kc.DiscoveryV1().EndpointSlices(namespace), endpointSlice("churn-1", "churn", 8081, ready(netns.IP)))
+	startNetnsEcho(t, kc, netns, "stable", 8080)
+	startNetnsEcho(t, kc, netns, "churn", 8081)
 	ca := framework.NewCA(t, "soak CA")
 	roots := ca.Pool()
 	const secureHost = "secure.soak.example"
