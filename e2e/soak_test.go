@@ -14,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
@@ -39,7 +41,9 @@ import (
 // rejected by either Envoy; the surviving replica's goroutines, live heap
 // and open files not growing (the median of the run's last quarter
 // against its second quarter, within the margins soakFlat states); and,
-// at the end, each Ingress left served and each deleted one gone.
+// at the end, each Ingress left served and each deleted one gone, and
+// what each Envoy holds equal to what a control plane started then
+// computes from the final objects.
 //
 // INGRESS_XDS_SOAK sets the run's length (make test: 75s); docs/
 // failure-modes.md records a long one.
@@ -143,6 +147,90 @@ func TestSoak(t *testing.T) {
 	stop()
 	wg.Wait()
 	s.finish()
+	s.sameAsFresh(cps[:], args)
+}
+
+// sameAsFresh checks that each Envoy holds what its replica serves (every
+// resource ACKed, CSDS), and that each replica serves what a control
+// plane started now computes from the final objects: resource for
+// resource, over ADS under one node name. So what each Envoy ended with is
+// a fresh translation of the final objects.
+func (s *soak) sameAsFresh(cps []*framework.ControlPlane, args []string) {
+	t := s.t
+	for _, e := range s.envoys {
+		framework.Eventually(t, convergeTimeout, e.name+" Envoy in sync with its replica", func() error {
+			return inSync(t, e.cp, e.envoy.NodeID)
+		})
+	}
+	t.Setenv("POD_NAME", "soak-fresh")
+	fresh := framework.StartControlPlane(t, args...)
+	fresh.WaitReady(t)
+	snapshot := func(cp *framework.ControlPlane) (*adsclient.Snapshot, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		c, err := adsclient.Dial(ctx, cp.XDSAddress, adsclient.Options{NodeID: "soak-compare"})
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		return c.WaitFor(ctx, func(s *adsclient.Snapshot) bool {
+			return len(s.Listeners) > 0 && len(s.Clusters) > 0 && len(s.Routes) > 0 && len(s.Endpoints) >= len(s.Clusters)
+		})
+	}
+	for i, cp := range cps {
+		framework.Eventually(t, convergeTimeout, fmt.Sprintf("replica %d serves what a fresh control plane computes", i), func() error {
+			a, err := snapshot(cp)
+			if err != nil {
+				return err
+			}
+			b, err := snapshot(fresh)
+			if err != nil {
+				return err
+			}
+			return sameResources(a, b)
+		})
+	}
+}
+
+// perProcess are the resources each test control plane makes its own:
+// its authorisation service, started beside it on a port of its own.
+// The listeners, made for each one's ports, are left out too.
+var perProcess = []string{"ingress-xds-authz"}
+
+// sameResources says how two snapshots' route configurations, clusters
+// and load assignments differ, if they do.
+func sameResources(a, b *adsclient.Snapshot) error {
+	for _, kind := range []struct {
+		name string
+		a, b map[string]proto.Message
+	}{
+		{"route configuration", asMessages(a.Routes), asMessages(b.Routes)},
+		{"cluster", asMessages(a.Clusters), asMessages(b.Clusters)},
+		{"load assignment", asMessages(a.Endpoints), asMessages(b.Endpoints)},
+	} {
+		for name, m := range kind.a {
+			if slices.Contains(perProcess, name) {
+				continue
+			}
+			if o, ok := kind.b[name]; !ok || !proto.Equal(m, o) {
+				return fmt.Errorf("%s %s differs from a fresh translation's (present there: %v)", kind.name, name, ok)
+			}
+		}
+		for name := range kind.b {
+			if _, ok := kind.a[name]; !ok && !slices.Contains(perProcess, name) {
+				return fmt.Errorf("%s %s of a fresh translation is not served", kind.name, name)
+			}
+		}
+	}
+	return nil
+}
+
+func asMessages[M proto.Message](m map[string]M) map[string]proto.Message {
+	out := make(map[string]proto.Message, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // soak is a run's state: what it sent, what it measured, and when the
