@@ -29,8 +29,8 @@ import (
 // control-plane replicas with leader election against a real API server,
 // two real Envoys (one SotW, one delta, each on its replica), steady
 // traffic over HTTP and HTTPS to routes that exist throughout (plain,
-// rewritten, rate-limited, TLS), churn (Ingresses created, edited and
-// deleted; a Service's endpoints scaled, going unready first; the TLS
+// rewritten, rate-limited, TLS), churn (Ingresses created, edited, moved
+// to another controller's class and back, and deleted; a Service's endpoints scaled, going unready first; the TLS
 // Secret rotated; the controller ConfigMap edited), and, at moments spread
 // over the run, the leader SIGKILLed and restarted, an Envoy restarted,
 // and the API server restarted (issue 32).
@@ -60,6 +60,7 @@ func TestSoak(t *testing.T) {
 
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
+	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(otherClass, "example.com/other"))
 	netns := framework.NewNetns(t)
 	startNetnsEcho(t, kc, netns, "stable", 8080)
 	startNetnsEcho(t, kc, netns, "churn", 8081)
@@ -252,7 +253,8 @@ type soak struct {
 	latencies  []time.Duration // Ingress created to served by both Envoys, outside fault windows
 	faulted    int             // changes that overlapped a fault window
 	changes    map[string]int
-	live       map[string]bool // churn Ingresses: true when they exist
+	live       map[string]bool // churn Ingresses: true when served (of our class)
+	exists     map[string]bool // churn Ingresses: true when they exist
 	samples    map[int][]soakSample
 	probes     int
 }
@@ -460,33 +462,41 @@ func (s *soak) restartAPIServer(api *framework.APIServer) {
 // restarts is skipped.
 func (s *soak) churn(ctx context.Context, tlsSecret func() *corev1.Secret) {
 	if s.live == nil {
-		s.live, s.changes = map[string]bool{}, map[string]int{}
+		s.live, s.exists, s.changes = map[string]bool{}, map[string]bool{}, map[string]int{}
 	}
 	name := fmt.Sprintf("churn-%d", s.r.IntN(8))
 	host := name + ".soak.example"
 	var err error
 	kind := ""
 	switch n := s.r.IntN(10); {
-	case n < 4 && !s.live[name]:
+	case n < 4 && !s.exists[name]:
 		kind = "Ingress created"
 		start := time.Now()
 		if _, err = s.kc.NetworkingV1().Ingresses(namespace).Create(ctx, ingress(name, ptr(ourClass), host, prefix("/", "churn")), metav1.CreateOptions{}); err == nil {
-			s.live[name] = true
+			s.live[name], s.exists[name] = true, true
 			s.timeServed(host, start)
 		}
-	case n < 6 && s.live[name]:
+	case n < 6 && s.exists[name]:
+		// Now and then moved to another controller's class, and back:
+		// its routes go, and come again.
 		kind = "Ingress edited"
-		ing := withAnnotations(ingress(name, ptr(ourClass), host, prefix("/", "churn"), prefix(fmt.Sprintf("/p%d", s.r.IntN(100)), "churn")),
+		class := ourClass
+		if s.r.IntN(4) == 0 {
+			kind, class = "Ingress moved to the other class", otherClass
+		}
+		ing := withAnnotations(ingress(name, ptr(class), host, prefix("/", "churn"), prefix(fmt.Sprintf("/p%d", s.r.IntN(100)), "churn")),
 			map[string]string{nginxKey + "proxy-read-timeout": fmt.Sprint(30 + s.r.IntN(60))})
 		var cur *networkingv1.Ingress
 		if cur, err = s.kc.NetworkingV1().Ingresses(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			ing.ResourceVersion = cur.ResourceVersion
-			_, err = s.kc.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{})
+			if _, err = s.kc.NetworkingV1().Ingresses(namespace).Update(ctx, ing, metav1.UpdateOptions{}); err == nil {
+				s.live[name] = class == ourClass
+			}
 		}
-	case n < 7 && s.live[name]:
+	case n < 7 && s.exists[name]:
 		kind = "Ingress deleted"
 		if err = s.kc.NetworkingV1().Ingresses(namespace).Delete(ctx, name, metav1.DeleteOptions{}); err == nil {
-			s.live[name] = false
+			s.live[name], s.exists[name] = false, false
 		}
 	case n < 9:
 		// Scaled up with an address that never answers, then that
