@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/endpoints"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -569,7 +570,7 @@ func (m *memo) forgetStaleCertificates(secrets map[types.NamespacedName]*corev1.
 func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []ir.Endpoint {
 	e := m.eps[ref.name]
 	if e == nil || e.portName != ref.port.Name || !sameSlices(e.slices, slices) {
-		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: readyEndpoints(slices, ref.port)}
+		e = &endpointsEntry{slices: slices, portName: ref.port.Name, result: endpoints.Ready(slices, ref.port)}
 		m.eps[ref.name] = e
 	}
 	return e.result
@@ -580,7 +581,7 @@ func (m *memo) endpoints(ref *backendRef, slices []*kube.EndpointSlice) []ir.End
 func (m *memo) refreshEndpoints(be *ir.Backend, slices []*kube.EndpointSlice) []ir.Endpoint {
 	e := m.eps[be.Name]
 	if e == nil || e.portName != be.PortName || !sameSlices(e.slices, slices) {
-		e = &endpointsEntry{slices: slices, portName: be.PortName, result: readyEndpoints(slices, kube.ServicePort{Name: be.PortName, Port: be.Port})}
+		e = &endpointsEntry{slices: slices, portName: be.PortName, result: endpoints.Ready(slices, kube.ServicePort{Name: be.PortName, Port: be.Port})}
 		m.eps[be.Name] = e
 	}
 	return e.result
