@@ -13,10 +13,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Objects is the set of Kubernetes objects a State is built from, before class
@@ -28,6 +26,8 @@ type Objects struct {
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret // of every type
 	ConfigMaps     []*corev1.ConfigMap
+	// Gateway holds the Gateway API objects (gatewayapi.go).
+	Gateway GatewayObjects
 }
 
 // State builds the translator's view: the Ingresses the filter owns (sorted
@@ -48,6 +48,7 @@ func (o *Objects) StateWith(filter ClassFilter, references func(*networkingv1.In
 		EndpointSlices: slicesByService(keepAll(lastByName(o.EndpointSlices), NewEndpointSlice)),
 		Secrets:        tlsSecretsByName(o.Secrets),
 		ConfigMaps:     map[types.NamespacedName]*corev1.ConfigMap{},
+		Gateway:        gatewayState(o.Gateway),
 	}
 	if references == nil {
 		return st
@@ -157,11 +158,9 @@ func lastByName[T metav1.Object](objs []T) []T {
 	return out
 }
 
-// decoder accepts only the built-in types client-go knows (no defaulting, no
-// conversion): what a user would kubectl apply.
-func decoder() runtime.Decoder {
-	return serializer.NewCodecFactory(scheme.Scheme).UniversalDeserializer()
-}
+// decoder accepts only the built-in types client-go knows and Gateway API's
+// kinds (no defaulting, no conversion): what a user would kubectl apply.
+func decoder() runtime.Decoder { return manifestDecoder() }
 
 // ManifestState is the State (Objects.StateWith) of the objects one stream
 // of manifests holds, source naming it in errors: for tests and tools that
@@ -237,7 +236,7 @@ func (o *Objects) add(obj runtime.Object) bool {
 			}
 		}
 	default:
-		return false
+		return o.addGatewayObject(obj)
 	}
 	return true
 }

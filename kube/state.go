@@ -41,6 +41,10 @@ type State struct {
 	// ConfigMaps holds the ConfigMaps an owned Ingress refers to, and no
 	// others.
 	ConfigMaps map[types.NamespacedName]*corev1.ConfigMap
+	// Gateway holds the Gateway API objects for translate/gatewayapi;
+	// nil when there are none (the cluster source does not watch them
+	// yet: only manifests carry them).
+	Gateway *GatewayObjects
 }
 
 // SliceChanges is EndpointSlices' difference from Base: the entries of
