@@ -1,11 +1,6 @@
 package ingress
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rsa"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"strings"
 
@@ -13,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/ingress-xds/ingress-xds/translate/certificates"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -50,49 +46,9 @@ func (f *fragmentBuilder) addTLS() {
 
 // checkCertificate validates a TLS Secret.
 func checkCertificate(name types.NamespacedName, secret *corev1.Secret) certResult {
-	// The State also holds Secrets of other types that annotations name:
-	// spec.tls takes only TLS Secrets, as the API server's type implies.
-	if secret == nil || secret.Type != corev1.SecretTypeTLS {
-		return certResult{err: fmt.Errorf("secret %s not found (or not of type kubernetes.io/tls)", name)}
-	}
-	cert, err := validateKeyPair(secret)
-	if err != nil {
-		return certResult{err: fmt.Errorf("secret %s: %w", name, err)}
-	}
-	cert.Name = name.Namespace + "/" + name.Name
-	cert.Secret = name
-	return certResult{cert: cert}
+	cert, err := certificates.FromSecret(name, secret)
+	return certResult{cert: cert, err: err}
 }
 
-// validateKeyPair accepts exactly what Envoy will load: a PEM chain whose
-// leaf matches a PEM key of a type and size BoringSSL serves with.
-func validateKeyPair(s *corev1.Secret) (*ir.Certificate, error) {
-	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if len(chain) == 0 {
-		return nil, fmt.Errorf("missing %s", corev1.TLSCertKey)
-	}
-	if len(key) == 0 {
-		return nil, fmt.Errorf("missing %s", corev1.TLSPrivateKeyKey)
-	}
-	pair, err := tls.X509KeyPair(chain, key)
-	if err != nil {
-		return nil, fmt.Errorf("certificate and key do not load: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, fmt.Errorf("certificate does not parse: %w", err)
-	}
-	switch pub := leaf.PublicKey.(type) {
-	case *rsa.PublicKey:
-		if bits := pub.N.BitLen(); bits < 2048 || bits > 8192 {
-			return nil, fmt.Errorf("RSA key of %d bits: Envoy accepts 2048 to 8192", bits)
-		}
-	case *ecdsa.PublicKey:
-		if pub.Curve != elliptic.P256() && pub.Curve != elliptic.P384() && pub.Curve != elliptic.P521() {
-			return nil, fmt.Errorf("ECDSA curve %s is not supported by Envoy", pub.Curve.Params().Name)
-		}
-	default:
-		return nil, fmt.Errorf("key type %T is not supported by Envoy (use RSA or ECDSA)", pub)
-	}
-	return &ir.Certificate{Chain: chain, Key: key}, nil
-}
+// validateKeyPair is certificates.KeyPair, for a client certificate.
+func validateKeyPair(s *corev1.Secret) (*ir.Certificate, error) { return certificates.KeyPair(s) }
