@@ -36,7 +36,7 @@ unit:
 ## cases read those) and docs/annotations.md
 golden:
 	$(GO) test -short ./translate/ingress/... -run 'TestGolden|TestAnnotationsDoc|TestConfigMapDoc' -update
-	$(GO) test -short ./translate ./translate/envoy ./translate/audit -run 'TestGolden' -update
+	$(GO) test -short ./translate ./translate/envoy ./translate/audit ./translate/gatewayapi -run 'TestGolden' -update
 
 ## demo: control plane on examples/, a real Envoy on :8080, two echo backends.
 ## It installs Envoy only: no kube-apiserver, etcd, grpcurl or helm.

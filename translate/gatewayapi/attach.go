@@ -1,0 +1,97 @@
+package gatewayapi
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// attachment is a Route attached to one of our listeners, with the hosts
+// it serves there.
+type attachment struct {
+	listener *listener
+	hosts    []string
+}
+
+// attach finds the listeners of our Gateways a Route's parentRefs attach
+// it to. A parentRef naming a Gateway that is not ours is not ours to
+// judge and is skipped in silence; one naming ours that no listener
+// accepts is reported on the Route.
+func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
+	var out []attachment
+	for i, ref := range r.Spec.ParentRefs {
+		if g, k := deref(ref.Group, gwapiv1.GroupName), deref(ref.Kind, kindGateway); g != gwapiv1.GroupName || k != kindGateway {
+			continue // ListenerSets and other parents: not served yet
+		}
+		gw := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.Namespace))), Name: string(ref.Name)}
+		listeners, ours := b.byGateway[gw]
+		if !ours {
+			continue
+		}
+		where := fmt.Sprintf("parentRefs[%d] (Gateway %s)", i, gw)
+		var reasons []string
+		n := len(out)
+		for _, l := range listeners {
+			if ref.SectionName != nil && string(*ref.SectionName) != l.name {
+				continue
+			}
+			if ref.Port != nil && uint32(*ref.Port) != l.port {
+				continue
+			}
+			if why := l.refuses(r); why != "" {
+				reasons = append(reasons, why)
+				continue
+			}
+			hosts := hostnames(l.hostname, r.Spec.Hostnames)
+			if len(hosts) == 0 {
+				reasons = append(reasons, fmt.Sprintf("%s: no hostname of the Route matches %q", l.where(), l.hostname))
+				continue
+			}
+			out = append(out, attachment{listener: l, hosts: hosts})
+		}
+		if len(out) == n {
+			msg := "no listener matches"
+			if len(reasons) > 0 {
+				msg = fmt.Sprint(reasons)
+			}
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NotAttached", "%s: not attached: %s", where, msg)
+		}
+	}
+	return out
+}
+
+// refuses says why a listener does not take a Route by its allowedRoutes
+// ("" when it takes it): the Route's kind and namespace.
+func (l *listener) refuses(r *gwapiv1.HTTPRoute) string {
+	a := l.allowed
+	if a != nil && len(a.Kinds) > 0 {
+		ok := false
+		for _, k := range a.Kinds {
+			if deref(k.Group, gwapiv1.GroupName) == gwapiv1.GroupName && k.Kind == kindHTTPRoute {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("%s: allowedRoutes.kinds has no HTTPRoute", l.where())
+		}
+	}
+	from := gwapiv1.NamespacesFromSame
+	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
+		from = *a.Namespaces.From
+	}
+	switch from {
+	case gwapiv1.NamespacesFromAll:
+		return ""
+	case gwapiv1.NamespacesFromSame:
+		if r.Namespace == l.gateway.Namespace {
+			return ""
+		}
+		return fmt.Sprintf("%s: allows Routes of namespace %s only", l.where(), l.gateway.Namespace)
+	case gwapiv1.NamespacesFromSelector:
+		// Namespaces' labels are not in the State yet: refuse rather than
+		// guess.
+		return fmt.Sprintf("%s: allowedRoutes.namespaces.from Selector is not supported yet", l.where())
+	}
+	return fmt.Sprintf("%s: allows no Routes (from %s)", l.where(), from)
+}

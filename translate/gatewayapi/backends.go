@@ -1,0 +1,83 @@
+package gatewayapi
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/endpoints"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// shares resolves a rule's backendRefs into weighted clusters. invalid is
+// the weight of the refs that cannot be resolved, each reported on the
+// Route: Gateway API answers their share of requests 500.
+func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBackendRef) (out []ir.WeightedCluster, invalid uint32) {
+	for i, ref := range refs {
+		weight := uint32(deref(ref.Weight, 1))
+		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
+		be, err := b.backend(r, ref)
+		if err == nil && len(ref.Filters) > 0 {
+			err = fmt.Errorf("filters on a backendRef are not supported yet")
+		}
+		if err != nil {
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "BackendNotResolved", "%s: %v: its share is answered 500", where, err)
+			invalid += weight
+			continue
+		}
+		if weight == 0 {
+			continue // no traffic, by the Route's own choice
+		}
+		out = append(out, ir.WeightedCluster{Cluster: be.Name, Weight: weight})
+	}
+	return out, invalid
+}
+
+// backend resolves one backendRef to a Service port's backend, with its
+// default cluster: a Service of the Route's namespace, or of another one a
+// ReferenceGrant there opens to HTTPRoutes of the Route's.
+func (b *build) backend(r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (*ir.Backend, error) {
+	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Service"); g != "" || k != "Service" {
+		return nil, fmt.Errorf("%s %s is not a Service (InvalidKind)", groupKind(g, k), ref.Name)
+	}
+	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.Namespace))), Name: string(ref.Name)}
+	if name.Namespace != r.Namespace && !b.granted(gwapiv1.GroupName, kindHTTPRoute, r.Namespace, "", "Service", name) {
+		return nil, fmt.Errorf("Service %s is in another namespace and no ReferenceGrant there allows it (RefNotPermitted)", name)
+	}
+	svc := b.st.Services[name]
+	if svc == nil {
+		return nil, fmt.Errorf("Service %s not found (BackendNotFound)", name)
+	}
+	if ref.Port == nil {
+		return nil, fmt.Errorf("Service %s: no port given", name)
+	}
+	if svc.Type == corev1.ServiceTypeExternalName {
+		return nil, fmt.Errorf("Service %s is of type ExternalName, which is not supported yet", name)
+	}
+	port, ok := servicePort(svc, int32(*ref.Port))
+	if !ok {
+		return nil, fmt.Errorf("Service %s has no TCP port %d", name, *ref.Port)
+	}
+	// The Ingress front-end names a Service port's backend the same way,
+	// so that the two front-ends' IRs share it.
+	id := fmt.Sprintf("%s/%s/%d", name.Namespace, name.Name, port.Port)
+	if be := b.backends[id]; be != nil {
+		return be, nil
+	}
+	be := &ir.Backend{Name: id, Service: name, Port: port.Port, PortName: port.Name,
+		Endpoints: endpoints.Ready(b.st.EndpointSlices[name], port)}
+	b.backends[id] = be
+	return be, nil
+}
+
+func servicePort(svc *kube.Service, number int32) (kube.ServicePort, bool) {
+	for _, p := range svc.Ports {
+		if p.Port == number && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+			return p, true
+		}
+	}
+	return kube.ServicePort{}, false
+}

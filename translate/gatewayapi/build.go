@@ -1,0 +1,243 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// build is one build's working state.
+type build struct {
+	st   *kube.State
+	objs *kube.GatewayObjects
+	opts Options
+	// byGateway holds our Gateways' programmed listeners; a Gateway of
+	// ours with none is present, with none.
+	byGateway map[types.NamespacedName][]*listener
+	hosts     map[string]*host
+	backends  map[string]*ir.Backend
+	certs     map[string]*ir.Certificate
+	problems  problems
+}
+
+// host is what a virtual host gathers from every Route attached to it.
+type host struct {
+	name        string
+	certificate string
+	// from is the listener that gave the certificate, for problems.
+	from    *listener
+	entries []*entry
+	// seen keeps one entry per Route, rule and match, however many
+	// listeners attach the Route to the host.
+	seen map[string]bool
+}
+
+func newBuild(st *kube.State, opts Options) *build {
+	objs := st.Gateway
+	if objs == nil {
+		objs = &kube.GatewayObjects{}
+	}
+	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
+		hosts: map[string]*host{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{}}
+}
+
+// routes attaches every HTTPRoute and gathers its rules by host.
+func (b *build) routes() {
+	for _, r := range b.objs.HTTPRoutes {
+		atts := b.attach(r)
+		if len(atts) == 0 {
+			continue
+		}
+		entries := b.entries(r)
+		for _, a := range atts {
+			for _, name := range a.hosts {
+				h := b.host(name, a.listener, r)
+				for _, e := range entries {
+					key := fmt.Sprintf("%d/%d", e.rule, e.m)
+					if h.seen[key+"/"+r.Namespace+"/"+r.Name] {
+						continue
+					}
+					h.seen[key+"/"+r.Namespace+"/"+r.Name] = true
+					h.entries = append(h.entries, e)
+				}
+			}
+		}
+	}
+}
+
+// host is the virtual host of a name, which an HTTPS listener gives its
+// certificate. Envoy chooses one certificate per name: of two HTTPS
+// listeners serving a name, the first Gateway's (by namespace and name)
+// wins, and the other is reported.
+func (b *build) host(name string, l *listener, r *gwapiv1.HTTPRoute) *host {
+	h := b.hosts[name]
+	if h == nil {
+		h = &host{name: name, seen: map[string]bool{}}
+		b.hosts[name] = h
+	}
+	if l.certificate == "" || h.certificate == l.certificate {
+		return h
+	}
+	switch {
+	case name == ir.WildcardHost:
+		b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NoHostname",
+			"served through HTTPS %s with no hostname: a certificate is chosen by name, so it is served over plain HTTP only", l.where())
+	case h.certificate == "":
+		h.certificate, h.from = l.certificate, l
+	default:
+		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "CertificateConflict",
+			"%s: host %s is already served with certificate %s (Gateway %s/%s): %s is not used for it",
+			l.where(), name, h.certificate, h.from.gateway.Namespace, h.from.gateway.Name, l.certificate)
+	}
+	return h
+}
+
+// entries are a Route's IR routes, one per match of each rule (a rule
+// without matches has one, of every path), before they are put in a host's
+// order. A rule that cannot be applied as written answers 500, reported
+// on the Route; its other rules are served.
+func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
+	src := &ir.Object{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name}
+	var out []*entry
+	for i, rule := range r.Spec.Rules {
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwapiv1.HTTPRouteMatch{{}}
+		}
+		f, ferr := filters(rule.Filters)
+		var shares []ir.WeightedCluster
+		var invalid uint32
+		if ferr == nil && f.redirect == nil {
+			shares, invalid = b.shares(r, i, rule.BackendRefs)
+		}
+		if invalid > 0 && len(shares) > 0 {
+			// The IR cannot answer a share of a route's requests with a
+			// status: the valid shares take them all (docs/gateway-api.md).
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "PartlyResolved",
+				"rules[%d]: the shares of unresolved backends go to the others until a share can be answered 500", i)
+		}
+		for j, m := range matches {
+			im, err := match(m)
+			// The counts precedence compares are of the matches that
+			// count: the first of each name.
+			e := &entry{route: r, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
+			e.headers = len(im.Headers)
+			if e.method {
+				e.headers--
+			}
+			if err == nil {
+				err = ferr
+			}
+			var rt *ir.Route
+			if err == nil {
+				rt, err = route(im, f, shares)
+			}
+			if err != nil {
+				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "rules[%d].matches[%d]: %v: answered 500", i, j, err)
+				if im.PathType == "" {
+					im = ir.Match{PathType: ir.PathPrefix, Path: "/"}
+				}
+				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
+			}
+			rt.Source = src
+			e.irRoute = rt
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// route is one match's IR route: a redirect, or a forward to the rule's
+// shares with its header changes and rewrite. No share at all (no
+// backendRefs, every weight 0, every backend unresolved) answers 500, as
+// Gateway API says.
+func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error) {
+	rt := &ir.Route{Match: m}
+	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders}
+	switch {
+	case f.redirect != nil:
+		rd, err := redirect(f.redirect, m)
+		if err != nil {
+			return nil, err
+		}
+		rt.Action.Redirect = rd
+	case len(shares) == 0:
+		rt.Action.Direct = &ir.DirectResponse{Status: 500}
+	default:
+		rt.Action.Forward = &ir.Forward{Clusters: shares}
+		if f.rewrite != nil {
+			rw, err := rewrite(f.rewrite, m)
+			if err != nil {
+				return nil, err
+			}
+			p.Rewrite = rw
+		}
+	}
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil {
+		rt.Policy = p
+	}
+	return rt, nil
+}
+
+// model is the IR of the build: the hosts in order, each with its entries
+// in Gateway API's precedence, and the listeners, clusters, backends and
+// certificates they need.
+func (b *build) model() *ir.IR {
+	out := &ir.IR{Listeners: []*ir.Listener{}, VirtualHosts: []*ir.VirtualHost{}, Clusters: []*ir.Cluster{},
+		Backends: []*ir.Backend{}, Certificates: []*ir.Certificate{}}
+	address := cmp.Or(b.opts.ListenAddress, "0.0.0.0")
+	var http, https bool
+	for _, ls := range b.byGateway {
+		for _, l := range ls {
+			http = http || l.protocol == ir.HTTP
+			https = https || l.protocol == ir.HTTPS
+		}
+	}
+	used := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
+		h := b.hosts[name]
+		slices.SortStableFunc(h.entries, precedence)
+		vh := &ir.VirtualHost{Host: name, Certificate: h.certificate}
+		for _, e := range h.entries {
+			vh.Routes = append(vh.Routes, e.irRoute)
+			if fw := e.irRoute.Action.Forward; fw != nil {
+				for _, c := range fw.Clusters {
+					used[c.Cluster] = true
+				}
+			}
+		}
+		if vh.Certificate != "" {
+			used["cert:"+vh.Certificate] = true
+		}
+		out.VirtualHosts = append(out.VirtualHosts, vh)
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.backends)) {
+		if used[id] {
+			out.Backends = append(out.Backends, b.backends[id])
+			out.Clusters = append(out.Clusters, &ir.Cluster{Name: id, Backend: id})
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.certs)) {
+		if used["cert:"+id] {
+			out.Certificates = append(out.Certificates, b.certs[id])
+		}
+	}
+	// Every virtual host is served on every HTTP listener (the IR has no
+	// binding of a host to a listener yet: docs/gateway-api.md).
+	if http && b.opts.HTTPPort != 0 {
+		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPListenerName, Address: address, Port: b.opts.HTTPPort, Protocol: ir.HTTP})
+	}
+	if https && len(out.Certificates) > 0 {
+		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPSListenerName, Address: address, Port: b.opts.HTTPSPort, Protocol: ir.HTTPS})
+	}
+	slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
+	out.Problems = b.problems.sorted()
+	return out
+}

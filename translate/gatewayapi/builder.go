@@ -1,0 +1,62 @@
+// Package gatewayapi is the Gateway API front-end: it turns the Gateway API
+// objects of a kube.State (GatewayClasses whose controllerName is ours,
+// their Gateways' HTTP and HTTPS listeners, the HTTPRoutes attached to
+// them and the ReferenceGrants that allow references across namespaces),
+// with the Services, EndpointSlices and Secrets they name, into the same
+// IR the Ingress front-end produces, for the same renderer.
+//
+// It applies Gateway API's rules, never ingress-nginx's: hostnames
+// intersect with their listener's, paths match as the specification says
+// (a PathPrefix matches whole segments), rules are ordered by the
+// specification's precedence across every Route of a host, and a Route's
+// problem (an unresolved backend, a reference to another namespace that
+// no ReferenceGrant allows, a filter we cannot apply) is answered in that
+// Route's rules alone and reported on it, never felt by another Route.
+//
+// It is pure: no clients, no clocks, the same output for the same State.
+// It remembers nothing between builds yet (the Ingress front-end's memo
+// has no counterpart here): every build is a fresh one.
+package gatewayapi
+
+import (
+	"cmp"
+
+	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// DefaultControllerName is the GatewayClass controllerName ingress-xds
+// serves when Options.ControllerName is empty.
+const DefaultControllerName = "ingress-xds.io/gateway-controller"
+
+// Names of the listeners the front-end makes.
+const (
+	HTTPListenerName  = "gateway_http"
+	HTTPSListenerName = "gateway_https"
+)
+
+// Options are the settings that do not come from the cluster.
+type Options struct {
+	// ControllerName is the GatewayClass controllerName whose Gateways
+	// are ours; DefaultControllerName when empty.
+	ControllerName string
+	// HTTPPort and HTTPSPort are the ports Envoy listens on for plain
+	// HTTP and for TLS (0: none). Envoy runs as a DaemonSet on fixed
+	// ports, so a Gateway listener is programmed only when its port is
+	// the one Envoy listens on for its protocol (gateways.go).
+	HTTPPort, HTTPSPort uint32
+	// ListenAddress is the address the listeners bind; 0.0.0.0 when
+	// empty.
+	ListenAddress string
+}
+
+func (o Options) controllerName() string { return cmp.Or(o.ControllerName, DefaultControllerName) }
+
+// Build returns the IR of the Gateway API objects of a State: an IR with
+// no listener and no host when the State holds none of ours.
+func Build(st *kube.State, opts Options) *ir.IR {
+	b := newBuild(st, opts)
+	b.gateways()
+	b.routes()
+	return b.model()
+}

@@ -1,0 +1,149 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-xds/ingress-xds/translate/certificates"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// listener is a Gateway listener we program.
+type listener struct {
+	gateway  *gwapiv1.Gateway
+	name     string
+	port     uint32
+	protocol ir.Protocol
+	// hostname is the listener's, lower case; "" matches every host.
+	hostname string
+	// certificate names the IR certificate of an HTTPS listener.
+	certificate string
+	allowed     *gwapiv1.AllowedRoutes
+}
+
+// where names the listener in problems.
+func (l *listener) where() string { return fmt.Sprintf("listener %q", l.name) }
+
+// gateways finds our GatewayClasses and their Gateways' listeners.
+//
+// Envoy runs as a DaemonSet whose ports are fixed (serve --http-port and
+// --https-port), and every Envoy serves every Gateway: a listener is
+// programmed when its port is the one Envoy listens on for its protocol,
+// and refused with a problem otherwise. Listeners of one port share
+// Envoy's listener and are told apart by hostname.
+func (b *build) gateways() {
+	ours := map[string]bool{}
+	for _, gc := range b.objs.GatewayClasses {
+		if string(gc.Spec.ControllerName) == b.opts.controllerName() {
+			ours[gc.Name] = true
+		}
+	}
+	for _, gw := range b.objs.Gateways {
+		if !ours[string(gw.Spec.GatewayClassName)] {
+			continue
+		}
+		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
+		b.byGateway[key] = nil
+		seen := map[string]string{} // protocol and hostname -> listener name
+		for i := range gw.Spec.Listeners {
+			l, ok := b.listener(gw, &gw.Spec.Listeners[i])
+			if !ok {
+				continue
+			}
+			id := string(l.protocol) + " " + l.hostname
+			if other, dup := seen[id]; dup {
+				b.problems.add(kindGateway, gw.Namespace, gw.Name, "ListenerConflicted",
+					"%s: same protocol, port and hostname as listener %q: not programmed", l.where(), other)
+				continue
+			}
+			seen[id] = l.name
+			b.byGateway[key] = append(b.byGateway[key], l)
+		}
+	}
+}
+
+// listener checks one Gateway listener; false, with a problem, when it
+// cannot be programmed.
+func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) (*listener, bool) {
+	l := &listener{gateway: gw, name: string(spec.Name), port: uint32(spec.Port), allowed: spec.AllowedRoutes}
+	if spec.Hostname != nil {
+		l.hostname = strings.ToLower(string(*spec.Hostname))
+	}
+	bad := func(reason, format string, args ...any) (*listener, bool) {
+		b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: "+format, append([]any{l.where()}, args...)...)
+		return nil, false
+	}
+	switch spec.Protocol {
+	case gwapiv1.HTTPProtocolType:
+		l.protocol = ir.HTTP
+		if b.opts.HTTPPort == 0 || l.port != b.opts.HTTPPort {
+			return bad("PortUnavailable", "port %d: Envoy serves plain HTTP on port %d only: not programmed", l.port, b.opts.HTTPPort)
+		}
+	case gwapiv1.HTTPSProtocolType:
+		l.protocol = ir.HTTPS
+		if b.opts.HTTPSPort == 0 || l.port != b.opts.HTTPSPort {
+			return bad("PortUnavailable", "port %d: Envoy serves HTTPS on port %d only: not programmed", l.port, b.opts.HTTPSPort)
+		}
+		cert, err := b.listenerCertificate(gw, spec.TLS)
+		if err != nil {
+			return bad("InvalidCertificateRef", "%v: not programmed", err)
+		}
+		l.certificate = cert
+	default:
+		return bad("UnsupportedProtocol", "protocol %s is not supported yet (HTTP and HTTPS are): not programmed", spec.Protocol)
+	}
+	return l, true
+}
+
+// listenerCertificate resolves an HTTPS listener's certificate: TLS
+// terminated with the first certificateRef, a Secret of the Gateway's
+// namespace or of another one a ReferenceGrant opens to Gateways. Envoy
+// serves one certificate per name, so further refs are reported unused.
+func (b *build) listenerCertificate(gw *gwapiv1.Gateway, tls *gwapiv1.ListenerTLSConfig) (string, error) {
+	if tls == nil {
+		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
+	}
+	if tls.Mode != nil && *tls.Mode != gwapiv1.TLSModeTerminate {
+		return "", fmt.Errorf("tls.mode %s is not supported yet (Terminate is)", *tls.Mode)
+	}
+	if len(tls.CertificateRefs) == 0 {
+		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
+	}
+	if len(tls.CertificateRefs) > 1 {
+		b.problems.add(kindGateway, gw.Namespace, gw.Name, "CertificateRefsIgnored",
+			"tls.certificateRefs: only the first is served (one certificate per name)")
+	}
+	ref := tls.CertificateRefs[0]
+	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Secret"); g != "" || k != "Secret" {
+		return "", fmt.Errorf("certificateRefs[0]: %s %s is not a Secret", groupKind(g, k), ref.Name)
+	}
+	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(gw.Namespace))), Name: string(ref.Name)}
+	if name.Namespace != gw.Namespace && !b.granted(gwapiv1.GroupName, kindGateway, gw.Namespace, "", "Secret", name) {
+		return "", fmt.Errorf("certificateRefs[0]: Secret %s is in another namespace and no ReferenceGrant there allows it", name)
+	}
+	cert, err := certificates.FromSecret(name, b.st.Secrets[name])
+	if err != nil {
+		return "", fmt.Errorf("certificateRefs[0]: %w", err)
+	}
+	b.certs[cert.Name] = cert
+	return cert.Name, nil
+}
+
+// deref is *p, or def when p is nil: the defaults the API server would
+// have written, which manifests read from files lack.
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func groupKind[G, K ~string](g G, k K) string {
+	if g == "" {
+		return string(k)
+	}
+	return string(k) + "." + string(g)
+}
