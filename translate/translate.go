@@ -2,6 +2,7 @@
 // entry point over three packages, in the one direction data flows:
 //
 //	kube.State -> ingress (the Ingress front-end) -> ir -> envoy (the renderer)
+//	          \-> gatewayapi (the Gateway API front-end) -/ (merge.go)
 //
 // translate/ingress applies Ingress semantics and the annotations of its
 // registry and produces the IR; translate/ir is that intermediate
@@ -23,6 +24,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -93,6 +95,7 @@ func RenderJSON(r *Result) ([]byte, error) {
 type Translator struct {
 	front  *ingress.Builder
 	render *envoy.Renderer
+	opts   Options
 
 	// The previous result and the positions of its IR's backends that
 	// have no load assignment (ExternalName ones, and those only
@@ -115,7 +118,7 @@ type loadSlot struct {
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{front: ingress.NewBuilder(opts), render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters, RouteScopes: opts.RouteScopes})}
+	return &Translator{front: ingress.NewBuilder(opts), opts: opts, render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters, RouteScopes: opts.RouteScopes})}
 }
 
 // SetValidate makes every full translation check the IR it builds against
@@ -129,7 +132,7 @@ func (t *Translator) SetValidate(on bool) { t.validate = on }
 
 // Translate translates one state.
 func (t *Translator) Translate(st *kube.State) (*Result, error) {
-	m := t.front.Build(st)
+	m := merge(t.front.Build(st), t.gatewayAPI(st))
 	var invalid error
 	if t.validate {
 		invalid = m.Validate()
@@ -141,6 +144,16 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 	}
 	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, base: m, Invalid: invalid}, nil
 	return t.last, nil
+}
+
+// gatewayAPI is the Gateway API front-end's IR of a State, on Envoy's
+// ports; nil when the State holds no Gateway API object. It is built
+// afresh each time (translate/gatewayapi remembers nothing yet).
+func (t *Translator) gatewayAPI(st *kube.State) *ir.IR {
+	if st.Gateway.Empty() {
+		return nil
+	}
+	return gatewayapi.Build(st, gatewayapi.Options{HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress})
 }
 
 // firstLoad locates a Service's first backend in the previous IR, by
