@@ -82,9 +82,10 @@ func headerChanges(f *gwapiv1.HTTPHeaderFilter, prev *ir.HeaderChanges, request 
 }
 
 // redirect is a RequestRedirect for a match. A port given is written
-// into the URL; with a scheme and no port, the scheme's own port, which
-// Envoy leaves out of the URL (Gateway API asks that 80 and 443 not be
-// written). With neither, the request's own host and port are kept.
+// into the URL. With a scheme and no port, Gateway API wants the scheme's
+// own port, and 80 and 443 not written: Envoy drops the request's port
+// when it changes the scheme, which is that (an explicit 443 it would
+// write). With neither, the request's own host and port are kept.
 func redirect(f *gwapiv1.HTTPRequestRedirectFilter, m ir.Match) (*ir.Redirect, error) {
 	out := &ir.Redirect{Code: uint32(deref(f.StatusCode, 302))}
 	switch out.Code {
@@ -94,13 +95,6 @@ func redirect(f *gwapiv1.HTTPRequestRedirectFilter, m ir.Match) (*ir.Redirect, e
 	}
 	if f.Scheme != nil {
 		out.Scheme = *f.Scheme
-		switch {
-		case f.Port != nil:
-		case out.Scheme == "http":
-			out.Port = 80
-		case out.Scheme == "https":
-			out.Port = 443
-		}
 	}
 	if f.Port != nil {
 		out.Port = uint32(*f.Port)
