@@ -47,8 +47,11 @@ func TestGatewayAPISideBySide(t *testing.T) {
 			{Host: "modern.example.com", Path: "/team", Status: http.StatusOK, Backend: "alpha"},
 			{Host: "modern.example.com", Path: "/team/x", Status: http.StatusOK, Backend: "alpha"},
 			{Host: "modern.example.com", Path: "/teams", Status: http.StatusOK, Backend: "beta"},
-			// A Route's wildcard hostname (one label in front, for now).
+			// A Route's wildcard hostname covers one label or more in
+			// front of its suffix (an Ingress's covers exactly one).
 			{Host: "a.apps.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "a.b.apps.example.com", Path: "/", Status: http.StatusOK, Backend: "alpha"},
+			{Host: "apps.example.com", Path: "/", Status: http.StatusNotFound, Backend: ""},
 			// An unresolved backend answers its rule 500; the Route's
 			// other rule is served.
 			{Host: "modern.example.com", Path: "/broken", Status: http.StatusInternalServerError, Backend: ""},

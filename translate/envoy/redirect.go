@@ -54,7 +54,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 		}
 		strip, root = h.StripTrailingSlash, "https://"+requestHost+port(h.Port)
 		// A redirect to HTTPS answers before any other policy would apply.
-		routes := slashRoutes(vh.Host, r.Match, action, strip, root, h.Code)
+		routes := slashRoutes(pinnedHost(vh), r.Match, action, strip, root, h.Code)
 		return routes, 0, true, nil
 	}
 	a := r.Action.Redirect
@@ -66,7 +66,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 		// Written out, so that it is sent exactly as the user wrote it
 		// (a RedirectAction always has a path: "/" at least).
 		routes = []*routev3.Route{{
-			Match: routeMatch(vh.Host, r.Match),
+			Match: routeMatch(pinnedHost(vh), r.Match),
 			Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
 				Status: a.Code,
 			}},
@@ -81,7 +81,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 		scheme := firstOf(a.Scheme, action.GetSchemeRedirect(), l.scheme())
 		host := firstOf(a.Host, requestHost)
 		root = scheme + "://" + literal(host) + port(action.PortRedirect)
-		routes = slashRoutes(vh.Host, r.Match, action, a.StripTrailingSlash, root, a.Code)
+		routes = slashRoutes(pinnedHost(vh), r.Match, action, a.StripTrailingSlash, root, a.Code)
 	}
 	var uses filterSet
 	for _, route := range routes {

@@ -34,7 +34,7 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			uses |= u | applyRouteLog(redirects, r) // accesslog.go
 			continue
 		}
-		route, u, err := renderRoute(vh.Host, r, l)
+		route, u, err := renderRoute(pinnedHost(vh), r, l)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
@@ -196,6 +196,17 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 	return uses, nil
 }
 
+// pinnedHost is the host a route's match pins the label count of: a *.
+// wildcard covering exactly one label. An AnyDepth wildcard matches as
+// Envoy's own wildcards do (any number of labels): "" pins nothing.
+func pinnedHost(vh *ir.VirtualHost) string {
+	if vh.AnyDepth {
+		return ""
+	}
+	return vh.Host
+}
+
+// routeMatch is a route's match on a virtual host of host (pinnedHost).
 func routeMatch(host string, m ir.Match) *routev3.RouteMatch {
 	match := &routev3.RouteMatch{}
 	switch {

@@ -3,6 +3,7 @@ package envoy
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -80,13 +81,18 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	return nil
 }
 
-// coveredHosts maps each wildcard host to the exact hosts it covers (one
-// label more), in order.
+// coveredHosts maps each wildcard host to the other hosts it covers, in
+// order: the exact hosts one label deeper, or, for an AnyDepth wildcard,
+// every host (exact or wildcard) under its suffix.
 func coveredHosts(vhosts []*ir.VirtualHost) map[string][]string {
 	wildcards := map[string]bool{}
+	var deep []string
 	for _, vh := range vhosts {
 		if strings.HasPrefix(vh.Host, "*.") {
 			wildcards[vh.Host] = true
+			if vh.AnyDepth {
+				deep = append(deep, vh.Host)
+			}
 		}
 	}
 	out := map[string][]string{}
@@ -94,8 +100,16 @@ func coveredHosts(vhosts []*ir.VirtualHost) map[string][]string {
 		return out
 	}
 	for _, vh := range vhosts {
-		if _, parent, ok := strings.Cut(vh.Host, "."); ok && vh.Host != ir.WildcardHost && !strings.HasPrefix(vh.Host, "*.") {
-			if w := "*." + parent; wildcards[w] {
+		if vh.Host == ir.WildcardHost {
+			continue
+		}
+		if _, parent, ok := strings.Cut(vh.Host, "."); ok && !strings.HasPrefix(vh.Host, "*.") {
+			if w := "*." + parent; wildcards[w] && !slices.Contains(deep, w) {
+				out[w] = append(out[w], vh.Host)
+			}
+		}
+		for _, w := range deep {
+			if name := strings.TrimPrefix(vh.Host, "*"); vh.Host != w && len(name) > len(w)-1 && strings.HasSuffix(name, w[1:]) {
 				out[w] = append(out[w], vh.Host)
 			}
 		}

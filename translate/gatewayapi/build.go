@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -204,7 +205,8 @@ func (b *build) model() *ir.IR {
 	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
 		h := b.hosts[name]
 		slices.SortStableFunc(h.entries, precedence)
-		vh := &ir.VirtualHost{Host: name, Certificate: h.certificate}
+		// A Gateway API wildcard covers any number of labels.
+		vh := &ir.VirtualHost{Host: name, Certificate: h.certificate, AnyDepth: strings.HasPrefix(name, "*.")}
 		for _, e := range h.entries {
 			vh.Routes = append(vh.Routes, e.irRoute)
 			if fw := e.irRoute.Action.Forward; fw != nil {

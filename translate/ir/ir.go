@@ -139,8 +139,12 @@ const WildcardHost = "*"
 // VirtualHost is every route of one host.
 type VirtualHost struct {
 	// Host is a lower-case DNS name, a *.wildcard covering exactly one
-	// label, or WildcardHost.
+	// label (or any number, with AnyDepth), or WildcardHost.
 	Host string `json:"host"`
+	// AnyDepth makes a *.wildcard Host cover one label or more in front
+	// of its suffix (*.example.com matches a.b.example.com), as a
+	// Gateway API hostname does, where an Ingress's covers exactly one.
+	AnyDepth bool `json:"anyDepth,omitempty"`
 	// Routes are in match order: the first that matches wins.
 	Routes []*Route `json:"routes"`
 	// Certificate names the Certificate served for this host over HTTPS;

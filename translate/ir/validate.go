@@ -99,6 +99,9 @@ func (r *IR) Validate() error {
 		if err := validHost(vh.Host); err != nil {
 			v.add("Host", ErrBadHost, "%w", err)
 		}
+		if vh.AnyDepth && !strings.HasPrefix(vh.Host, "*.") {
+			v.add("AnyDepth", ErrBadHost, "any depth for %q, which is no *. wildcard", vh.Host)
+		}
 		for i, alias := range vh.Aliases {
 			field := func(sub string) string { return joinField(fmt.Sprintf("Aliases[%d]", i), sub) }
 			switch err := validHost(alias); {

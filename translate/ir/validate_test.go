@@ -117,6 +117,8 @@ func TestValidate(t *testing.T) {
 		{"hosts out of order", func(m *IR) {
 			m.VirtualHosts = append([]*VirtualHost{{Host: "b.example.com"}}, m.VirtualHosts...)
 		}, []violation{{KindVirtualHost, host, 0, "", ErrUnsorted, `not sorted: after "b.example.com"`}}},
+		{"any depth for an exact host", func(m *IR) { m.VirtualHosts[0].AnyDepth = true },
+			[]violation{{KindVirtualHost, host, 0, "AnyDepth", ErrBadHost, `any depth for "a.example.com", which is no *. wildcard`}}},
 		{"unlisted certificate", func(m *IR) { m.VirtualHosts[0].Certificate = "default/cert" },
 			[]violation{{KindVirtualHost, host, 0, "Certificate", ErrUnlistedCertificate, `certificate "default/cert" is not listed`}}},
 		{"regex RE2 refuses", func(m *IR) { m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"} },
