@@ -22,6 +22,9 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 	evh := &routev3.VirtualHost{Name: l.virtualHostName(vh.Host), Domains: append([]string{vh.Host}, vh.Aliases...), Routes: make([]*routev3.Route, 0, len(vh.Routes))}
 	var uses filterSet
 	for i, r := range vh.Routes {
+		if !l.serves(r) {
+			continue
+		}
 		redirects, u, ok, err := redirectRoutes(vh, r, l)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
@@ -194,6 +197,11 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 		route.TypedPerFilterConfig[name] = packed
 	}
 	return uses, nil
+}
+
+// serves says whether a route is served on this side (Route.Only).
+func (l listenerSide) serves(r *ir.Route) bool {
+	return r.Only == "" || (r.Only == ir.HTTPS) == l.tls
 }
 
 // pinnedHost is the host a route's match pins the label count of: a *.

@@ -35,9 +35,31 @@ type host struct {
 	// from is the listener that gave the certificate, for problems.
 	from    *listener
 	entries []*entry
-	// seen keeps one entry per Route, rule and match, however many
-	// listeners attach the Route to the host.
-	seen map[string]bool
+	// sides are the protocols of the listeners that attached each entry
+	// (by entryKey) to the host: a Route attached through HTTPS
+	// listeners only is not served over plain HTTP.
+	sides map[string]sides
+}
+
+// sides is a set of listener protocols.
+type sides uint8
+
+const (
+	onHTTP sides = 1 << iota
+	onHTTPS
+)
+
+func sideOf(p ir.Protocol) sides {
+	if p == ir.HTTPS {
+		return onHTTPS
+	}
+	return onHTTP
+}
+
+// entryKey names an entry: one per Route, rule and match, however many
+// listeners attach the Route to a host.
+func entryKey(e *entry) string {
+	return fmt.Sprintf("%s/%s/%d/%d", e.route.Namespace, e.route.Name, e.rule, e.m)
 }
 
 func newBuild(st *kube.State, opts Options) *build {
@@ -61,12 +83,11 @@ func (b *build) routes() {
 			for _, name := range a.hosts {
 				h := b.host(name, a.listener, r)
 				for _, e := range entries {
-					key := fmt.Sprintf("%d/%d", e.rule, e.m)
-					if h.seen[key+"/"+r.Namespace+"/"+r.Name] {
-						continue
+					key := entryKey(e)
+					if _, ok := h.sides[key]; !ok {
+						h.entries = append(h.entries, e)
 					}
-					h.seen[key+"/"+r.Namespace+"/"+r.Name] = true
-					h.entries = append(h.entries, e)
+					h.sides[key] |= sideOf(a.listener.protocol)
 				}
 			}
 		}
@@ -80,7 +101,7 @@ func (b *build) routes() {
 func (b *build) host(name string, l *listener, r *gwapiv1.HTTPRoute) *host {
 	h := b.hosts[name]
 	if h == nil {
-		h = &host{name: name, seen: map[string]bool{}}
+		h = &host{name: name, sides: map[string]sides{}}
 		b.hosts[name] = h
 	}
 	if l.certificate == "" || h.certificate == l.certificate {
@@ -89,7 +110,7 @@ func (b *build) host(name string, l *listener, r *gwapiv1.HTTPRoute) *host {
 	switch {
 	case name == ir.WildcardHost:
 		b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NoHostname",
-			"served through HTTPS %s with no hostname: a certificate is chosen by name, so it is served over plain HTTP only", l.where())
+			"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", l.where())
 	case h.certificate == "":
 		h.certificate, h.from = l.certificate, l
 	default:
@@ -187,6 +208,75 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 	return rt, nil
 }
 
+// routes are the host's IR routes in precedence order, each marked with
+// the one protocol it is served on when it is not served on both. A host
+// without a certificate is never served over HTTPS: its routes need no
+// mark for plain HTTP.
+func (h *host) routes() []*ir.Route {
+	out := make([]*ir.Route, 0, len(h.entries))
+	for _, e := range h.entries {
+		s := h.sides[entryKey(e)]
+		if h.certificate == "" {
+			s |= onHTTPS
+		}
+		out = append(out, only(e.irRoute, s))
+	}
+	return out
+}
+
+// routesOn are the host's routes served on one side, marked as served
+// there only.
+func (h *host) routesOn(side sides) []*ir.Route {
+	var out []*ir.Route
+	for _, e := range h.entries {
+		if h.sides[entryKey(e)]&side != 0 {
+			out = append(out, only(e.irRoute, side))
+		}
+	}
+	return out
+}
+
+// served counts the host's entries served on a side.
+func (h *host) served(side sides) int {
+	n := 0
+	for _, s := range h.sides {
+		if s&side != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// only is r served on the given sides: r itself on both, else a copy
+// that says which.
+func only(r *ir.Route, s sides) *ir.Route {
+	if s == onHTTP|onHTTPS {
+		return r
+	}
+	c := *r
+	c.Only = ir.HTTP
+	if s == onHTTPS {
+		c.Only = ir.HTTPS
+	}
+	return &c
+}
+
+// covering is the most specific other host with routes over plain HTTP
+// that covers name, as Envoy would choose among them: the longest
+// wildcard suffix, then ir.WildcardHost; nil when there is none.
+func (b *build) covering(name string) *host {
+	var best *host
+	for other, h := range b.hosts {
+		if other == name || h.served(onHTTP) == 0 || (other != ir.WildcardHost && !covers(other, name)) {
+			continue
+		}
+		if best == nil || best.name == ir.WildcardHost || other != ir.WildcardHost && len(other) > len(best.name) {
+			best = h
+		}
+	}
+	return best
+}
+
 // model is the IR of the build: the hosts in order, each with its entries
 // in Gateway API's precedence, and the listeners, clusters, backends and
 // certificates they need.
@@ -203,13 +293,23 @@ func (b *build) model() *ir.IR {
 	}
 	used := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
+		slices.SortStableFunc(b.hosts[name].entries, precedence)
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
 		h := b.hosts[name]
-		slices.SortStableFunc(h.entries, precedence)
 		// A Gateway API wildcard covers any number of labels.
 		vh := &ir.VirtualHost{Host: name, Certificate: h.certificate, AnyDepth: strings.HasPrefix(name, "*.")}
-		for _, e := range h.entries {
-			vh.Routes = append(vh.Routes, e.irRoute)
-			if fw := e.irRoute.Action.Forward; fw != nil {
+		vh.Routes = h.routes()
+		if h.served(onHTTP) == 0 {
+			// Attached through HTTPS listeners only: over plain HTTP
+			// the host is what the HTTP listeners make of it, the
+			// routes of the most specific host covering it.
+			if c := b.covering(name); c != nil {
+				vh.Routes = append(vh.Routes, c.routesOn(onHTTP)...)
+			}
+		}
+		for _, r := range vh.Routes {
+			if fw := r.Action.Forward; fw != nil {
 				for _, c := range fw.Clusters {
 					used[c.Cluster] = true
 				}

@@ -179,6 +179,11 @@ type Route struct {
 	Action Action       `json:"action"`
 	Policy *RoutePolicy `json:"policy,omitempty"`
 	Source *Object      `json:"source"`
+	// Only, when set, serves the route on the listeners of that protocol
+	// alone (a Gateway API route attached through HTTPS listeners only is
+	// never served over plain HTTP); empty: on every listener that serves
+	// its host.
+	Only Protocol `json:"only,omitempty"`
 	// Log names what ingress-nginx's access log says of the route's
 	// requests beyond its Source; nil: the access log asks for none.
 	Log *RouteLog `json:"log,omitempty"`

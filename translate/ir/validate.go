@@ -192,6 +192,9 @@ func (r *IR) Validate() error {
 
 func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	var v violations
+	if rt.Only != "" && rt.Only != HTTP && rt.Only != HTTPS {
+		v.add("Only", ErrBadValue, "only on %q listeners (HTTP or HTTPS)", rt.Only)
+	}
 	m := rt.Match
 	switch m.PathType {
 	case PathExact, PathPrefix:
