@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -22,42 +21,40 @@ type build struct {
 	// byGateway holds our Gateways' programmed listeners; a Gateway of
 	// ours with none is present, with none.
 	byGateway map[types.NamespacedName][]*listener
-	hosts     map[string]*host
-	backends  map[string]*ir.Backend
-	certs     map[string]*ir.Certificate
-	problems  problems
+	// groups are the programmed listeners by protocol and hostname
+	// (groupKey), across Gateways.
+	groups map[string]*group
+	// names are the hosts to serve: every hostname a Route serves, and
+	// every listener's.
+	names    map[string]bool
+	backends map[string]*ir.Backend
+	certs    map[string]*ir.Certificate
+	problems problems
 }
 
-// host is what a virtual host gathers from every Route attached to it.
-type host struct {
-	name        string
+// group is the listeners of one protocol and hostname. Every Gateway's
+// listeners share Envoy's one port per protocol, so listeners alike take
+// the same requests, and their Routes are served together.
+type group struct {
+	protocol ir.Protocol
+	hostname string
+	// certificate is an HTTPS group's: the first listener's (by Gateway
+	// namespace and name), from the one that gave it.
 	certificate string
-	// from is the listener that gave the certificate, for problems.
-	from    *listener
+	from        *listener
+	hits        []hit
+}
+
+// hit is a Route attached through a group's listener, with one hostname
+// it serves there (hostnames.go) and its rules.
+type hit struct {
+	host    string
 	entries []*entry
-	// sides are the protocols of the listeners that attached each entry
-	// (by entryKey) to the host: a Route attached through HTTPS
-	// listeners only is not served over plain HTTP.
-	sides map[string]sides
 }
 
-// sides is a set of listener protocols.
-type sides uint8
+func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + hostname }
 
-const (
-	onHTTP sides = 1 << iota
-	onHTTPS
-)
-
-func sideOf(p ir.Protocol) sides {
-	if p == ir.HTTPS {
-		return onHTTPS
-	}
-	return onHTTP
-}
-
-// entryKey names an entry: one per Route, rule and match, however many
-// listeners attach the Route to a host.
+// entryKey names an entry: one per Route, rule and match.
 func entryKey(e *entry) string {
 	return fmt.Sprintf("%s/%s/%d/%d", e.route.Namespace, e.route.Name, e.rule, e.m)
 }
@@ -68,10 +65,32 @@ func newBuild(st *kube.State, opts Options) *build {
 		objs = &kube.GatewayObjects{}
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
-		hosts: map[string]*host{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{}}
+		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{}}
 }
 
-// routes attaches every HTTPRoute and gathers its rules by host.
+// join puts a programmed listener in its group. Envoy serves one
+// certificate per name: of two HTTPS listeners of one hostname with
+// different certificates, the first Gateway's wins and the other is
+// reported.
+func (b *build) join(l *listener) {
+	key := groupKey(l.protocol, l.hostname)
+	g := b.groups[key]
+	if g == nil {
+		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l}
+		b.groups[key] = g
+		if l.hostname != "" {
+			b.names[l.hostname] = true
+		}
+		return
+	}
+	if g.certificate != l.certificate {
+		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "CertificateConflict",
+			"%s: hostname %q is already served with certificate %s (Gateway %s/%s): %s is not used",
+			l.where(), l.hostname, g.certificate, g.from.gateway.Namespace, g.from.gateway.Name, l.certificate)
+	}
+}
+
+// routes attaches every HTTPRoute to its listeners' groups.
 func (b *build) routes() {
 	for _, r := range b.objs.HTTPRoutes {
 		atts := b.attach(r)
@@ -80,243 +99,115 @@ func (b *build) routes() {
 		}
 		entries := b.entries(r)
 		for _, a := range atts {
+			g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 			for _, name := range a.hosts {
-				h := b.host(name, a.listener, r)
-				for _, e := range entries {
-					key := entryKey(e)
-					if _, ok := h.sides[key]; !ok {
-						h.entries = append(h.entries, e)
-					}
-					h.sides[key] |= sideOf(a.listener.protocol)
+				if name == ir.WildcardHost && g.protocol == ir.HTTPS {
+					b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NoHostname",
+						"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", a.listener.where())
+					continue
 				}
+				b.names[name] = true
+				g.hits = append(g.hits, hit{host: name, entries: entries})
 			}
 		}
 	}
 }
 
-// host is the virtual host of a name, which an HTTPS listener gives its
-// certificate. Envoy chooses one certificate per name: of two HTTPS
-// listeners serving a name, the first Gateway's (by namespace and name)
-// wins, and the other is reported.
-func (b *build) host(name string, l *listener, r *gwapiv1.HTTPRoute) *host {
-	h := b.hosts[name]
-	if h == nil {
-		h = &host{name: name, sides: map[string]sides{}}
-		b.hosts[name] = h
+// listenerFor is the group that takes a host's requests on a protocol's
+// port: as Gateway API chooses a listener, the one whose hostname is the
+// host, else the longest wildcard covering it, else the one without a
+// hostname; nil when none does.
+func (b *build) listenerFor(name string, p ir.Protocol) *group {
+	if g := b.groups[groupKey(p, name)]; g != nil {
+		return g
 	}
-	if l.certificate == "" || h.certificate == l.certificate {
-		return h
-	}
-	switch {
-	case name == ir.WildcardHost:
-		b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NoHostname",
-			"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", l.where())
-	case h.certificate == "":
-		h.certificate, h.from = l.certificate, l
-	default:
-		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "CertificateConflict",
-			"%s: host %s is already served with certificate %s (Gateway %s/%s): %s is not used for it",
-			l.where(), name, h.certificate, h.from.gateway.Namespace, h.from.gateway.Name, l.certificate)
-	}
-	return h
-}
-
-// entries are a Route's IR routes, one per match of each rule (a rule
-// without matches has one, of every path), before they are put in a host's
-// order. A rule that cannot be applied as written answers 500, reported
-// on the Route; its other rules are served.
-func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
-	src := &ir.Object{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name}
-	var out []*entry
-	for i, rule := range r.Spec.Rules {
-		matches := rule.Matches
-		if len(matches) == 0 {
-			matches = []gwapiv1.HTTPRouteMatch{{}}
-		}
-		f, ferr := filters(rule.Filters)
-		var shares []ir.WeightedCluster
-		var invalid uint32
-		if ferr == nil && f.redirect == nil {
-			shares, invalid = b.shares(r, i, rule.BackendRefs)
-		}
-		if invalid > 0 && len(shares) > 0 {
-			// The IR cannot answer a share of a route's requests with a
-			// status: the valid shares take them all (docs/gateway-api.md).
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "PartlyResolved",
-				"rules[%d]: the shares of unresolved backends go to the others until a share can be answered 500", i)
-		}
-		for j, m := range matches {
-			im, err := match(m)
-			// The counts precedence compares are of the matches that
-			// count: the first of each name.
-			e := &entry{route: r, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
-			e.headers = len(im.Headers)
-			if e.method {
-				e.headers--
-			}
-			if err == nil {
-				err = ferr
-			}
-			var rt *ir.Route
-			if err == nil {
-				rt, err = route(im, f, shares)
-			}
-			if err != nil {
-				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "rules[%d].matches[%d]: %v: answered 500", i, j, err)
-				if im.PathType == "" {
-					im = ir.Match{PathType: ir.PathPrefix, Path: "/"}
-				}
-				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
-			}
-			rt.Source = src
-			e.irRoute = rt
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// route is one match's IR route: a redirect, or a forward to the rule's
-// shares with its header changes and rewrite. No share at all (no
-// backendRefs, every weight 0, every backend unresolved) answers 500, as
-// Gateway API says.
-func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error) {
-	rt := &ir.Route{Match: m}
-	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders}
-	switch {
-	case f.redirect != nil:
-		rd, err := redirect(f.redirect, m)
-		if err != nil {
-			return nil, err
-		}
-		rt.Action.Redirect = rd
-	case len(shares) == 0:
-		rt.Action.Direct = &ir.DirectResponse{Status: 500}
-	default:
-		rt.Action.Forward = &ir.Forward{Clusters: shares}
-		if f.rewrite != nil {
-			rw, err := rewrite(f.rewrite, m)
-			if err != nil {
-				return nil, err
-			}
-			p.Rewrite = rw
-		}
-	}
-	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil {
-		rt.Policy = p
-	}
-	return rt, nil
-}
-
-// routes are the host's IR routes in precedence order, each marked with
-// the one protocol it is served on when it is not served on both. A host
-// without a certificate is never served over HTTPS: its routes need no
-// mark for plain HTTP.
-func (h *host) routes() []*ir.Route {
-	out := make([]*ir.Route, 0, len(h.entries))
-	for _, e := range h.entries {
-		s := h.sides[entryKey(e)]
-		if h.certificate == "" {
-			s |= onHTTPS
-		}
-		out = append(out, only(e.irRoute, s))
-	}
-	return out
-}
-
-// routesOn are the host's routes served on one side, marked as served
-// there only.
-func (h *host) routesOn(side sides) []*ir.Route {
-	var out []*ir.Route
-	for _, e := range h.entries {
-		if h.sides[entryKey(e)]&side != 0 {
-			out = append(out, only(e.irRoute, side))
-		}
-	}
-	return out
-}
-
-// served counts the host's entries served on a side.
-func (h *host) served(side sides) int {
-	n := 0
-	for _, s := range h.sides {
-		if s&side != 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// only is r served on the given sides: r itself on both, else a copy
-// that says which.
-func only(r *ir.Route, s sides) *ir.Route {
-	if s == onHTTP|onHTTPS {
-		return r
-	}
-	c := *r
-	c.Only = ir.HTTP
-	if s == onHTTPS {
-		c.Only = ir.HTTPS
-	}
-	return &c
-}
-
-// covering is the most specific other host with routes over plain HTTP
-// that covers name, as Envoy would choose among them: the longest
-// wildcard suffix, then ir.WildcardHost; nil when there is none.
-func (b *build) covering(name string) *host {
-	var best *host
-	for other, h := range b.hosts {
-		if other == name || h.served(onHTTP) == 0 || (other != ir.WildcardHost && !covers(other, name)) {
+	var best *group
+	for _, g := range b.groups {
+		if g.protocol != p || g.hostname == "" || !covers(g.hostname, name) {
 			continue
 		}
-		if best == nil || best.name == ir.WildcardHost || other != ir.WildcardHost && len(other) > len(best.name) {
-			best = h
+		if best == nil || len(g.hostname) > len(best.hostname) {
+			best = g
 		}
+	}
+	if best == nil {
+		best = b.groups[groupKey(p, "")]
 	}
 	return best
 }
 
-// model is the IR of the build: the hosts in order, each with its entries
-// in Gateway API's precedence, and the listeners, clusters, backends and
-// certificates they need.
+// serving is what a host serves on a protocol's port: the rules of every
+// Route attached to the listener that takes the host whose hostname
+// there matches it, the Routes of the more specific hostname first (an
+// exact name, then the longest wildcard, then none), then Gateway API's
+// match precedence. A Route's rule is listed once, at its most specific
+// hostname.
+func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
+	g := b.listenerFor(name, p)
+	if g == nil {
+		return nil, nil
+	}
+	rank := map[string]int{}
+	var out []*entry
+	for _, h := range g.hits {
+		r, ok := hostRank(h.host, name)
+		if !ok {
+			continue
+		}
+		for _, e := range h.entries {
+			k := entryKey(e)
+			if old, seen := rank[k]; !seen {
+				out = append(out, e)
+				rank[k] = r
+			} else if r > old {
+				rank[k] = r
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, c *entry) int {
+		return cmp.Or(cmp.Compare(rank[entryKey(c)], rank[entryKey(a)]), precedence(a, c))
+	})
+	return g, out
+}
+
+// hostRank says whether a Route's hostname matches a host, and how
+// specifically: an exact name ranks above every wildcard, a longer
+// wildcard above a shorter one, and none (ir.WildcardHost) lowest.
+func hostRank(routeHost, name string) (int, bool) {
+	switch {
+	case routeHost == name && !strings.HasPrefix(name, "*"):
+		return 1 << 16, true
+	case routeHost == name || covers(routeHost, name):
+		return len(routeHost), true
+	case routeHost == ir.WildcardHost:
+		return 0, true
+	}
+	return 0, false
+}
+
+// model is the IR of the build: a virtual host per name, each with the
+// routes each protocol's listeners serve it, and the listeners,
+// clusters, backends and certificates they need.
 func (b *build) model() *ir.IR {
 	out := &ir.IR{Listeners: []*ir.Listener{}, VirtualHosts: []*ir.VirtualHost{}, Clusters: []*ir.Cluster{},
 		Backends: []*ir.Backend{}, Certificates: []*ir.Certificate{}}
-	address := cmp.Or(b.opts.ListenAddress, "0.0.0.0")
-	var http, https bool
-	for _, ls := range b.byGateway {
-		for _, l := range ls {
-			http = http || l.protocol == ir.HTTP
-			https = https || l.protocol == ir.HTTPS
-		}
-	}
 	used := map[string]bool{}
-	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
-		slices.SortStableFunc(b.hosts[name].entries, precedence)
-	}
-	for _, name := range slices.Sorted(maps.Keys(b.hosts)) {
-		h := b.hosts[name]
+	for _, name := range slices.Sorted(maps.Keys(b.names)) {
 		// A Gateway API wildcard covers any number of labels.
-		vh := &ir.VirtualHost{Host: name, Certificate: h.certificate, AnyDepth: strings.HasPrefix(name, "*.")}
-		vh.Routes = h.routes()
-		if h.served(onHTTP) == 0 {
-			// Attached through HTTPS listeners only: over plain HTTP
-			// the host is what the HTTP listeners make of it, the
-			// routes of the most specific host covering it.
-			if c := b.covering(name); c != nil {
-				vh.Routes = append(vh.Routes, c.routesOn(onHTTP)...)
-			}
+		vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
+		_, plain := b.serving(name, ir.HTTP)
+		tls, secure := b.serving(name, ir.HTTPS)
+		if tls != nil && len(secure) > 0 && name != ir.WildcardHost {
+			vh.Certificate = tls.certificate
+			used["cert:"+vh.Certificate] = true
 		}
+		vh.Routes = sides(plain, secure, vh.Certificate != "")
 		for _, r := range vh.Routes {
 			if fw := r.Action.Forward; fw != nil {
 				for _, c := range fw.Clusters {
 					used[c.Cluster] = true
 				}
 			}
-		}
-		if vh.Certificate != "" {
-			used["cert:"+vh.Certificate] = true
 		}
 		out.VirtualHosts = append(out.VirtualHosts, vh)
 	}
@@ -331,15 +222,57 @@ func (b *build) model() *ir.IR {
 			out.Certificates = append(out.Certificates, b.certs[id])
 		}
 	}
-	// Every virtual host is served on every HTTP listener (the IR has no
-	// binding of a host to a listener yet: docs/gateway-api.md).
-	if http && b.opts.HTTPPort != 0 {
+	b.listeners(out)
+	out.Problems = b.problems.sorted()
+	return out
+}
+
+// sides is one host's routes for both protocols' listeners: the same
+// routes when both serve the same rules (or the host has no certificate,
+// so that HTTPS never serves it); else each side's, marked as served
+// there only (ir.Route.Only).
+func sides(plain, secure []*entry, tls bool) []*ir.Route {
+	same := !tls || slices.EqualFunc(plain, secure, func(a, c *entry) bool { return a == c })
+	out := []*ir.Route{} // a listener's host without Routes answers 404
+	for _, e := range plain {
+		r := e.irRoute
+		if !same {
+			r = only(r, ir.HTTP)
+		}
+		out = append(out, r)
+	}
+	if same {
+		return out
+	}
+	for _, e := range secure {
+		out = append(out, only(e.irRoute, ir.HTTPS))
+	}
+	return out
+}
+
+// only is a copy of r served on one protocol's listeners alone.
+func only(r *ir.Route, p ir.Protocol) *ir.Route {
+	c := *r
+	c.Only = p
+	return &c
+}
+
+// listeners are the IR's: Envoy's HTTP and HTTPS ports, each while some
+// Gateway listener of its protocol is programmed (and, for HTTPS, some
+// host has a certificate). The IR serves every virtual host on every
+// HTTP listener; Route.Only keeps each route to its side.
+func (b *build) listeners(out *ir.IR) {
+	address := cmp.Or(b.opts.ListenAddress, "0.0.0.0")
+	var http, https bool
+	for _, g := range b.groups {
+		http = http || g.protocol == ir.HTTP
+		https = https || g.protocol == ir.HTTPS
+	}
+	if http {
 		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPListenerName, Address: address, Port: b.opts.HTTPPort, Protocol: ir.HTTP})
 	}
 	if https && len(out.Certificates) > 0 {
 		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPSListenerName, Address: address, Port: b.opts.HTTPSPort, Protocol: ir.HTTPS})
 	}
 	slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
-	out.Problems = b.problems.sorted()
-	return out
 }

@@ -61,6 +61,7 @@ func (b *build) gateways() {
 			}
 			seen[id] = l.name
 			b.byGateway[key] = append(b.byGateway[key], l)
+			b.join(l)
 		}
 	}
 }

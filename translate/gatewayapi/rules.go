@@ -1,0 +1,94 @@
+package gatewayapi
+
+import (
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-xds/ingress-xds/translate/ir"
+)
+
+// entries are a Route's IR routes, one per match of each rule (a rule
+// without matches has one, of every path), before they are put in a host's
+// order. A rule that cannot be applied as written answers 500, reported
+// on the Route; its other rules are served.
+func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
+	src := &ir.Object{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name}
+	var out []*entry
+	for i, rule := range r.Spec.Rules {
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwapiv1.HTTPRouteMatch{{}}
+		}
+		f, ferr := filters(rule.Filters)
+		var shares []ir.WeightedCluster
+		var invalid uint32
+		if ferr == nil && f.redirect == nil {
+			shares, invalid = b.shares(r, i, rule.BackendRefs)
+		}
+		if invalid > 0 && len(shares) > 0 {
+			// The IR cannot answer a share of a route's requests with a
+			// status: the valid shares take them all (docs/gateway-api.md).
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "PartlyResolved",
+				"rules[%d]: the shares of unresolved backends go to the others until a share can be answered 500", i)
+		}
+		for j, m := range matches {
+			im, err := match(m)
+			// The counts precedence compares are of the matches that
+			// count: the first of each name.
+			e := &entry{route: r, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
+			e.headers = len(im.Headers)
+			if e.method {
+				e.headers--
+			}
+			if err == nil {
+				err = ferr
+			}
+			var rt *ir.Route
+			if err == nil {
+				rt, err = route(im, f, shares)
+			}
+			if err != nil {
+				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "rules[%d].matches[%d]: %v: answered 500", i, j, err)
+				if im.PathType == "" {
+					im = ir.Match{PathType: ir.PathPrefix, Path: "/"}
+				}
+				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
+			}
+			rt.Source = src
+			e.irRoute = rt
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// route is one match's IR route: a redirect, or a forward to the rule's
+// shares with its header changes and rewrite. No share at all (no
+// backendRefs, every weight 0, every backend unresolved) answers 500, as
+// Gateway API says.
+func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error) {
+	rt := &ir.Route{Match: m}
+	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders}
+	switch {
+	case f.redirect != nil:
+		rd, err := redirect(f.redirect, m)
+		if err != nil {
+			return nil, err
+		}
+		rt.Action.Redirect = rd
+	case len(shares) == 0:
+		rt.Action.Direct = &ir.DirectResponse{Status: 500}
+	default:
+		rt.Action.Forward = &ir.Forward{Clusters: shares}
+		if f.rewrite != nil {
+			rw, err := rewrite(f.rewrite, m)
+			if err != nil {
+				return nil, err
+			}
+			p.Rewrite = rw
+		}
+	}
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil {
+		rt.Policy = p
+	}
+	return rt, nil
+}
