@@ -19,7 +19,7 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 	for i, ref := range refs {
 		weight := uint32(deref(ref.Weight, 1))
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
-		be, err := b.backend(r, ref)
+		be, err := b.backend(r, ref.BackendObjectReference)
 		if err == nil && len(ref.Filters) > 0 {
 			err = fmt.Errorf("filters on a backendRef are not supported yet")
 		}
@@ -39,7 +39,7 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 // backend resolves one backendRef to a Service port's backend, with its
 // default cluster: a Service of the Route's namespace, or of another one a
 // ReferenceGrant there opens to HTTPRoutes of the Route's.
-func (b *build) backend(r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (*ir.Backend, error) {
+func (b *build) backend(r *gwapiv1.HTTPRoute, ref gwapiv1.BackendObjectReference) (*ir.Backend, error) {
 	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Service"); g != "" || k != "Service" {
 		return nil, fmt.Errorf("%s %s is not a Service (InvalidKind)", groupKind(g, k), ref.Name)
 	}

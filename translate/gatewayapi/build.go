@@ -208,6 +208,11 @@ func (b *build) model() *ir.IR {
 					used[c.Cluster] = true
 				}
 			}
+			if r.Policy != nil {
+				for _, m := range r.Policy.Mirrors {
+					used[m.Cluster] = true
+				}
+			}
 		}
 		out.VirtualHosts = append(out.VirtualHosts, vh)
 	}

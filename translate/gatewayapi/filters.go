@@ -15,6 +15,13 @@ type applied struct {
 	requestHeaders, responseHeaders *ir.HeaderChanges
 	redirect                        *gwapiv1.HTTPRequestRedirectFilter
 	rewrite                         *gwapiv1.HTTPURLRewriteFilter
+	// mirrors are resolved by the build (mirrors.go), which can read
+	// Services and ReferenceGrants.
+	mirrors []*gwapiv1.HTTPRequestMirrorFilter
+	// mirrored and timeouts are the rule's mirrors, resolved, and its
+	// timeouts.
+	mirrored []ir.Mirror
+	timeouts *ir.Timeouts
 }
 
 // filters reads a rule's filters. A filter that cannot be applied is an
@@ -39,6 +46,11 @@ func filters(fs []gwapiv1.HTTPRouteFilter) (applied, error) {
 				err = fmt.Errorf("one URLRewrite and no RequestRedirect beside it")
 			}
 			out.rewrite = f.URLRewrite
+		case gwapiv1.HTTPRouteFilterRequestMirror:
+			if f.RequestMirror == nil {
+				err = fmt.Errorf("a RequestMirror without its settings")
+			}
+			out.mirrors = append(out.mirrors, f.RequestMirror)
 		default:
 			err = fmt.Errorf("type %s is not supported yet", f.Type)
 		}

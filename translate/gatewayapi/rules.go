@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"fmt"
+
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -21,8 +23,15 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 		f, ferr := filters(rule.Filters)
 		var shares []ir.WeightedCluster
 		var invalid uint32
+		if ferr == nil && f.redirect != nil && len(f.mirrors) > 0 {
+			ferr = fmt.Errorf("a RequestMirror beside a RequestRedirect has nothing to copy")
+		}
 		if ferr == nil && f.redirect == nil {
 			shares, invalid = b.shares(r, i, rule.BackendRefs)
+			f.mirrored, ferr = b.mirrors(r, f.mirrors)
+		}
+		if ferr == nil {
+			f.timeouts, ferr = timeouts(rule.Timeouts)
 		}
 		if invalid > 0 && len(shares) > 0 {
 			// The IR cannot answer a share of a route's requests with a
@@ -67,7 +76,7 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 // Gateway API says.
 func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error) {
 	rt := &ir.Route{Match: m}
-	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders}
+	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders, Timeouts: f.timeouts}
 	switch {
 	case f.redirect != nil:
 		rd, err := redirect(f.redirect, m)
@@ -79,6 +88,7 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 		rt.Action.Direct = &ir.DirectResponse{Status: 500}
 	default:
 		rt.Action.Forward = &ir.Forward{Clusters: shares}
+		p.Mirrors = f.mirrored
 		if f.rewrite != nil {
 			rw, err := rewrite(f.rewrite, m)
 			if err != nil {
@@ -87,7 +97,7 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 			p.Rewrite = rw
 		}
 	}
-	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil {
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil || p.Timeouts != nil || len(p.Mirrors) > 0 {
 		rt.Policy = p
 	}
 	return rt, nil
