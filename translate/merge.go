@@ -65,7 +65,8 @@ func merge(ing, gw *ir.IR) *ir.IR {
 	out.VirtualHosts = mergeByName(ing.VirtualHosts, hosts, func(v *ir.VirtualHost) string { return v.Host })
 
 	// What the Gateway hosts still served use: a dropped host's clusters
-	// must not be listed (every cluster listed is one a route forwards to).
+	// must not be listed (every cluster listed is one a route forwards or
+	// mirrors to).
 	usedClusters, usedCerts := map[string]bool{}, map[string]bool{}
 	for _, vh := range hosts {
 		usedCerts[vh.Certificate] = vh.Certificate != ""
@@ -73,6 +74,11 @@ func merge(ing, gw *ir.IR) *ir.IR {
 			if f := r.Action.Forward; f != nil {
 				for _, c := range f.Clusters {
 					usedClusters[c.Cluster] = true
+				}
+			}
+			if r.Policy != nil {
+				for _, m := range r.Policy.Mirrors {
+					usedClusters[m.Cluster] = true
 				}
 			}
 		}

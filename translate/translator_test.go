@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -79,11 +80,17 @@ func endpointChange(desc string) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: ns, Name: name}, true
 }
 
-// mergedGoldenState is every golden case's objects in one state.
+// mergedGoldenState is every golden case's objects in one state, with
+// the Gateway API front-end's cases (of which, for a name two share, the
+// later is kept).
 func mergedGoldenState(t *testing.T) *kube.State {
 	t.Helper()
 	var all []byte
-	for _, input := range goldenCases(t) {
+	gateway, err := filepath.Glob(filepath.Join("gatewayapi", "testdata", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, input := range append(goldenCases(t), gateway...) {
 		data, err := os.ReadFile(input)
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +113,7 @@ func mergedGoldenState(t *testing.T) *kube.State {
 // are new pointers, never modified in place, in a new list or map (see
 // kube.State); Ingresses stay unique by namespace and name.
 func mutate(rng *rand.Rand, st *kube.State) string {
-	switch rng.Intn(9) {
+	switch rng.Intn(10) {
 	case 0: // edit an Ingress: drop its last path or rule
 		if len(st.Ingresses) == 0 {
 			return "nothing"
@@ -212,6 +219,23 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
 		return "toggle " + a.key + " of ingress " + ing.Name
+	case 9: // edit an HTTPRoute (drop its last rule) or delete it
+		g := st.Gateway
+		if g.Empty() || len(g.HTTPRoutes) == 0 {
+			return "nothing"
+		}
+		next := *g
+		next.HTTPRoutes = slices.Clone(g.HTTPRoutes)
+		i := rng.Intn(len(next.HTTPRoutes))
+		r := next.HTTPRoutes[i].DeepCopy()
+		st.Gateway = &next
+		if n := len(r.Spec.Rules); n > 1 && rng.Intn(3) > 0 {
+			r.Spec.Rules = r.Spec.Rules[:n-1]
+			next.HTTPRoutes[i] = r
+			return "edit httproute " + r.Name
+		}
+		next.HTTPRoutes = slices.Delete(next.HTTPRoutes, i, i+1)
+		return "delete httproute " + r.Name
 	default: // rotate or remove a Secret, or a ConfigMap
 		if rng.Intn(3) == 0 {
 			key := randomKey(rng, st.ConfigMaps)
