@@ -43,7 +43,8 @@ type State struct {
 	ConfigMaps map[types.NamespacedName]*corev1.ConfigMap
 	// Gateway holds the Gateway API objects for translate/gatewayapi;
 	// nil when there are none (the cluster source does not watch them
-	// yet: only manifests carry them).
+	// yet: only manifests carry them). Like the other parts, it is the
+	// very same value while none of its objects changed.
 	Gateway *GatewayObjects
 }
 

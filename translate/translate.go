@@ -95,7 +95,10 @@ func RenderJSON(r *Result) ([]byte, error) {
 type Translator struct {
 	front  *ingress.Builder
 	render *envoy.Renderer
-	opts   Options
+	// gateway is the Gateway API front-end, made when a State first holds
+	// Gateway API objects.
+	gateway *gatewayapi.Builder
+	opts    Options
 
 	// The previous result and the positions of its IR's backends that
 	// have no load assignment (ExternalName ones, and those only
@@ -147,13 +150,15 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 }
 
 // gatewayAPI is the Gateway API front-end's IR of a State, on Envoy's
-// ports; nil when the State holds no Gateway API object. It is built
-// afresh each time (translate/gatewayapi remembers nothing yet).
+// ports; nil when the State holds no Gateway API object.
 func (t *Translator) gatewayAPI(st *kube.State) *ir.IR {
 	if st.Gateway.Empty() {
 		return nil
 	}
-	return gatewayapi.Build(st, gatewayapi.Options{HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress})
+	if t.gateway == nil {
+		t.gateway = gatewayapi.NewBuilder(gatewayapi.Options{HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress})
+	}
+	return t.gateway.Build(st)
 }
 
 // firstLoad locates a Service's first backend in the previous IR, by

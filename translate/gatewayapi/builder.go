@@ -20,6 +20,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"reflect"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -59,4 +60,37 @@ func Build(st *kube.State, opts Options) *ir.IR {
 	b.gateways()
 	b.routes()
 	return b.model()
+}
+
+// Builder builds the IR of state after state. While nothing it reads
+// changed (the Gateway API objects, Services, EndpointSlices, Secrets:
+// each the very same list or map, as kube.State promises of an unchanged
+// part) it hands out the very same IR, so that the renderer reuses all of
+// its work: an Ingress change costs the Gateway API front-end nothing.
+// Any change rebuilds it whole (per-Route work is left for later). It is
+// not safe for concurrent use.
+type Builder struct {
+	opts Options
+	last *ir.IR
+	read kube.State // the parts of the State last read
+}
+
+// NewBuilder returns a Builder with nothing remembered yet.
+func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
+
+// Build returns the IR of a state, the previous one when nothing it reads
+// changed.
+func (b *Builder) Build(st *kube.State) *ir.IR {
+	if b.last != nil && st.Gateway == b.read.Gateway && same(st.Services, b.read.Services) &&
+		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) {
+		return b.last
+	}
+	b.last = Build(st, b.opts)
+	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
+	return b.last
+}
+
+// same says whether a and b are the very same map.
+func same[K comparable, V any](a, b map[K]V) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
