@@ -274,10 +274,10 @@ func (b *build) listeners(out *ir.IR) {
 		https = https || g.protocol == ir.HTTPS
 	}
 	if http {
-		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPListenerName, Address: address, Port: b.opts.HTTPPort, Protocol: ir.HTTP})
+		out.Listeners = append(out.Listeners, &ir.Listener{Name: cmp.Or(b.opts.HTTPListener, HTTPListenerName), Address: address, Port: b.opts.HTTPPort, Protocol: ir.HTTP})
 	}
 	if https && len(out.Certificates) > 0 {
-		out.Listeners = append(out.Listeners, &ir.Listener{Name: HTTPSListenerName, Address: address, Port: b.opts.HTTPSPort, Protocol: ir.HTTPS})
+		out.Listeners = append(out.Listeners, &ir.Listener{Name: cmp.Or(b.opts.HTTPSListener, HTTPSListenerName), Address: address, Port: b.opts.HTTPSPort, Protocol: ir.HTTPS})
 	}
 	slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
 }

@@ -49,6 +49,12 @@ type Options struct {
 	// ListenAddress is the address the listeners bind; 0.0.0.0 when
 	// empty.
 	ListenAddress string
+	// HTTPListener and HTTPSListener name the listeners; HTTPListenerName
+	// and HTTPSListenerName when empty. Beside the Ingress front-end they
+	// are its names: a port is one Envoy listener, whichever front-end
+	// asks for it first, and the IR's listeners are sorted by name and by
+	// port alike.
+	HTTPListener, HTTPSListener string
 }
 
 func (o Options) controllerName() string { return cmp.Or(o.ControllerName, DefaultControllerName) }
