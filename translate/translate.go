@@ -156,7 +156,7 @@ func (t *Translator) gatewayAPI(st *kube.State) *ir.IR {
 		return nil
 	}
 	if t.gateway == nil {
-		t.gateway = gatewayapi.NewBuilder(gatewayapi.Options{HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress,
+		t.gateway = gatewayapi.NewBuilder(gatewayapi.Options{ControllerName: t.opts.GatewayControllerName, HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress,
 			HTTPListener: ingress.HTTPListenerName, HTTPSListener: ingress.HTTPSListenerName})
 	}
 	return t.gateway.Build(st)

@@ -12,6 +12,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -55,6 +56,8 @@ type translateFlags struct {
 	requestMetrics bool
 	// routeScopes splits the plain-HTTP route configuration in that many.
 	routeScopes uint
+	// gatewayController is the GatewayClass controllerName served.
+	gatewayController string
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -74,6 +77,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
 	fs.BoolVar(&t.requestMetrics, "request-metrics", false, "have each Envoy send every request's figures over its gRPC access log to the authorisation service beside it (--authz-address), which counts them as ingress-nginx's request metrics (nginx_ingress_controller_requests, ...) and serves them on its own --metrics-address (docs/observability.md)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
+	fs.StringVar(&t.gatewayController, "gateway-controller-name", gatewayapi.DefaultControllerName, "the spec.controllerName of the GatewayClasses whose Gateways and HTTPRoutes are served (docs/gateway-api.md; read from manifests only, for now)")
 	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope; about a fifth of the number of hosts keeps what a change sends the same as hosts are added. 0: one route configuration (docs/benchmarks.md, issue 18)")
 }
 
@@ -155,6 +159,8 @@ func (t *translateFlags) options() translate.Options {
 		OnDemandClusters:     t.onDemandClusters,
 		RouteScopes:          int(t.routeScopes),
 		RequestMetrics:       t.requestMetrics,
+
+		GatewayControllerName: t.gatewayController,
 	}
 }
 

@@ -95,6 +95,12 @@ type Options struct {
 	// routes then carry their Ingress's names (RouteLog).
 	RequestMetrics bool
 
+	// GatewayControllerName is the GatewayClass controllerName whose
+	// Gateways the Gateway API front-end serves (serve
+	// --gateway-controller-name; gatewayapi.DefaultControllerName when
+	// empty). translate uses it, not the front-end.
+	GatewayControllerName string
+
 	// NginxDefaults gives every Ingress ingress-nginx's defaults where
 	// they differ from Envoy's (serve --nginx-defaults;
 	// configmap.NginxDefaults), under the ConfigMap's keys.
