@@ -120,7 +120,7 @@ func TestGatewayAPISideBySide(t *testing.T) {
 		log := cp.Output()
 		for _, want := range []string{
 			`object=default/modern reason=HostConflict .*shared.example.com`,
-			`object=default/modern reason=BackendNotResolved .*no-such-service`,
+			`object=default/modern reason=BackendNotFound .*no-such-service`,
 		} {
 			if !regexp.MustCompile(want).MatchString(log) {
 				t.Errorf("no log line matching %s", want)

@@ -15,9 +15,10 @@ type attachment struct {
 }
 
 // attach finds the listeners of our Gateways a Route's parentRefs attach
-// it to. A parentRef naming a Gateway that is not ours is not ours to
-// judge and is skipped in silence; one naming ours that no listener
-// accepts is reported on the Route.
+// it to, and records each parentRef's outcome for the Route's status and
+// each listener's count of attached Routes. A parentRef naming a Gateway
+// that is not ours is not ours to judge and is skipped in silence; one
+// naming ours that no listener accepts is reported on the Route.
 func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 	var out []attachment
 	for i, ref := range r.Spec.ParentRefs {
@@ -31,7 +32,9 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 		}
 		where := fmt.Sprintf("parentRefs[%d] (Gateway %s)", i, gw)
 		var reasons []string
+		var selected []*listener // by the parentRef and allowedRoutes
 		n := len(out)
+		outcome := parentOutcome{ref: ref, reason: string(gwapiv1.RouteReasonNoMatchingParent)}
 		for _, l := range listeners {
 			if ref.SectionName != nil && string(*ref.SectionName) != l.name {
 				continue
@@ -41,11 +44,18 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 			}
 			if why := l.refuses(r); why != "" {
 				reasons = append(reasons, why)
+				outcome.reason = string(gwapiv1.RouteReasonNotAllowedByListeners)
+				continue
+			}
+			selected = append(selected, l)
+			if !l.programmed {
+				reasons = append(reasons, fmt.Sprintf("%s is not programmed", l.where()))
 				continue
 			}
 			hosts := hostnames(l.hostname, r.Spec.Hostnames)
 			if len(hosts) == 0 {
 				reasons = append(reasons, fmt.Sprintf("%s: no hostname of the Route matches %q", l.where(), l.hostname))
+				outcome.reason = string(gwapiv1.RouteReasonNoMatchingListenerHostname)
 				continue
 			}
 			out = append(out, attachment{listener: l, hosts: hosts})
@@ -55,8 +65,17 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 			if len(reasons) > 0 {
 				msg = fmt.Sprint(reasons)
 			}
+			outcome.message = "not attached: " + msg
 			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NotAttached", "%s: not attached: %s", where, msg)
+		} else {
+			// Attached: every listener the parentRef and allowedRoutes
+			// select counts the Route, programmed or not.
+			outcome.accepted = true
+			for _, l := range selected {
+				l.status.count(r)
+			}
 		}
+		b.outcome(r, outcome)
 	}
 	return out
 }

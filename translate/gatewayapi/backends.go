@@ -21,10 +21,13 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
 		be, err := b.backend(r, ref.BackendObjectReference)
 		if err == nil && len(ref.Filters) > 0 {
-			err = fmt.Errorf("filters on a backendRef are not supported yet")
+			err = refError{reason: string(gwapiv1.RouteReasonUnsupportedValue), err: fmt.Errorf("filters on a backendRef are not supported yet")}
 		}
 		if err != nil {
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "BackendNotResolved", "%s: %v: its share is answered 500", where, err)
+			// Reported under the reason Gateway API's ResolvedRefs uses.
+			reason := reasonOf(err, string(gwapiv1.RouteReasonBackendNotFound))
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, reason, "%s: %v: its share is answered 500", where, err)
+			b.unresolved(r, reason, fmt.Sprintf("%s: %v", where, err))
 			invalid += weight
 			continue
 		}
@@ -41,15 +44,15 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 // ReferenceGrant there opens to HTTPRoutes of the Route's.
 func (b *build) backend(r *gwapiv1.HTTPRoute, ref gwapiv1.BackendObjectReference) (*ir.Backend, error) {
 	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Service"); g != "" || k != "Service" {
-		return nil, fmt.Errorf("%s %s is not a Service (InvalidKind)", groupKind(g, k), ref.Name)
+		return nil, refError{reason: string(gwapiv1.RouteReasonInvalidKind), err: fmt.Errorf("%s %s is not a Service", groupKind(g, k), ref.Name)}
 	}
 	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.Namespace))), Name: string(ref.Name)}
 	if name.Namespace != r.Namespace && !b.granted(gwapiv1.GroupName, kindHTTPRoute, r.Namespace, "", "Service", name) {
-		return nil, fmt.Errorf("Service %s is in another namespace and no ReferenceGrant there allows it (RefNotPermitted)", name)
+		return nil, refError{reason: string(gwapiv1.RouteReasonRefNotPermitted), err: fmt.Errorf("Service %s is in another namespace and no ReferenceGrant there allows it", name)}
 	}
 	svc := b.st.Services[name]
 	if svc == nil {
-		return nil, fmt.Errorf("Service %s not found (BackendNotFound)", name)
+		return nil, fmt.Errorf("Service %s not found", name)
 	}
 	if ref.Port == nil {
 		return nil, fmt.Errorf("Service %s: no port given", name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -30,6 +31,10 @@ type build struct {
 	backends map[string]*ir.Backend
 	certs    map[string]*ir.Certificate
 	problems problems
+	// gatewayOf is our Gateways by name; routeStatus each Route's facts
+	// (status.go).
+	gatewayOf   map[types.NamespacedName]*gwapiv1.Gateway
+	routeStatus map[string]*routeFacts
 }
 
 // group is the listeners of one protocol and hostname. Every Gateway's
@@ -65,7 +70,8 @@ func newBuild(st *kube.State, opts Options) *build {
 		objs = &kube.GatewayObjects{}
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
-		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{}}
+		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{},
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}}
 }
 
 // join puts a programmed listener in its group. Envoy serves one
@@ -94,9 +100,11 @@ func (b *build) join(l *listener) {
 func (b *build) routes() {
 	for _, r := range b.objs.HTTPRoutes {
 		atts := b.attach(r)
-		if len(atts) == 0 {
-			continue
+		if b.routeStatus[r.Namespace+"/"+r.Name] == nil {
+			continue // no parentRef of ours
 		}
+		// A Route of ours that attached nowhere is still read, for its
+		// references' status and problems.
 		entries := b.entries(r)
 		for _, a := range atts {
 			g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]

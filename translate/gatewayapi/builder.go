@@ -62,10 +62,17 @@ func (o Options) controllerName() string { return cmp.Or(o.ControllerName, Defau
 // Build returns the IR of the Gateway API objects of a State: an IR with
 // no listener and no host when the State holds none of ours.
 func Build(st *kube.State, opts Options) *ir.IR {
+	m, _ := BuildWithStatus(st, opts)
+	return m
+}
+
+// BuildWithStatus is Build with the status of each of our Gateways and of
+// each HTTPRoute attached to one, as the specification says (status.go).
+func BuildWithStatus(st *kube.State, opts Options) (*ir.IR, *Status) {
 	b := newBuild(st, opts)
 	b.gateways()
 	b.routes()
-	return b.model()
+	return b.model(), b.status()
 }
 
 // Builder builds the IR of state after state. While nothing it reads
@@ -76,9 +83,10 @@ func Build(st *kube.State, opts Options) *ir.IR {
 // Any change rebuilds it whole (per-Route work is left for later). It is
 // not safe for concurrent use.
 type Builder struct {
-	opts Options
-	last *ir.IR
-	read kube.State // the parts of the State last read
+	opts   Options
+	last   *ir.IR
+	status *Status
+	read   kube.State // the parts of the State last read
 }
 
 // NewBuilder returns a Builder with nothing remembered yet.
@@ -91,10 +99,14 @@ func (b *Builder) Build(st *kube.State) *ir.IR {
 		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) {
 		return b.last
 	}
-	b.last = Build(st, b.opts)
+	b.last, b.status = BuildWithStatus(st, b.opts)
 	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
 	return b.last
 }
+
+// Status is the status of the last Build's objects (nil before one): the
+// same value while the IR is.
+func (b *Builder) Status() *Status { return b.status }
 
 // same says whether a and b are the very same map.
 func same[K comparable, V any](a, b map[K]V) bool {

@@ -22,6 +22,10 @@ type listener struct {
 	// certificate names the IR certificate of an HTTPS listener.
 	certificate string
 	allowed     *gwapiv1.AllowedRoutes
+	// programmed says the listener is served; the facts its status is
+	// made of are in status (status.go).
+	programmed bool
+	status     listenerFacts
 }
 
 // where names the listener in problems.
@@ -47,35 +51,43 @@ func (b *build) gateways() {
 		}
 		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
 		b.byGateway[key] = nil
+		b.gatewayOf[key] = gw
 		seen := map[string]string{} // protocol and hostname -> listener name
 		for i := range gw.Spec.Listeners {
-			l, ok := b.listener(gw, &gw.Spec.Listeners[i])
-			if !ok {
+			// Every listener is kept, programmed or not: Routes attach
+			// to it all the same, and its status counts them.
+			l := b.listener(gw, &gw.Spec.Listeners[i])
+			b.byGateway[key] = append(b.byGateway[key], l)
+			if !l.programmed {
 				continue
 			}
 			id := string(l.protocol) + " " + l.hostname
 			if other, dup := seen[id]; dup {
 				b.problems.add(kindGateway, gw.Namespace, gw.Name, "ListenerConflicted",
 					"%s: same protocol, port and hostname as listener %q: not programmed", l.where(), other)
+				l.programmed = false
+				l.status.conflicted = fmt.Sprintf("same protocol, port and hostname as listener %q", other)
 				continue
 			}
 			seen[id] = l.name
-			b.byGateway[key] = append(b.byGateway[key], l)
 			b.join(l)
 		}
 	}
 }
 
-// listener checks one Gateway listener; false, with a problem, when it
-// cannot be programmed.
-func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) (*listener, bool) {
+// listener checks one Gateway listener: programmed, or not with a
+// problem and the condition that says why.
+func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener {
 	l := &listener{gateway: gw, name: string(spec.Name), port: uint32(spec.Port), allowed: spec.AllowedRoutes}
 	if spec.Hostname != nil {
 		l.hostname = strings.ToLower(string(*spec.Hostname))
 	}
-	bad := func(reason, format string, args ...any) (*listener, bool) {
-		b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: "+format, append([]any{l.where()}, args...)...)
-		return nil, false
+	l.status.kinds, l.status.badKinds = routeKinds(spec.AllowedRoutes)
+	bad := func(reason, format string, args ...any) *listener {
+		msg := fmt.Sprintf(format, args...)
+		b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: %s", l.where(), msg)
+		l.status.setRefused(reason, msg)
+		return l
 	}
 	switch spec.Protocol {
 	case gwapiv1.HTTPProtocolType:
@@ -90,13 +102,15 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) (*listener
 		}
 		cert, err := b.listenerCertificate(gw, spec.TLS)
 		if err != nil {
-			return bad("InvalidCertificateRef", "%v: not programmed", err)
+			return bad(reasonOf(err, string(gwapiv1.ListenerReasonInvalidCertificateRef)), "%v: not programmed", err)
 		}
 		l.certificate = cert
 	default:
+		l.status.kinds = nil // none of this protocol's Route kinds is served
 		return bad("UnsupportedProtocol", "protocol %s is not supported yet (HTTP and HTTPS are): not programmed", spec.Protocol)
 	}
-	return l, true
+	l.programmed = true
+	return l
 }
 
 // listenerCertificate resolves an HTTPS listener's certificate: TLS
@@ -108,7 +122,7 @@ func (b *build) listenerCertificate(gw *gwapiv1.Gateway, tls *gwapiv1.ListenerTL
 		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
 	}
 	if tls.Mode != nil && *tls.Mode != gwapiv1.TLSModeTerminate {
-		return "", fmt.Errorf("tls.mode %s is not supported yet (Terminate is)", *tls.Mode)
+		return "", refError{reason: string(gwapiv1.ListenerReasonUnsupportedValue), err: fmt.Errorf("tls.mode %s is not supported yet (Terminate is)", *tls.Mode)}
 	}
 	if len(tls.CertificateRefs) == 0 {
 		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
@@ -123,7 +137,7 @@ func (b *build) listenerCertificate(gw *gwapiv1.Gateway, tls *gwapiv1.ListenerTL
 	}
 	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(gw.Namespace))), Name: string(ref.Name)}
 	if name.Namespace != gw.Namespace && !b.granted(gwapiv1.GroupName, kindGateway, gw.Namespace, "", "Secret", name) {
-		return "", fmt.Errorf("certificateRefs[0]: Secret %s is in another namespace and no ReferenceGrant there allows it", name)
+		return "", refError{reason: string(gwapiv1.ListenerReasonRefNotPermitted), err: fmt.Errorf("certificateRefs[0]: Secret %s is in another namespace and no ReferenceGrant there allows it", name)}
 	}
 	cert, err := certificates.FromSecret(name, b.st.Secrets[name])
 	if err != nil {

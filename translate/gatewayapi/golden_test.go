@@ -33,11 +33,17 @@ func goldenCases(t *testing.T) []string {
 // build runs the front-end on a case as the file source reads it.
 func build(t *testing.T, input string) *ir.IR {
 	t.Helper()
+	m, _ := buildWithStatus(t, input)
+	return m
+}
+
+func buildWithStatus(t *testing.T, input string) (*ir.IR, *gatewayapi.Status) {
+	t.Helper()
 	st, err := kube.LoadState(input, kube.ClassFilter{WatchClassless: true})
 	if err != nil {
 		t.Fatalf("loading %s: %v", input, err)
 	}
-	return gatewayapi.Build(st, goldenOptions)
+	return gatewayapi.BuildWithStatus(st, goldenOptions)
 }
 
 func render(t *testing.T, m *ir.IR) *envoy.Resources {
@@ -51,12 +57,18 @@ func render(t *testing.T, m *ir.IR) *envoy.Resources {
 
 // TestGolden is both seams for Gateway API: the YAML's IR, which must keep
 // the IR's contract, and the Envoy resources the same renderer as the
-// Ingresses' makes of it, which must be publishable.
+// Ingresses' makes of it, which must be publishable; and the objects'
+// status (<case>.status.json).
 func TestGolden(t *testing.T) {
 	for _, input := range goldenCases(t) {
 		name := strings.TrimSuffix(filepath.Base(input), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			m := build(t, input)
+			m, status := buildWithStatus(t, input)
+			st, err := envoy.IndentJSON(status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", name+".status.json"), st)
 			if err := m.Validate(); err != nil {
 				t.Errorf("the IR breaks its contract: %v", err)
 			}

@@ -18,7 +18,8 @@ func (b *build) mirrors(r *gwapiv1.HTTPRoute, fs []*gwapiv1.HTTPRequestMirrorFil
 	for i, f := range fs {
 		be, err := b.backend(r, f.BackendRef)
 		if err != nil {
-			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
+			// A reference that does not resolve, for the Route's status.
+			return nil, refError{reason: reasonOf(err, string(gwapiv1.RouteReasonBackendNotFound)), err: fmt.Errorf("RequestMirror %d: %w", i, err)}
 		}
 		percent, err := mirrorPercent(f)
 		if err != nil {

@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"errors"
 	"fmt"
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -29,6 +30,10 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 		if ferr == nil && f.redirect == nil {
 			shares, invalid = b.shares(r, i, rule.BackendRefs)
 			f.mirrored, ferr = b.mirrors(r, f.mirrors)
+			var re refError
+			if errors.As(ferr, &re) {
+				b.unresolved(r, reasonOf(ferr, string(gwapiv1.RouteReasonBackendNotFound)), fmt.Sprintf("rules[%d]: %v", i, ferr))
+			}
 		}
 		if ferr == nil {
 			f.timeouts, ferr = timeouts(rule.Timeouts)

@@ -1,0 +1,235 @@
+package gatewayapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Status is the Gateway API status of each of our objects as a build
+// serves them, keyed by namespace/name: what the leader is to write (no
+// writer yet). Conditions carry the object's generation and no
+// transition time, which is the writer's to keep or set; Gateways carry
+// no addresses, which are the Envoys' and the writer's too.
+type Status struct {
+	Gateways   map[string]gwapiv1.GatewayStatus   `json:"gateways"`
+	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus `json:"httpRoutes"`
+}
+
+// refError is an error with the status reason it stands for.
+type refError struct {
+	reason string
+	err    error
+}
+
+func (e refError) Error() string { return e.err.Error() }
+func (e refError) Unwrap() error { return e.err }
+
+// reasonOf is err's reason, or def.
+func reasonOf(err error, def string) string {
+	var re refError
+	if errors.As(err, &re) {
+		return re.reason
+	}
+	return def
+}
+
+// listenerFacts are what a listener's status is made of.
+type listenerFacts struct {
+	// refused is why the listener is not accepted (PortUnavailable,
+	// UnsupportedProtocol, UnsupportedValue), unresolved why its
+	// references are not (InvalidCertificateRef, RefNotPermitted), each
+	// with its message; conflicted, why it conflicts with another.
+	refused, refusedMsg       string
+	unresolved, unresolvedMsg string
+	conflicted                string
+	kinds                     []gwapiv1.RouteGroupKind
+	badKinds                  bool
+	attached                  map[types.NamespacedName]bool
+}
+
+// setRefused files a listener's problem under the condition it belongs to.
+func (f *listenerFacts) setRefused(reason, msg string) {
+	switch gwapiv1.ListenerConditionReason(reason) {
+	case gwapiv1.ListenerReasonInvalidCertificateRef, gwapiv1.ListenerReasonRefNotPermitted:
+		f.unresolved, f.unresolvedMsg = reason, msg
+	default:
+		f.refused, f.refusedMsg = reason, msg
+	}
+}
+
+// count attaches a Route to the listener.
+func (f *listenerFacts) count(r *gwapiv1.HTTPRoute) {
+	if f.attached == nil {
+		f.attached = map[types.NamespacedName]bool{}
+	}
+	f.attached[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}] = true
+}
+
+// routeKinds are the kinds a listener's Routes may be (HTTPRoute, the one
+// served), and whether allowedRoutes.kinds names one that is not.
+func routeKinds(a *gwapiv1.AllowedRoutes) ([]gwapiv1.RouteGroupKind, bool) {
+	group := gwapiv1.Group(gwapiv1.GroupName)
+	httpRoute := gwapiv1.RouteGroupKind{Group: &group, Kind: kindHTTPRoute}
+	if a == nil || len(a.Kinds) == 0 {
+		return []gwapiv1.RouteGroupKind{httpRoute}, false
+	}
+	var out []gwapiv1.RouteGroupKind
+	bad := false
+	for _, k := range a.Kinds {
+		if deref(k.Group, gwapiv1.GroupName) == gwapiv1.GroupName && k.Kind == kindHTTPRoute {
+			out = append(out, httpRoute)
+		} else {
+			bad = true
+		}
+	}
+	return slices.CompactFunc(out, func(a, b gwapiv1.RouteGroupKind) bool { return a.Kind == b.Kind }), bad
+}
+
+// parentOutcome is what became of one parentRef of a Route.
+type parentOutcome struct {
+	ref      gwapiv1.ParentReference
+	accepted bool
+	reason   string // why not, when not
+	message  string
+}
+
+// routeFacts are what a Route's status is made of.
+type routeFacts struct {
+	route   *gwapiv1.HTTPRoute
+	parents []parentOutcome
+	// unresolved is the first reference that did not resolve.
+	unresolved, unresolvedMsg string
+}
+
+func (b *build) routeFacts(r *gwapiv1.HTTPRoute) *routeFacts {
+	key := r.Namespace + "/" + r.Name
+	f := b.routeStatus[key]
+	if f == nil {
+		f = &routeFacts{route: r}
+		b.routeStatus[key] = f
+	}
+	return f
+}
+
+func (b *build) outcome(r *gwapiv1.HTTPRoute, o parentOutcome) {
+	f := b.routeFacts(r)
+	f.parents = append(f.parents, o)
+}
+
+func (b *build) unresolved(r *gwapiv1.HTTPRoute, reason, msg string) {
+	if f := b.routeFacts(r); f.unresolved == "" {
+		f.unresolved, f.unresolvedMsg = reason, msg
+	}
+}
+
+func condition(t, reason, msg string, ok bool, generation int64) metav1.Condition {
+	status := metav1.ConditionTrue
+	if !ok {
+		status = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation}
+}
+
+// status is the build's Status.
+func (b *build) status() *Status {
+	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}}
+	for key, listeners := range b.byGateway {
+		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners)
+	}
+	for key, f := range b.routeStatus {
+		if len(f.parents) > 0 {
+			out.HTTPRoutes[key] = b.httpRouteStatus(f)
+		}
+	}
+	return out
+}
+
+// gatewayStatus is a Gateway's conditions and its listeners'. It is
+// Accepted while some listener is (ListenersNotValid when some other is
+// not), and Programmed while some listener is served.
+func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewayStatus {
+	gen := gw.Generation
+	var out gwapiv1.GatewayStatus
+	valid, programmed := 0, 0
+	for _, l := range listeners {
+		ls := gwapiv1.ListenerStatus{Name: gwapiv1.SectionName(l.name), SupportedKinds: l.status.kinds, AttachedRoutes: int32(len(l.status.attached))}
+		if ls.SupportedKinds == nil {
+			ls.SupportedKinds = []gwapiv1.RouteGroupKind{}
+		}
+		f := &l.status
+		accepted := f.refused == "" && f.conflicted == ""
+		if accepted {
+			valid++
+		}
+		switch {
+		case f.refused != "":
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), f.refused, f.refusedMsg, false, gen))
+		case f.conflicted != "":
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), string(gwapiv1.ListenerReasonHostnameConflict), f.conflicted, false, gen))
+		default:
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), string(gwapiv1.ListenerReasonAccepted), "", true, gen))
+		}
+		if f.conflicted != "" {
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionConflicted), string(gwapiv1.ListenerReasonHostnameConflict), f.conflicted, true, gen))
+		} else {
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionConflicted), string(gwapiv1.ListenerReasonNoConflicts), "", false, gen))
+		}
+		switch {
+		case f.unresolved != "":
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), f.unresolved, f.unresolvedMsg, false, gen))
+		case f.badKinds:
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), string(gwapiv1.ListenerReasonInvalidRouteKinds), "allowedRoutes.kinds names a kind that is not served (HTTPRoute is)", false, gen))
+		default:
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), string(gwapiv1.ListenerReasonResolvedRefs), "", true, gen))
+		}
+		if l.programmed {
+			programmed++
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionProgrammed), string(gwapiv1.ListenerReasonProgrammed), "", true, gen))
+		} else {
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionProgrammed), string(gwapiv1.ListenerReasonInvalid), "not served", false, gen))
+		}
+		out.Listeners = append(out.Listeners, ls)
+	}
+	switch {
+	case valid == len(listeners):
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonAccepted), "", true, gen))
+	default:
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonListenersNotValid),
+			fmt.Sprintf("%d of %d listeners are not valid", len(listeners)-valid, len(listeners)), valid > 0, gen))
+	}
+	if programmed > 0 {
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionProgrammed), string(gwapiv1.GatewayReasonProgrammed), "", true, gen))
+	} else {
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionProgrammed), string(gwapiv1.GatewayReasonInvalid), "no listener is served", false, gen))
+	}
+	return out
+}
+
+// httpRouteStatus is a Route's status per parentRef of ours: Accepted, or
+// why not (NoMatchingParent, NotAllowedByListeners,
+// NoMatchingListenerHostname), and ResolvedRefs, or the first reference
+// that did not resolve.
+func (b *build) httpRouteStatus(f *routeFacts) gwapiv1.HTTPRouteStatus {
+	gen := f.route.Generation
+	var out gwapiv1.HTTPRouteStatus
+	for _, p := range f.parents {
+		ps := gwapiv1.RouteParentStatus{ParentRef: p.ref, ControllerName: gwapiv1.GatewayController(b.opts.controllerName())}
+		if p.accepted {
+			ps.Conditions = append(ps.Conditions, condition(string(gwapiv1.RouteConditionAccepted), string(gwapiv1.RouteReasonAccepted), "", true, gen))
+		} else {
+			ps.Conditions = append(ps.Conditions, condition(string(gwapiv1.RouteConditionAccepted), p.reason, p.message, false, gen))
+		}
+		if f.unresolved != "" {
+			ps.Conditions = append(ps.Conditions, condition(string(gwapiv1.RouteConditionResolvedRefs), f.unresolved, f.unresolvedMsg, false, gen))
+		} else {
+			ps.Conditions = append(ps.Conditions, condition(string(gwapiv1.RouteConditionResolvedRefs), string(gwapiv1.RouteReasonResolvedRefs), "", true, gen))
+		}
+		out.Parents = append(out.Parents, ps)
+	}
+	return out
+}
