@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,6 +22,10 @@ type attachment struct {
 // naming ours that no listener accepts is reported on the Route.
 func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 	var out []attachment
+	routeHostnames, ok := b.routeHostnames(r)
+	if !ok {
+		return nil
+	}
 	for i, ref := range r.Spec.ParentRefs {
 		if g, k := deref(ref.Group, gwapiv1.GroupName), deref(ref.Kind, kindGateway); g != gwapiv1.GroupName || k != kindGateway {
 			continue // ListenerSets and other parents: not served yet
@@ -52,7 +57,7 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 				reasons = append(reasons, fmt.Sprintf("%s is not programmed", l.where()))
 				continue
 			}
-			hosts := hostnames(l.hostname, r.Spec.Hostnames)
+			hosts := hostnames(l.hostname, routeHostnames)
 			if len(hosts) == 0 {
 				reasons = append(reasons, fmt.Sprintf("%s: no hostname of the Route matches %q", l.where(), l.hostname))
 				outcome.reason = string(gwapiv1.RouteReasonNoMatchingListenerHostname)
@@ -113,4 +118,19 @@ func (l *listener) refuses(r *gwapiv1.HTTPRoute) string {
 		return fmt.Sprintf("%s: allowedRoutes.namespaces.from Selector is not supported yet", l.where())
 	}
 	return fmt.Sprintf("%s: allows no Routes (from %s)", l.where(), from)
+}
+
+// routeHostnames are a Route's hostnames that can be served, each that
+// cannot reported; false when it named some and none can (then it
+// serves nothing, rather than every host).
+func (b *build) routeHostnames(r *gwapiv1.HTTPRoute) ([]gwapiv1.Hostname, bool) {
+	var out []gwapiv1.Hostname
+	for i, h := range r.Spec.Hostnames {
+		if why := validHostname(strings.ToLower(string(h))); why != "" {
+			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "InvalidHostname", "hostnames[%d] %s: ignored", i, why)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, len(out) > 0 || len(r.Spec.Hostnames) == 0
 }

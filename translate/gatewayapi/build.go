@@ -289,3 +289,6 @@ func (b *build) listeners(out *ir.IR) {
 	}
 	slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })
 }
+
+// sortedKeys are a set's members in order.
+func sortedKeys(set map[string]bool) []string { return slices.Sorted(maps.Keys(set)) }

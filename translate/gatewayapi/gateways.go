@@ -89,6 +89,11 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 		l.status.setRefused(reason, msg)
 		return l
 	}
+	if l.hostname != "" {
+		if why := validHostname(l.hostname); why != "" {
+			return bad(string(gwapiv1.ListenerReasonUnsupportedValue), "hostname %s: not programmed", why)
+		}
+	}
 	switch spec.Protocol {
 	case gwapiv1.HTTPProtocolType:
 		l.protocol = ir.HTTP

@@ -45,7 +45,18 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 				"rules[%d]: the shares of unresolved backends go to the others until a share can be answered 500", i)
 		}
 		for j, m := range matches {
+			where := fmt.Sprintf("rules[%d].matches[%d]", i, j)
 			im, err := match(m)
+			if err == nil {
+				// A match Envoy would refuse (from a file).
+				err = b.checkRoute(&ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}})
+			}
+			if err != nil {
+				// A match that cannot be said cannot be answered 500
+				// either: widening it would take others' requests.
+				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "%s: %v: not served", where, err)
+				continue
+			}
 			// The counts precedence compares are of the matches that
 			// count: the first of each name.
 			e := &entry{route: r, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
@@ -53,18 +64,17 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 			if e.method {
 				e.headers--
 			}
-			if err == nil {
-				err = ferr
-			}
+			err = ferr
 			var rt *ir.Route
 			if err == nil {
 				rt, err = route(im, f, shares)
 			}
+			if err == nil {
+				// Values the API server would have refused (from a file).
+				err = b.checkRoute(rt)
+			}
 			if err != nil {
-				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "rules[%d].matches[%d]: %v: answered 500", i, j, err)
-				if im.PathType == "" {
-					im = ir.Match{PathType: ir.PathPrefix, Path: "/"}
-				}
+				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "%s: %v: answered 500", where, err)
 				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
 			}
 			rt.Source = src
