@@ -19,8 +19,8 @@ type build struct {
 	st   *kube.State
 	objs *kube.GatewayObjects
 	opts Options
-	// byGateway holds our Gateways' programmed listeners; a Gateway of
-	// ours with none is present, with none.
+	// byGateway holds our Gateways' listeners, programmed or not; a
+	// Gateway of ours with none is present, with none.
 	byGateway map[types.NamespacedName][]*listener
 	// groups are the programmed listeners by protocol and hostname
 	// (groupKey), across Gateways.
@@ -200,6 +200,8 @@ func (b *build) model() *ir.IR {
 	out := &ir.IR{Listeners: []*ir.Listener{}, VirtualHosts: []*ir.VirtualHost{}, Clusters: []*ir.Cluster{},
 		Backends: []*ir.Backend{}, Certificates: []*ir.Certificate{}}
 	used := map[string]bool{}
+	var served []string // the hosts with routes
+	var vhosts []*ir.VirtualHost
 	for _, name := range slices.Sorted(maps.Keys(b.names)) {
 		// A Gateway API wildcard covers any number of labels.
 		vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
@@ -207,9 +209,23 @@ func (b *build) model() *ir.IR {
 		tls, secure := b.serving(name, ir.HTTPS)
 		if tls != nil && len(secure) > 0 && name != ir.WildcardHost {
 			vh.Certificate = tls.certificate
-			used["cert:"+vh.Certificate] = true
 		}
 		vh.Routes = sides(plain, secure, vh.Certificate != "")
+		if len(vh.Routes) > 0 {
+			served = append(served, name)
+		}
+		vhosts = append(vhosts, vh)
+	}
+	for _, vh := range vhosts {
+		// A listener's hostname without routes is a host only where a
+		// wider host with routes would otherwise take its requests: it
+		// answers 404, as its listener does.
+		if len(vh.Routes) == 0 && !slices.ContainsFunc(served, func(w string) bool { return w == ir.WildcardHost || covers(w, vh.Host) }) {
+			continue
+		}
+		if vh.Certificate != "" {
+			used["cert:"+vh.Certificate] = true
+		}
 		for _, r := range vh.Routes {
 			if fw := r.Action.Forward; fw != nil {
 				for _, c := range fw.Clusters {
