@@ -20,17 +20,17 @@ type attachment struct {
 // each listener's count of attached Routes. A parentRef naming a Gateway
 // that is not ours is not ours to judge and is skipped in silence; one
 // naming ours that no listener accepts is reported on the Route.
-func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
+func (b *build) attach(r *routeObject) []attachment {
 	var out []attachment
 	routeHostnames, ok := b.routeHostnames(r)
 	if !ok {
 		return nil
 	}
-	for i, ref := range r.Spec.ParentRefs {
+	for i, ref := range r.parentRefs {
 		if g, k := deref(ref.Group, gwapiv1.GroupName), deref(ref.Kind, kindGateway); g != gwapiv1.GroupName || k != kindGateway {
 			continue // ListenerSets and other parents: not served yet
 		}
-		gw := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.Namespace))), Name: string(ref.Name)}
+		gw := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.namespace))), Name: string(ref.Name)}
 		listeners, ours := b.byGateway[gw]
 		if !ours {
 			continue
@@ -71,7 +71,7 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 				msg = fmt.Sprint(reasons)
 			}
 			outcome.message = "not attached: " + msg
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NotAttached", "%s: not attached: %s", where, msg)
+			b.problem(r, "NotAttached", "%s: not attached: %s", where, msg)
 		} else {
 			// Attached: every listener the parentRef and allowedRoutes
 			// select counts the Route, programmed or not.
@@ -87,17 +87,17 @@ func (b *build) attach(r *gwapiv1.HTTPRoute) []attachment {
 
 // refuses says why a listener does not take a Route by its allowedRoutes
 // ("" when it takes it): the Route's kind and namespace.
-func (l *listener) refuses(r *gwapiv1.HTTPRoute) string {
+func (l *listener) refuses(r *routeObject) string {
 	a := l.allowed
 	if a != nil && len(a.Kinds) > 0 {
 		ok := false
 		for _, k := range a.Kinds {
-			if deref(k.Group, gwapiv1.GroupName) == gwapiv1.GroupName && k.Kind == kindHTTPRoute {
+			if deref(k.Group, gwapiv1.GroupName) == gwapiv1.GroupName && string(k.Kind) == r.kind {
 				ok = true
 			}
 		}
 		if !ok {
-			return fmt.Sprintf("%s: allowedRoutes.kinds has no HTTPRoute", l.where())
+			return fmt.Sprintf("%s: allowedRoutes.kinds has no %s", l.where(), r.kind)
 		}
 	}
 	from := gwapiv1.NamespacesFromSame
@@ -108,7 +108,7 @@ func (l *listener) refuses(r *gwapiv1.HTTPRoute) string {
 	case gwapiv1.NamespacesFromAll:
 		return ""
 	case gwapiv1.NamespacesFromSame:
-		if r.Namespace == l.gateway.Namespace {
+		if r.namespace == l.gateway.Namespace {
 			return ""
 		}
 		return fmt.Sprintf("%s: allows Routes of namespace %s only", l.where(), l.gateway.Namespace)
@@ -123,14 +123,14 @@ func (l *listener) refuses(r *gwapiv1.HTTPRoute) string {
 // routeHostnames are a Route's hostnames that can be served, each that
 // cannot reported; false when it named some and none can (then it
 // serves nothing, rather than every host).
-func (b *build) routeHostnames(r *gwapiv1.HTTPRoute) ([]gwapiv1.Hostname, bool) {
+func (b *build) routeHostnames(r *routeObject) ([]gwapiv1.Hostname, bool) {
 	var out []gwapiv1.Hostname
-	for i, h := range r.Spec.Hostnames {
+	for i, h := range r.hostnames {
 		if why := validHostname(strings.ToLower(string(h))); why != "" {
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "InvalidHostname", "hostnames[%d] %s: ignored", i, why)
+			b.problem(r, "InvalidHostname", "hostnames[%d] %s: ignored", i, why)
 			continue
 		}
 		out = append(out, h)
 	}
-	return out, len(out) > 0 || len(r.Spec.Hostnames) == 0
+	return out, len(out) > 0 || len(r.hostnames) == 0
 }

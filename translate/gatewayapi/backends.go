@@ -15,7 +15,7 @@ import (
 // shares resolves a rule's backendRefs into weighted clusters. invalid is
 // the weight of the refs that cannot be resolved, each reported on the
 // Route: Gateway API answers their share of requests 500.
-func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBackendRef) (out []ir.WeightedCluster, invalid uint32) {
+func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef) (out []ir.WeightedCluster, invalid uint32) {
 	for i, ref := range refs {
 		weight := uint32(deref(ref.Weight, 1))
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
@@ -26,7 +26,7 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 		if err != nil {
 			// Reported under the reason Gateway API's ResolvedRefs uses.
 			reason := reasonOf(err, string(gwapiv1.RouteReasonBackendNotFound))
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, reason, "%s: %v: its share is answered 500", where, err)
+			b.problem(r, reason, "%s: %v: its share is answered 500", where, err)
 			b.unresolved(r, reason, fmt.Sprintf("%s: %v", where, err))
 			invalid += weight
 			continue
@@ -42,12 +42,12 @@ func (b *build) shares(r *gwapiv1.HTTPRoute, rule int, refs []gwapiv1.HTTPBacken
 // backend resolves one backendRef to a Service port's backend, with its
 // default cluster: a Service of the Route's namespace, or of another one a
 // ReferenceGrant there opens to HTTPRoutes of the Route's.
-func (b *build) backend(r *gwapiv1.HTTPRoute, ref gwapiv1.BackendObjectReference) (*ir.Backend, error) {
+func (b *build) backend(r *routeObject, ref gwapiv1.BackendObjectReference) (*ir.Backend, error) {
 	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Service"); g != "" || k != "Service" {
 		return nil, refError{reason: string(gwapiv1.RouteReasonInvalidKind), err: fmt.Errorf("%s %s is not a Service", groupKind(g, k), ref.Name)}
 	}
-	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.Namespace))), Name: string(ref.Name)}
-	if name.Namespace != r.Namespace && !b.granted(gwapiv1.GroupName, kindHTTPRoute, r.Namespace, "", "Service", name) {
+	name := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.namespace))), Name: string(ref.Name)}
+	if name.Namespace != r.namespace && !b.granted(gwapiv1.GroupName, r.kind, r.namespace, "", "Service", name) {
 		return nil, refError{reason: string(gwapiv1.RouteReasonRefNotPermitted), err: fmt.Errorf("Service %s is in another namespace and no ReferenceGrant there allows it", name)}
 	}
 	svc := b.st.Services[name]

@@ -61,7 +61,7 @@ func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + 
 
 // entryKey names an entry: one per Route, rule and match.
 func entryKey(e *entry) string {
-	return fmt.Sprintf("%s/%s/%d/%d", e.route.Namespace, e.route.Name, e.rule, e.m)
+	return fmt.Sprintf("%s/%d/%d", e.route.key(), e.rule, e.m)
 }
 
 func newBuild(st *kube.State, opts Options) *build {
@@ -98,19 +98,20 @@ func (b *build) join(l *listener) {
 
 // routes attaches every HTTPRoute to its listeners' groups.
 func (b *build) routes() {
-	for _, r := range b.objs.HTTPRoutes {
+	for _, hr := range b.objs.HTTPRoutes {
+		r := httpRouteObject(hr)
 		atts := b.attach(r)
-		if b.routeStatus[r.Namespace+"/"+r.Name] == nil {
+		if b.routeStatus[r.key()] == nil {
 			continue // no parentRef of ours
 		}
 		// A Route of ours that attached nowhere is still read, for its
 		// references' status and problems.
-		entries := b.entries(r)
+		entries := b.entries(r, hr)
 		for _, a := range atts {
 			g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 			for _, name := range a.hosts {
 				if name == ir.WildcardHost && g.protocol == ir.HTTPS {
-					b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "NoHostname",
+					b.problem(r, "NoHostname",
 						"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", a.listener.where())
 					continue
 				}

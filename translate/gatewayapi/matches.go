@@ -103,7 +103,7 @@ func stringMatch(regex bool, value string) (ir.StringMatch, error) {
 // entry is one match of one rule of a Route, served on one host: the unit
 // Gateway API's precedence orders.
 type entry struct {
-	route   *gwapiv1.HTTPRoute
+	route   *routeObject
 	rule, m int
 	match   ir.Match
 	method  bool
@@ -150,14 +150,14 @@ func precedence(a, b *entry) int {
 	if c := olderFirst(a.route, b.route); c != 0 {
 		return c
 	}
-	return cmp.Or(cmp.Compare(a.route.Namespace, b.route.Namespace), cmp.Compare(a.route.Name, b.route.Name),
+	return cmp.Or(cmp.Compare(a.route.namespace, b.route.namespace), cmp.Compare(a.route.name, b.route.name),
 		cmp.Compare(a.rule, b.rule), cmp.Compare(a.m, b.m))
 }
 
 // olderFirst orders Routes by creation time; one without (from a file)
 // counts as the newest.
-func olderFirst(a, b *gwapiv1.HTTPRoute) int {
-	at, bt := a.CreationTimestamp, b.CreationTimestamp
+func olderFirst(a, b *routeObject) int {
+	at, bt := a.created, b.created
 	switch {
 	case at.Equal(&bt):
 		return 0

@@ -13,7 +13,7 @@ import (
 // (whose answers are dropped). An error, for a backend that cannot be
 // resolved or a share the IR cannot say, answers the rule 500: a rule is
 // never served without its filter.
-func (b *build) mirrors(r *gwapiv1.HTTPRoute, fs []*gwapiv1.HTTPRequestMirrorFilter) ([]ir.Mirror, error) {
+func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter) ([]ir.Mirror, error) {
 	var out []ir.Mirror
 	for i, f := range fs {
 		be, err := b.backend(r, f.BackendRef)

@@ -13,8 +13,8 @@ import (
 // without matches has one, of every path), before they are put in a host's
 // order. A rule that cannot be applied as written answers 500, reported
 // on the Route; its other rules are served.
-func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
-	src := &ir.Object{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name}
+func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
+	src := &ir.Object{Kind: ro.kind, Namespace: ro.namespace, Name: ro.name}
 	var out []*entry
 	for i, rule := range r.Spec.Rules {
 		matches := rule.Matches
@@ -28,11 +28,11 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 			ferr = fmt.Errorf("a RequestMirror beside a RequestRedirect has nothing to copy")
 		}
 		if ferr == nil && f.redirect == nil {
-			shares, invalid = b.shares(r, i, rule.BackendRefs)
-			f.mirrored, ferr = b.mirrors(r, f.mirrors)
+			shares, invalid = b.shares(ro, i, rule.BackendRefs)
+			f.mirrored, ferr = b.mirrors(ro, f.mirrors)
 			var re refError
 			if errors.As(ferr, &re) {
-				b.unresolved(r, reasonOf(ferr, string(gwapiv1.RouteReasonBackendNotFound)), fmt.Sprintf("rules[%d]: %v", i, ferr))
+				b.unresolved(ro, reasonOf(ferr, string(gwapiv1.RouteReasonBackendNotFound)), fmt.Sprintf("rules[%d]: %v", i, ferr))
 			}
 		}
 		if ferr == nil {
@@ -41,7 +41,7 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 		if invalid > 0 && len(shares) > 0 {
 			// The IR cannot answer a share of a route's requests with a
 			// status: the valid shares take them all (docs/gateway-api.md).
-			b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "PartlyResolved",
+			b.problem(ro, "PartlyResolved",
 				"rules[%d]: the shares of unresolved backends go to the others until a share can be answered 500", i)
 		}
 		for j, m := range matches {
@@ -54,12 +54,12 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 			if err != nil {
 				// A match that cannot be said cannot be answered 500
 				// either: widening it would take others' requests.
-				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "%s: %v: not served", where, err)
+				b.problem(ro, "UnsupportedValue", "%s: %v: not served", where, err)
 				continue
 			}
 			// The counts precedence compares are of the matches that
 			// count: the first of each name.
-			e := &entry{route: r, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
+			e := &entry{route: ro, rule: i, m: j, match: im, method: m.Method != nil, queries: len(im.Query)}
 			e.headers = len(im.Headers)
 			if e.method {
 				e.headers--
@@ -74,7 +74,7 @@ func (b *build) entries(r *gwapiv1.HTTPRoute) []*entry {
 				err = b.checkRoute(rt)
 			}
 			if err != nil {
-				b.problems.add(kindHTTPRoute, r.Namespace, r.Name, "UnsupportedValue", "%s: %v: answered 500", where, err)
+				b.problem(ro, "UnsupportedValue", "%s: %v: answered 500", where, err)
 				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
 			}
 			rt.Source = src

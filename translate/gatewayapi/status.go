@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -49,7 +48,7 @@ type listenerFacts struct {
 	conflicted                string
 	kinds                     []gwapiv1.RouteGroupKind
 	badKinds                  bool
-	attached                  map[types.NamespacedName]bool
+	attached                  map[string]bool // by routeObject.key
 }
 
 // setRefused files a listener's problem under the condition it belongs to.
@@ -63,11 +62,11 @@ func (f *listenerFacts) setRefused(reason, msg string) {
 }
 
 // count attaches a Route to the listener.
-func (f *listenerFacts) count(r *gwapiv1.HTTPRoute) {
+func (f *listenerFacts) count(r *routeObject) {
 	if f.attached == nil {
-		f.attached = map[types.NamespacedName]bool{}
+		f.attached = map[string]bool{}
 	}
-	f.attached[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}] = true
+	f.attached[r.key()] = true
 }
 
 // routeKinds are the kinds a listener's Routes may be (HTTPRoute, the one
@@ -100,14 +99,14 @@ type parentOutcome struct {
 
 // routeFacts are what a Route's status is made of.
 type routeFacts struct {
-	route   *gwapiv1.HTTPRoute
+	route   *routeObject
 	parents []parentOutcome
 	// unresolved is the first reference that did not resolve.
 	unresolved, unresolvedMsg string
 }
 
-func (b *build) routeFacts(r *gwapiv1.HTTPRoute) *routeFacts {
-	key := r.Namespace + "/" + r.Name
+func (b *build) routeFacts(r *routeObject) *routeFacts {
+	key := r.key()
 	f := b.routeStatus[key]
 	if f == nil {
 		f = &routeFacts{route: r}
@@ -116,12 +115,12 @@ func (b *build) routeFacts(r *gwapiv1.HTTPRoute) *routeFacts {
 	return f
 }
 
-func (b *build) outcome(r *gwapiv1.HTTPRoute, o parentOutcome) {
+func (b *build) outcome(r *routeObject, o parentOutcome) {
 	f := b.routeFacts(r)
 	f.parents = append(f.parents, o)
 }
 
-func (b *build) unresolved(r *gwapiv1.HTTPRoute, reason, msg string) {
+func (b *build) unresolved(r *routeObject, reason, msg string) {
 	if f := b.routeFacts(r); f.unresolved == "" {
 		f.unresolved, f.unresolvedMsg = reason, msg
 	}
@@ -141,9 +140,9 @@ func (b *build) status() *Status {
 	for key, listeners := range b.byGateway {
 		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners)
 	}
-	for key, f := range b.routeStatus {
-		if len(f.parents) > 0 {
-			out.HTTPRoutes[key] = b.httpRouteStatus(f)
+	for _, f := range b.routeStatus {
+		if len(f.parents) > 0 && f.route.kind == kindHTTPRoute {
+			out.HTTPRoutes[f.route.namespace+"/"+f.route.name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
 		}
 	}
 	return out
@@ -210,13 +209,13 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewaySt
 	return out
 }
 
-// httpRouteStatus is a Route's status per parentRef of ours: Accepted, or
+// routeStatusOf is a Route's status per parentRef of ours: Accepted, or
 // why not (NoMatchingParent, NotAllowedByListeners,
 // NoMatchingListenerHostname), and ResolvedRefs, or the first reference
 // that did not resolve.
-func (b *build) httpRouteStatus(f *routeFacts) gwapiv1.HTTPRouteStatus {
-	gen := f.route.Generation
-	var out gwapiv1.HTTPRouteStatus
+func (b *build) routeStatusOf(f *routeFacts) gwapiv1.RouteStatus {
+	gen := f.route.generation
+	var out gwapiv1.RouteStatus
 	for _, p := range f.parents {
 		ps := gwapiv1.RouteParentStatus{ParentRef: p.ref, ControllerName: gwapiv1.GatewayController(b.opts.controllerName())}
 		if p.accepted {
