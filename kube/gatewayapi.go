@@ -24,12 +24,13 @@ type GatewayObjects struct {
 	GatewayClasses  []*gwapiv1.GatewayClass
 	Gateways        []*gwapiv1.Gateway
 	HTTPRoutes      []*gwapiv1.HTTPRoute
+	GRPCRoutes      []*gwapiv1.GRPCRoute
 	ReferenceGrants []*gwapiv1.ReferenceGrant
 }
 
 // Empty says whether there is no Gateway API object at all.
 func (g *GatewayObjects) Empty() bool {
-	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.ReferenceGrants) == 0
+	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.GRPCRoutes)+len(g.ReferenceGrants) == 0
 }
 
 // manifestScheme knows client-go's built-in types and Gateway API's v1 and
@@ -77,6 +78,9 @@ func (o *Objects) addGatewayObject(obj runtime.Object) bool {
 	case *gwapiv1beta1.HTTPRoute:
 		defaultNamespace(&v.Namespace)
 		g.HTTPRoutes = append(g.HTTPRoutes, (*gwapiv1.HTTPRoute)(v))
+	case *gwapiv1.GRPCRoute:
+		defaultNamespace(&v.Namespace)
+		g.GRPCRoutes = append(g.GRPCRoutes, v)
 	case *gwapiv1.ReferenceGrant:
 		defaultNamespace(&v.Namespace)
 		g.ReferenceGrants = append(g.ReferenceGrants, v)
@@ -99,6 +103,7 @@ func gatewayState(g GatewayObjects) *GatewayObjects {
 		GatewayClasses:  sortedByName(lastByName(g.GatewayClasses)),
 		Gateways:        sortedByName(lastByName(g.Gateways)),
 		HTTPRoutes:      sortedByName(lastByName(g.HTTPRoutes)),
+		GRPCRoutes:      sortedByName(lastByName(g.GRPCRoutes)),
 		ReferenceGrants: sortedByName(lastByName(g.ReferenceGrants)),
 	}
 }

@@ -37,6 +37,11 @@ kind: HTTPRoute
 metadata: {name: a, namespace: apps}
 spec: {hostnames: [new.example.com]}
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc, namespace: apps}
+spec: {hostnames: [rpc.example.com]}
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: grant, namespace: backends}
@@ -64,6 +69,9 @@ spec:
 	}
 	if got, want := strings.Join(routes, " "), "apps/a=new.example.com apps/z=z.example.com"; got != want {
 		t.Errorf("HTTPRoutes = %s, want %s", got, want)
+	}
+	if len(g.GRPCRoutes) != 1 || g.GRPCRoutes[0].Spec.Hostnames[0] != "rpc.example.com" {
+		t.Errorf("GRPCRoutes = %v", g.GRPCRoutes)
 	}
 	if len(g.ReferenceGrants) != 1 || g.ReferenceGrants[0].Spec.From[0].Namespace != "apps" {
 		t.Errorf("ReferenceGrants = %v", g.ReferenceGrants)

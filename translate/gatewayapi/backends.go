@@ -12,10 +12,11 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// shares resolves a rule's backendRefs into weighted clusters. invalid is
+// shares resolves a rule's backendRefs into weighted clusters of the
+// given policy (nil: the default; HTTP/2 for gRPC). invalid is
 // the weight of the refs that cannot be resolved, each reported on the
 // Route: Gateway API answers their share of requests 500.
-func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef) (out []ir.WeightedCluster, invalid uint32) {
+func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, policy *ir.ClusterPolicy) (out []ir.WeightedCluster, invalid uint32) {
 	for i, ref := range refs {
 		weight := uint32(deref(ref.Weight, 1))
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
@@ -34,7 +35,7 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef) 
 		if weight == 0 {
 			continue // no traffic, by the Route's own choice
 		}
-		out = append(out, ir.WeightedCluster{Cluster: be.Name, Weight: weight})
+		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, policy), Weight: weight})
 	}
 	return out, invalid
 }
@@ -74,6 +75,19 @@ func (b *build) backend(r *routeObject, ref gwapiv1.BackendObjectReference) (*ir
 		Endpoints: endpoints.Ready(b.st.EndpointSlices[name], port)}
 	b.backends[id] = be
 	return be, nil
+}
+
+// cluster is the name of the cluster that sends to a backend with a
+// policy, which the build then lists.
+func (b *build) cluster(be *ir.Backend, policy *ir.ClusterPolicy) string {
+	name := ir.ClusterName(be.Name, policy)
+	if b.clusters[name] == nil {
+		if policy.IsDefault() {
+			policy = nil
+		}
+		b.clusters[name] = &ir.Cluster{Name: name, Backend: be.Name, Policy: policy}
+	}
+	return name
 }
 
 func servicePort(svc *kube.Service, number int32) (kube.ServicePort, bool) {

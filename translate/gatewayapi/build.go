@@ -29,6 +29,7 @@ type build struct {
 	// every listener's.
 	names    map[string]bool
 	backends map[string]*ir.Backend
+	clusters map[string]*ir.Cluster
 	certs    map[string]*ir.Certificate
 	problems problems
 	// gatewayOf is our Gateways by name; routeStatus each Route's facts
@@ -70,7 +71,7 @@ func newBuild(st *kube.State, opts Options) *build {
 		objs = &kube.GatewayObjects{}
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
-		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, certs: map[string]*ir.Certificate{},
+		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
 		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}}
 }
 
@@ -96,28 +97,38 @@ func (b *build) join(l *listener) {
 	}
 }
 
-// routes attaches every HTTPRoute to its listeners' groups.
+// routes attaches every HTTPRoute and GRPCRoute to its listeners' groups.
 func (b *build) routes() {
 	for _, hr := range b.objs.HTTPRoutes {
 		r := httpRouteObject(hr)
-		atts := b.attach(r)
-		if b.routeStatus[r.key()] == nil {
-			continue // no parentRef of ours
-		}
-		// A Route of ours that attached nowhere is still read, for its
-		// references' status and problems.
-		entries := b.entries(r, hr)
-		for _, a := range atts {
-			g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
-			for _, name := range a.hosts {
-				if name == ir.WildcardHost && g.protocol == ir.HTTPS {
-					b.problem(r, "NoHostname",
-						"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", a.listener.where())
-					continue
-				}
-				b.names[name] = true
-				g.hits = append(g.hits, hit{host: name, entries: entries})
+		b.attachEntries(r, func() []*entry { return b.entries(r, hr) })
+	}
+	for _, gr := range b.objs.GRPCRoutes {
+		r := grpcRouteObject(gr)
+		b.attachEntries(r, func() []*entry { return b.grpcEntries(r, gr) })
+	}
+}
+
+// attachEntries attaches a Route, and its entries (made by entries) to
+// the hosts it serves through each listener.
+func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
+	atts := b.attach(r)
+	if b.routeStatus[r.key()] == nil {
+		return // no parentRef of ours
+	}
+	// A Route of ours that attached nowhere is still read, for its
+	// references' status and problems.
+	list := entries()
+	for _, a := range atts {
+		g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
+		for _, name := range a.hosts {
+			if name == ir.WildcardHost && g.protocol == ir.HTTPS {
+				b.problem(r, "NoHostname",
+					"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", a.listener.where())
+				continue
 			}
+			b.names[name] = true
+			g.hits = append(g.hits, hit{host: name, entries: list})
 		}
 	}
 }
@@ -241,11 +252,18 @@ func (b *build) model() *ir.IR {
 		}
 		out.VirtualHosts = append(out.VirtualHosts, vh)
 	}
-	for _, id := range slices.Sorted(maps.Keys(b.backends)) {
-		if used[id] {
-			out.Backends = append(out.Backends, b.backends[id])
-			out.Clusters = append(out.Clusters, &ir.Cluster{Name: id, Backend: id})
+	// Clusters in name order, a backend's adjacent (its name is their
+	// prefix); backends in name order, those some listed cluster sends to.
+	usedBackends := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(b.clusters)) {
+		if used[name] {
+			c := b.clusters[name]
+			out.Clusters = append(out.Clusters, c)
+			usedBackends[c.Backend] = true
 		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(usedBackends)) {
+		out.Backends = append(out.Backends, b.backends[id])
 	}
 	for _, id := range slices.Sorted(maps.Keys(b.certs)) {
 		if used["cert:"+id] {

@@ -45,11 +45,15 @@ func (b *build) checkRoute(rt *ir.Route) error {
 			names[mi.Cluster] = true
 		}
 	}
-	for _, id := range sortedKeys(names) {
-		if be := b.backends[id]; be != nil {
-			m.Backends = append(m.Backends, be)
-			m.Clusters = append(m.Clusters, &ir.Cluster{Name: id, Backend: id})
+	backends := map[string]bool{}
+	for _, name := range sortedKeys(names) {
+		if c := b.clusters[name]; c != nil {
+			m.Clusters = append(m.Clusters, c)
+			backends[c.Backend] = true
 		}
+	}
+	for _, id := range sortedKeys(backends) {
+		m.Backends = append(m.Backends, b.backends[id])
 	}
 	if err := m.Validate(); err != nil {
 		// The messages name the stand-in host, which is nobody's.

@@ -106,10 +106,14 @@ type entry struct {
 	route   *routeObject
 	rule, m int
 	match   ir.Match
+	// method says an HTTPRoute match names a method; headers and queries
+	// count the header and query matches that count.
 	method  bool
 	headers int
 	queries int
-	irRoute *ir.Route
+	// service and method are the lengths of what a GRPCRoute match names.
+	service, grpcMethod int
+	irRoute             *ir.Route
 }
 
 // pathRank orders path types: Exact first, then regular expressions
@@ -132,6 +136,17 @@ func pathRank(t ir.PathType) int {
 // namespace/name; then the rule first in its Route, and the match first in
 // its rule.
 func precedence(a, b *entry) int {
+	if a.route.kind != b.route.kind {
+		// Gateway API merges no rules across the two kinds; where both
+		// serve a host, the HTTPRoutes' come first.
+		if a.route.kind == kindHTTPRoute {
+			return -1
+		}
+		return 1
+	}
+	if a.route.kind == kindGRPCRoute {
+		return grpcPrecedence(a, b)
+	}
 	if c := cmp.Compare(pathRank(a.match.PathType), pathRank(b.match.PathType)); c != 0 {
 		return c
 	}

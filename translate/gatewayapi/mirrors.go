@@ -13,7 +13,7 @@ import (
 // (whose answers are dropped). An error, for a backend that cannot be
 // resolved or a share the IR cannot say, answers the rule 500: a rule is
 // never served without its filter.
-func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter) ([]ir.Mirror, error) {
+func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter, policy *ir.ClusterPolicy) ([]ir.Mirror, error) {
 	var out []ir.Mirror
 	for i, f := range fs {
 		be, err := b.backend(r, f.BackendRef)
@@ -25,7 +25,7 @@ func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter) (
 		if err != nil {
 			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
 		}
-		out = append(out, ir.Mirror{Cluster: be.Name, Percent: percent})
+		out = append(out, ir.Mirror{Cluster: b.cluster(be, policy), Percent: percent})
 	}
 	return out, nil
 }

@@ -28,8 +28,8 @@ func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
 			ferr = fmt.Errorf("a RequestMirror beside a RequestRedirect has nothing to copy")
 		}
 		if ferr == nil && f.redirect == nil {
-			shares, invalid = b.shares(ro, i, rule.BackendRefs)
-			f.mirrored, ferr = b.mirrors(ro, f.mirrors)
+			shares, invalid = b.shares(ro, i, rule.BackendRefs, nil)
+			f.mirrored, ferr = b.mirrors(ro, f.mirrors, nil)
 			var re refError
 			if errors.As(ferr, &re) {
 				b.unresolved(ro, reasonOf(ferr, string(gwapiv1.RouteReasonBackendNotFound)), fmt.Sprintf("rules[%d]: %v", i, ferr))

@@ -17,6 +17,7 @@ import (
 type Status struct {
 	Gateways   map[string]gwapiv1.GatewayStatus   `json:"gateways"`
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus `json:"httpRoutes"`
+	GRPCRoutes map[string]gwapiv1.GRPCRouteStatus `json:"grpcRoutes"`
 }
 
 // refError is an error with the status reason it stands for.
@@ -69,24 +70,28 @@ func (f *listenerFacts) count(r *routeObject) {
 	f.attached[r.key()] = true
 }
 
-// routeKinds are the kinds a listener's Routes may be (HTTPRoute, the one
-// served), and whether allowedRoutes.kinds names one that is not.
+// routeKinds are the kinds a listener's Routes may be (of those served,
+// HTTPRoute and GRPCRoute, the ones allowedRoutes.kinds names), and
+// whether it names one that is not served.
 func routeKinds(a *gwapiv1.AllowedRoutes) ([]gwapiv1.RouteGroupKind, bool) {
 	group := gwapiv1.Group(gwapiv1.GroupName)
-	httpRoute := gwapiv1.RouteGroupKind{Group: &group, Kind: kindHTTPRoute}
+	served := []gwapiv1.RouteGroupKind{{Group: &group, Kind: kindHTTPRoute}, {Group: &group, Kind: kindGRPCRoute}}
 	if a == nil || len(a.Kinds) == 0 {
-		return []gwapiv1.RouteGroupKind{httpRoute}, false
+		return served, false
 	}
 	var out []gwapiv1.RouteGroupKind
 	bad := false
 	for _, k := range a.Kinds {
-		if deref(k.Group, gwapiv1.GroupName) == gwapiv1.GroupName && k.Kind == kindHTTPRoute {
-			out = append(out, httpRoute)
-		} else {
+		i := slices.IndexFunc(served, func(s gwapiv1.RouteGroupKind) bool { return s.Kind == k.Kind })
+		if deref(k.Group, gwapiv1.GroupName) != gwapiv1.GroupName || i < 0 {
 			bad = true
+			continue
+		}
+		if !slices.ContainsFunc(out, func(o gwapiv1.RouteGroupKind) bool { return o.Kind == k.Kind }) {
+			out = append(out, served[i])
 		}
 	}
-	return slices.CompactFunc(out, func(a, b gwapiv1.RouteGroupKind) bool { return a.Kind == b.Kind }), bad
+	return out, bad
 }
 
 // parentOutcome is what became of one parentRef of a Route.
@@ -136,13 +141,20 @@ func condition(t, reason, msg string, ok bool, generation int64) metav1.Conditio
 
 // status is the build's Status.
 func (b *build) status() *Status {
-	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}}
+	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}}
 	for key, listeners := range b.byGateway {
 		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners)
 	}
 	for _, f := range b.routeStatus {
-		if len(f.parents) > 0 && f.route.kind == kindHTTPRoute {
-			out.HTTPRoutes[f.route.namespace+"/"+f.route.name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
+		if len(f.parents) == 0 {
+			continue
+		}
+		name := f.route.namespace + "/" + f.route.name
+		switch f.route.kind {
+		case kindHTTPRoute:
+			out.HTTPRoutes[name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
+		case kindGRPCRoute:
+			out.GRPCRoutes[name] = gwapiv1.GRPCRouteStatus{RouteStatus: b.routeStatusOf(f)}
 		}
 	}
 	return out
