@@ -13,6 +13,9 @@ import (
 type attachment struct {
 	listener *listener
 	hosts    []string
+	// parent is the index of the parentRef's outcome in the Route's
+	// facts (status.go).
+	parent int
 }
 
 // attach finds the listeners of our Gateways a Route's parentRefs attach
@@ -63,7 +66,7 @@ func (b *build) attach(r *routeObject) []attachment {
 				outcome.reason = string(gwapiv1.RouteReasonNoMatchingListenerHostname)
 				continue
 			}
-			out = append(out, attachment{listener: l, hosts: hosts})
+			out = append(out, attachment{listener: l, hosts: hosts, parent: len(b.routeFacts(r).parents)})
 		}
 		if len(out) == n {
 			msg := "no listener matches"

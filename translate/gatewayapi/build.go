@@ -48,13 +48,17 @@ type group struct {
 	// namespace and name), from the one that gave it.
 	certificate string
 	from        *listener
+	listeners   []*listener
 	hits        []hit
 }
 
 // hit is a Route attached through a group's listener, with one hostname
-// it serves there (hostnames.go) and its rules.
+// it serves there (hostnames.go) and its rules, and the parentRef (its
+// outcome's index) that attached it.
 type hit struct {
 	host    string
+	route   *routeObject
+	parent  int
 	entries []*entry
 }
 
@@ -83,13 +87,14 @@ func (b *build) join(l *listener) {
 	key := groupKey(l.protocol, l.hostname)
 	g := b.groups[key]
 	if g == nil {
-		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l}
+		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
 		if l.hostname != "" {
 			b.names[l.hostname] = true
 		}
 		return
 	}
+	g.listeners = append(g.listeners, l)
 	if g.certificate != l.certificate {
 		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "CertificateConflict",
 			"%s: hostname %q is already served with certificate %s (Gateway %s/%s): %s is not used",
@@ -107,6 +112,57 @@ func (b *build) routes() {
 		r := grpcRouteObject(gr)
 		b.attachEntries(r, func() []*entry { return b.grpcEntries(r, gr) })
 	}
+	for _, key := range slices.Sorted(maps.Keys(b.groups)) {
+		b.oneKindPerHost(b.groups[key])
+	}
+}
+
+// oneKindPerHost applies Gateway API's rule for an HTTPRoute and a
+// GRPCRoute attached to one listener with hostnames that intersect:
+// exactly one of the two is accepted, the older (then the first by
+// namespace/name); the other is detached from the listener and its
+// parentRef is not Accepted. (A parentRef that attached it through other
+// listeners too is marked all the same.)
+func (b *build) oneKindPerHost(g *group) {
+	losers := map[string]*hit{}
+	for i := range g.hits {
+		for j := range g.hits {
+			h, c := &g.hits[i], &g.hits[j]
+			if h.route.kind != kindHTTPRoute || c.route.kind != kindGRPCRoute || !intersect(h.host, c.host) {
+				continue
+			}
+			loser, winner := c, h
+			if cmp.Or(olderFirst(c.route, h.route), cmp.Compare(c.route.namespace+"/"+c.route.name, h.route.namespace+"/"+h.route.name)) < 0 {
+				loser, winner = h, c
+			}
+			if losers[loser.route.key()] == nil {
+				losers[loser.route.key()] = loser
+				b.problem(loser.route, "RouteConflict", "host %s of listener hostname %q is also %s %s/%s's, which is older (or first by name): not attached",
+					loser.host, g.hostname, winner.route.kind, winner.route.namespace, winner.route.name)
+			}
+		}
+	}
+	if len(losers) == 0 {
+		return
+	}
+	g.hits = slices.DeleteFunc(g.hits, func(h hit) bool {
+		if losers[h.route.key()] == nil {
+			return false
+		}
+		f := b.routeFacts(h.route)
+		f.parents[h.parent].accepted = false
+		f.parents[h.parent].reason = "RouteConflict"
+		f.parents[h.parent].message = "an older Route of the other kind serves an intersecting hostname on the listener"
+		for _, l := range g.listeners {
+			delete(l.status.attached, h.route.key())
+		}
+		return true
+	})
+}
+
+// intersect says whether two hostnames a Route serves share a host.
+func intersect(a, c string) bool {
+	return a == c || a == ir.WildcardHost || c == ir.WildcardHost || covers(a, c) || covers(c, a)
 }
 
 // attachEntries attaches a Route, and its entries (made by entries) to
@@ -128,7 +184,7 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 				continue
 			}
 			b.names[name] = true
-			g.hits = append(g.hits, hit{host: name, entries: list})
+			g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, entries: list})
 		}
 	}
 }

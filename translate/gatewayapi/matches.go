@@ -137,8 +137,9 @@ func pathRank(t ir.PathType) int {
 // its rule.
 func precedence(a, b *entry) int {
 	if a.route.kind != b.route.kind {
-		// Gateway API merges no rules across the two kinds; where both
-		// serve a host, the HTTPRoutes' come first.
+		// Gateway API merges no rules across the two kinds, and
+		// oneKindPerHost leaves one kind per host of a listener; should
+		// both meet, the HTTPRoutes' come first.
 		if a.route.kind == kindHTTPRoute {
 			return -1
 		}
