@@ -50,6 +50,24 @@ type group struct {
 	from        *listener
 	listeners   []*listener
 	hits        []hit
+	// byHost indexes hits by host, wild lists those of a wildcard host
+	// or *: made once all Routes are attached (index), so that a host's
+	// routes are found without a walk of every hit.
+	byHost map[string][]int
+	wild   []int
+}
+
+// index makes the group's indexes of its hits.
+func (g *group) index() {
+	g.byHost = map[string][]int{}
+	g.wild = nil
+	for i, h := range g.hits {
+		if strings.HasPrefix(h.host, "*") {
+			g.wild = append(g.wild, i)
+		} else {
+			g.byHost[h.host] = append(g.byHost[h.host], i)
+		}
+	}
 }
 
 // hit is a Route attached through a group's listener, with one hostname
@@ -64,7 +82,7 @@ type hit struct {
 
 func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + hostname }
 
-// entryKey names an entry: one per Route, rule and match.
+// entryKey names an entry: one per Route, rule and match (entry.key).
 func entryKey(e *entry) string {
 	return fmt.Sprintf("%s/%d/%d", e.route.key(), e.rule, e.m)
 }
@@ -124,6 +142,13 @@ func (b *build) routes() {
 // parentRef is not Accepted. (A parentRef that attached it through other
 // listeners too is marked all the same.)
 func (b *build) oneKindPerHost(g *group) {
+	kinds := map[string]bool{}
+	for _, h := range g.hits {
+		kinds[h.route.kind] = true
+	}
+	if len(kinds) < 2 {
+		return // the common case: nothing to compare
+	}
 	losers := map[string]*hit{}
 	for i := range g.hits {
 		for j := range g.hits {
@@ -223,26 +248,37 @@ func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
 	if g == nil {
 		return nil, nil
 	}
-	rank := map[string]int{}
-	var out []*entry
-	for _, h := range g.hits {
+	if g.byHost == nil {
+		g.index()
+	}
+	type ranked struct {
+		e    *entry
+		rank int
+	}
+	at := map[string]int{} // entry key -> index in list
+	var list []ranked
+	for _, i := range slices.Concat(g.byHost[name], g.wild) {
+		h := &g.hits[i]
 		r, ok := hostRank(h.host, name)
 		if !ok {
 			continue
 		}
 		for _, e := range h.entries {
-			k := entryKey(e)
-			if old, seen := rank[k]; !seen {
-				out = append(out, e)
-				rank[k] = r
-			} else if r > old {
-				rank[k] = r
+			if k, seen := at[e.key]; !seen {
+				at[e.key] = len(list)
+				list = append(list, ranked{e, r})
+			} else if r > list[k].rank {
+				list[k].rank = r
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, c *entry) int {
-		return cmp.Or(cmp.Compare(rank[entryKey(c)], rank[entryKey(a)]), precedence(a, c))
+	slices.SortStableFunc(list, func(a, c ranked) int {
+		return cmp.Or(cmp.Compare(c.rank, a.rank), precedence(a.e, c.e))
 	})
+	out := make([]*entry, len(list))
+	for i, r := range list {
+		out[i] = r.e
+	}
 	return g, out
 }
 

@@ -82,6 +82,7 @@ func (b *build) grpcEntries(ro *routeObject, r *gwapiv1.GRPCRoute) []*entry {
 			}
 			rt.Source = src
 			e.irRoute = rt
+			e.key = entryKey(e)
 			out = append(out, e)
 		}
 	}

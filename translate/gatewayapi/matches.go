@@ -114,6 +114,8 @@ type entry struct {
 	// service and method are the lengths of what a GRPCRoute match names.
 	service, grpcMethod int
 	irRoute             *ir.Route
+	// key is entryKey's, made once.
+	key string
 }
 
 // pathRank orders path types: Exact first, then regular expressions

@@ -79,6 +79,7 @@ func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
 			}
 			rt.Source = src
 			e.irRoute = rt
+			e.key = entryKey(e)
 			out = append(out, e)
 		}
 	}
