@@ -71,9 +71,13 @@ func (b *build) backend(r *routeObject, ref gwapiv1.BackendObjectReference) (*ir
 	if be := b.backends[id]; be != nil {
 		return be, nil
 	}
-	be := &ir.Backend{Name: id, Service: name, Port: port.Port, PortName: port.Name,
-		Endpoints: endpoints.Ready(b.st.EndpointSlices[name], port)}
+	slices := b.st.EndpointSlices[name]
+	be := b.prev.backend(id, port, slices)
+	if be == nil {
+		be = &ir.Backend{Name: id, Service: name, Port: port.Port, PortName: port.Name, Endpoints: endpoints.Ready(slices, port)}
+	}
 	b.backends[id] = be
+	b.made.backends[id] = madeBackend{be: be, slices: slices}
 	return be, nil
 }
 
@@ -82,10 +86,16 @@ func (b *build) backend(r *routeObject, ref gwapiv1.BackendObjectReference) (*ir
 func (b *build) cluster(be *ir.Backend, policy *ir.ClusterPolicy) string {
 	name := ir.ClusterName(be.Name, policy)
 	if b.clusters[name] == nil {
-		if policy.IsDefault() {
-			policy = nil
+		// The name is the backend's and its policy's hash: a cluster of
+		// the name made before is this one.
+		c := b.prev.cluster(name)
+		if c == nil {
+			if policy.IsDefault() {
+				policy = nil
+			}
+			c = &ir.Cluster{Name: name, Backend: be.Name, Policy: policy}
 		}
-		b.clusters[name] = &ir.Cluster{Name: name, Backend: be.Name, Policy: policy}
+		b.clusters[name] = c
 	}
 	return name
 }

@@ -32,6 +32,10 @@ type build struct {
 	clusters map[string]*ir.Cluster
 	certs    map[string]*ir.Certificate
 	problems problems
+	// prev is what the previous build made, whose values this one hands
+	// out again where nothing changed (memo.go); nil: none. made is this
+	// build's, for the next.
+	prev, made *made
 	// gatewayOf is our Gateways by name; routeStatus each Route's facts
 	// (status.go).
 	gatewayOf   map[types.NamespacedName]*gwapiv1.Gateway
@@ -94,7 +98,7 @@ func newBuild(st *kube.State, opts Options) *build {
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}}
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, made: newMade()}
 }
 
 // join puts a programmed listener in its group. Envoy serves one
@@ -352,6 +356,7 @@ func (b *build) model() *ir.IR {
 			c := b.clusters[name]
 			out.Clusters = append(out.Clusters, c)
 			usedBackends[c.Backend] = true
+			b.made.clusters[name] = c
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(usedBackends)) {

@@ -69,10 +69,18 @@ func Build(st *kube.State, opts Options) *ir.IR {
 // BuildWithStatus is Build with the status of each of our Gateways and of
 // each HTTPRoute attached to one, as the specification says (status.go).
 func BuildWithStatus(st *kube.State, opts Options) (*ir.IR, *Status) {
+	m, status, _ := buildAfter(st, opts, nil)
+	return m, status
+}
+
+// buildAfter builds, handing out again what prev (a previous build's)
+// made where nothing changed, and says what it made.
+func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *made) {
 	b := newBuild(st, opts)
+	b.prev = prev
 	b.gateways()
 	b.routes()
-	return b.model(), b.status()
+	return b.model(), b.status(), b.made
 }
 
 // Builder builds the IR of state after state. While nothing it reads
@@ -86,6 +94,7 @@ type Builder struct {
 	opts   Options
 	last   *ir.IR
 	status *Status
+	made   *made      // what the last build made (memo.go)
 	read   kube.State // the parts of the State last read
 }
 
@@ -99,7 +108,7 @@ func (b *Builder) Build(st *kube.State) *ir.IR {
 		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) {
 		return b.last
 	}
-	b.last, b.status = BuildWithStatus(st, b.opts)
+	b.last, b.status, b.made = buildAfter(st, b.opts, b.made)
 	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
 	return b.last
 }
