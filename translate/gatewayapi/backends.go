@@ -52,6 +52,7 @@ func (b *build) backend(r *routeObject, ref gwapiv1.BackendObjectReference) (*ir
 		return nil, refError{reason: string(gwapiv1.RouteReasonRefNotPermitted), err: fmt.Errorf("Service %s is in another namespace and no ReferenceGrant there allows it", name)}
 	}
 	svc := b.st.Services[name]
+	b.reading.service(name, svc)
 	if svc == nil {
 		return nil, fmt.Errorf("Service %s not found", name)
 	}
@@ -97,6 +98,7 @@ func (b *build) cluster(be *ir.Backend, policy *ir.ClusterPolicy) string {
 		}
 		b.clusters[name] = c
 	}
+	b.reading.cluster(b.clusters[name], be)
 	return name
 }
 

@@ -36,6 +36,9 @@ type build struct {
 	// out again where nothing changed (memo.go); nil: none. made is this
 	// build's, for the next.
 	prev, made *made
+	// reading records what a Route's rules read while they are made
+	// (memo.go); nil between Routes.
+	reading *routeReads
 	// gatewayOf is our Gateways by name; routeStatus each Route's facts
 	// (status.go).
 	gatewayOf   map[types.NamespacedName]*gwapiv1.Gateway
@@ -128,10 +131,12 @@ func (b *build) join(l *listener) {
 func (b *build) routes() {
 	for _, hr := range b.objs.HTTPRoutes {
 		r := httpRouteObject(hr)
+		r.object = hr
 		b.attachEntries(r, func() []*entry { return b.entries(r, hr) })
 	}
 	for _, gr := range b.objs.GRPCRoutes {
 		r := grpcRouteObject(gr)
+		r.object = gr
 		b.attachEntries(r, func() []*entry { return b.grpcEntries(r, gr) })
 	}
 	for _, key := range slices.Sorted(maps.Keys(b.groups)) {
@@ -203,7 +208,7 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 	}
 	// A Route of ours that attached nowhere is still read, for its
 	// references' status and problems.
-	list := entries()
+	list := b.routeEntries(r, entries)
 	for _, a := range atts {
 		g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 		for _, name := range a.hosts {

@@ -1,11 +1,15 @@
 package gatewayapi_test
 
 import (
+	"fmt"
 	"maps"
+	"math/rand"
+	"os"
 	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
@@ -15,8 +19,9 @@ import (
 // TestBuilderHandsOutUnchangedValues holds the Builder to the IR's
 // contract: the same IR while nothing it reads changed; after a Route
 // change, the same backends and clusters (whose Services and
-// EndpointSlices did not change); after an EndpointSlice change, a new
-// backend for that Service alone. Each equals a fresh build.
+// EndpointSlices did not change) and the same routes of the other
+// Routes; after an EndpointSlice change, a new backend for that Service
+// alone. Each equals a fresh build.
 func TestBuilderHandsOutUnchangedValues(t *testing.T) {
 	st, err := kube.LoadState("testdata/basic.yaml", kube.ClassFilter{WatchClassless: true})
 	if err != nil {
@@ -46,7 +51,12 @@ func TestBuilderHandsOutUnchangedValues(t *testing.T) {
 	if !slices.Equal(second.Backends, first.Backends) || !slices.Equal(second.Clusters, first.Clusters) {
 		t.Error("a Route change made new backends or clusters for unchanged Services")
 	}
-	sameAsFresh(t, second, &next)
+	// The unchanged Route's routes are the same values (the catch-all
+	// host is its alone).
+	if first.VirtualHosts[0].Host != "*" || second.VirtualHosts[0].Host != "*" || !slices.Equal(second.VirtualHosts[0].Routes, first.VirtualHosts[0].Routes) {
+		t.Error("a Route change made new routes for another, unchanged Route")
+	}
+	sameAsFresh(t, b, second, &next)
 
 	third := next
 	third.EndpointSlices = maps.Clone(next.EndpointSlices)
@@ -60,15 +70,18 @@ func TestBuilderHandsOutUnchangedValues(t *testing.T) {
 			t.Errorf("backend %s: new %t, want new only for the changed Service", be.Name, be != second.Backends[i])
 		}
 	}
-	sameAsFresh(t, out, &third)
+	sameAsFresh(t, b, out, &third)
 }
 
-func sameAsFresh(t *testing.T, got interface{ Validate() error }, st *kube.State) {
+// sameAsFresh compares the Builder's IR and status with a fresh build's.
+func sameAsFresh(t *testing.T, b *gatewayapi.Builder, got any, st *kube.State) {
 	t.Helper()
-	want := gatewayapi.Build(st, goldenOptions)
-	gotJSON, wantJSON := mustJSON(t, got), mustJSON(t, want)
-	if gotJSON != wantJSON {
-		t.Errorf("the Builder's IR differs from a fresh build's:\n got %s\nwant %s", gotJSON, wantJSON)
+	want, status := gatewayapi.BuildWithStatus(st, goldenOptions)
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("the Builder's IR differs from a fresh build's:\n got %s\nwant %s", g, w)
+	}
+	if g, w := mustJSON(t, b.Status()), mustJSON(t, status); g != w {
+		t.Errorf("the Builder's status differs from a fresh build's:\n got %s\nwant %s", g, w)
 	}
 }
 
@@ -79,4 +92,77 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// TestBuilderMatchesFreshBuild runs a random series of changes over every
+// golden case's objects at once (of two of one name, the later file's),
+// as sources make them (changed objects and lists are new values), and
+// holds the Builder's IR and status to a fresh build's after each.
+func TestBuilderMatchesFreshBuild(t *testing.T) {
+	var objs kube.Objects
+	for _, input := range goldenCases(t) {
+		f, err := os.Open(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = kube.DecodeManifests(f, input, &objs)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	b := gatewayapi.NewBuilder(goldenOptions)
+	rng := rand.New(rand.NewSource(1))
+	for step := 0; step < 200; step++ {
+		next := *st
+		g := *st.Gateway
+		next.Gateway = &g
+		switch rng.Intn(5) {
+		case 0: // edit an HTTPRoute: drop its last rule
+			if len(g.HTTPRoutes) > 0 {
+				g.HTTPRoutes = slices.Clone(g.HTTPRoutes)
+				i := rng.Intn(len(g.HTTPRoutes))
+				r := g.HTTPRoutes[i].DeepCopy()
+				if n := len(r.Spec.Rules); n > 0 {
+					r.Spec.Rules = r.Spec.Rules[:n-1]
+				}
+				g.HTTPRoutes[i] = r
+			}
+		case 1: // delete a Service
+			next.Services = maps.Clone(st.Services)
+			for name := range next.Services {
+				if rng.Intn(4) == 0 {
+					delete(next.Services, name)
+					break
+				}
+			}
+		case 2: // change a Service's endpoints
+			next.EndpointSlices = maps.Clone(st.EndpointSlices)
+			for name, list := range next.EndpointSlices {
+				s := *list[0]
+				s.Ready = append(slices.Clone(s.Ready), fmt.Sprintf("10.9.%d.%d", step/250, step%250))
+				next.EndpointSlices[name] = []*kube.EndpointSlice{&s}
+				break
+			}
+		case 3: // drop a ReferenceGrant
+			if len(g.ReferenceGrants) > 0 {
+				g.ReferenceGrants = slices.Delete(slices.Clone(g.ReferenceGrants), 0, 1)
+			}
+		default: // edit a GRPCRoute or nothing at all
+			if len(g.GRPCRoutes) > 0 && rng.Intn(2) == 0 {
+				g.GRPCRoutes = slices.Clone(g.GRPCRoutes)
+				r := g.GRPCRoutes[0].DeepCopy()
+				r.Spec.Hostnames = append(r.Spec.Hostnames, gwapiv1.Hostname(fmt.Sprintf("g%d.example.com", step)))
+				g.GRPCRoutes[0] = r
+			} else {
+				next.Gateway = st.Gateway
+			}
+		}
+		st = &next
+		sameAsFresh(t, b, b.Build(st), st)
+		if t.Failed() {
+			t.Fatalf("step %d", step)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 // toGroup/toKind: a grant's from entries and to entries each combine by
 // OR, and a to entry without a name covers every object of its kind.
 func (b *build) granted(fromGroup, fromKind, fromNamespace, toGroup, toKind string, to types.NamespacedName) bool {
+	b.reading.grants()
 	for _, g := range b.objs.ReferenceGrants {
 		if g.Namespace != to.Namespace {
 			continue

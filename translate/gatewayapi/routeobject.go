@@ -15,6 +15,9 @@ type routeObject struct {
 	generation      int64
 	parentRefs      []gwapiv1.ParentReference
 	hostnames       []gwapiv1.Hostname
+	// object is the Route itself, whose identity says it did not change
+	// (memo.go).
+	object any
 }
 
 func httpRouteObject(r *gwapiv1.HTTPRoute) *routeObject {
