@@ -27,6 +27,10 @@ type Fanout struct {
 	WithinOneSecond int `json:"within_one_second"`
 	// PeakRSSBytes is the control plane's peak memory, fan-out included.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// ConnectedRSSBytes is the control plane's memory with every client
+	// connected and up to date, once it is idle: less what it held before
+	// the fan-out, what the clients cost it to keep.
+	ConnectedRSSBytes int64 `json:"connected_rss_bytes"`
 	// ConnectCPU and ChangeCPU are the CPU time the control plane and this
 	// process (the clients) spent connecting the clients, and from the
 	// change until the last client had it: on a small machine the clients

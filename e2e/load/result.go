@@ -141,7 +141,7 @@ func (r *Result) WriteTable(out io.Writer) error {
 			f.Clients, f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
 		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
-		row("", "peak RSS %s with the fan-out clients", bytesHuman(f.PeakRSSBytes))
+		row("", "peak RSS %s with the fan-out clients; RSS %s with them connected, idle", bytesHuman(f.PeakRSSBytes), bytesHuman(f.ConnectedRSSBytes))
 	}
 	if e := r.Envoy; e != nil {
 		row("Ingress served by Envoy", "%s (%s Envoy; create request to the backend's first 200 through Envoy, polled every %.0f ms)",

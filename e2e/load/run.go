@@ -51,6 +51,9 @@ type Config struct {
 	Interval time.Duration
 	// Fanout is how many clients the fan-out test connects; 0 skips it.
 	Fanout int
+	// FanoutPause is how long the fan-out clients stay connected, the
+	// control plane idle, before the change: time to take its profiles.
+	FanoutPause time.Duration
 	// Status waits, after convergence, for every Ingress to have a status
 	// address, and times it.
 	Status bool
@@ -320,12 +323,24 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 		return err
 	}
 	var connected CPUSplit
+	var idleRSS int64
 	beforeChange := func() error {
 		// Connecting 500 clients leaves the control plane busy after
 		// the last has its first responses; a change then would time
 		// that backlog too.
 		if err := s.quiesce(ctx, "fan-out clients connected"); err != nil {
 			return err
+		}
+		if err := s.readProcess(func(st ProcStat) { idleRSS = st.RSS }); err != nil {
+			return err
+		}
+		if s.cfg.FanoutPause > 0 {
+			s.log.Info("fan-out clients connected; pausing before the change", "pause", s.cfg.FanoutPause)
+			select {
+			case <-time.After(s.cfg.FanoutPause):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		connected, err = cpu()
 		return err
@@ -342,6 +357,7 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 	}
 	f.ConnectCPU = connected.minus(start)
 	f.ChangeCPU = end.minus(connected)
+	f.ConnectedRSSBytes = idleRSS
 	s.res.Fanout = &f
 	return s.readProcess(func(st ProcStat) { f.PeakRSSBytes = st.PeakRSS })
 }
