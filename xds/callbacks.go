@@ -59,7 +59,8 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 // already set, the cache answers a new stream anyway.
 func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
-	c.s.cache.bind(req, key) // makebeforebreak.go
+	c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNames()) // stream.go
+	c.s.cache.bind(req, key)                                   // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	if !fullStateInSotw(req.GetTypeUrl()) {
@@ -121,7 +122,8 @@ func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 // initial_resource_versions are what it runs (assumption 12).
 func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
-	c.s.cache.bind(req, key) // makebeforebreak.go
+	c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNamesSubscribe()) // stream.go
+	c.s.cache.bind(req, key)                                            // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), req.GetInitialResourceVersions(), c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	return nil
