@@ -77,6 +77,8 @@ type resourceCache struct {
 	mbb   makeBeforeBreak // makebeforebreak.go
 	eds   sharedEDS       // sharededs.go
 	acks  routeAcks       // routeacks.go
+	// lists are the whole lists of resources streams share (sharedlists.go).
+	lists *sharedLists
 }
 
 var _ cache.Cache = (*resourceCache)(nil)
@@ -100,6 +102,7 @@ func newResourceCache(logger *slog.Logger) *resourceCache {
 		watches: map[string]map[int64]*watch{},
 		streams: map[streamKey]*streamState{},
 		bound:   map[any]*streamState{},
+		lists:   newSharedLists(),
 	}
 	c.parts = []watchPart{scopes{}, vhds{}, &c.eds, &c.acks, &c.mbb}
 	return c
@@ -133,6 +136,9 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 		ch := &changes[i]
 		ch.prev = c.types[ch.typeURL]
 		c.types[ch.typeURL] = ch.state
+		if ch.prev != ch.state {
+			c.lists.drop(ch.prev) // sharedlists.go
+		}
 		byType[ch.typeURL] = ch.state
 	}
 	if c.updated(changes) { // watch.go
@@ -286,10 +292,19 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 	if held == nil {
 		held = make(map[string]string, len(send))
 	}
-	resources := make([]*anypb.Any, len(send))
+	// Every resource of the type (a client naming every load assignment,
+	// as an Envoy does when it connects) is the content's own list, which
+	// streams share (sharedlists.go).
+	whole := everyPosition(send, len(ts.anys))
+	resources := ts.anys
+	if !whole {
+		resources = make([]*anypb.Any, len(send))
+	}
 	sent := make(map[string]string, len(send))
 	for i, j := range send {
-		resources[i] = ts.anys[j]
+		if !whole {
+			resources[i] = ts.anys[j]
+		}
 		sent[ts.names[j]] = ts.hashes[j]
 	}
 	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, gone: gone}
@@ -321,6 +336,11 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 			names = append(names, name)
 			returned[name] = version
 		}
+	}
+	if len(resources) == len(ts.anys) {
+		// All of them: the content's own lists, which streams share
+		// (sharedlists.go).
+		resources, names = ts.anys, ts.names
 	}
 	return &sotwResponse{req: req, version: version, resources: resources, names: names, returned: returned}
 }
@@ -492,11 +512,7 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 	if len(send) == 0 && len(removed) == 0 {
 		return nil
 	}
-	resources := make([]*discoveryv3.Resource, len(send))
-	for i, j := range send {
-		resources[i] = &discoveryv3.Resource{Name: ts.names[j], Version: ts.hashes[j], Resource: ts.anys[j]}
-	}
-	return &deltaResponse{req: req, version: ts.version, resources: resources, removed: removed, returned: deltaHeld(req, known)}
+	return &deltaResponse{req: req, version: ts.version, resources: deltaResources(ts, send, false), removed: removed, returned: deltaHeld(req, known)}
 }
 
 // deltaHeld is the map a delta response brings up to date as the server

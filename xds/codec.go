@@ -32,11 +32,16 @@ import (
 // snapshotter.go). Anything else, and a response with an Any carrying
 // fields of its own (unknown to this codec), goes through gRPC's codec,
 // unless it is larger than the server pools buffers for (see Marshal).
-type responseCodec struct{ encoding.CodecV2 }
+type responseCodec struct {
+	encoding.CodecV2
+	// lists are the whole lists of resources sent from one encoding
+	// (sharedlists.go); nil: none.
+	lists *sharedLists
+}
 
 // newResponseCodec wraps gRPC's registered proto codec.
-func newResponseCodec() responseCodec {
-	return responseCodec{encoding.GetCodecV2(grpcproto.Name)}
+func newResponseCodec(lists *sharedLists) responseCodec {
+	return responseCodec{encoding.GetCodecV2(grpcproto.Name), lists}
 }
 
 // sharedEncodingMin is the smallest resource encoding sent from where it is
@@ -64,10 +69,20 @@ func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
 func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 	switch r := v.(type) {
 	case *discoveryv3.DiscoveryResponse:
+		if list, ok, err := c.lists.sotwWire(r.Resources); err != nil {
+			return nil, fmt.Errorf("encoding a shared list of %s: %w", r.GetTypeUrl(), err)
+		} else if ok {
+			return marshalWithList(r, list)
+		}
 		if shareable(r.Resources, func(a *anypb.Any) *anypb.Any { return a }) {
 			return marshalSharing(r, "resources", responseResourcesField, r.Resources, appendAny)
 		}
 	case *discoveryv3.DeltaDiscoveryResponse:
+		if list, ok, err := c.lists.deltaWire(r.Resources); err != nil {
+			return nil, fmt.Errorf("encoding a shared list of %s: %w", r.GetTypeUrl(), err)
+		} else if ok {
+			return marshalWithList(r, list)
+		}
 		if shareable(r.Resources, (*discoveryv3.Resource).GetResource) {
 			return marshalSharing(r, "resources", deltaResourcesField, r.Resources, appendResource)
 		}
@@ -87,6 +102,16 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 	}
 	return c.CodecV2.Marshal(v)
+}
+
+// marshalWithList encodes m's fields but its resources, then list, the
+// resources' shared encoding, as it is.
+func marshalWithList(m proto.Message, list []byte) (mem.BufferSlice, error) {
+	rest, err := proto.Marshal(withoutField(m, "resources"))
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(rest), mem.SliceBuffer(list)}, nil
 }
 
 // shareable reports whether some resource's encoding is large enough to

@@ -49,7 +49,7 @@ func TestResponseCodecSharesLargeEncodings(t *testing.T) {
 		}, [][]byte{large}},
 		{"another message", &discoveryv3.DiscoveryRequest{VersionInfo: "v1", ResourceNames: []string{"a"}}, nil},
 	}
-	codec := newResponseCodec()
+	codec := newResponseCodec(nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			data, err := codec.Marshal(c.msg)
@@ -84,7 +84,7 @@ func TestResponseCodecLeavesLargeBuffersUnpooled(t *testing.T) {
 	for proto.Size(resp) <= largestPooledBuffer {
 		resp.Resources = append(resp.Resources, &anypb.Any{TypeUrl: clusters, Value: bytes.Repeat([]byte{0x0a, 0x01, 'c'}, 100)})
 	}
-	data, err := newResponseCodec().Marshal(resp)
+	data, err := newResponseCodec(nil).Marshal(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func BenchmarkResponseCodec(b *testing.B) {
 	}
 	ts := s.prev[types.Route]
 	resp := &discoveryv3.DiscoveryResponse{VersionInfo: ts.version, Resources: ts.anys, TypeUrl: resource.RouteType, Nonce: "1"}
-	for name, codec := range map[string]encoding.CodecV2{"grpc": newResponseCodec().CodecV2, "shared": newResponseCodec()} {
+	for name, codec := range map[string]encoding.CodecV2{"grpc": newResponseCodec(nil).CodecV2, "shared": newResponseCodec(nil)} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -86,7 +86,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		experimental.BufferPool(smallBufferPool{mem.DefaultBufferPool()}),
 		// Responses send the resources' shared encodings as they are,
 		// rather than a copy per stream (codec.go).
-		grpc.ForceServerCodecV2(newResponseCodec()),
+		grpc.ForceServerCodecV2(newResponseCodec(s.cache.lists)),
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))

@@ -263,8 +263,12 @@ func (sotwProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 // a channel of its own (assumption 5), so nothing a part sends on another
 // is ordered after this one anyway.
 func (sotwProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
+	resp := r.(*sotwResponse)
+	if ts := c.types[w.typeURL]; ts != nil && len(resp.resources) > 0 && len(resp.resources) == len(ts.anys) && &resp.resources[0] == &ts.anys[0] {
+		c.lists.noteSotw(ts) // sharedlists.go
+	}
 	c.settled(at, w, r)
-	w.sotwOut <- r.(*sotwResponse)
+	w.sotwOut <- resp
 }
 
 func (sotwProtocol) partial(w *watch, ts *typeSnapshot, send []int) xdsResponse {
@@ -294,7 +298,15 @@ func (deltaProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 // one channel, which the server sends in order (assumption 8), so what a
 // part puts on it then reaches the client after this response.
 func (deltaProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
-	w.deltaOut <- r.(*deltaResponse)
+	resp := r.(*deltaResponse)
+	// Every resource of the type, in order: from the second such answer
+	// of the content, the list streams share (sharedlists.go).
+	if ts := c.types[w.typeURL]; ts != nil && len(ts.anys) >= sharedListMin && everyResource(resp.resources, ts) {
+		if shared := c.lists.deltaList(ts); shared != nil {
+			resp.resources = shared
+		}
+	}
+	w.deltaOut <- resp
 	c.settled(at, w, r)
 }
 
