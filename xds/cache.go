@@ -295,19 +295,17 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 	// Every resource of the type (a client naming every load assignment,
 	// as an Envoy does when it connects) is the content's own list, which
 	// streams share (sharedlists.go).
-	whole := everyPosition(send, len(ts.anys))
-	resources := ts.anys
-	if !whole {
+	// What the client is sent, for the registry and for held: the
+	// content's own lists when it is all of them.
+	resources, sent := ts.anys, resourceList{names: ts.names, versions: ts.hashes}
+	if !everyPosition(send, len(ts.anys)) {
 		resources = make([]*anypb.Any, len(send))
-	}
-	sent := make(map[string]string, len(send))
-	for i, j := range send {
-		if !whole {
-			resources[i] = ts.anys[j]
+		sent = resourceList{names: make([]string, len(send)), versions: make([]string, len(send))}
+		for i, j := range send {
+			resources[i], sent.names[i], sent.versions[i] = ts.anys[j], ts.names[j], ts.hashes[j]
 		}
-		sent[ts.names[j]] = ts.hashes[j]
 	}
-	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, gone: gone}
+	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, partial: true, gone: gone}
 }
 
 // sotwReturned is what a state-of-the-world wildcard client holds after
@@ -324,7 +322,7 @@ func (ts *typeSnapshot) sotwReturned() map[string]string {
 func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
 	version := ts.version
 	if sub.IsWildcard() {
-		return &sotwResponse{req: req, version: version, resources: ts.anys, names: ts.names, returned: ts.sotwReturned()}
+		return &sotwResponse{req: req, version: version, resources: ts.anys, sent: resourceList{names: ts.names, version: version}, returned: ts.sotwReturned()}
 	}
 	subscribed := sub.SubscribedResources()
 	resources := make([]*anypb.Any, 0, min(len(subscribed), len(ts.names)))
@@ -342,7 +340,7 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 		// (sharedlists.go).
 		resources, names = ts.anys, ts.names
 	}
-	return &sotwResponse{req: req, version: version, resources: resources, names: names, returned: returned}
+	return &sotwResponse{req: req, version: version, resources: resources, sent: resourceList{names: names, version: version}, returned: returned}
 }
 
 // CreateDeltaWatch answers an incremental request at once with whatever the
@@ -571,41 +569,35 @@ type sotwResponse struct {
 	version   string
 	resources []*anypb.Any
 	returned  map[string]string
-	// sent, for a partial response, holds the version of each resource
-	// in it, for the client registry (see sentVersions); gone are the
-	// names it makes the client forget. Both are applied to returned, the
-	// subscription's own map, when the server sends the response.
-	sent map[string]string
-	gone []string
-	// names, for a full response, are its resources' names in order (the
-	// snapshot's own strings), for the client registry (see sentNames).
-	names []string
+	// sent is the resources' names and versions, in order, for the
+	// client registry (see sentListOf). A partial response applies them,
+	// and takes gone, the names it makes the client forget, from
+	// returned, the subscription's own map, when the server sends it.
+	sent    resourceList
+	partial bool
+	gone    []string
 	// onSend, when set, runs when the server takes the response to send
 	// it (sharededs.go).
 	onSend func()
 }
 
-// sentVersionsKey carries a partial response's per-resource versions to
-// the stream callbacks, which see only the encoded response.
-type sentVersionsKey struct{}
+// sentKey carries a response's resource names and versions to the stream
+// callbacks, so that they need not decode each resource for its name.
+type sentKey struct{}
 
-// sentVersions returns the per-resource versions of a partial
-// state-of-the-world response, or nil for a full one (whose resources all
-// have the response's version).
-func sentVersions(ctx context.Context) map[string]string {
-	v, _ := ctx.Value(sentVersionsKey{}).(map[string]string)
-	return v
+// sentInfo is what sentKey carries.
+type sentInfo struct {
+	list resourceList
+	// full says the response is the whole state of its type, every
+	// resource at the response's version.
+	full bool
 }
 
-// sentNamesKey carries a full response's resource names to the stream
-// callbacks, so that they need not decode each resource for its name.
-type sentNamesKey struct{}
-
-// sentNames returns the names of a full state-of-the-world response's
-// resources, in order, or nil when the context carries none.
-func sentNames(ctx context.Context) []string {
-	v, _ := ctx.Value(sentNamesKey{}).([]string)
-	return v
+// sentListOf returns what a state-of-the-world response's context says
+// it sent; false when it says nothing.
+func sentListOf(ctx context.Context) (sentInfo, bool) {
+	v, ok := ctx.Value(sentKey{}).(sentInfo)
+	return v, ok
 }
 
 var _ cache.Response = (*sotwResponse)(nil)
@@ -627,8 +619,9 @@ func (r *sotwResponse) GetReturnedResources() map[string]string {
 		r.onSend()
 		r.onSend = nil
 	}
-	if r.sent != nil {
-		for name, v := range r.sent {
+	if r.partial {
+		for i := range r.sent.len() {
+			name, v := r.sent.at(i)
 			r.returned[name] = v
 		}
 		for _, name := range r.gone {
@@ -638,13 +631,10 @@ func (r *sotwResponse) GetReturnedResources() map[string]string {
 	return r.returned
 }
 func (r *sotwResponse) GetContext() context.Context {
-	switch {
-	case r.sent != nil:
-		return context.WithValue(context.Background(), sentVersionsKey{}, r.sent)
-	case r.names != nil:
-		return context.WithValue(context.Background(), sentNamesKey{}, r.names)
+	if r.sent.names == nil && !r.partial {
+		return context.Background()
 	}
-	return context.Background()
+	return context.WithValue(context.Background(), sentKey{}, sentInfo{list: r.sent, full: !r.partial})
 }
 
 // deltaResponse is one incremental answer.

@@ -87,9 +87,9 @@ func (c callbacks) OnStreamResponse(ctx context.Context, id int64, req *discover
 	// A full response's names come from the snapshot, shared by every
 	// stream, not decoded from each response (a copy per Envoy of every
 	// name).
-	r := sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), names: sentVersions(ctx)}
-	if r.names == nil {
-		r.full, r.fullNames = true, sentNames(ctx)
+	r := sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo(), full: true}
+	if sent, ok := sentListOf(ctx); ok {
+		r.list, r.full = sent.list, sent.full
 	}
 	c.s.clients.sent(streamKey{id: id}, resp.GetTypeUrl(), r)
 	c.s.cache.sentRoutes(streamKey{id: id}, resp.GetTypeUrl(), resp.GetNonce()) // routeacks.go
@@ -130,18 +130,14 @@ func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscover
 }
 
 func (c callbacks) OnStreamDeltaResponse(id int64, req *discoveryv3.DeltaDiscoveryRequest, resp *discoveryv3.DeltaDiscoveryResponse) {
-	names := make(map[string]string, len(resp.GetResources()))
-	for _, r := range resp.GetResources() {
-		names[r.GetName()] = r.GetVersion()
-	}
 	c.s.clients.sent(streamKey{delta: true, id: id}, resp.GetTypeUrl(), sentResponse{
-		nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), names: names, removed: resp.GetRemovedResources(),
+		nonce: resp.GetNonce(), version: resp.GetSystemVersionInfo(), list: c.s.cache.lists.namesOf(resp.GetResources()), removed: resp.GetRemovedResources(),
 	})
 	c.s.cache.sentRoutes(streamKey{delta: true, id: id}, resp.GetTypeUrl(), resp.GetNonce()) // routeacks.go
 	c.s.metrics.pushes.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Inc()
-	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Add(float64(len(names)))
+	c.s.metrics.pushedResources.WithLabelValues(typeName(resp.GetTypeUrl()), protocolDelta).Add(float64(len(resp.GetResources())))
 	c.s.log.Debug("sent xDS response", "stream", id, "node", req.GetNode().GetId(), "type", resp.GetTypeUrl(),
-		"version", resp.GetSystemVersionInfo(), "resources", len(names), "removed", len(resp.GetRemovedResources()), "nonce", resp.GetNonce())
+		"version", resp.GetSystemVersionInfo(), "resources", len(resp.GetResources()), "removed", len(resp.GetRemovedResources()), "nonce", resp.GetNonce())
 }
 
 // REST (fetch) is served for completeness; it has no streams to track.

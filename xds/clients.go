@@ -2,7 +2,6 @@ package xds
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -39,16 +38,21 @@ type client struct {
 type typeStatus struct {
 	// pending are responses sent and not yet answered, oldest first.
 	pending []sentResponse
-	// acked is what the Envoy runs: resource name to the version it ACKed
-	// (the type's version in SotW, the resource's own in delta). After a
-	// full SotW response it is nil and ackedNames holds the names, all at
-	// ackedVer: a map per Envoy of every cluster was most of what 500
-	// Envoys cost.
-	acked      map[string]string
-	ackedNames []string
-	ackedVer   string // the type's version in the last ACKed response
-	ackedAt    time.Time
-	rejection  *rejection // the last NACK, until a later response is ACKed
+	// What the Envoy runs, resource name to the version it ACKed (the
+	// type's version in SotW, the resource's own in delta): base, the
+	// resources of the response that gave it all it held (a full SotW
+	// response, or the first response of a type), then acked, the
+	// versions ACKed since, less dropped, the names removed since. The
+	// base's lists are the snapshot's, shared by every Envoy sent the
+	// same: a map per Envoy of every cluster, and then of every load
+	// assignment, was most of what each Envoy cost (docs/benchmarks.md
+	// "Fan-out"). ackedMap puts them together.
+	base      resourceList
+	acked     map[string]string
+	dropped   map[string]struct{}
+	ackedVer  string // the type's version in the last ACKed response
+	ackedAt   time.Time
+	rejection *rejection // the last NACK, until a later response is ACKed
 	// subscribed, for the types a SotW client asks for by name and is sent
 	// partially (routes, load assignments, secrets), is the names it last
 	// asked for: acked keeps what it dropped since until list filters it.
@@ -58,34 +62,97 @@ type typeStatus struct {
 type sentResponse struct {
 	nonce   string
 	version string
-	// names are the resources in the response with their versions;
-	// removed, in delta, those it withdrew. A full SotW response (the
-	// whole state of its type, every resource at the response's version)
-	// has fullNames instead.
-	names     map[string]string
-	removed   []string
-	full      bool
-	fullNames []string
+	// list is the resources in the response with their versions;
+	// removed, in delta, those it withdrew. full says the response is
+	// the whole state of its type (SotW listeners, clusters).
+	list    resourceList
+	removed []string
+	full    bool
+}
+
+// resourceList is the resources of a response, in order: names with their
+// versions. Its slices are the snapshot's (or the shared list's) where the
+// response sent a type whole, so that remembering it costs an Envoy
+// nothing.
+type resourceList struct {
+	names []string
+	// versions are the names' versions, by position; nil: every one is
+	// at version.
+	versions []string
+	version  string
+}
+
+func (l resourceList) len() int { return len(l.names) }
+
+// at is the i-th resource's name and version.
+func (l resourceList) at(i int) (string, string) {
+	if l.versions == nil {
+		return l.names[i], l.version
+	}
+	return l.names[i], l.versions[i]
 }
 
 // count is the number of resources in the response.
-func (r sentResponse) count() int {
-	if r.full {
-		return len(r.fullNames)
-	}
-	return len(r.names)
-}
+func (r sentResponse) count() int { return r.list.len() }
 
 // namesSet is the response's resources by name with their versions.
 func (r sentResponse) namesSet() map[string]string {
-	if !r.full {
-		return r.names
-	}
-	out := make(map[string]string, len(r.fullNames))
-	for _, n := range r.fullNames {
-		out[n] = r.version
+	out := make(map[string]string, r.list.len())
+	for i := range r.list.len() {
+		name, v := r.list.at(i)
+		out[name] = v
 	}
 	return out
+}
+
+// ackedMap is everything the Envoy runs of the type, by name.
+func (ts *typeStatus) ackedMap() map[string]string {
+	out := make(map[string]string, ts.base.len()+len(ts.acked))
+	for i := range ts.base.len() {
+		name, v := ts.base.at(i)
+		out[name] = v
+	}
+	for name, v := range ts.acked {
+		out[name] = v
+	}
+	for name := range ts.dropped {
+		delete(out, name)
+	}
+	return out
+}
+
+// held is about how many names the Envoy runs of the type.
+func (ts *typeStatus) held() int { return ts.base.len() + len(ts.acked) }
+
+// ack records an ACKed response.
+func (ts *typeStatus) ack(r sentResponse) {
+	switch {
+	case r.full, ts.held() == 0 && len(ts.dropped) == 0:
+		// All it holds: a full response, or the first of the type.
+		ts.base, ts.acked, ts.dropped = r.list, nil, nil
+		return
+	case ts.base.len() > 0 && len(ts.acked)+len(ts.dropped) > ts.base.len()/2+64:
+		// Fold base in once the changes since rival it, so that what
+		// is kept stays about the size of what the Envoy runs.
+		ts.base, ts.acked, ts.dropped = resourceList{}, ts.ackedMap(), nil
+	}
+	if ts.acked == nil {
+		ts.acked = make(map[string]string, r.list.len())
+	}
+	for i := range r.list.len() {
+		name, v := r.list.at(i)
+		ts.acked[name] = v
+		delete(ts.dropped, name)
+	}
+	for _, name := range r.removed {
+		delete(ts.acked, name)
+		if ts.base.len() > 0 {
+			if ts.dropped == nil {
+				ts.dropped = map[string]struct{}{}
+			}
+			ts.dropped[name] = struct{}{}
+		}
+	}
 }
 
 type rejection struct {
@@ -156,7 +223,7 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 	}
 	ts := c.typeStatus(key, typeURL)
 	if nonce == "" {
-		if len(initial) > 0 && ts.acked == nil {
+		if len(initial) > 0 && ts.held() == 0 {
 			ts.acked = make(map[string]string, len(initial))
 			for name, v := range initial {
 				ts.acked[name] = v
@@ -176,17 +243,7 @@ func (c *clients) received(key streamKey, node *corev3.Node, typeURL, nonce stri
 		ts.rejection = &rejection{version: r.version, detail: errorDetail.GetMessage(), at: now, names: r.namesSet()}
 		return answerNACK, r
 	}
-	if r.full {
-		ts.acked, ts.ackedNames = nil, r.fullNames
-	} else if ts.acked == nil {
-		ts.acked, ts.ackedNames = map[string]string{}, nil
-	}
-	for name, v := range r.names {
-		ts.acked[name] = v
-	}
-	for _, name := range r.removed {
-		delete(ts.acked, name)
-	}
+	ts.ack(r)
 	ts.ackedVer, ts.ackedAt, ts.rejection = r.version, now, nil
 	return answerACK, r
 }
@@ -211,8 +268,8 @@ func (c *clients) keepOnly(key streamKey, typeURL string, names []string) {
 	// subscription.
 	ts := c.typeStatus(key, typeURL)
 	ts.subscribed = names
-	if len(ts.acked) > 2*len(names)+64 {
-		ts.acked = subscribedOnly(ts.acked, names)
+	if ts.held() > 2*len(names)+64 {
+		ts.base, ts.acked, ts.dropped = resourceList{}, subscribedOnly(ts.ackedMap(), names), nil
 	}
 }
 
@@ -298,18 +355,9 @@ func (c *clients) list() []clientView {
 		}
 		v := clientView{key: key, node: cl.node, opened: cl.opened, types: map[string]typeView{}}
 		for t, ts := range cl.types {
-			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: maps.Clone(ts.acked)}
-			switch {
-			case ts.ackedNames != nil:
-				tv.acked = make(map[string]string, len(ts.ackedNames))
-				for _, n := range ts.ackedNames {
-					tv.acked[n] = ts.ackedVer
-				}
-			case ts.subscribed != nil:
-				tv.acked = subscribedOnly(ts.acked, ts.subscribed)
-			}
-			if tv.acked == nil {
-				tv.acked = map[string]string{}
+			tv := typeView{ackedVer: ts.ackedVer, ackedAt: ts.ackedAt, acked: ts.ackedMap()}
+			if ts.subscribed != nil {
+				tv.acked = subscribedOnly(tv.acked, ts.subscribed)
 			}
 			if ts.rejection != nil {
 				r := *ts.rejection

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -28,12 +29,9 @@ func TestClientsListOnlyWhatIsStillAskedFor(t *testing.T) {
 			names = append(names, fmt.Sprintf("c%d", i))
 		}
 		c.keepOnly(key, typ, names)
-		sent := map[string]string{}
-		for _, n := range names[5:] {
-			sent[n] = fmt.Sprintf("v%d", round)
-		}
+		sent := resourceList{names: names[5:], version: fmt.Sprintf("v%d", round)}
 		nonce := fmt.Sprint(round)
-		c.sent(key, typ, sentResponse{nonce: nonce, version: "x", names: sent})
+		c.sent(key, typ, sentResponse{nonce: nonce, version: "x", list: sent})
 		c.received(key, node, typ, nonce, nil, nil, now)
 
 		views := c.list()
@@ -55,5 +53,68 @@ func TestClientsListOnlyWhatIsStillAskedFor(t *testing.T) {
 	c.mu.Unlock()
 	if kept > 2*10+64 {
 		t.Fatalf("%d acknowledged names kept for a client asking for 10", kept)
+	}
+}
+
+// A client's acknowledged resources are its first response's list, as the
+// snapshot holds it (not a copy per client), with what later responses
+// changed and removed on top: CSDS lists what the client runs throughout,
+// however many changes, compared here with a plain map of what it was sent.
+func TestClientsAckedFromBaseAndChanges(t *testing.T) {
+	c := newClients()
+	key := streamKey{delta: true, id: 1}
+	now := time.Now()
+	c.open(key, now)
+	typ := resource.ClusterType
+	node := &corev3.Node{Id: "envoy-1"}
+	var names, versions []string
+	for i := range 100 {
+		names = append(names, fmt.Sprintf("c%03d", i))
+		versions = append(versions, "v0")
+	}
+	want := map[string]string{}
+	for i, n := range names {
+		want[n] = versions[i]
+	}
+	send := func(round int, r sentResponse) {
+		t.Helper()
+		r.nonce = fmt.Sprint(round)
+		c.sent(key, typ, r)
+		if ans, _ := c.received(key, node, typ, r.nonce, nil, nil, now); ans != answerACK {
+			t.Fatalf("round %d: the ACK was taken for %v", round, ans)
+		}
+		views := c.list()
+		if got := views[0].types[typ].acked; !maps.Equal(got, want) {
+			t.Fatalf("round %d: CSDS lists %v, want %v", round, got, want)
+		}
+	}
+	send(0, sentResponse{list: resourceList{names: names, versions: versions}})
+	c.mu.Lock()
+	base := c.streams[key].types[typ].base
+	c.mu.Unlock()
+	if unsafe.SliceData(base.names) != unsafe.SliceData(names) || unsafe.SliceData(base.versions) != unsafe.SliceData(versions) {
+		t.Error("the first response's list was copied, not kept as it is")
+	}
+	// Each round changes one name, adds one and removes one, until the
+	// changes outgrow the base and are folded into it.
+	for round := 1; round < 80; round++ {
+		changed := names[(round*7)%len(names)]
+		added := fmt.Sprintf("new%03d", round)
+		removed := names[(round*13)%len(names)]
+		v := fmt.Sprintf("v%d", round)
+		r := sentResponse{list: resourceList{names: []string{changed, added}, version: v}}
+		want[changed], want[added] = v, v
+		if removed != changed {
+			r.removed = []string{removed}
+			delete(want, removed)
+		}
+		send(round, r)
+	}
+	c.mu.Lock()
+	ts := c.streams[key].types[typ]
+	kept := ts.base.len() + len(ts.acked) + len(ts.dropped)
+	c.mu.Unlock()
+	if kept > 2*len(want)+64 {
+		t.Errorf("%d entries kept for a client running %d resources", kept, len(want))
 	}
 }

@@ -302,7 +302,16 @@ func (c recordingCallbacks) OnStreamRequest(id int64, req *discoveryv3.Discovery
 func (c recordingCallbacks) OnStreamResponse(ctx context.Context, id int64, req *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
 	c.callbacks.OnStreamResponse(ctx, id, req, resp)
 	e := contractEvent{kind: evResponse, stream: id, typeURL: resp.GetTypeUrl(), nonce: resp.GetNonce(), version: resp.GetVersionInfo(),
-		resources: map[string]string{}, sentNames: sentNames(ctx), sentVersions: sentVersions(ctx)}
+		resources: map[string]string{}}
+	if sent, ok := sentListOf(ctx); ok {
+		// What the registry is told: a full response's names, or a
+		// partial one's names with their versions.
+		if sent.full {
+			e.sentNames = sent.list.names
+		} else {
+			e.sentVersions = sentResponse{list: sent.list}.namesSet()
+		}
+	}
 	for _, a := range resp.GetResources() {
 		e.resources[resourceName(a.GetValue())] = resp.GetVersionInfo()
 	}

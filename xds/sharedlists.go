@@ -239,3 +239,23 @@ func everyResource(resources []*discoveryv3.Resource, ts *typeSnapshot) bool {
 	}
 	return true
 }
+
+// namesOf is the names and versions of a delta response's resources: the
+// content's own lists when they are a shared list, else lists of their
+// own (two slices, where a map of every name per Envoy cost several
+// times more).
+func (l *sharedLists) namesOf(resources []*discoveryv3.Resource) resourceList {
+	if l != nil && len(resources) >= sharedListMin {
+		l.mu.Lock()
+		e := l.delta[&resources[0]]
+		l.mu.Unlock()
+		if e != nil && len(e.resources) == len(resources) {
+			return resourceList{names: e.ts.names, versions: e.ts.hashes}
+		}
+	}
+	out := resourceList{names: make([]string, len(resources)), versions: make([]string, len(resources))}
+	for i, r := range resources {
+		out.names[i], out.versions[i] = r.GetName(), r.GetVersion()
+	}
+	return out
+}
