@@ -289,7 +289,11 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // (assumption 6).
 func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
 	held := known
-	if held == nil {
+	if len(held) == 0 {
+		// A map of its own, of the right size: the server keeps the one
+		// GetReturnedResources returns (assumption 6), and filling the
+		// server's empty one with every load assignment an Envoy
+		// connecting asks for grew it a dozen times.
 		held = make(map[string]string, len(send))
 	}
 	// Every resource of the type (a client naming every load assignment,
@@ -521,9 +525,15 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 // and a type has one watch at a time, so no other response of the type is
 // made from the map in between. The first request's map is the request's
 // initial resource versions: that one is copied, the request being the
-// callbacks' too.
+// callbacks' too. An empty one is left for GetNextVersionMap to make of
+// the right size (the server keeps the map that returns, assumption 6):
+// filled as it is, by every cluster a new Envoy is sent, it grew a dozen
+// times.
 func deltaHeld(req *cache.DeltaRequest, known map[string]string) map[string]string {
-	if known == nil || len(req.GetInitialResourceVersions()) > 0 {
+	if len(known) == 0 {
+		return nil
+	}
+	if len(req.GetInitialResourceVersions()) > 0 {
 		return maps.Clone(known)
 	}
 	return known
