@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"unsafe"
 
 	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -132,6 +133,21 @@ func checkSameRequest(t *testing.T, delta bool) {
 	}
 	if !delta && w.version != "" {
 		t.Errorf("the cache saw version %q, want the callback's rewrite to \"\"", w.version)
+	}
+	// The subscription is made from the request after the callback: the
+	// names it holds are the ones the callback made the snapshot's
+	// (stream.go, intern).
+	request(c, resource.EndpointType, []string{"a", "b"}, response{})
+	w = h.next("watch", is(evWatch, resource.EndpointType))
+	ts := h.s.cache.types[resource.EndpointType]
+	for name := range w.subscribed {
+		j, ok := ts.index.lookup(name)
+		if !ok || unsafe.StringData(name) != unsafe.StringData(ts.names[j]) {
+			t.Errorf("the subscription holds %q as the request's string, not the snapshot's", name)
+		}
+	}
+	if len(w.subscribed) != 2 {
+		t.Errorf("the subscription holds %v, want a and b", w.subscribed)
 	}
 }
 
