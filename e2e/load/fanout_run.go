@@ -37,6 +37,23 @@ type Fanout struct {
 	// compete for the same cores.
 	ConnectCPU CPUSplit `json:"connect_cpu"`
 	ChangeCPU  CPUSplit `json:"change_cpu"`
+	// Reconnect, when asked for, is the storm after the change: every
+	// client dropped at once and dialled again at once, as after a
+	// control-plane rollout.
+	Reconnect *Reconnect `json:"reconnect,omitempty"`
+}
+
+// Reconnect is the result of the reconnect storm.
+type Reconnect struct {
+	// Seconds is how long until every client held the current version of
+	// all four types again, from the first dial.
+	Seconds float64 `json:"seconds"`
+	// RSSBytes and PeakRSSBytes are the control plane's memory once
+	// every client is back, and its peak since it started.
+	RSSBytes     int64 `json:"rss_bytes"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// CPU is the CPU time spent from the drop until every client was back.
+	CPU CPUSplit `json:"cpu"`
 }
 
 // CPUSplit is CPU time spent by the control plane and by the clients.
@@ -51,8 +68,11 @@ func (a CPUSplit) minus(b CPUSplit) CPUSplit {
 
 // fanout runs the fan-out test with count clients, and the change on the
 // EndpointSlice of Service svc. beforeChange runs once every client is
-// connected and up to date, just before the change.
-func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, svc int, beforeChange func() error) (Fanout, error) {
+// connected and up to date, just before the change; afterChange once every
+// client has it. With reconnect (not nil), every client is then dropped
+// and dialled again at once, and reconnect runs once they are all up to
+// date again, told how long that took.
+func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration) error) (Fanout, error) {
 	result := Fanout{Clients: count}
 	main := c.ads.Snapshot()
 	subs := names{routes: sortedKeys(main.Routes), endpoints: sortedKeys(main.Endpoints)}
@@ -145,7 +165,51 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 			result.WithinOneSecond++
 		}
 	}
-	return result, nil
+	if err := afterChange(); err != nil {
+		return result, err
+	}
+	if reconnect == nil {
+		return result, nil
+	}
+	// The storm: every client dropped, then all dialled at once (no
+	// bound on dials in flight, unlike the connect above), each asking
+	// for everything again as a client that kept nothing.
+	for i, cl := range clients {
+		cl.close()
+		clients[i] = nil
+	}
+	now := c.ads.Snapshot()
+	start = time.Now()
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return result, fmt.Errorf("reconnect storm: %w", err)
+		}
+	}
+	if err := waitAll(ctx, count, func(i int) (bool, error) {
+		for _, t := range types {
+			v, _, err := clients[i].state(t)
+			if err != nil {
+				return false, err
+			}
+			if v != now.Versions[t] {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return result, fmt.Errorf("reconnect storm: clients getting the current versions: %w", err)
+	}
+	took := time.Since(start)
+	c.log.Info("fan-out clients reconnected", "clients", count, "took", took.Round(time.Millisecond))
+	return result, reconnect(took)
 }
 
 // waitAll polls until done(i) holds for every client i < count; an error

@@ -142,6 +142,10 @@ func (r *Result) WriteTable(out io.Writer) error {
 		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
 		row("", "peak RSS %s with the fan-out clients; RSS %s with them connected, idle", bytesHuman(f.PeakRSSBytes), bytesHuman(f.ConnectedRSSBytes))
+		if st := f.Reconnect; st != nil {
+			row("reconnect storm", "%d clients dropped and dialled again at once: all up to date after %s (CPU: control plane %.1f s, clients %.1f s); RSS %s after, peak %s",
+				f.Clients, secs(st.Seconds), st.CPU.ControlPlaneSeconds, st.CPU.ClientsSeconds, bytesHuman(st.RSSBytes), bytesHuman(st.PeakRSSBytes))
+		}
 	}
 	if e := r.Envoy; e != nil {
 		row("Ingress served by Envoy", "%s (%s Envoy; create request to the backend's first 200 through Envoy, polled every %.0f ms)",

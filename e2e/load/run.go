@@ -54,6 +54,9 @@ type Config struct {
 	// FanoutPause is how long the fan-out clients stay connected, the
 	// control plane idle, before the change: time to take its profiles.
 	FanoutPause time.Duration
+	// FanoutReconnect drops every fan-out client after the change and
+	// dials them all again at once (a reconnect storm).
+	FanoutReconnect bool
 	// Status waits, after convergence, for every Ingress to have a status
 	// address, and times it.
 	Status bool
@@ -347,16 +350,30 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 	}
 	// A Service the endpoint samples did not touch.
 	svc := pick(s.cfg.Changes, s.cfg.Workload.Services())
-	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, svc, beforeChange)
-	if err != nil {
+	var end CPUSplit
+	afterChange := func() (err error) {
+		end, err = cpu()
 		return err
 	}
-	end, err := cpu()
+	var storm *Reconnect
+	var reconnect func(time.Duration) error
+	if s.cfg.FanoutReconnect {
+		reconnect = func(took time.Duration) error {
+			back, err := cpu()
+			if err != nil {
+				return err
+			}
+			storm = &Reconnect{Seconds: took.Seconds(), CPU: back.minus(end)}
+			return s.readProcess(func(st ProcStat) { storm.RSSBytes, storm.PeakRSSBytes = st.RSS, st.PeakRSS })
+		}
+	}
+	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, svc, beforeChange, afterChange, reconnect)
 	if err != nil {
 		return err
 	}
 	f.ConnectCPU = connected.minus(start)
 	f.ChangeCPU = end.minus(connected)
+	f.Reconnect = storm
 	f.ConnectedRSSBytes = idleRSS
 	s.res.Fanout = &f
 	return s.readProcess(func(st ProcStat) { f.PeakRSSBytes = st.PeakRSS })

@@ -57,6 +57,7 @@ func run() error {
 	flag.IntVar(&cfg.Changes, "changes", 20, "samples of each kind of change")
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "pause after each change sample")
 	flag.IntVar(&cfg.Fanout, "fanout", 0, "clients of the fan-out test (0 skips it)")
+	flag.BoolVar(&cfg.FanoutReconnect, "fanout-reconnect", false, "after the fan-out's change, drop every fan-out client and dial them all again at once (a reconnect storm), and time it")
 	flag.DurationVar(&cfg.FanoutPause, "fanout-pause", 0, "keep the fan-out clients connected, the control plane idle, this long before the change (to take its profiles)")
 	flag.BoolVar(&cfg.Status, "status", true, "time until every Ingress has a status address (the control plane must write one)")
 	flag.IntVar(&cfg.CreateWorkers, "workers", 32, "creates in flight at once")
