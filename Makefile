@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TOOLS := $(CURDIR)/.tools
 export INGRESS_XDS_TOOLS := $(TOOLS)
 
-.PHONY: all build tools test unit golden demo bench e2e-kind clean
+.PHONY: all build tools test unit golden demo bench bench-report e2e-kind clean
 
 all: build
 
@@ -46,9 +46,11 @@ demo: build
 
 ## bench: translation and xDS benchmarks, then the load command at each of
 ## BENCH_N Ingresses against bin/ingress-xds (results in bin/bench/, see
-## docs/benchmarks.md). BENCH_FLAGS adds flags, e.g. BENCH_FLAGS='-delta'.
+## docs/benchmarks.md). BENCH_FLAGS adds flags, e.g. BENCH_FLAGS='-delta'
+## (whose results are load-N-delta.json).
 BENCH_N ?= 100 1000
-BENCH_FLAGS ?= -changes 20 -fanout 500
+BENCH_FLAGS ?= -changes 20 -fanout 500 -fanout-reconnect
+BENCH_PROTOCOL = $(if $(findstring -delta,$(BENCH_FLAGS)),-delta)
 BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
 bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./translate ./xds
@@ -56,8 +58,14 @@ bench: tools build
 	mkdir -p bin/bench
 	for n in $(BENCH_N); do \
 	  KUBEBUILDER_ASSETS=$(TOOLS)/kube bin/ingress-load -n $$n $(BENCH_FLAGS) \
-	    -json bin/bench/load-$$n.json -cmd '$(BENCH_CMD)' || exit 1; \
+	    -json bin/bench/load-$$n$(BENCH_PROTOCOL).json -cmd '$(BENCH_CMD)' || exit 1; \
 	done
+
+## bench-report: the current tables of docs/benchmarks.md ("Results"), one
+## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json).
+BENCH_JSON ?= $(wildcard bin/bench/*.json)
+bench-report:
+	$(GO) run ./hack/bench-report -write docs/benchmarks.md $(BENCH_JSON)
 
 ## e2e-kind: the kind suite alone (docs/kind.md): starts dockerd if none runs,
 ## builds and caches every image locally, creates a cluster, applies deploy/

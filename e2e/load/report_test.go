@@ -1,0 +1,46 @@
+package load
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestReport renders two runs at one scale and one at another: a table
+// per scale in order, the peers and the target before our columns, SotW
+// before delta, rows a run does not measure left out.
+func TestReport(t *testing.T) {
+	run := func(n int, protocol string, p90 float64, fanout *Fanout) Result {
+		r := Result{N: n, Services: 10 * n, Protocol: protocol, Command: "serve", Started: "then", Fanout: fanout}
+		r.Convergence.AllHostsSeconds = 1.5
+		r.EndpointChange = Summary{Count: 20, P50: 12, P90: p90, P99: 20}
+		r.Memory.PeakRSSBytes = 150 << 20
+		r.Memory.RSSAfterChangesBytes = 100 << 20
+		return r
+	}
+	fanout := &Fanout{Clients: 2, Arrival: Summary{Count: 2, P50: 100, P90: 200, P99: 300, Max: 400}, WithinOneSecond: 2, ConnectedRSSBytes: 104 << 20,
+		Reconnect: &Reconnect{Seconds: 12.25, PeakRSSBytes: 2 << 30}}
+	ref := Reference{Peers: []string{"Contour"}, Scales: []ReferenceScale{{N: 1000,
+		Targets: map[string]string{"endpoint_change": "p90 < 30 ms"},
+		Peers:   map[string]map[string]string{"Contour": {"endpoint_change": "220 / 276 ms"}},
+	}}}
+	got := Report([]Result{run(1000, "delta", 14, nil), run(100, "sotw", 13, nil), run(1000, "sotw", 15, fanout)}, ref)
+	for _, want := range []string{
+		"**100 Ingresses** (1,000 Services, 10,000 endpoints):",
+		"**1,000 Ingresses** (10,000 Services, 100,000 endpoints):\n\n|  | Contour | target | ours, SotW | ours, delta |",
+		"| endpoint change p50 / p90 (p99) | 220 / 276 ms | p90 < 30 ms | 12.0 / 15.0 ms (20.0) | 12.0 / 14.0 ms (20.0) |",
+		"| initial convergence |  |  | 1.50 s | 1.50 s |",
+		"| fan-out: an endpoint change to every client, p50 / p90 / p99 / max |  |  | 2 clients: 100 / 200 / 300 / 400 ms (2 within 1 s) |  |",
+		"| fan-out: control-plane RSS per client, connected and idle |  |  | 2.00 MiB (104 MiB for 2) |  |",
+		"| reconnect storm: every client back, peak RSS |  |  | 12.2 s, 2.00 GiB |  |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report lacks %q:\n%s", want, got)
+		}
+	}
+	if i, j := strings.Index(got, "**100 "), strings.Index(got, "**1,000 "); i > j {
+		t.Errorf("1,000 came before 100:\n%s", got)
+	}
+	if strings.Count(got, "reconnect storm") != 1 {
+		t.Errorf("the 100 table, with no fan-out, has a reconnect row:\n%s", got)
+	}
+}
