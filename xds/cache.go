@@ -293,7 +293,7 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 		// A map of its own, of the right size: the server keeps the one
 		// GetReturnedResources returns (assumption 6), and filling the
 		// server's empty one with every load assignment an Envoy
-		// connecting asks for grew it a dozen times.
+		// connecting asks for grew it again and again.
 		held = make(map[string]string, len(send))
 	}
 	// Every resource of the type (a client naming every load assignment,
@@ -527,8 +527,8 @@ func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *type
 // initial resource versions: that one is copied, the request being the
 // callbacks' too. An empty one is left for GetNextVersionMap to make of
 // the right size (the server keeps the map that returns, assumption 6):
-// filled as it is, by every cluster a new Envoy is sent, it grew a dozen
-// times.
+// filled as it is, by every cluster a new Envoy is sent, it grew again
+// and again.
 func deltaHeld(req *cache.DeltaRequest, known map[string]string) map[string]string {
 	if len(known) == 0 {
 		return nil

@@ -45,8 +45,8 @@ type typeStatus struct {
 	// versions ACKed since, less dropped, the names removed since. The
 	// base's lists are the snapshot's, shared by every Envoy sent the
 	// same: a map per Envoy of every cluster, and then of every load
-	// assignment, was most of what each Envoy cost (docs/benchmarks.md
-	// "Fan-out"). ackedMap puts them together.
+	// assignment, was most of what each Envoy cost (docs/benchmarks.md,
+	// "Issue 31"). ackedMap puts them together.
 	base      resourceList
 	acked     map[string]string
 	dropped   map[string]struct{}

@@ -17,7 +17,7 @@ import (
 // until the client has read it. When many Envoys connect at once (a
 // rollout of the control plane, a new node pool), that was a copy of the
 // configuration per Envoy in memory at the same time, and the CPU to make
-// it (docs/benchmarks.md "Fan-out").
+// it (docs/benchmarks.md, "Issue 31").
 //
 // The cache notes here each answer that sends every resource of a type
 // (noteSotw, deltaList); from the second of one content, the codec sends

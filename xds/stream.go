@@ -88,9 +88,9 @@ func (c *resourceCache) forget(key streamKey) {
 // request into a string of its own, and the server's subscription map and
 // the client registry keep the last request's names for as long as the
 // stream lives: a SotW Envoy names every load assignment in each request,
-// so each stream kept a copy of every name (10,000 at 1,000 Ingresses,
-// about 0.65 MB per stream; docs/benchmarks.md "Fan-out"). Made the
-// snapshot's, the request's own strings are garbage once it is decoded.
+// so each stream kept a copy of every name (docs/benchmarks.md, "Issue
+// 31"). Made the snapshot's, the request's own strings are garbage once
+// it is decoded.
 // The callbacks call it before the server builds the subscription from
 // the request (assumption 2). A type's content is never written once set,
 // so the names are read outside the lock.
