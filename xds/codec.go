@@ -109,7 +109,7 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 func marshalWithList(m proto.Message, list []byte) (mem.BufferSlice, error) {
 	rest, err := proto.Marshal(withoutField(m, "resources"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding the fields besides a shared list: %w", err)
 	}
 	return mem.BufferSlice{mem.SliceBuffer(rest), mem.SliceBuffer(list)}, nil
 }

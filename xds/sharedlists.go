@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"fmt"
 	"sync"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -204,7 +205,7 @@ func (w *listWire) encode(n int, at func(int) proto.Message, field protowire.Num
 			buf = protowire.AppendVarint(buf, uint64(proto.Size(m)))
 			var err error
 			if buf, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(buf, m); err != nil {
-				w.err = err
+				w.err = fmt.Errorf("encoding resource %d of %d: %w", i, n, err)
 				return
 			}
 		}
