@@ -47,16 +47,16 @@ var reportRows = []reportRow{
 		if f == nil {
 			return ""
 		}
-		return fmt.Sprintf("%d clients: %.0f / %.0f / %.0f / %.0f ms (%d within 1 s)",
-			f.Clients, f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, f.WithinOneSecond)
+		return fmt.Sprintf("%s clients: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
+			thousands(f.Clients), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
 	}},
 	{"fanout_memory", "fan-out: control-plane RSS per client, connected and idle", func(r Result) string {
 		f := r.Fanout
 		if f == nil || f.ConnectedRSSBytes == 0 || f.Clients == 0 {
 			return ""
 		}
-		return fmt.Sprintf("%.2f MiB (%s for %d)", float64(f.ConnectedRSSBytes-r.Memory.RSSAfterChangesBytes)/float64(f.Clients)/(1<<20),
-			bytesHuman(f.ConnectedRSSBytes), f.Clients)
+		return fmt.Sprintf("%.2f MiB (%s for %s)", float64(f.ConnectedRSSBytes-r.Memory.RSSAfterChangesBytes)/float64(f.Clients)/(1<<20),
+			bytesHuman(f.ConnectedRSSBytes), thousands(f.Clients))
 	}},
 	{"reconnect", "reconnect storm: every client back, peak RSS", func(r Result) string {
 		if r.Fanout == nil || r.Fanout.Reconnect == nil {
