@@ -31,43 +31,46 @@ type reportRow struct {
 	figure     func(r Result) string
 }
 
-var reportRows = []reportRow{
-	{"convergence", "initial convergence", func(r Result) string { return seconds(r.Convergence.AllHostsSeconds) }},
-	{"ingress_change", "Ingress change p50 / p90 (p99)", func(r Result) string { return summaryCell(r.IngressChange) }},
-	{"endpoint_change", "endpoint change p50 / p90 (p99)", func(r Result) string { return summaryCell(r.EndpointChange) }},
-	{"peak_rss", "peak RSS before any fan-out", func(r Result) string { return bytesHuman(r.Memory.PeakRSSBytes) }},
-	{"status", "status on every Ingress after convergence", func(r Result) string {
-		if r.Status == nil {
-			return ""
-		}
-		return seconds(r.Status.AfterConvergenceSeconds)
-	}},
-	{"fanout", "fan-out: an endpoint change to every client, p50 / p90 / p99 / max", func(r Result) string {
-		f := r.Fanout
-		if f == nil {
-			return ""
-		}
-		return fmt.Sprintf("%s clients: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
-			thousands(f.Clients), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
-	}},
-	{"fanout_memory", "fan-out: control-plane RSS per client, connected and idle", func(r Result) string {
-		f := r.Fanout
-		if f == nil || f.ConnectedRSSBytes == 0 || f.Clients == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%.2f MiB (%s for %s)", float64(f.ConnectedRSSBytes-r.Memory.RSSAfterChangesBytes)/float64(f.Clients)/(1<<20),
-			bytesHuman(f.ConnectedRSSBytes), thousands(f.Clients))
-	}},
-	{"reconnect", "reconnect storm: every client back, peak RSS", func(r Result) string {
-		if r.Fanout == nil || r.Fanout.Reconnect == nil {
-			return ""
-		}
-		st := r.Fanout.Reconnect
-		return fmt.Sprintf("%s, %s", seconds(st.Seconds), bytesHuman(st.PeakRSSBytes))
-	}},
-	{"cpu", "control-plane CPU to converge / in all", func(r Result) string {
-		return fmt.Sprintf("%.1f / %.1f s", r.CPU.ConvergenceSeconds, r.CPU.TotalSeconds)
-	}},
+// reportRows are the rows of every table, in order.
+func reportRows() []reportRow {
+	return []reportRow{
+		{"convergence", "initial convergence", func(r Result) string { return seconds(r.Convergence.AllHostsSeconds) }},
+		{"ingress_change", "Ingress change p50 / p90 (p99)", func(r Result) string { return summaryCell(r.IngressChange) }},
+		{"endpoint_change", "endpoint change p50 / p90 (p99)", func(r Result) string { return summaryCell(r.EndpointChange) }},
+		{"peak_rss", "peak RSS before any fan-out", func(r Result) string { return bytesHuman(r.Memory.PeakRSSBytes) }},
+		{"status", "status on every Ingress after convergence", func(r Result) string {
+			if r.Status == nil {
+				return ""
+			}
+			return seconds(r.Status.AfterConvergenceSeconds)
+		}},
+		{"fanout", "fan-out: an endpoint change to every client, p50 / p90 / p99 / max", func(r Result) string {
+			f := r.Fanout
+			if f == nil {
+				return ""
+			}
+			return fmt.Sprintf("%s clients: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
+				thousands(f.Clients), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
+		}},
+		{"fanout_memory", "fan-out: control-plane RSS per client, connected and idle", func(r Result) string {
+			f := r.Fanout
+			if f == nil || f.ConnectedRSSBytes == 0 || f.Clients == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%.2f MiB (%s for %s)", float64(f.ConnectedRSSBytes-r.Memory.RSSAfterChangesBytes)/float64(f.Clients)/(1<<20),
+				bytesHuman(f.ConnectedRSSBytes), thousands(f.Clients))
+		}},
+		{"reconnect", "reconnect storm: every client back, peak RSS", func(r Result) string {
+			if r.Fanout == nil || r.Fanout.Reconnect == nil {
+				return ""
+			}
+			st := r.Fanout.Reconnect
+			return fmt.Sprintf("%s, %s", seconds(st.Seconds), bytesHuman(st.PeakRSSBytes))
+		}},
+		{"cpu", "control-plane CPU to converge / in all", func(r Result) string {
+			return fmt.Sprintf("%.1f / %.1f s", r.CPU.ConvergenceSeconds, r.CPU.TotalSeconds)
+		}},
+	}
 }
 
 // seconds writes s as the tables of docs/benchmarks.md do.
@@ -141,7 +144,7 @@ func writeTable(b *strings.Builder, n int, rs []Result, peers []string, scale Re
 		align = append(align, "---:")
 	}
 	writeRow(b, align)
-	for _, row := range reportRows {
+	for _, row := range reportRows() {
 		cells := []string{row.label}
 		for _, p := range peers {
 			cells = append(cells, scale.Peers[p][row.key])
