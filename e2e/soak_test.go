@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,7 +57,10 @@ func TestSoak(t *testing.T) {
 	kc := api.Client
 	ctx := t.Context()
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("soak of %s, seed %d", length, seed)
+	if v, err := strconv.ParseUint(os.Getenv("INGRESS_XDS_SOAK_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("soak of %s, seed %d (INGRESS_XDS_SOAK_SEED picks the same changes and fault moments)", length, seed)
 
 	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
@@ -131,16 +135,19 @@ func TestSoak(t *testing.T) {
 		func() { s.restartEnvoy(s.envoys[s.r.IntN(2)]) },
 		func() { s.restartAPIServer(api) },
 	}
-	// A fault every fifth of the run (every five minutes at most), the
+	// A fault in every fifth of the run (every five minutes at most), the
 	// kinds in turn from one the seed picks, between changes.
 	every := min(length/5, 5*time.Minute)
 	started := time.Now()
-	nextFault, k := every, int(seed%3)
+	// Each fault at a random moment of the first half of its slot.
+	slot, k := every, int(seed%3)
+	nextFault := slot + time.Duration(s.r.Int64N(int64(every/2)))
 	for time.Now().Before(deadline) {
 		if elapsed := time.Since(started); elapsed >= nextFault && elapsed < length-every/2 {
 			faults[k%len(faults)]()
 			k++
-			nextFault += every
+			slot += every
+			nextFault = slot + time.Duration(s.r.Int64N(int64(every/2)))
 			continue
 		}
 		s.churn(ctx, tlsSecret)
