@@ -104,6 +104,11 @@ func TestSnippets(t *testing.T) {
 		if got := a.header.Get("X-Powered-By"); got != "" {
 			t.Errorf("more_clear_headers X-Powered-By: the client got %q", got)
 		}
+		// headers-more's parser ends the name at a colon or white space
+		// (ngx_http_headers_more_util.c).
+		if got := a.header.Get("X-Split"); got != "yes" {
+			t.Errorf(`more_set_headers "X-Split   yes": X-Split %q, want yes`, got)
+		}
 	})
 
 	// ngx_http_headers_module: add_header adds "if the response code
@@ -567,6 +572,7 @@ metadata:
   annotations:
     nginx.ingress.kubernetes.io/configuration-snippet: |
       more_set_headers "X-Frame-Options: DENY" "X-Served-For: $host";
+      more_set_headers "X-Split   yes";
       more_clear_headers X-Powered-By;
       add_header X-Cache "HIT";
       add_header Strict-Transport-Security "max-age=63072000" always;

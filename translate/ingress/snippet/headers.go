@@ -3,6 +3,7 @@ package snippet
 import (
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/nginxconf"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -56,8 +57,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		}
 		applied := false
 		for _, p := range pairs {
-			name, value, _ := strings.Cut(p, ":")
-			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+			name, value := moreHeader(p)
 			if err := t.checkName(d, name); err != nil {
 				return err
 			}
@@ -341,4 +341,18 @@ func (t *translator) onlyAuthVars(value string) bool {
 		}
 	}
 	return true
+}
+
+// moreHeader splits headers-more's "Name: value" as its parser does
+// (ngx_http_headers_more_parse_header): the name ends at the first colon
+// or white space, and the value starts after the colons and white space
+// that follow it, so "X-Frame-Options SAMEORIGIN" sets X-Frame-Options.
+func moreHeader(raw string) (name, value string) {
+	raw = strings.TrimLeftFunc(raw, unicode.IsSpace)
+	end := strings.IndexFunc(raw, func(r rune) bool { return r == ':' || unicode.IsSpace(r) })
+	if end < 0 {
+		return raw, ""
+	}
+	value = strings.TrimLeftFunc(raw[end:], func(r rune) bool { return r == ':' || unicode.IsSpace(r) })
+	return raw[:end], strings.TrimRightFunc(value, unicode.IsSpace)
 }
