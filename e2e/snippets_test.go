@@ -280,8 +280,9 @@ func TestSnippets(t *testing.T) {
 	// https:// only), grpc_set_header (grpc_pass's), error_page of a
 	// status the location never answers itself (ngx_http_core_module:
 	// the backend's answers pass, proxy_intercept_errors being off),
-	// etag (ngx_http_core_module: the files nginx serves), and
-	// proxy_pass_header of a header nginx does not hide.
+	// etag (ngx_http_core_module: the files nginx serves), grpc_pass's
+	// settings (ngx_http_grpc_module), and proxy_pass_header of a header
+	// nginx does not hide.
 	t.Run("directives of no effect here", func(t *testing.T) {
 		a := snippetRequest(t, envoy, http.MethodGet, "inert.example", "/?status=403&header=ETag:%22v1%22", map[string]string{"If-Match": `"v0"`})
 		if a.status != http.StatusForbidden || a.seen == nil || a.header.Get("Location") != "" {
@@ -548,6 +549,7 @@ metadata:
       proxy_pass_header ETag;
       proxy_set_header If-Match "";
       gzip off;
+      grpc_next_upstream_tries 5;
 spec:
   rules: [{host: inert.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---

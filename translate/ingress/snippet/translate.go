@@ -513,6 +513,9 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 	case "ssl_name", "ssl_server_name", "ssl_verify", "ssl_verify_depth", "ssl_session_reuse", "ssl_protocols", "ssl_ciphers":
 		return t.upstreamSSL(d, lv)
 	}
+	if grpcModule[d.Name] {
+		return t.grpcDirective(d, lv)
+	}
 	switch d.Name {
 	case "proxy_pass_header":
 		if len(d.Args) != 1 {
@@ -768,4 +771,36 @@ func (t *translator) limitReq(d nginxconf.Directive, lv level) (*ir.RequestRate,
 	}
 	t.verdict(d, Translated, fmt.Sprintf("each client's requests: %d per %s, %d at once, as limit-rps and limit-rpm make (a bucket per route, where nginx's zone is shared by the locations that name it)", z.Requests, z.Period, burst+1))
 	return &ir.RequestRate{Requests: z.Requests, Period: ir.Duration(z.Period), Bucket: uint32(burst + 1)}, nil
+}
+
+// grpcModule are ngx_http_grpc_module's directives of how grpc_pass
+// proxies (its headers and TLS are taken apart).
+var grpcModule = map[string]bool{
+	"grpc_next_upstream": true, "grpc_next_upstream_tries": true, "grpc_next_upstream_timeout": true,
+	"grpc_connect_timeout": true, "grpc_send_timeout": true, "grpc_read_timeout": true,
+	"grpc_buffer_size": true, "grpc_intercept_errors": true, "grpc_pass_header": true,
+	"grpc_ignore_headers": true, "grpc_socket_keepalive": true,
+}
+
+// grpcDirective takes a grpc_pass setting: read only by grpc_pass, so of
+// no effect in a location that proxies with proxy_pass; with a gRPC
+// backend, the template's own timeouts make a second one a duplicate
+// nginx refuses, and the rest are not translated.
+func (t *translator) grpcDirective(d nginxconf.Directive, lv level) error {
+	if len(d.Args) == 0 {
+		return t.refuse(d, "wrong number of arguments: nginx refuses it")
+	}
+	if lv != locationLevel {
+		return t.refuse(d, "outside a configuration-snippet: not translated")
+	}
+	t.contextual = true
+	if !t.opts.grpc() {
+		t.verdict(d, NoEffect, "the location proxies with proxy_pass, not grpc_pass (backend-protocol is not GRPC or GRPCS)")
+		return nil
+	}
+	switch d.Name {
+	case "grpc_connect_timeout", "grpc_send_timeout", "grpc_read_timeout":
+		return t.refuse(d, "ingress-nginx's gRPC location already sets it, so nginx refuses the configuration (duplicate); the proxy-*-timeout annotations set it")
+	}
+	return t.refuse(d, "with backend-protocol %s: not translated", t.opts.Backend)
 }
