@@ -419,16 +419,30 @@ func (s *soak) killLeader(ctx context.Context, cps []*framework.ControlPlane) {
 		s.t.Logf("no lease holder to kill: %v", err)
 		return
 	}
+	// An identity is the pod's name and a suffix of its process.
 	i := 0
-	if *lease.Spec.HolderIdentity == "soak-1" {
+	if strings.HasPrefix(*lease.Spec.HolderIdentity, "soak-1_") {
 		i = 1
 	}
 	cps[i].Kill()
-	time.Sleep(time.Second)
+	// The other replica takes the lease once it expires: the fleet's
+	// status is then written by it. Restarted sooner, the killed one
+	// would renew its own lease under the same name.
+	other := fmt.Sprintf("soak-%d", 1-i)
+	framework.Eventually(s.t, convergeTimeout, other+" takes the lease", func() error {
+		l, err := s.kc.CoordinationV1().Leases(namespace).Get(ctx, "soak-leader", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if h := l.Spec.HolderIdentity; h == nil || !strings.HasPrefix(*h, other+"_") {
+			return fmt.Errorf("the lease is not %s's yet", other)
+		}
+		return nil
+	})
 	s.t.Setenv("POD_NAME", fmt.Sprintf("soak-%d", i))
 	cps[i].Restart(s.t)
 	framework.Eventually(s.t, convergeTimeout, "the killed replica ready again", cps[i].Ready)
-	s.window(fmt.Sprintf("leader soak-%d SIGKILLed and restarted", i), start)
+	s.window(fmt.Sprintf("leader soak-%d SIGKILLed, %s leading, soak-%d restarted", i, other, i), start)
 }
 
 // restartEnvoy stops e's Envoy and starts a new one on the same ports;
