@@ -20,8 +20,9 @@ import (
 )
 
 // ClusterSource serves State from a live API server through shared informers
-// on Ingress, IngressClass, Service, EndpointSlice and TLS Secrets, which
-// the caller makes and starts (see NewInformerFactories), and through a
+// on Ingress, IngressClass, Service, EndpointSlice and TLS Secrets, and on
+// the Gateway API kinds the API server serves, which the caller makes and
+// starts (see NewInformerFactories, NewGatewayInformerFactory), and through a
 // watch of its own on each Secret or ConfigMap an owned Ingress refers to
 // (see References).
 type ClusterSource struct {
@@ -176,6 +177,25 @@ func (s *ClusterSource) Run(ctx context.Context, changed func()) error {
 		{"EndpointSlice", inf.EndpointSlices, sliceHandler},
 		{"Secret", inf.TLSSecrets.Informer(), handlerFor(partSecrets, nil)},
 	}
+	// Gateway API objects are few next to Services: any change lists them
+	// all again. Updates that leave the generation (the spec) as it was
+	// are status writes, dropped as the Ingresses' are.
+	gatewayHandler := handlerFor(partGateway, nil)
+	anyGatewayUpdate := gatewayHandler.UpdateFunc
+	gatewayHandler.UpdateFunc = func(old, obj any) {
+		if !gatewayGenerationEqual(old, obj) {
+			anyGatewayUpdate(old, obj)
+		}
+	}
+	for _, g := range inf.Gateway.all() {
+		if g.informer != nil {
+			handlers = append(handlers, struct {
+				kind     string
+				informer cache.SharedIndexInformer
+				handler  cache.ResourceEventHandler
+			}{g.kind, g.informer, gatewayHandler})
+		}
+	}
 	// Synced means each handler has seen its informer's initial list, not
 	// only that the informer has it: the slice groups are built from the
 	// handler's events.
@@ -232,7 +252,8 @@ const (
 	partSecrets           // TLS Secrets
 	partReferencedSecrets // Secrets Ingresses refer to (see References)
 	partConfigMaps
-	allParts = partIngresses | partServices | partSlices | partSecrets | partReferencedSecrets | partConfigMaps
+	partGateway // Gateway API objects
+	allParts    = partIngresses | partServices | partSlices | partSecrets | partReferencedSecrets | partConfigMaps | partGateway
 )
 
 // State implements Source.
@@ -275,6 +296,9 @@ func (s *ClusterSource) State() *State {
 	}
 	if dirty&partConfigMaps != 0 {
 		st.ConfigMaps = s.referenced.configMaps()
+	}
+	if dirty&partGateway != 0 {
+		st.Gateway = gatewayState(s.Informers.Gateway.objects())
 	}
 	s.cached = st
 	return st

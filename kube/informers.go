@@ -34,6 +34,9 @@ type Informers struct {
 	// itself, as Ingresses come to refer to objects and stop doing so.
 	// Nil: references are not followed.
 	Referenced func(Reference) cache.ListerWatcher
+	// Gateway are the Gateway API kinds' informers (gatewayinformers.go),
+	// each nil when not watched: the caller makes and starts them.
+	Gateway GatewayInformers
 }
 
 // InformerFactories make the Informers, each with the selector and

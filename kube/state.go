@@ -42,8 +42,8 @@ type State struct {
 	// others.
 	ConfigMaps map[types.NamespacedName]*corev1.ConfigMap
 	// Gateway holds the Gateway API objects for translate/gatewayapi;
-	// nil when there are none (the cluster source does not watch them
-	// yet: only manifests carry them). Like the other parts, it is the
+	// nil when there are none (or the API server does not serve them).
+	// Like the other parts, it is the
 	// very same value while none of its objects changed.
 	Gateway *GatewayObjects
 }

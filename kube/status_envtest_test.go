@@ -26,7 +26,7 @@ import (
 // startAPIServer runs a real kube-apiserver and etcd for the test. It skips
 // only under -short: missing binaries are a failure, so that a broken setup
 // cannot pass for a green run.
-func startAPIServer(t testing.TB) *rest.Config {
+func startAPIServer(t testing.TB, configure ...func(*envtest.Environment)) *rest.Config {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs kube-apiserver and etcd: skipped with -short")
@@ -44,6 +44,9 @@ func startAPIServer(t testing.TB) *rest.Config {
 	// loudly unless one is set.
 	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	for _, c := range configure {
+		c(env)
+	}
 	framework.ReserveEnvtestPorts(t, env)
 	cfg, err := env.Start()
 	if err != nil {

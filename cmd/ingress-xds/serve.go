@@ -105,7 +105,8 @@ func runServe(ctx context.Context, args []string) error {
 	var source kube.Source
 	var status *statusRunner
 	var events *kube.EventReporter
-	var factories *kube.InformerFactories // nil in file mode
+	var factories *kube.InformerFactories           // nil in file mode
+	var gatewayFactory *kube.GatewayInformerFactory // nil in file mode and without the CRDs
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
 		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: f.translate.ingressReferences()}
@@ -119,8 +120,13 @@ func runServe(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
 		factories = kube.NewInformerFactoriesWith(client, kube.InformerOptions{List: !f.streamingList})
+		if gatewayFactory, err = newGatewayInformerFactory(ctx, cfg, client, logger.With("component", "informers")); err != nil {
+			return err
+		}
+		informers := factories.Informers()
+		informers.Gateway = gatewayFactory.Informers()
 		source = &kube.ClusterSource{
-			Informers:        factories.Informers(),
+			Informers:        informers,
 			Filter:           filter,
 			Logger:           logger.With("component", "informers"),
 			EndpointsChanged: endpointBatcher.Notify,
@@ -178,6 +184,8 @@ func runServe(ctx context.Context, args []string) error {
 	if factories != nil {
 		factories.Start(ctx.Done())
 		defer factories.Shutdown() // after wg.Wait: ctx is done by then
+		gatewayFactory.Start(ctx.Done())
+		defer gatewayFactory.Shutdown()
 	}
 	run("translator", func() error { batcher.Run(ctx, p.Rebuild); return nil })
 	run("endpoints", func() error { endpointBatcher.Run(ctx, p.Rebuild); return nil })

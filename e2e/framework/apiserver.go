@@ -46,6 +46,9 @@ type APIServerOptions struct {
 	// kube-apiserver comes back with the same certificates, so that its
 	// clients keep working.
 	CertDir string
+	// CRDs are files or directories of CustomResourceDefinitions that
+	// envtest installs before Start returns (see GatewayAPICRDs).
+	CRDs []string
 }
 
 // StartAPIServer starts kube-apiserver and etcd, stopped when the test ends.
@@ -95,6 +98,7 @@ func LaunchAPIServer(assets, dir string, o APIServerOptions) (*APIServer, error)
 		BinaryAssetsDirectory:    assets,
 		ControlPlaneStartTimeout: 2 * time.Minute, // small, shared machines
 		ControlPlaneStopTimeout:  30 * time.Second,
+		CRDInstallOptions:        envtest.CRDInstallOptions{Paths: o.CRDs, ErrorIfPathMissing: true},
 	}
 	setEnvtestPorts(env, reserved.Ports)
 	api := env.ControlPlane.GetAPIServer()
