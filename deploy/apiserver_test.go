@@ -46,11 +46,13 @@ func startAuditedAPIServer(t *testing.T) *auditedAPIServer {
 		t.Fatal(err)
 	}
 	auditLog := filepath.Join(dir, "audit.log")
+	// With Gateway API's CRDs, so that the control plane watches its kinds
+	// and the role's grants on them are exercised.
 	api := framework.StartAPIServerWith(t, framework.APIServerOptions{APIServerFlags: map[string]string{
 		"audit-policy-file": policy,
 		"audit-log-path":    auditLog,
 		"audit-log-mode":    "blocking", // every request is in the log before it is answered
-	}})
+	}, CRDs: []string{framework.GatewayAPICRDs(t)}})
 	cfg := api.Config
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 1000, 2000
