@@ -122,6 +122,7 @@ func TestKind(t *testing.T) {
 	t.Run("readiness holds an envoy without configuration out", c.testReadiness)
 	t.Run("a control plane rollout fails no request", c.testRollout)
 	t.Run("leader failover", c.testFailover)
+	t.Run("an envoy daemonset rolling update fails no request", c.testEnvoyRollingUpdate)
 	t.Run("the control plane was refused nothing", c.testNothingForbidden)
 }
 
