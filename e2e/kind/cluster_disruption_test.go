@@ -7,8 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -75,4 +79,163 @@ func (c *cluster) testEnvoyRollingUpdate(t *testing.T) {
 	}
 	t.Logf("the DaemonSet rolled %d nodes in %s", len(old), took.Round(time.Second))
 	tr.check(t)
+}
+
+// testNodeDrain cordons the last Envoy's node and evicts every pod on it
+// but the DaemonSets' (the node's Envoy among them), through the eviction
+// API, as `kubectl drain --ignore-daemonsets --delete-emptydir-data` does,
+// retrying an eviction a PodDisruptionBudget refuses; then uncordons it.
+// The backends have a budget of one unavailable pod each, as a user who
+// drains nodes gives them. The evicted backends, control plane replicas and
+// cluster add-ons come back on the other nodes; the node's Envoy serves
+// throughout, and no request fails.
+func (c *cluster) testNodeDrain(t *testing.T) {
+	ctx := t.Context()
+	for _, backend := range []string{"tea", "coffee"} {
+		pdb := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: backend, Namespace: appNS},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": backend}},
+			},
+		}
+		create(t, func() error {
+			_, err := c.client.PolicyV1().PodDisruptionBudgets(appNS).Create(ctx, pdb, metav1.CreateOptions{})
+			return err
+		})
+	}
+	envoy := c.lastEnvoy(t)
+	node := envoy.Spec.NodeName
+	envoys, err := c.readyEnvoyHostIPs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := c.startTraffic(t, "cafe", teaRoute)
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+
+	cordon := func(on bool) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+		if _, err := c.client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cordon(true)
+	uncordoned := false
+	t.Cleanup(func() {
+		if !uncordoned { // the later subtests need the node
+			patch := []byte(`{"spec":{"unschedulable":false}}`)
+			c.client.CoreV1().Nodes().Patch(c.ctx(), node, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		}
+	})
+
+	pods, err := c.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evicted []corev1.Pod
+	for _, p := range pods.Items {
+		if daemon(&p) || p.Annotations[corev1.MirrorPodAnnotationKey] != "" || p.DeletionTimestamp != nil ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		evicted = append(evicted, p)
+	}
+	var names []string
+	for _, p := range evicted {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	t.Logf("draining %s: evicting %d pods: %v", node, len(evicted), names)
+	for _, p := range evicted {
+		framework.Eventually(t, rollout, "evicted "+p.Namespace+"/"+p.Name, func() error {
+			err := c.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err // 429 while a budget forbids it: kubectl drain retries too
+		})
+	}
+	framework.Eventually(t, rollout, "every evicted pod gone from "+node, func() error {
+		for _, p := range evicted {
+			got, err := c.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if err == nil && got.UID == p.UID {
+				return fmt.Errorf("%s/%s is still there", p.Namespace, p.Name)
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
+	framework.Eventually(t, rollout, "the backends and the control plane back at full strength on the other nodes", func() error {
+		for _, d := range []struct{ ns, name, selector string }{{appNS, "tea", "app=tea"}, {appNS, "coffee", "app=coffee"}, {systemNS, "ingress-xds", controlPlaneLabel}} {
+			if err := c.replacedAndReady(d.ns, d.name, d.selector, evicted, node); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// The node's Envoy, a DaemonSet pod, stayed and serves on.
+	tr.waitAnswered(t, envoy.Status.HostIP, 20)
+	cordon(false)
+	uncordoned = true
+	framework.Eventually(t, converge, fmt.Sprintf("status still %v", envoys), func() error {
+		return c.statusMatches(ctx, "cafe", envoys)
+	})
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+	c.expectNewIngressServed(t, "after-drain")
+	tr.check(t)
+}
+
+// replacedAndReady is nil once Deployment ns/name has as many Ready pods
+// (those of selector, not terminating) as it wants, none of them one of
+// gone nor on node notOn (when set), and says it is rolled out: checked on
+// the pods themselves, as the Deployment's status lags a deletion.
+func (c *cluster) replacedAndReady(ns, name, selector string, gone []corev1.Pod, notOn string) error {
+	ctx := c.ctx()
+	d, err := c.client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	want := 1
+	if d.Spec.Replicas != nil {
+		want = int(*d.Spec.Replicas)
+	}
+	pods, err := c.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err
+	}
+	ready := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if slices.ContainsFunc(gone, func(o corev1.Pod) bool { return o.UID == p.UID }) {
+			return fmt.Errorf("%s/%s is still there", ns, p.Name)
+		}
+		if notOn != "" && p.Spec.NodeName == notOn {
+			return fmt.Errorf("%s/%s was scheduled to %s", ns, p.Name, notOn)
+		}
+		if podReady(&p) {
+			ready++
+		}
+	}
+	if ready != want {
+		return fmt.Errorf("%s/%s: %d of %d pods Ready", ns, name, ready, want)
+	}
+	return deploymentReady(ctx, c.client, ns, name)
+}
+
+// daemon says whether a DaemonSet owns p: kubectl drain leaves those.
+func daemon(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
+			return true
+		}
+	}
+	return false
 }

@@ -123,6 +123,7 @@ func TestKind(t *testing.T) {
 	t.Run("a control plane rollout fails no request", c.testRollout)
 	t.Run("leader failover", c.testFailover)
 	t.Run("an envoy daemonset rolling update fails no request", c.testEnvoyRollingUpdate)
+	t.Run("a node drained and uncordoned fails no request", c.testNodeDrain)
 	t.Run("the control plane was refused nothing", c.testNothingForbidden)
 }
 
