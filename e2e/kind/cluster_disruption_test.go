@@ -2,16 +2,19 @@ package kind
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -238,4 +241,75 @@ func daemon(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// testControlPlaneKilled deletes every control plane pod with no grace
+// period (what a node's loss or an OOM kill looks like: no clean stream
+// end, no Lease released) three times, while Ingresses are created and
+// edited: one created just before each kill, edited just after it, before
+// the new replicas are up. Envoys keep serving their configuration
+// meanwhile, no request fails, and every change ends up routed by every
+// Envoy and in the status.
+func (c *cluster) testControlPlaneKilled(t *testing.T) {
+	ctx := t.Context()
+	envoys, err := c.readyEnvoyHostIPs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := c.startTraffic(t, "cafe", teaRoute)
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+	const rounds = 3
+	var made []string
+	for round := 1; round <= rounds; round++ {
+		before, err := c.client.CoreV1().Pods(systemNS).List(ctx, metav1.ListOptions{LabelSelector: controlPlaneLabel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("killed-%d", round)
+		ing := cafeIngress(t, "coffee")
+		ing.Name = name
+		ing.Spec.Rules = []networkingv1.IngressRule{{Host: name + ".example.com", IngressRuleValue: ing.Spec.Rules[1].IngressRuleValue}}
+		create(t, func() error {
+			_, err := c.client.NetworkingV1().Ingresses(appNS).Create(ctx, ing, metav1.CreateOptions{})
+			return err
+		})
+		made = append(made, name)
+		for _, p := range before.Items {
+			if err := c.client.CoreV1().Pods(systemNS).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		}
+		// While no replica runs: the Ingress now goes to coffee.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got, err := c.client.NetworkingV1().Ingresses(appNS).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got.Spec.Rules[0].HTTP.Paths[0].Backend.Service = &networkingv1.IngressServiceBackend{Name: "coffee", Port: networkingv1.ServiceBackendPort{Number: 80}}
+			_, err = c.client.NetworkingV1().Ingresses(appNS).Update(ctx, got, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, rollout, fmt.Sprintf("kill %d of %d: %d control plane pods replaced, the new ones Ready", round, rounds, len(before.Items)), func() error {
+			return c.replacedAndReady(systemNS, "ingress-xds", controlPlaneLabel, before.Items, "")
+		})
+	}
+	for _, name := range made {
+		host := name + ".example.com"
+		for _, address := range c.envoyAddresses(t, false) {
+			framework.Eventually(t, converge, fmt.Sprintf("%s, edited while no control plane ran, routed to coffee through %s", name, address), func() error {
+				return framework.Expect(address, host, "/", http.StatusOK, "coffee")
+			})
+		}
+		framework.Eventually(t, converge, fmt.Sprintf("%s has status %v", name, envoys), func() error {
+			return c.statusMatches(ctx, name, envoys)
+		})
+	}
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+	tr.check(t)
 }

@@ -124,6 +124,7 @@ func TestKind(t *testing.T) {
 	t.Run("leader failover", c.testFailover)
 	t.Run("an envoy daemonset rolling update fails no request", c.testEnvoyRollingUpdate)
 	t.Run("a node drained and uncordoned fails no request", c.testNodeDrain)
+	t.Run("control plane pods killed during changes fail no request", c.testControlPlaneKilled)
 	t.Run("the control plane was refused nothing", c.testNothingForbidden)
 }
 
