@@ -3,6 +3,7 @@ package kind
 import (
 	"fmt"
 	"net/http"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -308,6 +311,96 @@ func (c *cluster) testControlPlaneKilled(t *testing.T) {
 			return c.statusMatches(ctx, name, envoys)
 		})
 	}
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+	tr.check(t)
+}
+
+// apiServerManifest is kubeadm's static pod manifest of the API server on
+// a control-plane node, and apiServerAway where the test moves it to stop
+// that API server (outside the directory the kubelet watches).
+const (
+	apiServerManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+	apiServerAway     = "/etc/kubernetes/kube-apiserver.yaml.away"
+)
+
+// testAPIServerRestart stops the cluster's only API server and starts it
+// again, as an upgrade or a crash of the control-plane node's static pod
+// does: the manifest is moved out of the kubelet's static pod directory on
+// the kind node (docker exec) until the API server stops answering, then
+// back. Meanwhile the control plane cannot watch or write status, and the
+// Envoys serve the configuration they have: no request fails (the client
+// keeps the last status it saw). Once it is back, a new Ingress is routed
+// by every Envoy and gets its status. It needs the node to be a container
+// of this machine's Docker engine (kind): otherwise it skips.
+func (c *cluster) testAPIServerRestart(t *testing.T) {
+	ctx := t.Context()
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 1 {
+		t.Skipf("%d control-plane nodes: the test stops the one API server of a kind cluster", len(nodes.Items))
+	}
+	node := nodes.Items[0].Name
+	if out, err := exec.CommandContext(ctx, "docker", "exec", node, "test", "-f", apiServerManifest).CombinedOutput(); err != nil {
+		t.Skipf("the control-plane node %s is not a container here with %s (%v: %s)", node, apiServerManifest, err, out)
+	}
+	envoys, err := c.readyEnvoyHostIPs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := c.startTraffic(t, "cafe", teaRoute)
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 10)
+	}
+
+	move := func(from, to string) error {
+		out, err := exec.Command("docker", "exec", node, "mv", from, to).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("docker exec %s mv %s %s: %v: %s", node, from, to, err, out)
+		}
+		return nil
+	}
+	if err := move(apiServerManifest, apiServerAway); err != nil {
+		t.Fatal(err)
+	}
+	away := true
+	t.Cleanup(func() { // the later subtests need the API server
+		if away {
+			if err := move(apiServerAway, apiServerManifest); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	// Asked on a client of its own with a timeout: a request on a
+	// connection the stopping API server leaves open must not hang.
+	probeCfg := rest.CopyConfig(c.cfg)
+	probeCfg.Timeout = 5 * time.Second
+	probe := kubernetes.NewForConfigOrDie(probeCfg)
+	down := framework.Eventually(t, rollout, "the API server stopped", func() error {
+		if _, err := probe.Discovery().ServerVersion(); err == nil {
+			return fmt.Errorf("it still answers")
+		}
+		return nil
+	})
+	// A moment of outage with traffic, then the API server back.
+	for _, ip := range envoys {
+		tr.waitAnswered(t, ip, 20)
+	}
+	if err := move(apiServerAway, apiServerManifest); err != nil {
+		t.Fatal(err)
+	}
+	away = false
+	up := framework.Eventually(t, rollout, "the API server answering again", func() error {
+		_, err := probe.Discovery().ServerVersion()
+		return err
+	})
+	t.Logf("the API server stopped %s after its manifest was moved, and answered again %s after it was back", down.Round(time.Second), up.Round(time.Second))
+	// The control plane's informers reconnect after client-go's backoff,
+	// which grows with the outage: a generous bound for the first change.
+	c.expectNewIngressServedWithin(t, "after-apiserver", rollout)
 	for _, ip := range envoys {
 		tr.waitAnswered(t, ip, 10)
 	}

@@ -154,6 +154,13 @@ func (c *cluster) testRollout(t *testing.T) {
 // writing status.
 func (c *cluster) expectNewIngressServed(t *testing.T, name string) {
 	t.Helper()
+	c.expectNewIngressServedWithin(t, name, converge)
+}
+
+// expectNewIngressServedWithin is expectNewIngressServed with its own
+// bound on each wait.
+func (c *cluster) expectNewIngressServedWithin(t *testing.T, name string, within time.Duration) {
+	t.Helper()
 	ctx := t.Context()
 	host := name + ".example.com"
 	ing := cafeIngress(t, "coffee")
@@ -164,7 +171,7 @@ func (c *cluster) expectNewIngressServed(t *testing.T, name string) {
 		return err
 	})
 	for _, address := range c.envoyAddresses(t, false) {
-		framework.Eventually(t, converge, fmt.Sprintf("the new Ingress %s routed through %s", name, address), func() error {
+		framework.Eventually(t, within, fmt.Sprintf("the new Ingress %s routed through %s", name, address), func() error {
 			return framework.Expect(address, host, "/", http.StatusOK, "tea")
 		})
 	}
@@ -172,7 +179,7 @@ func (c *cluster) expectNewIngressServed(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, converge, fmt.Sprintf("the new Ingress %s has status %v", name, want), func() error {
+	framework.Eventually(t, within, fmt.Sprintf("the new Ingress %s has status %v", name, want), func() error {
 		return c.statusMatches(ctx, name, want)
 	})
 }

@@ -125,6 +125,7 @@ func TestKind(t *testing.T) {
 	t.Run("an envoy daemonset rolling update fails no request", c.testEnvoyRollingUpdate)
 	t.Run("a node drained and uncordoned fails no request", c.testNodeDrain)
 	t.Run("control plane pods killed during changes fail no request", c.testControlPlaneKilled)
+	t.Run("an api server restart fails no request", c.testAPIServerRestart)
 	t.Run("the control plane was refused nothing", c.testNothingForbidden)
 }
 
