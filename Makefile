@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TOOLS := $(CURDIR)/.tools
 export INGRESS_XDS_TOOLS := $(TOOLS)
 
-.PHONY: all build tools test unit golden demo bench bench-report e2e-kind clean
+.PHONY: all build tools test unit golden demo bench bench-report soak e2e-kind clean
 
 all: build
 
@@ -66,6 +66,12 @@ bench: tools build
 BENCH_JSON ?= $(wildcard bin/bench/*.json)
 bench-report:
 	$(GO) run ./hack/bench-report -write docs/benchmarks.md $(BENCH_JSON)
+
+## soak: TestSoak for SOAK (default 1h): two replicas, two Envoys, traffic,
+## churn and faults against a real API server (docs/failure-modes.md).
+SOAK ?= 1h
+soak: tools
+	INGRESS_XDS_SOAK=$(SOAK) KUBEBUILDER_ASSETS=$(TOOLS)/kube $(GO) test -count=1 -v -timeout 0 -run '^TestSoak$$' ./e2e/
 
 ## e2e-kind: the kind suite alone (docs/kind.md): starts dockerd if none runs,
 ## builds and caches every image locally, creates a cluster, applies deploy/

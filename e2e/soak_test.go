@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -15,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -30,7 +34,7 @@ import (
 // control-plane replicas with leader election against a real API server,
 // two real Envoys (one SotW, one delta, each on its replica), steady
 // traffic over HTTP and HTTPS to routes that exist throughout (plain,
-// rewritten, rate-limited, TLS), churn (Ingresses created, edited, moved
+// rewritten, rate-limited, TLS, canary, basic authentication), churn (Ingresses created, edited, moved
 // to another controller's class and back, and deleted; a Service's endpoints scaled, going unready first; the TLS
 // Secret rotated; the controller ConfigMap edited), and, at moments spread
 // over the run, the leader SIGKILLed and restarted, an Envoy restarted,
@@ -46,10 +50,10 @@ import (
 // what each Envoy holds equal to what a control plane started then
 // computes from the final objects.
 //
-// INGRESS_XDS_SOAK sets the run's length (make test: 75s); docs/
-// failure-modes.md records a long one.
+// INGRESS_XDS_SOAK sets the run's length (make test: 2m; make soak
+// SOAK=1h for an operator's run); docs/failure-modes.md records a long one.
 func TestSoak(t *testing.T) {
-	length := 75 * time.Second
+	length := 2 * time.Minute
 	if v, err := time.ParseDuration(os.Getenv("INGRESS_XDS_SOAK")); err == nil && v > 0 {
 		length = v
 	}
@@ -68,6 +72,10 @@ func TestSoak(t *testing.T) {
 	netns := framework.NewNetns(t)
 	startNetnsEcho(t, kc, netns, "stable", 8080)
 	startNetnsEcho(t, kc, netns, "churn", 8081)
+	startNetnsEcho(t, kc, netns, "canary", 8082)
+	sum := sha1.Sum([]byte(soakPassword))
+	create(t, kc.CoreV1().Secrets(namespace), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "basic-auth", Namespace: namespace},
+		Data: map[string][]byte{"auth": []byte("soak:{SHA}" + base64.StdEncoding.EncodeToString(sum[:]) + "\n")}})
 	ca := framework.NewCA(t, "soak CA")
 	roots := ca.Pool()
 	const secureHost = "secure.soak.example"
@@ -84,6 +92,11 @@ func TestSoak(t *testing.T) {
 		withAnnotations(ingress("limited", ptr(ourClass), "limited.soak.example", prefix("/", "stable")),
 			map[string]string{nginxKey + "limit-rps": "1000"}),
 		withTLS(ingress("secure", ptr(ourClass), secureHost, prefix("/", "stable")), secureHost, "secure-tls"),
+		ingress("canary-main", ptr(ourClass), "canary.soak.example", prefix("/", "stable")),
+		withAnnotations(ingress("canary-canary", ptr(ourClass), "canary.soak.example", prefix("/", "canary")),
+			map[string]string{nginxKey + "canary": "true", nginxKey + "canary-weight": "50"}),
+		withAnnotations(ingress("authenticated", ptr(ourClass), "auth.soak.example", prefix("/", "stable")),
+			map[string]string{nginxKey + "auth-type": "basic", nginxKey + "auth-secret": "basic-auth"}),
 	}
 	for _, ing := range stableIngresses {
 		create(t, kc.NetworkingV1().Ingresses(namespace), ing)
@@ -113,6 +126,8 @@ func TestSoak(t *testing.T) {
 		{host: "rewritten.soak.example", path: "/app/y", wantPath: "/y"},
 		{host: "limited.soak.example", path: "/"},
 		{host: secureHost, path: "/s", https: true},
+		{host: "canary.soak.example", path: "/c", canary: true},
+		{host: "auth.soak.example", path: "/a", user: "soak"},
 	}
 	framework.Eventually(t, convergeTimeout, "the stable routes served by both Envoys", func() error {
 		for _, e := range s.envoys {
@@ -182,7 +197,13 @@ func (s *soak) sameAsFresh(cps []*framework.ControlPlane, args []string) {
 		}
 		defer c.Close()
 		return c.WaitFor(ctx, func(s *adsclient.Snapshot) bool {
-			return len(s.Listeners) > 0 && len(s.Clusters) > 0 && len(s.Routes) > 0 && len(s.Endpoints) >= len(s.Clusters)
+			eds := 0
+			for _, cl := range s.Clusters {
+				if cl.GetType() == clusterv3.Cluster_EDS {
+					eds++
+				}
+			}
+			return len(s.Listeners) > 0 && len(s.Clusters) > 0 && len(s.Routes) > 0 && len(s.Endpoints) >= eds
 		})
 	}
 	for i, cp := range cps {
@@ -263,7 +284,9 @@ type soak struct {
 	live       map[string]bool // churn Ingresses: true when served (of our class)
 	exists     map[string]bool // churn Ingresses: true when they exist
 	samples    map[int][]soakSample
-	probes     int
+	// envoyMemory are the Envoys' allocated heaps, by process.
+	envoyMemory map[int][]soakSample
+	probes      int
 }
 
 type soakEnvoy struct {
@@ -278,7 +301,14 @@ type soakEnvoy struct {
 type soakRoute struct {
 	host, path, wantPath string
 	https                bool
+	// canary: the stable backend or the canary answers.
+	canary bool
+	// user, when set, is sent with soakPassword (basic authentication).
+	user string
 }
+
+// soakPassword is the basic-auth route's password, {SHA} in its Secret.
+const soakPassword = "soak-password"
 
 type soakWindow struct {
 	what       string
@@ -298,9 +328,12 @@ func (s *soak) request(e *soakEnvoy, r soakRoute) error {
 	e.mu.Unlock()
 	var got framework.Response
 	var err error
-	if r.https {
+	switch {
+	case r.https:
 		got, err = framework.GetTLS(envoy.HTTPSAddress, r.host, s.roots, r.host, r.path)
-	} else {
+	case r.user != "":
+		got, err = getWithBasicAuth(envoy.HTTPAddress, r.host, r.path, r.user, soakPassword)
+	default:
 		got, err = framework.Get(envoy.HTTPAddress, r.host, r.path)
 	}
 	if err != nil {
@@ -310,10 +343,30 @@ func (s *soak) request(e *soakEnvoy, r soakRoute) error {
 	if want == "" {
 		want = r.path
 	}
-	if got.Status != http.StatusOK || got.Backend != "stable" || got.Echo.Path != want {
+	backendOK := got.Backend == "stable" || r.canary && got.Backend == "canary"
+	if got.Status != http.StatusOK || !backendOK || r.user == "" && got.Echo.Path != want {
 		return fmt.Errorf("%s %s%s: %s (path %q), want 200 from stable with path %q", e.name, r.host, r.path, got, got.Echo.Path, want)
 	}
 	return nil
+}
+
+// getWithBasicAuth sends GET path to address for host with basic
+// credentials; Backend is the echo backend's name.
+func getWithBasicAuth(address, host, path, user, password string) (framework.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+address+path, nil)
+	if err != nil {
+		return framework.Response{}, err
+	}
+	req.Host = host
+	req.SetBasicAuth(user, password)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return framework.Response{}, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return framework.Response{Status: resp.StatusCode, Backend: resp.Header.Get("X-Backend")}, nil
 }
 
 // traffic sends every route to both Envoys, round after round, until ctx
@@ -375,6 +428,23 @@ func (s *soak) sample(ctx context.Context, cps []*framework.ControlPlane) {
 			s.samples[cp.Pid()] = append(s.samples[cp.Pid()], soakSample{at: time.Now(),
 				goroutines: value("go_goroutines"), heap: value("go_memstats_heap_inuse_bytes"), openFD: value("process_open_fds")})
 			s.mu.Unlock()
+		}
+		// Each Envoy's heap, by process (a restarted one is another).
+		for _, e := range s.envoys {
+			e.mu.Lock()
+			envoy, restarting := e.envoy, e.restarting
+			e.mu.Unlock()
+			if restarting {
+				continue
+			}
+			if v, err := envoy.Stat("server.memory_allocated"); err == nil {
+				s.mu.Lock()
+				if s.envoyMemory == nil {
+					s.envoyMemory = map[int][]soakSample{}
+				}
+				s.envoyMemory[envoy.Pid()] = append(s.envoyMemory[envoy.Pid()], soakSample{at: time.Now(), heap: float64(v)})
+				s.mu.Unlock()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -598,9 +668,10 @@ func (s *soak) timeServed(host string, start time.Time) {
 // soakFlat are the margins by which the last quarter's median may exceed
 // the second quarter's: a leak grows without bound, noise does not.
 var soakFlat = map[string][2]float64{ // relative, absolute
-	"goroutines":      {0.2, 20},
-	"live heap":       {0.5, 32 << 20},
-	"open files (fd)": {0.2, 10},
+	"goroutines":             {0.2, 20},
+	"live heap":              {0.5, 32 << 20},
+	"open files (fd)":        {0.2, 10},
+	"Envoy's allocated heap": {0.5, 32 << 20},
 }
 
 // finish checks and prints what the run measured.
@@ -644,32 +715,28 @@ func (s *soak) finish() {
 			}
 		}
 	}
-	// The longest-lived replica's series.
-	var series []soakSample
-	for _, ss := range s.samples {
-		if len(ss) > len(series) {
-			series = ss
+	// The longest-lived replica's series, and the longest-lived Envoy's.
+	longest := func(m map[int][]soakSample) []soakSample {
+		var out []soakSample
+		for _, ss := range m {
+			if len(ss) > len(out) {
+				out = ss
+			}
 		}
+		return out
+	}
+	series, envoySeries := longest(s.samples), longest(s.envoyMemory)
+	if n := len(envoySeries); n >= 8 {
+		s.flat("Envoy's allocated heap", envoySeries, func(x soakSample) float64 { return x.heap })
+	} else {
+		t.Errorf("%d samples of an Envoy: too few to judge growth", n)
 	}
 	if n := len(series); n >= 8 {
 		for name, get := range map[string]func(soakSample) float64{
 			"goroutines": func(x soakSample) float64 { return x.goroutines }, "live heap": func(x soakSample) float64 { return x.heap },
 			"open files (fd)": func(x soakSample) float64 { return x.openFD },
 		} {
-			median := func(xs []soakSample) float64 {
-				v := make([]float64, len(xs))
-				for i, x := range xs {
-					v[i] = get(x)
-				}
-				slices.Sort(v)
-				return v[len(v)/2]
-			}
-			second, last := median(series[n/4:n/2]), median(series[3*n/4:])
-			margin := soakFlat[name]
-			t.Logf("%s: %.0f in the run's second quarter, %.0f in its last (%d samples)", name, second, last, n)
-			if last > second*(1+margin[0])+margin[1] {
-				t.Errorf("%s grew from %.0f to %.0f: more than %.0f%% and %.0f", name, second, last, 100*margin[0], margin[1])
-			}
+			s.flat(name, series, get)
 		}
 	} else {
 		t.Errorf("%d samples of a replica: too few to judge growth", n)
@@ -685,6 +752,26 @@ func (s *soak) finish() {
 				return e.envoy.Expect(host, "/", http.StatusNotFound, "")
 			})
 		}
+	}
+}
+
+// flat fails the test when the median of series' last quarter exceeds
+// its second quarter's by more than soakFlat's margins for name.
+func (s *soak) flat(name string, series []soakSample, get func(soakSample) float64) {
+	n := len(series)
+	median := func(xs []soakSample) float64 {
+		v := make([]float64, len(xs))
+		for i, x := range xs {
+			v[i] = get(x)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	second, last := median(series[n/4:n/2]), median(series[3*n/4:])
+	margin := soakFlat[name]
+	s.t.Logf("%s: %.0f in the run's second quarter, %.0f in its last (%d samples)", name, second, last, n)
+	if last > second*(1+margin[0])+margin[1] {
+		s.t.Errorf("%s grew from %.0f to %.0f: more than %.0f%% and %.0f", name, second, last, 100*margin[0], margin[1])
 	}
 }
 
