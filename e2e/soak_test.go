@@ -19,7 +19,11 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -241,8 +245,10 @@ func sameResources(a, b *adsclient.Snapshot) error {
 			if slices.Contains(perProcess, name) {
 				continue
 			}
-			if o, ok := kind.b[name]; !ok || !proto.Equal(m, o) {
-				return fmt.Errorf("%s %s differs from a fresh translation's (present there: %v)", kind.name, name, ok)
+			// Compared as messages, an Any's content too: a map's
+			// serialised order differs from process to process.
+			if o, ok := kind.b[name]; !ok || !cmp.Equal(m, o, protocmp.Transform()) {
+				return fmt.Errorf("%s %s differs from a fresh translation's (present there: %v)%s", kind.name, name, ok, routeDifference(m, o))
 			}
 		}
 		for name := range kind.b {
@@ -252,6 +258,34 @@ func sameResources(a, b *adsclient.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// routeDifference names the first virtual host two route configurations
+// differ by, for the failure's message.
+func routeDifference(a, b proto.Message) string {
+	ra, okA := a.(*routev3.RouteConfiguration)
+	rb, okB := b.(*routev3.RouteConfiguration)
+	if !okA || !okB {
+		return ""
+	}
+	hosts := map[string]*routev3.VirtualHost{}
+	for _, v := range rb.GetVirtualHosts() {
+		hosts[v.GetName()] = v
+	}
+	for _, v := range ra.GetVirtualHosts() {
+		o, ok := hosts[v.GetName()]
+		if !ok {
+			return fmt.Sprintf(": virtual host %s is not in the fresh one", v.GetName())
+		}
+		if !cmp.Equal(v, o, protocmp.Transform()) {
+			return fmt.Sprintf(": virtual host %s differs:\n%s\nfresh:\n%s", v.GetName(), prototext.Format(v), prototext.Format(o))
+		}
+		delete(hosts, v.GetName())
+	}
+	for name := range hosts {
+		return fmt.Sprintf(": the fresh one's virtual host %s is not served", name)
+	}
+	return ": the virtual hosts are equal, the rest differs"
 }
 
 func asMessages[M proto.Message](m map[string]M) map[string]proto.Message {
