@@ -68,22 +68,7 @@ func (b *build) grpcEntries(ro *routeObject, r *gwapiv1.GRPCRoute) []*entry {
 				continue
 			}
 			e := &entry{route: ro, rule: i, m: j, match: im, headers: len(im.Headers), service: service, grpcMethod: method}
-			err = ferr
-			var rt *ir.Route
-			if err == nil {
-				rt, err = route(im, f, shares)
-			}
-			if err == nil {
-				err = b.checkRoute(rt)
-			}
-			if err != nil {
-				b.problem(ro, "UnsupportedValue", "%s: %v: answered 500", where, err)
-				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
-			}
-			rt.Source = src
-			e.irRoute = rt
-			e.key = entryKey(e)
-			out = append(out, e)
+			out = append(out, b.finish(ro, src, e, f, shares, ferr, where))
 		}
 	}
 	return out

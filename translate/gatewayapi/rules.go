@@ -64,26 +64,33 @@ func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
 			if e.method {
 				e.headers--
 			}
-			err = ferr
-			var rt *ir.Route
-			if err == nil {
-				rt, err = route(im, f, shares)
-			}
-			if err == nil {
-				// Values the API server would have refused (from a file).
-				err = b.checkRoute(rt)
-			}
-			if err != nil {
-				b.problem(ro, "UnsupportedValue", "%s: %v: answered 500", where, err)
-				rt = &ir.Route{Match: im, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
-			}
-			rt.Source = src
-			e.irRoute = rt
-			e.key = entryKey(e)
-			out = append(out, e)
+			out = append(out, b.finish(ro, src, e, f, shares, ferr, where))
 		}
 	}
 	return out
+}
+
+// finish gives e its IR route: the rule's, or, where the rule's filters
+// or backends (ferr) or the route itself cannot be applied as written,
+// an answer of 500 for e's match, reported at where.
+func (b *build) finish(ro *routeObject, src *ir.Object, e *entry, f applied, shares []ir.WeightedCluster, ferr error, where string) *entry {
+	err := ferr
+	var rt *ir.Route
+	if err == nil {
+		rt, err = route(e.match, f, shares)
+	}
+	if err == nil {
+		// Values the API server would have refused (from a file).
+		err = b.checkRoute(rt)
+	}
+	if err != nil {
+		b.problem(ro, "UnsupportedValue", "%s: %v: answered 500", where, err)
+		rt = &ir.Route{Match: e.match, Action: ir.Action{Direct: &ir.DirectResponse{Status: 500}}}
+	}
+	rt.Source = src
+	e.irRoute = rt
+	e.key = entryKey(e)
+	return e
 }
 
 // route is one match's IR route: a redirect, or a forward to the rule's
