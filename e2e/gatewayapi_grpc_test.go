@@ -52,19 +52,7 @@ endpoints: [{addresses: [127.0.0.1]}]
 `
 
 // gatewayGRPCYAML takes Envoy's HTTP port.
-const gatewayGRPCYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  listeners: [{name: http, port: %d, protocol: HTTP}]
----
+const gatewayGRPCYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: health, namespace: default}

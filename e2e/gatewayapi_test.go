@@ -161,8 +161,9 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
 
-// gatewayAPIYAML takes Envoy's HTTP port.
-const gatewayAPIYAML = `
+// httpGatewayYAML is our GatewayClass and a Gateway "web" with one
+// HTTP listener, on Envoy's HTTP port (its %d).
+const httpGatewayYAML = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: ingress-xds}
@@ -174,7 +175,10 @@ metadata: {name: web, namespace: default}
 spec:
   gatewayClassName: ingress-xds
   listeners: [{name: http, port: %d, protocol: HTTP}]
----
+---`
+
+// gatewayAPIYAML takes Envoy's HTTP port.
+const gatewayAPIYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: modern, namespace: default}
