@@ -36,7 +36,13 @@ func runAuthz(ctx context.Context, args []string) error {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	metricsAddress := fs.String("metrics-address", "", "address serving /metrics: ingress-nginx's request metrics, counted from Envoy's gRPC access log (empty: not served; the Envoy's pod's port, as ingress-nginx's :10254)")
 	controllerClass := fs.String("controller-class", kube.DefaultControllerName, "the request metrics' controller_class label: serve's --controller-class")
+	// ingress-nginx's flags of its request metrics.
+	metricsOpts := authz.DefaultRequestMetricsOptions()
+	metricsOpts.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := metricsOpts.Validate(); err != nil {
 		return err
 	}
 	if cache.Entries < 0 || cache.TTL < 0 {
@@ -59,7 +65,7 @@ func runAuthz(ctx context.Context, args []string) error {
 	extprocv3.RegisterExternalProcessorServer(srv, authz.NewConnLimiter(logger))
 	// ingress-nginx's request metrics: Envoy's gRPC access log, on the
 	// same port, counted and served on --metrics-address.
-	metrics := authz.NewRequestMetrics(logger, authz.Controller{Namespace: podNamespace(), Class: *controllerClass, Pod: os.Getenv("POD_NAME")})
+	metrics := authz.NewRequestMetrics(logger, authz.Controller{Namespace: podNamespace(), Class: *controllerClass, Pod: os.Getenv("POD_NAME")}, metricsOpts)
 	accesslogv3.RegisterAccessLogServiceServer(srv, metrics)
 	if *metricsAddress != "" {
 		mlis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *metricsAddress)

@@ -2,9 +2,11 @@ package authz
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,17 +25,61 @@ import (
 // (envoy.access_loggers.http_grpc): ingress-nginx's Lua monitor sends its
 // collector the same figures of every request (rootfs/etc/nginx/lua/monitor.lua).
 
-// requestLabels are socket.go's requestTags with "host" (its
-// --metrics-per-host, on by default).
-var requestLabels = []string{"status", "method", "path", "namespace", "ingress", "service", "canary", "host"}
+// requestLabels are socket.go's requestTags; "host" is added with its
+// --metrics-per-host (on by default).
+var requestLabels = []string{"status", "method", "path", "namespace", "ingress", "service", "canary"}
 
-// The buckets of ingress-nginx's flags (pkg/flags/flags.go):
-// --time-buckets, --length-buckets, --size-buckets.
-var (
-	timeBuckets   = prometheus.DefBuckets
-	lengthBuckets = prometheus.LinearBuckets(10, 10, 10)
-	sizeBuckets   = prometheus.ExponentialBuckets(10, 10, 7)
-)
+// RequestMetricsOptions are ingress-nginx's flags of its collector
+// (pkg/flags/flags.go), of the same names and meanings, given to authz.
+type RequestMetricsOptions struct {
+	// MetricsPerHost adds the label "host" (--metrics-per-host, on by
+	// default). Without it every request is counted, a host no Ingress
+	// serves too, as socket.go's filter applies only per host.
+	MetricsPerHost bool
+	// MetricsPerUndefinedHost counts, per host, the requests no Ingress
+	// routed too, with empty Ingress names (--metrics-per-undefined-host;
+	// it needs MetricsPerHost).
+	MetricsPerUndefinedHost bool
+	// ReportStatusClasses gives the status as its class, "2xx" to "5xx"
+	// (--report-status-classes).
+	ReportStatusClasses bool
+	// The histograms' buckets (--time-buckets, --length-buckets,
+	// --size-buckets).
+	TimeBuckets, LengthBuckets, SizeBuckets []float64
+	// ExcludeMetrics are metrics neither counted nor served, by name with
+	// or without "nginx_ingress_controller_" (--exclude-socket-metrics);
+	// other names are ignored, as by ingress-nginx.
+	ExcludeMetrics []string
+}
+
+// DefaultRequestMetricsOptions are ingress-nginx's defaults.
+func DefaultRequestMetricsOptions() RequestMetricsOptions {
+	return RequestMetricsOptions{
+		MetricsPerHost: true,
+		TimeBuckets:    prometheus.DefBuckets,
+		LengthBuckets:  prometheus.LinearBuckets(10, 10, 10),
+		SizeBuckets:    prometheus.ExponentialBuckets(10, 10, 7),
+	}
+}
+
+// Validate refuses what ingress-nginx refuses (--metrics-per-undefined-host
+// without --metrics-per-host), and buckets the histograms would panic on.
+func (o RequestMetricsOptions) Validate() error {
+	if o.MetricsPerUndefinedHost && !o.MetricsPerHost {
+		return errors.New("--metrics-per-undefined-host=true must be passed with --metrics-per-host=true")
+	}
+	for _, b := range []struct {
+		flag    string
+		buckets []float64
+	}{{"--time-buckets", o.TimeBuckets}, {"--length-buckets", o.LengthBuckets}, {"--size-buckets", o.SizeBuckets}} {
+		for i := 1; i < len(b.buckets); i++ {
+			if b.buckets[i] <= b.buckets[i-1] {
+				return fmt.Errorf("%s must be in increasing order", b.flag)
+			}
+		}
+	}
+	return nil
+}
 
 // Controller is what ingress-nginx's request metrics say of the
 // controller as constant labels: the pod's namespace and name and the
@@ -45,41 +91,55 @@ type Controller struct {
 // RequestMetrics is the gRPC access log service whose entries it counts
 // as ingress-nginx's request metrics, in a registry of its own
 // (Registry). Entries without the route's names (a request for a host
-// no Ingress serves, or with no route) are not counted, as ingress-nginx
-// does not count its default server's requests by default
-// (--metrics-per-undefined-host false).
+// no Ingress serves, or with no route) are counted only as socket.go
+// counts its default server's: without --metrics-per-host, or with
+// --metrics-per-undefined-host. An excluded metric is nil.
 type RequestMetrics struct {
 	logger   *slog.Logger
 	registry *prometheus.Registry
+	opts     RequestMetricsOptions
 
 	requests                                 *prometheus.CounterVec
 	requestTime, responseTime, headerTime    *prometheus.HistogramVec
 	requestLength, responseLength, bytesSent *prometheus.HistogramVec
 }
 
-// NewRequestMetrics returns the service with its metrics registered.
-func NewRequestMetrics(logger *slog.Logger, ctl Controller) *RequestMetrics {
+// NewRequestMetrics returns the service with its metrics registered;
+// opts must be valid (Validate).
+func NewRequestMetrics(logger *slog.Logger, ctl Controller, opts RequestMetricsOptions) *RequestMetrics {
 	constLabels := prometheus.Labels{"controller_namespace": ctl.Namespace, "controller_class": ctl.Class, "controller_pod": ctl.Pod}
+	labels := slices.Clone(requestLabels)
+	if opts.MetricsPerHost {
+		labels = append(labels, "host")
+	}
+	excluded := map[string]bool{}
+	for _, name := range opts.ExcludeMetrics {
+		excluded[strings.TrimPrefix(name, "nginx_ingress_controller_")] = true
+	}
+	m := &RequestMetrics{logger: logger, registry: prometheus.NewRegistry(), opts: opts}
 	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		if excluded[name] {
+			return nil
+		}
+		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "nginx_ingress_controller", Name: name, Help: help, ConstLabels: constLabels, Buckets: buckets,
-		}, requestLabels)
+		}, labels)
+		m.registry.MustRegister(h)
+		return h
 	}
-	m := &RequestMetrics{
-		logger:   logger,
-		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+	if !excluded["requests"] {
+		m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "nginx_ingress_controller", Name: "requests", Help: "The total number of client requests", ConstLabels: constLabels,
-		}, requestLabels),
-		// The help strings are ingress-nginx's, its slips included.
-		requestTime:    histogram("request_duration_seconds", "The request processing time in milliseconds", timeBuckets),
-		responseTime:   histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", timeBuckets),
-		headerTime:     histogram("header_duration_seconds", "The time spent on receiving first header from the upstream server", timeBuckets),
-		requestLength:  histogram("request_size", "The request length (including request line, header, and request body)", lengthBuckets),
-		responseLength: histogram("response_size", "The response length (including request line, header, and request body)", lengthBuckets),
-		bytesSent:      histogram("bytes_sent", "DEPRECATED The number of bytes sent to a client", sizeBuckets),
+		}, labels)
+		m.registry.MustRegister(m.requests)
 	}
-	m.registry.MustRegister(m.requests, m.requestTime, m.responseTime, m.headerTime, m.requestLength, m.responseLength, m.bytesSent)
+	// The help strings are ingress-nginx's, its slips included.
+	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving first header from the upstream server", opts.TimeBuckets)
+	m.responseTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", opts.TimeBuckets)
+	m.requestTime = histogram("request_duration_seconds", "The request processing time in milliseconds", opts.TimeBuckets)
+	m.responseLength = histogram("response_size", "The response length (including request line, header, and request body)", opts.LengthBuckets)
+	m.requestLength = histogram("request_size", "The request length (including request line, header, and request body)", opts.LengthBuckets)
+	m.bytesSent = histogram("bytes_sent", "DEPRECATED The number of bytes sent to a client", opts.SizeBuckets)
 	return m
 }
 
@@ -107,13 +167,20 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	c := e.GetCommonProperties()
 	tags := c.GetCustomTags()
 	namespace := tags[authzapi.MetricsNamespace]
-	if namespace == "" {
+	req, resp := e.GetRequest(), e.GetResponse()
+	host := hostOf(req.GetAuthority())
+	// No route's names: socket.go's default server, whose requests it
+	// leaves out per host unless --metrics-per-undefined-host, and
+	// counts with empty names.
+	if namespace == "" && m.opts.MetricsPerHost && !m.opts.MetricsPerUndefinedHost {
 		return
 	}
-	req, resp := e.GetRequest(), e.GetResponse()
 	status := ""
 	if code := resp.GetResponseCode(); code != nil {
 		status = strconv.Itoa(int(code.GetValue()))
+		if m.opts.ReportStatusClasses {
+			status = status[:1] + "xx"
+		}
 	}
 	// $proxy_alternative_upstream_name: the canary's upstream when the
 	// canary took the request.
@@ -124,24 +191,29 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	labels := prometheus.Labels{
 		"status": status, "method": req.GetRequestMethod().String(), "path": tags[authzapi.MetricsPath],
 		"namespace": namespace, "ingress": tags[authzapi.MetricsIngress], "service": tags[authzapi.MetricsService],
-		"canary": canary, "host": hostOf(req.GetAuthority()),
+		"canary": canary,
 	}
-	m.requests.With(labels).Inc()
+	if m.opts.MetricsPerHost {
+		labels["host"] = host
+	}
+	if m.requests != nil {
+		m.requests.With(labels).Inc()
+	}
 	// $request_time: from the request's first byte to the response's
 	// last.
 	if d := c.GetTimeToLastDownstreamTxByte(); d != nil {
-		m.requestTime.With(labels).Observe(seconds(d))
+		observe(m.requestTime, labels, seconds(d))
 	}
 	// $upstream_response_time: from the request sent upstream to the
 	// response's last byte; only for a request that reached one.
 	if first, last := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToLastUpstreamRxByte(); first != nil && last != nil {
-		m.responseTime.With(labels).Observe(seconds(last) - seconds(first))
+		observe(m.responseTime, labels, seconds(last)-seconds(first))
 	}
 	// $upstream_header_time: from the request sent upstream to the
 	// response's first byte (nginx counts from connecting: Envoy's entry
 	// has no connection time, and a pooled connection takes none).
 	if first, header := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToFirstUpstreamRxByte(); first != nil && header != nil {
-		m.headerTime.With(labels).Observe(seconds(header) - seconds(first))
+		observe(m.headerTime, labels, seconds(header)-seconds(first))
 	}
 	// $request_length (request line, headers and body) and $bytes_sent
 	// (the status line, headers and body): the bytes on the wire, or,
@@ -153,9 +225,16 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	if sent == 0 {
 		sent = float64(resp.GetResponseHeadersBytes() + resp.GetResponseBodyBytes())
 	}
-	m.requestLength.With(labels).Observe(received)
-	m.bytesSent.With(labels).Observe(sent)
-	m.responseLength.With(labels).Observe(sent)
+	observe(m.requestLength, labels, received)
+	observe(m.bytesSent, labels, sent)
+	observe(m.responseLength, labels, sent)
+}
+
+// observe observes v in h unless h is excluded.
+func observe(h *prometheus.HistogramVec, labels prometheus.Labels, v float64) {
+	if h != nil {
+		h.With(labels).Observe(v)
+	}
 }
 
 func seconds(d *durationpb.Duration) float64 { return d.AsDuration().Seconds() }

@@ -33,7 +33,7 @@ func TestRequestMetricsCountsEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
-	m := NewRequestMetrics(slog.New(slog.DiscardHandler), Controller{Namespace: "ingress-nginx", Class: "k8s.io/ingress-nginx", Pod: "envoy-0"})
+	m := NewRequestMetrics(slog.New(slog.DiscardHandler), Controller{Namespace: "ingress-nginx", Class: "k8s.io/ingress-nginx", Pod: "envoy-0"}, DefaultRequestMetricsOptions())
 	accesslogv3.RegisterAccessLogServiceServer(srv, m)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
