@@ -184,6 +184,7 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 		{"nginx_ingress_controller_request_duration_seconds", timeBuckets},
 		{"nginx_ingress_controller_response_duration_seconds", timeBuckets},
 		{"nginx_ingress_controller_header_duration_seconds", timeBuckets},
+		{"nginx_ingress_controller_connect_duration_seconds", timeBuckets},
 		{"nginx_ingress_controller_request_size", lengthBuckets},
 		{"nginx_ingress_controller_response_size", lengthBuckets},
 		{"nginx_ingress_controller_bytes_sent", sizeBuckets},
@@ -213,6 +214,17 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 		if !sameCounts(observed, want) {
 			t.Errorf("%s observed\n%s\nwant\n%s", h.name, describeSeries(observed), describeSeries(want))
 		}
+	}
+
+	// $upstream_connect_time: the upstream connections this Envoy made
+	// (one per backend at least, the first requests' before the marker)
+	// took some time; the reused ones none (below, with a bucket at 0).
+	connectSum := 0.0
+	for _, m := range families["nginx_ingress_controller_connect_duration_seconds"].GetMetric() {
+		connectSum += m.GetHistogram().GetSampleSum()
+	}
+	if connectSum <= 0 || connectSum > 1 {
+		t.Errorf("connect_duration_seconds sums %v s, want some microseconds of new connections", connectSum)
 	}
 
 	// $request_length: every byte of each request as sent (its line,

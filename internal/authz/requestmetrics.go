@@ -99,9 +99,9 @@ type RequestMetrics struct {
 	registry *prometheus.Registry
 	opts     RequestMetricsOptions
 
-	requests                                 *prometheus.CounterVec
-	requestTime, responseTime, headerTime    *prometheus.HistogramVec
-	requestLength, responseLength, bytesSent *prometheus.HistogramVec
+	requests                                           *prometheus.CounterVec
+	requestTime, responseTime, headerTime, connectTime *prometheus.HistogramVec
+	requestLength, responseLength, bytesSent           *prometheus.HistogramVec
 }
 
 // NewRequestMetrics returns the service with its metrics registered;
@@ -134,6 +134,7 @@ func NewRequestMetrics(logger *slog.Logger, ctl Controller, opts RequestMetricsO
 		m.registry.MustRegister(m.requests)
 	}
 	// The help strings are ingress-nginx's, its slips included.
+	m.connectTime = histogram("connect_duration_seconds", "The time spent on establishing a connection with the upstream server", opts.TimeBuckets)
 	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving first header from the upstream server", opts.TimeBuckets)
 	m.responseTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", opts.TimeBuckets)
 	m.requestTime = histogram("request_duration_seconds", "The request processing time in milliseconds", opts.TimeBuckets)
@@ -209,11 +210,21 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	if first, last := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToLastUpstreamRxByte(); first != nil && last != nil {
 		observe(m.responseTime, labels, seconds(last)-seconds(first))
 	}
-	// $upstream_header_time: from the request sent upstream to the
-	// response's first byte (nginx counts from connecting: Envoy's entry
-	// has no connection time, and a pooled connection takes none).
+	// $upstream_connect_time: the connection's establishment (its TLS
+	// handshake included), 0 on a reused one; none without a
+	// connection.
+	cx := upstreamConnectOf(tags[authzapi.MetricsUpstreamConnect])
+	if cx.known {
+		observe(m.connectTime, labels, cx.connect)
+	}
+	// $upstream_header_time: from connecting (on a reused connection,
+	// from sending the request) to the response's first byte.
 	if first, header := c.GetTimeToFirstUpstreamTxByte(), c.GetTimeToFirstUpstreamRxByte(); first != nil && header != nil {
-		observe(m.headerTime, labels, seconds(header)-seconds(first))
+		start := seconds(first)
+		if cx.known && cx.fresh {
+			start = cx.start
+		}
+		observe(m.headerTime, labels, seconds(header)-start)
 	}
 	// $request_length (request line, headers and body) and $bytes_sent
 	// (the status line, headers and body): the bytes on the wire, or,
@@ -235,6 +246,41 @@ func observe(h *prometheus.HistogramVec, labels prometheus.Labels, v float64) {
 	if h != nil {
 		h.With(labels).Observe(v)
 	}
+}
+
+// upstreamConnect is the tag authzapi.MetricsUpstreamConnect, read.
+type upstreamConnect struct {
+	known bool    // the request had an established upstream connection
+	fresh bool    // made for this request (else reused)
+	start float64 // when its connect began, in seconds after the request's first byte (fresh only)
+	// connect is $upstream_connect_time in seconds: the TCP connect, or
+	// its TLS handshake's end when there was one; 0 when reused.
+	connect float64
+}
+
+// upstreamConnectOf reads authzapi.MetricsUpstreamConnectFormat's three
+// durations in microseconds, empty (or "-") for none.
+func upstreamConnectOf(tag string) upstreamConnect {
+	f := strings.Split(tag, " ")
+	if len(f) != 3 {
+		return upstreamConnect{}
+	}
+	us := func(s string) (float64, bool) {
+		n, err := strconv.ParseUint(s, 10, 63)
+		return float64(n) / 1e6, err == nil
+	}
+	tcp, ok := us(f[1])
+	if !ok {
+		return upstreamConnect{} // no connection established
+	}
+	start, fresh := us(f[0])
+	if !fresh {
+		return upstreamConnect{known: true} // a pooled connection: no connect
+	}
+	if tls, ok := us(f[2]); ok {
+		tcp = tls
+	}
+	return upstreamConnect{known: true, fresh: true, start: start, connect: tcp}
 }
 
 func seconds(d *durationpb.Duration) float64 { return d.AsDuration().Seconds() }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -40,13 +41,20 @@ func metricsWith(t *testing.T, args ...string) *RequestMetrics {
 	return NewRequestMetrics(slog.New(slog.DiscardHandler), Controller{Namespace: "ingress-nginx", Class: "k8s.io/ingress-nginx", Pod: "envoy-0"}, o)
 }
 
-// routed is an entry of a request an Ingress's route took to a backend.
-func routed(authority string, status uint32, _ bool) *accesslogdatav3.HTTPAccessLogEntry {
+// routed is an entry of a request an Ingress's route took to a backend
+// over a connection made for it (plain TCP: 30 µs, begun 100 µs after
+// the request's first byte), or over a reused one.
+func routed(authority string, status uint32, reused bool) *accesslogdatav3.HTTPAccessLogEntry {
+	connect := "100 30 " // as Envoy sends it: nothing for none
+	if reused {
+		connect = " 30 "
+	}
 	return &accesslogdatav3.HTTPAccessLogEntry{
 		CommonProperties: &accesslogdatav3.AccessLogCommon{
 			UpstreamCluster: "shop/web/80",
 			CustomTags: map[string]string{
 				authzapi.MetricsNamespace: "shop", authzapi.MetricsIngress: "web", authzapi.MetricsService: "web", authzapi.MetricsPath: "/cart",
+				authzapi.MetricsUpstreamConnect: connect,
 			},
 			TimeToLastDownstreamTxByte: durationpb.New(2e6),
 			TimeToFirstUpstreamTxByte:  durationpb.New(2e5), TimeToFirstUpstreamRxByte: durationpb.New(1e6), TimeToLastUpstreamRxByte: durationpb.New(15e5),
@@ -61,9 +69,10 @@ func routed(authority string, status uint32, _ bool) *accesslogdatav3.HTTPAccess
 // answered by Envoy.
 func unrouted(authority string) *accesslogdatav3.HTTPAccessLogEntry {
 	return &accesslogdatav3.HTTPAccessLogEntry{
-		CommonProperties: &accesslogdatav3.AccessLogCommon{TimeToLastDownstreamTxByte: durationpb.New(1e5)},
-		Request:          &accesslogdatav3.HTTPRequestProperties{RequestMethod: corev3.RequestMethod_GET, Authority: authority},
-		Response:         &accesslogdatav3.HTTPResponseProperties{ResponseCode: wrapperspb.UInt32(404)},
+		CommonProperties: &accesslogdatav3.AccessLogCommon{TimeToLastDownstreamTxByte: durationpb.New(1e5),
+			CustomTags: map[string]string{authzapi.MetricsUpstreamConnect: "  "}},
+		Request:  &accesslogdatav3.HTTPRequestProperties{RequestMethod: corev3.RequestMethod_GET, Authority: authority},
+		Response: &accesslogdatav3.HTTPResponseProperties{ResponseCode: wrapperspb.UInt32(404)},
 	}
 }
 
@@ -183,14 +192,14 @@ func TestReportStatusClasses(t *testing.T) {
 // the namespace, are neither counted nor served; a name of no metric
 // changes nothing (ingress-nginx's test/e2e/metrics/metrics.go).
 func TestExcludeSocketMetrics(t *testing.T) {
-	all := []string{"bytes_sent", "header_duration_seconds", "request_duration_seconds", "request_size",
+	all := []string{"bytes_sent", "connect_duration_seconds", "header_duration_seconds", "request_duration_seconds", "request_size",
 		"requests", "response_duration_seconds", "response_size"}
 	for _, c := range []struct {
 		flag string
 		want []string
 	}{
 		{"--exclude-socket-metrics=nginx_ingress_controller_request_size,header_duration_seconds",
-			[]string{"bytes_sent", "request_duration_seconds", "requests", "response_duration_seconds", "response_size"}},
+			[]string{"bytes_sent", "connect_duration_seconds", "request_duration_seconds", "requests", "response_duration_seconds", "response_size"}},
 		{"--exclude-socket-metrics=non_existing_metric_does_not_affect_existing_metrics", all},
 		{"--exclude-socket-metrics=requests", slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == "requests" })},
 	} {
@@ -216,7 +225,7 @@ func TestBucketFlags(t *testing.T) {
 	}
 	want := map[string][]float64{
 		"request_duration_seconds": {0.5, 1}, "response_duration_seconds": {0.5, 1}, "header_duration_seconds": {0.5, 1},
-		"request_size": {50}, "response_size": {50}, "bytes_sent": {100, 1000},
+		"connect_duration_seconds": {0.5, 1}, "request_size": {50}, "response_size": {50}, "bytes_sent": {100, 1000},
 	}
 	for _, mf := range mfs {
 		name := strings.TrimPrefix(mf.GetName(), "nginx_ingress_controller_")
@@ -235,6 +244,57 @@ func TestBucketFlags(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("not served: %v", want)
+	}
+}
+
+// TestConnectAndHeaderTime: $upstream_connect_time and
+// $upstream_header_time as nginx gives them (monitor.lua sends -1, and
+// socket.go observes nothing, where nginx has none): the connect, its
+// TLS handshake included, on a new connection, 0 on a reused one, none
+// without one; the header time from connecting, or on a reused
+// connection from sending the request.
+func TestConnectAndHeaderTime(t *testing.T) {
+	for _, c := range []struct {
+		tag            string
+		known          bool
+		connect, start float64
+	}{
+		// As Envoy 1.40 sends it (seen through TestRequestMetricsLikeIngressNginx).
+		{"100 30 ", true, 30e-6, 100e-6},       // a new plain connection
+		{"100 30 1500", true, 1500e-6, 100e-6}, // a new TLS connection: until its handshake's end
+		{" 30 ", true, 0, 0},                   // a reused one: Envoy keeps its old connect time
+		{" 30 1500", true, 0, 0},
+		{"  ", false, 0, 0}, // no upstream (Envoy answered), or the connect failed
+		{"", false, 0, 0},   // no tag (an older configuration)
+		// As an access log writes it.
+		{"100 30 -", true, 30e-6, 100e-6},
+		{"- 30 -", true, 0, 0},
+		{"- - -", false, 0, 0},
+	} {
+		cx := upstreamConnectOf(c.tag)
+		if cx.known != c.known || math.Abs(cx.connect-c.connect) > 1e-12 || math.Abs(cx.start-c.start) > 1e-12 {
+			t.Errorf("%q: %+v, want known %v connect %v start %v", c.tag, cx, c.known, c.connect, c.start)
+		}
+	}
+	m := metricsWith(t)
+	m.observe(routed("shop.example.com", 200, false)) // header 1 ms - 100 µs
+	m.observe(routed("shop.example.com", 200, true))  // header 1 ms - 200 µs
+	m.observe(unrouted("nobody.example.com"))
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string][2]float64{}
+	for _, mf := range mfs {
+		for _, s := range mf.GetMetric() {
+			sums[strings.TrimPrefix(mf.GetName(), "nginx_ingress_controller_")] = [2]float64{float64(s.GetHistogram().GetSampleCount()), s.GetHistogram().GetSampleSum()}
+		}
+	}
+	if got := sums["connect_duration_seconds"]; got[0] != 2 || math.Abs(got[1]-30e-6) > 1e-12 {
+		t.Errorf("connect_duration_seconds count and sum %v, want 2 and 30 µs", got)
+	}
+	if got := sums["header_duration_seconds"]; got[0] != 2 || math.Abs(got[1]-(900e-6+800e-6)) > 1e-12 {
+		t.Errorf("header_duration_seconds count and sum %v, want 2 and 1.7 ms", got)
 	}
 }
 

@@ -22,7 +22,9 @@ import (
 // entry's custom tags, read from the route metadata applyRouteLog writes
 // (accesslog.go), under authzapi's names. Envoy batches the entries (up
 // to its buffer_flush_interval, a second), so the count of a request
-// shows a moment after it.
+// shows a moment after it. One more tag, of a substitution format, says
+// when the upstream connection was made and how long it took
+// (authzapi.MetricsUpstreamConnectFormat), for $upstream_connect_time.
 
 // requestMetricsTags are the custom tags: authzapi's name, and the route
 // metadata key it is read from.
@@ -41,13 +43,14 @@ func applyRequestMetrics(hcm *hcmv3.HttpConnectionManager, l *ir.Listener) error
 	if !l.RequestMetrics {
 		return nil
 	}
-	tags := make([]*tracingv3.CustomTag, 0, len(requestMetricsTags))
+	tags := make([]*tracingv3.CustomTag, 0, len(requestMetricsTags)+1)
 	for _, t := range requestMetricsTags {
 		tags = append(tags, &tracingv3.CustomTag{Tag: t.tag, Type: &tracingv3.CustomTag_Metadata_{Metadata: &tracingv3.CustomTag_Metadata{
 			Kind:        &metadatav3.MetadataKind{Kind: &metadatav3.MetadataKind_Route_{Route: &metadatav3.MetadataKind_Route{}}},
 			MetadataKey: &metadatav3.MetadataKey{Key: ir.RouteMetadata, Path: []*metadatav3.MetadataKey_PathSegment{{Segment: &metadatav3.MetadataKey_PathSegment_Key{Key: t.key}}}},
 		}}})
 	}
+	tags = append(tags, &tracingv3.CustomTag{Tag: authzapi.MetricsUpstreamConnect, Type: &tracingv3.CustomTag_Value{Value: authzapi.MetricsUpstreamConnectFormat}})
 	cfg, err := anypb.New(&grpcaccesslogv3.HttpGrpcAccessLogConfig{CommonConfig: &grpcaccesslogv3.CommonGrpcAccessLogConfig{
 		LogName:             authzapi.MetricsLogName,
 		TransportApiVersion: corev3.ApiVersion_V3,

@@ -26,4 +26,25 @@ const (
 	// ($proxy_alternative_upstream_name).
 	MetricsCanaryCluster  = "canary_cluster"
 	MetricsCanaryUpstream = "canary_upstream"
+	// MetricsUpstreamConnect is the upstream connection's timing
+	// (MetricsUpstreamConnectFormat), for $upstream_connect_time.
+	MetricsUpstreamConnect = "upstream_connect"
 )
+
+// MetricsUpstreamConnectFormat is MetricsUpstreamConnect's value, an
+// Envoy substitution format (the tag's value field, Envoy 1.37 and
+// later): three durations in microseconds, separated by spaces, each
+// empty when Envoy has none (a tag's formatter writes nothing where an
+// access log writes "-"):
+//
+//   - from the request's first byte to the start of the upstream
+//     connection's connect: "-" when the connection began before the
+//     request (a pooled connection, reused) or there was none;
+//   - from that start to the connection's establishment (TCP);
+//   - from that start to the end of its TLS handshake ("-" for plain
+//     TCP).
+//
+// Envoy keeps a pooled connection's own connect times for every request
+// it carries: the first field alone tells a new connection from a reused
+// one, whose connect time is 0 for nginx.
+const MetricsUpstreamConnectFormat = "%COMMON_DURATION(DS_RX_BEG:US_CX_BEG:us)% %COMMON_DURATION(US_CX_BEG:US_CX_END:us)% %COMMON_DURATION(US_CX_BEG:US_HS_END:us)%"
