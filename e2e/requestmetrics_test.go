@@ -63,7 +63,10 @@ spec:
 // has ingress-nginx's buckets and observed each request once. Requests for
 // a host no Ingress serves are not counted, as ingress-nginx's
 // --metrics-per-undefined-host default (its test/e2e/metrics/metrics.go
-// checks the flag's other side).
+// checks the flag's other side). Then the service is started again with
+// ingress-nginx's --metrics-per-host=false, --report-status-classes,
+// --exclude-socket-metrics and --time-buckets beside the same Envoy, and
+// the same requests are counted as socket.go counts them with those.
 func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 	backends := echoBackends(t, "alpha", "beta", "gamma")
 	t.Setenv("POD_NAMESPACE", "ingress-nginx")
@@ -248,6 +251,103 @@ func TestRequestMetricsLikeIngressNginx(t *testing.T) {
 		if got := gotBytes[k] - beforeBytes[k]; got != v {
 			t.Errorf("request_size sum of %s: %v, want the %v bytes sent", k, got, v)
 		}
+	}
+
+	// ingress-nginx's flags, given to the service anew beside the same
+	// Envoy (which streams to it again once it listens).
+	cp.Authz.Kill()
+	cp.Authz = framework.StartAuthz(t, cp.AuthzAddress, cp.AuthzMetricsAddress,
+		"--metrics-per-host=false", "--report-status-classes",
+		"--exclude-socket-metrics=nginx_ingress_controller_request_size,header_duration_seconds",
+		"--time-buckets=0,1")
+	t.Cleanup(cp.Authz.Kill) // before Envoy stops: its stream would hold a graceful stop
+	framework.Eventually(t, convergeTimeout, "the marker counted by the new service", func() error {
+		if _, err := rawExchange(envoy.HTTPAddress, []string{"OPTIONS /posts HTTP/1.1\r\nHost: blog.example.com\r\n\r\n"}); err != nil {
+			return err
+		}
+		mfs, err := scrapeAuthz(cp)
+		if err != nil {
+			return err
+		}
+		if before = seriesCounts(mfs["nginx_ingress_controller_requests"], nil); len(before) == 0 {
+			return fmt.Errorf("nothing counted yet")
+		}
+		return nil
+	})
+	// socket.go without metricsPerHost: no host label, and the requests
+	// of a host no Ingress serves counted too (its filter is per host),
+	// with the empty names of nginx's default server; with
+	// reportStatusClasses the status's class.
+	want = map[string]float64{}
+	sent = 0
+	for _, s := range send {
+		w, namespace := s.want, "default"
+		if w.ingress == "" { // Envoy's 404 for the host no Ingress serves
+			w.method, w.status, namespace = "GET", "404", ""
+		}
+		key := seriesKey(map[string]string{"namespace": namespace, "ingress": w.ingress, "service": w.service, "path": w.path, "method": w.method,
+			"status": w.status[:1] + "xx", "canary": w.canary,
+			"controller_namespace": "ingress-nginx", "controller_class": kube.DefaultControllerName, "controller_pod": "ingress-nginx-controller-abcde"})
+		want[key] += float64(s.times)
+		sent += float64(s.times)
+	}
+	if _, err := rawExchange(envoy.HTTPAddress, requests); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, convergeTimeout, "every request counted by the new service", func() error {
+		var err error
+		if families, err = scrapeAuthz(cp); err != nil {
+			return err
+		}
+		got = seriesCounts(families["nginx_ingress_controller_requests"], before)
+		total := 0.0
+		for k, v := range got {
+			if !strings.Contains(k, `method="OPTIONS"`) {
+				total += v
+			}
+		}
+		if total < sent {
+			return fmt.Errorf("%v of %v requests counted", total, sent)
+		}
+		return nil
+	})
+	// The markers above (one per try until one was counted) are left out.
+	for k := range got {
+		if strings.Contains(k, `method="OPTIONS"`) {
+			delete(got, k)
+		}
+	}
+	if !sameCounts(got, want) {
+		t.Errorf("with --metrics-per-host=false --report-status-classes, nginx_ingress_controller_requests counted\n%s\nwant\n%s", describeSeries(got), describeSeries(want))
+	}
+	// --exclude-socket-metrics: the two named are not served, the others
+	// are (ingress-nginx's test/e2e/metrics/metrics.go).
+	for _, name := range []string{"request_size", "header_duration_seconds"} {
+		if _, ok := families["nginx_ingress_controller_"+name]; ok {
+			t.Errorf("nginx_ingress_controller_%s served, though excluded", name)
+		}
+	}
+	for _, name := range []string{"requests", "request_duration_seconds", "response_duration_seconds", "connect_duration_seconds", "response_size", "bytes_sent"} {
+		if _, ok := families["nginx_ingress_controller_"+name]; !ok {
+			t.Errorf("nginx_ingress_controller_%s not served", name)
+		}
+	}
+	// --time-buckets=0,1, and $upstream_connect_time 0 for a request over
+	// a reused connection, as nginx's for a keepalive one: this Envoy's
+	// connections to the backends were made before the service started,
+	// so every request took one of them, each observed at 0 exactly.
+	var reused, observed uint64
+	for _, m := range families["nginx_ingress_controller_connect_duration_seconds"].GetMetric() {
+		b := m.GetHistogram().GetBucket()
+		if len(b) != 3 || b[0].GetUpperBound() != 0 || b[1].GetUpperBound() != 1 {
+			t.Errorf("connect_duration_seconds buckets %v, want --time-buckets' 0, 1", b)
+			continue
+		}
+		reused += b[0].GetCumulativeCount()
+		observed += m.GetHistogram().GetSampleCount()
+	}
+	if observed == 0 || reused != observed {
+		t.Errorf("connect_duration_seconds: %d of %d requests at 0 s, want all (reused connections)", reused, observed)
 	}
 }
 
