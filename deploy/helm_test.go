@@ -371,6 +371,22 @@ func TestHelmChart(t *testing.T) {
 		if args := container(t, cp.Spec, "ingress-xds", false).Args; !slices.Contains(args, "--request-metrics") {
 			t.Errorf("serve args %v", args)
 		}
+		// ingress-nginx's metric flags in controller.extraArgs, where its
+		// chart takes them (its values.yaml's time-buckets example), go
+		// to authz, which counts the metrics; serve, which would refuse
+		// them, gets the others.
+		flagged := helmTemplate(t, helm, ns, `controller.metrics.enabled=true`,
+			`controller.extraArgs={"metrics-per-host":false,"report-status-classes":"","exclude-socket-metrics":"nginx_ingress_controller_bytes_sent","time-buckets":"0.1,1","holdoff":"200ms"}`)
+		authzArgs := container(t, find[appsv1.DaemonSet](t, flagged, "DaemonSet", "envoy").Spec.Template.Spec, "authz", false).Args
+		serveArgs := container(t, find[appsv1.Deployment](t, flagged, "Deployment", "ingress-xds").Spec.Template.Spec, "ingress-xds", false).Args
+		for _, want := range []string{"--metrics-per-host=false", "--report-status-classes", "--exclude-socket-metrics=nginx_ingress_controller_bytes_sent", "--time-buckets=0.1,1"} {
+			if !slices.Contains(authzArgs, want) || slices.Contains(serveArgs, want) {
+				t.Errorf("%s: authz args %v, serve args %v", want, authzArgs, serveArgs)
+			}
+		}
+		if !slices.Contains(serveArgs, "--holdoff=200ms") || slices.Contains(authzArgs, "--holdoff=200ms") {
+			t.Errorf("serve args %v, authz args %v", serveArgs, authzArgs)
+		}
 		for _, u := range on {
 			if u.GetKind() == "ServiceMonitor" {
 				t.Errorf("a ServiceMonitor without serviceMonitor.enabled: %s", objectKey(u))

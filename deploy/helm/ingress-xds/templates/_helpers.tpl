@@ -28,3 +28,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail "controller.hostPort.enabled follows controller.kind here: host ports with DaemonSet, a Service with Deployment" }}
 {{- end }}
 {{- end }}
+
+{{/*
+ingress-nginx's flags of its request metrics, which its chart takes in
+controller.extraArgs: here the authz container beside each Envoy counts
+the metrics, so they go to it, not to serve.
+*/}}
+{{- define "ingress-xds.requestMetricsFlags" -}}
+metrics-per-host,metrics-per-undefined-host,report-status-classes,exclude-socket-metrics,time-buckets,length-buckets,size-buckets
+{{- end }}
