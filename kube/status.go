@@ -52,8 +52,13 @@ type StatusWriter struct {
 	// of thousands of writes does not compete with the informers' initial
 	// lists for the API server (the writes come back to them as watch
 	// events) nor with the first build for the CPU.
-	Hold   <-chan struct{}
-	Logger *slog.Logger
+	Hold <-chan struct{}
+	// AddressesChanged, when set, is told once the addresses are known
+	// and after each change of them, after the writer has taken them:
+	// serve hands them on to the Gateway API status writer, which
+	// publishes the same addresses on Gateways.
+	AddressesChanged func()
+	Logger           *slog.Logger
 
 	holding atomic.Bool // Lead is waiting for Hold: tests read it
 
@@ -121,6 +126,9 @@ func (w *StatusWriter) Run(ctx context.Context) error {
 		addrErr <- w.Addresses.Run(ctx, func() {
 			once.Do(func() { close(addressesKnown) })
 			w.enqueueAll()
+			if w.AddressesChanged != nil {
+				w.AddressesChanged()
+			}
 		})
 	}()
 	wrap := func(err error) error {
