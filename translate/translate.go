@@ -51,6 +51,12 @@ type Result struct {
 	// fast path need not copy a list of every backend per change.
 	base     *ir.IR
 	replaced map[int]*ir.Backend
+	// GatewayStatus is the Gateway API front-end's status of the objects
+	// translated (gatewayapi.Builder.Status): what the leader is to
+	// write. Nil when the State holds no Gateway API object (none is
+	// ours, so nothing of ours is to be written); the very same value
+	// while the front-end's output is.
+	GatewayStatus *gatewayapi.Status
 	// Invalid is what ir.(*IR).Validate found wrong with the IR, when the
 	// Translator checks it (SetValidate); nil otherwise. The resources
 	// are rendered all the same: a broken contract is a bug of ours to
@@ -135,7 +141,12 @@ func (t *Translator) SetValidate(on bool) { t.validate = on }
 
 // Translate translates one state.
 func (t *Translator) Translate(st *kube.State) (*Result, error) {
-	m := merge(t.front.Build(st), t.gatewayAPI(st))
+	gw := t.gatewayAPI(st)
+	var gwStatus *gatewayapi.Status
+	if gw != nil {
+		gwStatus = t.gateway.Status()
+	}
+	m := merge(t.front.Build(st), gw)
 	var invalid error
 	if t.validate {
 		invalid = m.Validate()
@@ -145,7 +156,7 @@ func (t *Translator) Translate(st *kube.State) (*Result, error) {
 		t.last, t.externals = nil, nil
 		return nil, fmt.Errorf("rendering envoy resources: %w", err)
 	}
-	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, base: m, Invalid: invalid}, nil
+	t.last, t.externals = &Result{Resources: res, Problems: m.Problems, base: m, GatewayStatus: gwStatus, Invalid: invalid}, nil
 	return t.last, nil
 }
 
@@ -255,7 +266,7 @@ func (t *Translator) UpdateEndpoints(slices map[types.NamespacedName][]*kube.End
 			}
 		}
 	}
-	next := &Result{Resources: &res, Problems: t.last.Problems, base: base, replaced: replaced}
+	next := &Result{Resources: &res, Problems: t.last.Problems, base: base, replaced: replaced, GatewayStatus: t.last.GatewayStatus}
 	if len(replaced) > maxReplaced {
 		next.base, next.replaced = next.IR(), nil
 	}
