@@ -20,6 +20,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
@@ -48,6 +49,14 @@ type Pipeline struct {
 	configMap *configMapWatch // nil: no --configmap
 	invalid   *invalidIR      // validate.go
 	observer  Observer        // nil: none (observer.go)
+	// gatewayStatus is handed each full build's Gateway API status.
+	gatewayStatus GatewayStatusSink
+}
+
+// GatewayStatusSink takes the Gateway API status of each build:
+// kube.GatewayStatusWriter, which writes it while leading.
+type GatewayStatusSink interface {
+	Update(kube.GatewayStatuses)
 }
 
 // Options are what a Pipeline is made of.
@@ -64,6 +73,9 @@ type Options struct {
 	ConfigMap types.NamespacedName
 	// Observer, when set, is told of each publish (observer.go).
 	Observer Observer
+	// GatewayStatus, when set, is handed the Gateway API status of each
+	// full build once it is published (cluster mode with the CRDs).
+	GatewayStatus GatewayStatusSink
 }
 
 // New returns a Pipeline that has published nothing yet.
@@ -73,7 +85,7 @@ func New(o Options) *Pipeline {
 		logger = slog.Default()
 	}
 	p := &Pipeline{log: logger, source: o.Source, translator: o.Translator, server: o.Server, events: o.Events,
-		observer: o.Observer, firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
+		observer: o.Observer, gatewayStatus: o.GatewayStatus, firstPublish: make(chan struct{}), metrics: prometheus.NewRegistry()}
 	p.invalid = newInvalidIR(p.metrics)
 	if o.ConfigMap.Name != "" {
 		p.configMap = newConfigMapWatch(o.ConfigMap)
@@ -147,6 +159,11 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 		p.log.Error("publishing failed; keeping the previous snapshot", "err", err)
 		return
 	}
+	if p.gatewayStatus != nil && path == "full" {
+		// What is published is what the status says: handed over before
+		// the first publish is announced, so that a held writer finds it.
+		p.gatewayStatus.Update(gatewayStatuses(res.GatewayStatus))
+	}
 	if !p.published.Swap(true) {
 		close(p.firstPublish)
 	}
@@ -157,6 +174,16 @@ func (p *Pipeline) Rebuild(ctx context.Context) {
 		"listeners", len(r.Listeners), "virtualHosts", len(r.Routes[0].GetVirtualHosts())+len(r.VirtualHosts), "clusters", len(r.Clusters),
 		"routeVersion", snap.GetVersion(resource.RouteType), "endpointVersion", snap.GetVersion(resource.EndpointType),
 		"took", time.Since(start).Round(time.Microsecond), marks.attr(start, p.server))
+}
+
+// gatewayStatuses is the front-end's status as kube's plain type: the
+// same maps (the writer finds an unchanged status by their identity);
+// none at all when the State held no Gateway API object.
+func gatewayStatuses(s *gatewayapi.Status) kube.GatewayStatuses {
+	if s == nil {
+		return kube.GatewayStatuses{}
+	}
+	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes}
 }
 
 // reportProblems logs each problem once, when it first appears, rather than
