@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -136,6 +138,10 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Gateway API objects of our class, whose status the leader writes:
+	// a Gateway, and an HTTPRoute and a GRPCRoute attached to it.
+	gw := createGatewayObjects(t, api.config)
+
 	// The xDS certificates, made as the install guide says, by someone
 	// with only the rights of deploy/certgen-role.yaml.
 	xdsCerts := makeXDSCerts(t, api, ns)
@@ -181,6 +187,7 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 		}
 		return nil
 	})
+	checkGatewayStatus(t, gw, "203.0.113.80")
 	leaseID, _ := flagValue(serve.Args, "leader-election-id")
 	framework.Eventually(t, waitLong, "the control plane holds the Lease", func() error {
 		lease, err := api.client.CoordinationV1().Leases(ns).Get(ctx, leaseID, metav1.GetOptions{})
@@ -383,4 +390,103 @@ func readAudit(t *testing.T, path, user string) (used map[access]bool, refused [
 		t.Fatal(err)
 	}
 	return used, slices.Compact(refused)
+}
+
+// createGatewayObjects makes, in the default namespace, a GatewayClass
+// of the default controllerName, a Gateway of it with an HTTP listener,
+// and an HTTPRoute and a GRPCRoute attached to it.
+func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
+	t.Helper()
+	ctx := context.Background()
+	gw := gwclient.NewForConfigOrDie(cfg)
+	if _, err := gw.GatewayV1().GatewayClasses().Create(ctx, &gwapiv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "ingress-xds"},
+		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "ingress-xds.io/gateway-controller"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.GatewayV1().Gateways("default").Create(ctx, &gwapiv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: gwapiv1.GatewaySpec{GatewayClassName: "ingress-xds", Listeners: []gwapiv1.Listener{
+			{Name: "http", Port: 8080, Protocol: gwapiv1.HTTPProtocolType},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	parents := gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "web"}}}
+	if _, err := gw.GatewayV1().HTTPRoutes("default").Create(ctx, &gwapiv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       gwapiv1.HTTPRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"web.example.com"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.GatewayV1().GRPCRoutes("default").Create(ctx, &gwapiv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "grpc"},
+		Spec:       gwapiv1.GRPCRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"grpc.example.com"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return gw
+}
+
+// checkGatewayStatus waits for the statuses of createGatewayObjects'
+// objects, written by the control plane: the class accepted, the Gateway
+// with its conditions observed and the Envoy's address, each Route with
+// our parent entry. (The Gateway's listener is on 8080, which the test's
+// control plane does not listen on: whether it is programmed is not the
+// question here, the writes are.)
+func checkGatewayStatus(t *testing.T, gw gwclient.Interface, address string) {
+	t.Helper()
+	ctx := context.Background()
+	const controller = "ingress-xds.io/gateway-controller"
+	written := func(conds []metav1.Condition) error {
+		for _, c := range conds {
+			if c.Type == "Accepted" && c.Status != metav1.ConditionUnknown && c.ObservedGeneration > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Accepted condition written: %+v", conds)
+	}
+	ours := func(parents []gwapiv1.RouteParentStatus) error {
+		if len(parents) != 1 || parents[0].ControllerName != controller {
+			return fmt.Errorf("parents %+v", parents)
+		}
+		return written(parents[0].Conditions)
+	}
+	framework.Eventually(t, waitLong, "the GatewayClass accepted", func() error {
+		class, err := gw.GatewayV1().GatewayClasses().Get(ctx, "ingress-xds", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range class.Status.Conditions {
+			if c.Type == "Accepted" && c.Status == metav1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Accepted: %+v", class.Status.Conditions)
+	})
+	framework.Eventually(t, waitLong, "the Gateway's status, with the Envoy's address", func() error {
+		g, err := gw.GatewayV1().Gateways("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if a := g.Status.Addresses; len(a) != 1 || a[0].Value != address {
+			return fmt.Errorf("addresses %+v", a)
+		}
+		return written(g.Status.Conditions)
+	})
+	framework.Eventually(t, waitLong, "the HTTPRoute's parent entry", func() error {
+		r, err := gw.GatewayV1().HTTPRoutes("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return ours(r.Status.Parents)
+	})
+	framework.Eventually(t, waitLong, "the GRPCRoute's parent entry", func() error {
+		r, err := gw.GatewayV1().GRPCRoutes("default").Get(ctx, "grpc", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return ours(r.Status.Parents)
+	})
 }

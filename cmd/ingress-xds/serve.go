@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/internal/pipeline"
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 	"github.com/ingress-xds/ingress-xds/xds"
 )
 
@@ -134,7 +136,7 @@ func runServe(ctx context.Context, args []string) error {
 		}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()
-		if status, err = f.status.newStatusRunner(cfg, client, filter, logger); err != nil {
+		if status, err = f.status.newStatusRunner(cfg, client, filter, informers.Gateway, cmp.Or(f.translate.gatewayController, gatewayapi.DefaultControllerName), logger); err != nil {
 			return err
 		}
 		status.writer.Refused = f.translate.ingressRefused()
@@ -161,6 +163,9 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	if events != nil { // a nil *EventReporter would be a non-nil EventRecorder
 		opts.Events = events
+	}
+	if status != nil && status.gateway != nil { // likewise
+		opts.GatewayStatus = status.gateway
 	}
 	p := pipeline.New(opts)
 
@@ -195,7 +200,7 @@ func runServe(ctx context.Context, args []string) error {
 		// informers' lists at the API server nor compete with the first
 		// build, and an address is never written before Envoy can get
 		// configuration.
-		status.writer.Hold = p.Published()
+		status.setHold(p.Published())
 		status.leading = nginxMetrics
 		status.run(ctx, run)
 	}

@@ -7,14 +7,17 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/kube"
 )
@@ -58,7 +61,9 @@ func (s *statusFlags) register(fs *flag.FlagSet) {
 // statusRunner is the status writer and, unless disabled, the leader
 // election that decides when it writes.
 type statusRunner struct {
-	writer   *kube.StatusWriter
+	writer *kube.StatusWriter
+	// gateway writes Gateway API status beside; nil without the CRDs.
+	gateway  *kube.GatewayStatusWriter
 	election *kube.LeaderElection // nil: always write
 	// leading, when set, is told of each term (ingress-nginx's
 	// leader_election_status: internal/nginxmetrics).
@@ -74,8 +79,11 @@ type leadingObserver interface {
 
 // newStatusRunner builds the status writer from the flags. The address
 // source is the first of --status-address, --envoy-service and the Envoy
-// DaemonSet that is configured.
-func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interface, filter kube.ClassFilter, logger *slog.Logger) (*statusRunner, error) {
+// DaemonSet that is configured. With Gateway API informers (the CRDs
+// served), it builds the Gateway API status writer too, on the same
+// addresses and the same budget of writes, for the GatewayClasses of
+// gatewayController.
+func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interface, filter kube.ClassFilter, gateway kube.GatewayInformers, gatewayController string, logger *slog.Logger) (*statusRunner, error) {
 	if s.qps <= 0 || s.burst < 1 || s.workers < 1 {
 		return nil, fmt.Errorf("--status-qps, --status-burst and --status-workers must be positive")
 	}
@@ -115,8 +123,19 @@ func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interf
 		addresses = &kube.DaemonSetAddresses{Client: statusClient, Namespace: s.envoyNamespace, Selector: selector, Logger: log}
 	}
 
-	r := &statusRunner{writer: kube.NewStatusWriter(statusClient, filter, addresses,
-		flowcontrol.NewTokenBucketRateLimiter(float32(s.qps), s.burst), s.workers, log)}
+	limiter := flowcontrol.NewTokenBucketRateLimiter(float32(s.qps), s.burst)
+	r := &statusRunner{writer: kube.NewStatusWriter(statusClient, filter, addresses, limiter, s.workers, log)}
+	if gateway.GatewayClasses != nil || gateway.Gateways != nil || gateway.HTTPRoutes != nil || gateway.GRPCRoutes != nil {
+		// The CRDs are served as JSON only.
+		gwCfg := rest.CopyConfig(statusCfg)
+		gwCfg.ContentType, gwCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+		gwClient, err := gwclient.NewForConfig(gwCfg)
+		if err != nil {
+			return nil, fmt.Errorf("creating Gateway API status client: %w", err)
+		}
+		r.gateway = kube.NewGatewayStatusWriter(gwClient, gatewayController, gateway, addresses, limiter, s.workers, log)
+		r.writer.AddressesChanged = r.gateway.AddressesChanged
+	}
 	if s.leaderElect {
 		r.election = &kube.LeaderElection{
 			Client: client, Namespace: s.leaseNS, Name: s.leaseName, Identity: leaderIdentity(),
@@ -127,21 +146,46 @@ func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interf
 	return r, nil
 }
 
-// run starts the writer's informers and, when leading, its workers.
-func (r *statusRunner) run(ctx context.Context, run func(name string, fn func() error)) {
-	run("status", func() error { return r.writer.Run(ctx) })
-	if r.election == nil {
-		run("status-writer", func() error { r.writer.Lead(ctx); return nil })
+// setHold holds both writers' writes back until hold closes.
+func (r *statusRunner) setHold(hold <-chan struct{}) {
+	r.writer.Hold = hold
+	if r.gateway != nil {
+		r.gateway.Hold = hold
+	}
+}
+
+// writeStatus writes status, Ingresses' and Gateway API objects', until
+// ctx is done.
+func (r *statusRunner) writeStatus(ctx context.Context) {
+	if r.gateway == nil {
+		r.writer.Lead(ctx)
 		return
 	}
-	lead := r.writer.Lead
+	var wg sync.WaitGroup
+	wg.Go(func() { r.gateway.Lead(ctx) })
+	r.writer.Lead(ctx)
+	wg.Wait()
+}
+
+// run starts the writers' informers (or event handlers) and, when
+// leading, their workers.
+func (r *statusRunner) run(ctx context.Context, run func(name string, fn func() error)) {
+	run("status", func() error { return r.writer.Run(ctx) })
+	if r.gateway != nil {
+		run("gateway-status", func() error { return r.gateway.Run(ctx) })
+	}
+	if r.election == nil {
+		run("status-writer", func() error { r.writeStatus(ctx); return nil })
+		return
+	}
+	lead := r.writeStatus
 	if r.leading != nil {
 		name := r.election.Name
 		r.leading.OnStoppedLeading(name) // a follower until it wins
 		lead = func(term context.Context) {
 			r.leading.OnStartedLeading(name)
 			defer r.leading.OnStoppedLeading(name)
-			r.writer.Lead(term)
+			r.writeStatus(term)
 		}
 	}
 	run("leader-election", func() error { return r.election.Run(ctx, lead) })
