@@ -10,10 +10,11 @@ import (
 )
 
 // Status is the Gateway API status of each of our objects as a build
-// serves them, keyed by namespace/name: what the leader is to write (no
-// writer yet). Conditions carry the object's generation and no
-// transition time, which is the writer's to keep or set; Gateways carry
-// no addresses, which are the Envoys' and the writer's too.
+// serves them, keyed by namespace/name: what the leader writes (the
+// pipeline hands it to kube.GatewayStatusWriter as kube.GatewayStatuses).
+// Conditions carry the object's generation and no transition time, which
+// is the writer's to keep or set; Gateways carry no addresses, which are
+// the Envoys' and the writer's too.
 type Status struct {
 	Gateways   map[string]gwapiv1.GatewayStatus   `json:"gateways"`
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus `json:"httpRoutes"`
