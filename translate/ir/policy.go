@@ -70,6 +70,8 @@ type RoutePolicy struct {
 	// Tracing traces the route's requests (enable-opentelemetry), under
 	// its listener's Tracing; nil: not traced.
 	Tracing *RouteTracing `json:"tracing,omitempty"`
+	// Compression gzips its responses (compression.go); nil: none.
+	Compression *Compression `json:"compression,omitempty"`
 }
 
 // HashKind is a part of a request that can be hashed.

@@ -501,6 +501,9 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 	if r := p.ResponseRate; r != nil {
 		v.nest("ResponseRate", "response rate: ", ErrBadValue, r.validate())
 	}
+	if c := p.Compression; c != nil {
+		v.nest("Compression", "compression: ", ErrBadValue, c.validate())
+	}
 	return v.errors()
 }
 

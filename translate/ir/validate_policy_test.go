@@ -83,6 +83,18 @@ func TestValidateLimits(t *testing.T) {
 			route("Policy.Connections.Status", ErrOutOfRange, "status 302 is not 400 to 599")},
 		{"response rate of 0", &RoutePolicy{ResponseRate: &ResponseRate{AfterKiB: 1}},
 			route("Policy.ResponseRate.KiBPerSecond", ErrNoOp, "response rate: 0 KiB/s")},
+		{"compression level 0", &RoutePolicy{Compression: &Compression{ContentTypes: []string{"text/html"}}},
+			route("Policy.Compression.Level", ErrOutOfRange, "compression: level 0")},
+		{"compression of no type", &RoutePolicy{Compression: &Compression{Level: 1}},
+			route("Policy.Compression.ContentTypes", ErrNoOp, "compression: no content type")},
+		{"compression types unsorted", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"text/plain", "text/html"}}},
+			route("Policy.Compression.ContentTypes", ErrUnsorted, "not sorted")},
+		{"compression type with parameters", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"text/html; charset=utf-8"}}},
+			route("Policy.Compression.ContentTypes[0]", ErrBadHeader, "not a lower-case type/subtype")},
+		{"compression type twice", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"text/html", "text/html"}}},
+			route("Policy.Compression.ContentTypes", ErrDuplicate, "listed twice")},
+		{"compression of * and more", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"*", "text/html"}}},
+			route("Policy.Compression.ContentTypes[0]", ErrConflict, "* with other types")},
 	})
 }
 
