@@ -75,6 +75,11 @@ func httpFilterOrder() []httpFilter {
 		// so that any filter before this one would act twice. On in the
 		// route configurations only.
 		{name: onDemandFilter, use: useOnDemand, config: onDemandListenerConfig, disabled: true},
+		// Then compression (compression.go): one filter per setting the
+		// routes ask. On the way out it runs after every filter below,
+		// so it compresses the response as the client gets it, the error
+		// pages' included, as nginx's gzip is its last body filter.
+		{name: compressorFilterPrefix},
 		// Then the error pages (errorpages.go): nginx's error_page
 		// replaces a response of its codes whoever made it (the upstream,
 		// or nginx refusing a client or a body), so the filter sees every
@@ -152,9 +157,17 @@ func httpFilterOrder() []httpFilter {
 }
 
 // httpFilters is the chain for the filters a listener's routes use.
-func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
+func httpFilters(uses filterSet, gz gzipSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
 	var out []*hcmv3.HttpFilter
 	for _, f := range httpFilterOrder() {
+		if f.name == compressorFilterPrefix {
+			compressors, err := compressorFilters(gz)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, compressors...)
+			continue
+		}
 		if uses&f.use == 0 {
 			continue
 		}
@@ -179,17 +192,17 @@ func httpFilters(uses filterSet, l *ir.Listener) ([]*hcmv3.HttpFilter, error) {
 
 // httpConnectionManager is the network filter of listener l that routes
 // HTTP by the named route configuration, fetched over ADS.
-func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet) (*listenerv3.Filter, error) {
-	return httpConnectionManagerWith(l, routeName, uses, 0)
+func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet, gz gzipSet) (*listenerv3.Filter, error) {
+	return httpConnectionManagerWith(l, routeName, uses, gz, 0)
 }
 
 // httpConnectionManagerWith is httpConnectionManager routing through
 // scopes route scopes (scopes.go) when scopes is above 0.
-func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet, scopes int) (*listenerv3.Filter, error) {
+func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet, gz gzipSet, scopes int) (*listenerv3.Filter, error) {
 	if l.Block != nil {
 		uses |= useBlock
 	}
-	filters, err := httpFilters(uses, l)
+	filters, err := httpFilters(uses, gz, l)
 	if err != nil {
 		return nil, err
 	}

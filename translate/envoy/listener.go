@@ -25,8 +25,8 @@ func socketAddress(address string, port uint32) *corev3.Address {
 // httpListener renders a plain-HTTP listener: every virtual host, through
 // the route configuration named as the listener is, or through its scopes'
 // (scopes.go) when scopes is above 0.
-func httpListener(l *ir.Listener, uses filterSet, scopes int) (*listenerv3.Listener, error) {
-	hcm, err := httpConnectionManagerWith(l, l.Name, uses, scopes)
+func httpListener(l *ir.Listener, uses filterSet, gz gzipSet, scopes int) (*listenerv3.Listener, error) {
+	hcm, err := httpConnectionManagerWith(l, l.Name, uses, gz, scopes)
 	if err != nil {
 		return nil, err
 	}

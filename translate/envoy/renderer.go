@@ -103,6 +103,7 @@ type generation struct {
 
 type listenerEntry struct {
 	uses filterSet
+	gzip gzipSet
 	msg  *listenerv3.Listener
 }
 
@@ -140,6 +141,9 @@ type vhostEntry struct {
 type renderedHost struct {
 	msg  *routev3.VirtualHost
 	uses filterSet
+	// gzip are the compression settings its routes ask
+	// (compression.go).
+	gzip gzipSet
 }
 
 type chainEntry struct {
@@ -149,6 +153,7 @@ type chainEntry struct {
 	cert     string
 	ciphers  string // the host's own (downstream.go)
 	uses     filterSet
+	gzip     gzipSet
 	aliases  []string
 	client   *ir.ClientCert // clientcert.go
 	msg      *listenerv3.FilterChain
@@ -185,7 +190,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	for _, l := range m.Listeners {
 		switch l.Protocol {
 		case ir.HTTP:
-			rc, uses, err := c.httpRouteConfiguration(l, m.VirtualHosts)
+			rc, uses, gz, err := c.httpRouteConfiguration(l, m.VirtualHosts)
 			if err != nil {
 				return nil, err
 			}
@@ -195,7 +200,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)
 			}
 			used |= uses
-			lis, err := c.listener(l, uses)
+			lis, err := c.listener(l, uses, gz)
 			if err != nil {
 				return nil, err
 			}
@@ -339,7 +344,7 @@ func (c *Renderer) pairWithLast(m *ir.IR) (clusters, backends []int) {
 // listener. That configuration holds every host and a change alters one or
 // two: the previous one gives the renderings of the unchanged virtual hosts,
 // found in place by identity, without a lookup each.
-func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, error) {
+func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, gzipSet, error) {
 	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)),
 		TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
 		// A route's header changes after these: nginx's snippets
@@ -359,25 +364,27 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		},
 		func(int) {})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	var uses filterSet
+	var gz gzipSet
 	for i, r := range rendered {
 		rc.VirtualHosts[i] = r.msg
 		uses |= r.uses
+		gz = gz.union(r.gzip)
 	}
 	c.lastHTTP = httpRoutes{ir: vhosts, msgs: rendered}
-	return rc, uses, nil
+	return rc, uses, gz, nil
 }
 
-func (c *Renderer) listener(l *ir.Listener, uses filterSet) (*listenerv3.Listener, error) {
+func (c *Renderer) listener(l *ir.Listener, uses filterSet, gz gzipSet) (*listenerv3.Listener, error) {
 	e := c.listeners[*l]
-	if e == nil || e.uses != uses {
-		msg, err := httpListener(l, uses, c.opts.RouteScopes)
+	if e == nil || e.uses != uses || e.gzip != gz {
+		msg, err := httpListener(l, uses, gz, c.opts.RouteScopes)
 		if err != nil {
 			return nil, err
 		}
-		e = &listenerEntry{uses: uses, msg: msg}
+		e = &listenerEntry{uses: uses, gzip: gz, msg: msg}
 		c.listeners[*l] = e
 	}
 	return e.msg, nil
@@ -467,20 +474,21 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 		if err != nil {
 			return nil, err
 		}
-		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, client: vh.ClientCert, rendered: &renderedHost{msg: msg, uses: uses}}
+		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, client: vh.ClientCert,
+			rendered: &renderedHost{msg: msg, uses: uses, gzip: hostCompressions(vh, l)}} // compression.go
 		c.vhosts[key] = e
 	}
 	return e.rendered, nil
 }
 
-func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
+func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet, gz gzipSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
-	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.ciphers != vh.TLSCiphers || e.uses != uses || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
-		msg, err := sniFilterChain(l, vh, uses)
+	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.ciphers != vh.TLSCiphers || e.uses != uses || e.gzip != gz || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
+		msg, err := sniFilterChain(l, vh, uses, gz)
 		if err != nil {
 			return nil, err
 		}
-		e = &chainEntry{listener: *l, cert: vh.Certificate, ciphers: vh.TLSCiphers, uses: uses, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
+		e = &chainEntry{listener: *l, cert: vh.Certificate, ciphers: vh.TLSCiphers, uses: uses, gzip: gz, aliases: vh.Aliases, client: vh.ClientCert, msg: msg}
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil

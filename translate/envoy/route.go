@@ -178,6 +178,9 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 	if p.Tracing != nil {
 		uses |= routeTracing(route, p.Tracing) // tracing.go
 	}
+	if c := p.Compression; c != nil {
+		per[compressorName(c)] = compressorOn() // compression.go
+	}
 	if p.ErrorPages != nil {
 		pages, err := errorPages(p.ErrorPages, l)
 		if err != nil {

@@ -40,7 +40,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if err != nil {
 			return err
 		}
-		chain, err := c.filterChain(l, vh, rendered.uses|c.onDemandUse()) // ondemand.go
+		chain, err := c.filterChain(l, vh, rendered.uses|c.onDemandUse(), rendered.gzip) // ondemand.go
 		if err != nil {
 			return err
 		}
@@ -133,8 +133,8 @@ func misdirected(host string) *routev3.VirtualHost {
 }
 
 // sniFilterChain serves one host: its certificate, and its own routes only.
-func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet) (*listenerv3.FilterChain, error) {
-	hcm, err := httpConnectionManager(l, HTTPSRoutePrefix+vh.Host, uses)
+func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet, gz gzipSet) (*listenerv3.FilterChain, error) {
+	hcm, err := httpConnectionManager(l, HTTPSRoutePrefix+vh.Host, uses, gz)
 	if err != nil {
 		return nil, err
 	}
