@@ -93,7 +93,25 @@ func (c *controllerConfig) trustedHops() uint32 {
 // appliesToEvery says whether it sets something for an Ingress that has
 // no annotation.
 func (c *controllerConfig) appliesToEvery() bool {
-	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0 || c.snippets().Location != nil
+	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0 || c.snippets().Location != nil || c.compression() != nil
+}
+
+// gzip is the http level's gzip (use-gzip and its keys), under which a
+// snippet's gzip directives apply; zero without use-gzip.
+func (c *controllerConfig) gzip() snippet.Gzip {
+	if c == nil || c.settings == nil {
+		return snippet.Gzip{}
+	}
+	return c.settings.Gzip
+}
+
+// compression is what the http level's gzip asks of a location that sets
+// none of its own: one value, shared by every route; nil: none.
+func (c *controllerConfig) compression() *ir.Compression {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.Compression
 }
 
 // snippets are the ConfigMap's location-snippet and server-snippet,

@@ -38,11 +38,14 @@ type fragment struct {
 	// serverSnippet is the server-snippet, translated (snippets.go); nil:
 	// none.
 	serverSnippet *snippet.Result
-	aliases       []string // server-alias (alias.go)
-	reads         reads
-	routes        []hostRoute
-	tls           []tlsRequest
-	problems      []ir.Problem
+	// locationGzip are the gzip directives of its locations' snippets
+	// (gzip.go), which a host's server-snippet gzip goes under.
+	locationGzip snippet.Gzip
+	aliases      []string // server-alias (alias.go)
+	reads        reads
+	routes       []hostRoute
+	tls          []tlsRequest
+	problems     []ir.Problem
 	// wwwRedirects are the from-to-www redirects asked for (redirect.go).
 	wwwRedirects []wwwRedirect
 	// canary is set on a canary Ingress's fragment (canary.go): its routes

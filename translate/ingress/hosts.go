@@ -183,7 +183,8 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		}
 	}
 	out.addErrorRoutes(errorRoutes, usedCluster)
-	out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet()) // snippets_server.go
+	serverGzip := out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet()) // snippets_server.go
+	out.mergeServerGzip(serverGzip, frags, m.config.gzip())                                // gzip.go
 	out.mergeAppRoot(host, frags)
 	out.mergeClientCert(host, frags)        // clientcert.go
 	out.mergeSSLCiphers(host, frags)        // sslciphers.go

@@ -150,6 +150,7 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	}
 	p.NoAccessLog = g.noAccessLog
 	p.Tracing = g.tracing
+	p.Compression = locationCompression(g.snippets) // gzip.go
 
 	m := merged{
 		rewrite:         g.rewrite,
@@ -221,5 +222,6 @@ func (f *fragmentBuilder) apply(p ir.RoutePolicy, m merged) {
 	f.frag.sslCiphers = m.sslCiphers
 	f.snippets, f.customHeaders = m.snippets.location, m.customHeaders
 	f.frag.serverSnippet = m.snippets.server
+	f.frag.locationGzip = locationGzip(m.snippets.location) // gzip.go
 	f.report(m.problems)
 }

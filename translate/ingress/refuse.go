@@ -95,6 +95,7 @@ func (f *fragmentBuilder) applyRefusal() {
 	}
 	fr.aliases, fr.tls, fr.wwwRedirects, fr.appRoot, fr.errorRoutes = nil, nil, nil, nil, nil
 	fr.serverSnippet = nil
+	fr.locationGzip = locationGzip(nil)
 }
 
 // RefusedWith says, for the status writer, whether an Ingress is refused by

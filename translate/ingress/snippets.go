@@ -34,6 +34,11 @@ type snippetsConfig struct {
 	// limitStatus is the status of a request past a limit, before a
 	// snippet's limit_req_status: the ConfigMap's.
 	limitStatus uint32
+	// gzip is the http level's gzip (the ConfigMap's use-gzip), and
+	// compression what it asks of a location with no gzip of its own
+	// (gzip.go).
+	gzip        snippet.Gzip
+	compression *ir.Compression
 	// intercepted: custom-http-errors makes nginx intercept the
 	// backend's answers (proxy_intercept_errors), which error_page then
 	// takes too.
@@ -61,6 +66,7 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 	where := snippetOptions(values, ing)
 	where.Zones = opts.config.snippets().Zones
 	out.limitStatus = opts.config.limitStatus()
+	out.gzip, out.compression = opts.config.gzip(), opts.config.compression()
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {
 		off, _ := annotations.DisableProxyInterceptErrors.Get(values)
 		out.intercepted = !off

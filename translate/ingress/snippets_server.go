@@ -33,9 +33,14 @@ import (
 // nginx writes it in every server after the locations: its answers after
 // the annotation's, its regular expression locations, on a host in
 // regex mode, after the generated ones.
-func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool, config *snippet.Result) {
+//
+// It returns the server's gzip directives, the annotation's over the
+// ConfigMap's (gzip.go).
+func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool, config *snippet.Result) snippet.Gzip {
 	front := 0
+	var gzip snippet.Gzip
 	if first := out.oldestServerSnippet(host, frags); first != nil && out.vhost != nil {
+		gzip = first.serverSnippet.Gzip
 		src := &ir.Object{Kind: "Ingress", Namespace: first.ingress.Namespace, Name: first.ingress.Name}
 		if len(first.routes) > 0 {
 			src = first.routes[0].route.Source
@@ -44,7 +49,9 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 	}
 	if config != nil && out.vhost != nil {
 		out.applyServerSnippet(config, &ir.Object{Kind: "ConfigMap", Name: "server-snippet"}, nil, regexMode, front)
+		gzip = gzip.Under(config.Gzip)
 	}
+	return gzip
 }
 
 // oldestServerSnippet is the oldest fragment of host with a

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -160,7 +161,15 @@ type Settings struct {
 	// those names (ir.RouteLog).
 	LogNames LogNames
 
+	// Gzip is the http level's gzip (use-gzip and its keys: gzip.go),
+	// under which the snippets' apply; zero without use-gzip.
+	Gzip snippet.Gzip
+	// Compression is what Gzip asks of a location that sets no gzip
+	// directive of its own; nil: none.
+	Compression *ir.Compression
+
 	hsts    hstsKeys
+	gzip    gzipKeys
 	blocks  blockKeys
 	tracing tracingKeys
 	// base are the values under the ConfigMap's (NginxDefaults), which a
@@ -249,6 +258,7 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 		}
 	}
 	s.HSTS = s.hsts.header()
+	s.finishGzip()
 	s.Block = s.blocks.requestBlock()
 	s.finishConnections()
 	s.Tracing = s.finishTracing()

@@ -4,12 +4,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 func TestConfigMapDocIsCurrent(t *testing.T) {
@@ -76,7 +78,7 @@ func TestParse(t *testing.T) {
 		{"ignored keys say nothing", map[string]string{"worker-processes": "4", "server-tokens": "true"}, 0, nil},
 		{"a bad value is treated as unset", map[string]string{"proxy-body-size": "lots", "proxy-read-timeout": "30"}, 1, []string{"proxy-body-size:InvalidConfigMapValue"}},
 		{"a bad range fails closed", map[string]string{"whitelist-source-range": "10.0.0.0/33"}, 1, []string{"whitelist-source-range:InvalidConfigMapValue"}},
-		{"not honoured yet, unknown", map[string]string{"use-gzip": "true", "proxy-bdy-size": "1m"}, 0, []string{"proxy-bdy-size:UnknownConfigMapKey", "use-gzip:UnsupportedConfigMapKey"}},
+		{"not honoured yet, unknown", map[string]string{"enable-brotli": "true", "proxy-bdy-size": "1m"}, 0, []string{"enable-brotli:UnsupportedConfigMapKey", "proxy-bdy-size:UnknownConfigMapKey"}},
 		{"hsts", map[string]string{"hsts": "true", "hsts-max-age": "600", "hsts-preload": "true"}, 0, nil},
 		{"use-forwarded-headers", map[string]string{"use-forwarded-headers": "true"}, 0, nil},
 		{"use-forwarded-headers that does not parse", map[string]string{"use-forwarded-headers": "yes please"}, 0, []string{"use-forwarded-headers:InvalidConfigMapValue"}},
@@ -94,6 +96,9 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tab.Parse(tc.data)
+			if s.Compression != nil {
+				t.Errorf("compression %+v without use-gzip", s.Compression)
+			}
 			if got := s.Defaults.Len(); got != tc.defaults {
 				t.Errorf("%d defaults, want %d", got, tc.defaults)
 			}
@@ -114,6 +119,42 @@ func TestParse(t *testing.T) {
 			}
 			if tc.name == "codes out of range" && s.LimitConnStatus != 0 {
 				t.Errorf("limit-conn-status-code 600 kept: %d", s.LimitConnStatus)
+			}
+		})
+	}
+}
+
+// TestParseGzip: use-gzip with ingress-nginx's defaults (config.go: level
+// 1, min length 256, its gzip-types) as nginx.tmpl writes them, the keys
+// overriding them, and nothing without use-gzip (the template writes the
+// keys inside {{ if $cfg.UseGzip }}).
+func TestParseGzip(t *testing.T) {
+	tab := New(annotations.New(""))
+	nginxTypes := strings.Fields(nginxGzipTypes + " text/html")
+	slices.Sort(nginxTypes)
+	for _, tc := range []struct {
+		name   string
+		data   map[string]string
+		want   *ir.Compression
+		issues []string
+	}{
+		{"off by default", map[string]string{"gzip-level": "5"}, nil, nil},
+		{"defaults", map[string]string{"use-gzip": "true"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, nil},
+		{"set", map[string]string{"use-gzip": "true", "gzip-level": "6", "gzip-min-length": "0", "gzip-types": "Application/JSON text/plain"},
+			&ir.Compression{Level: 6, MinLength: 0, ContentTypes: []string{"application/json", "text/html", "text/plain"}}, nil},
+		{"every type", map[string]string{"use-gzip": "true", "gzip-types": "text/css *"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: []string{"*"}}, nil},
+		{"bad values are unset", map[string]string{"use-gzip": "true", "gzip-level": "10", "gzip-min-length": "-1", "gzip-types": "text/css;q=1"},
+			&ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, []string{"gzip-level:InvalidConfigMapValue", "gzip-min-length:InvalidConfigMapValue", "gzip-types:InvalidConfigMapValue"}},
+		{"use-gzip that does not parse", map[string]string{"use-gzip": "yes"}, nil, []string{"use-gzip:InvalidConfigMapValue"}},
+		{"gzip-disable is not honoured", map[string]string{"use-gzip": "true", "gzip-disable": "msie6"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, []string{"gzip-disable:UnsupportedConfigMapKey"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tab.Parse(tc.data)
+			if !reflect.DeepEqual(s.Compression, tc.want) {
+				t.Errorf("compression %+v, want %+v", s.Compression, tc.want)
+			}
+			if got := reasons(s); !slices.Equal(got, tc.issues) {
+				t.Errorf("issues %v, want %v", got, tc.issues)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ const (
 	nginxLogs    = "nginx's log files; ingress-xds's access log is Envoy's standard output (log-format-upstream), Envoy's own logs are its bootstrap's and its --log-level."
 	streamNote   = "nginx's TCP/UDP proxying (its tcp-services and udp-services ConfigMaps), which ingress-xds does not serve."
 	removedNote  = "Removed from ingress-nginx (its final release reads it no more)."
+	gzipNote     = "true: every Ingress's responses are gzipped (Envoy's compressor) for the clients that accept gzip, as nginx.tmpl's gzip settings say: gzip-level, gzip-min-length, gzip-types, gzip_proxied any, gzip_vary on (Vary: Accept-Encoding), not a response already encoded, only 200, 403 and 404, a strong ETag made weak; a snippet's gzip directives override it for its Ingress or host. Differences: Envoy compresses a response without Content-Type and not one with Cache-Control: no-transform, where nginx does the opposite; HTTP/1.0 requests are refused by Envoy (426) either way."
 	snippetNote  = "nginx configuration ingress-xds does not translate (docs/snippets.md), which may hold access rules: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."
 )
 
@@ -131,7 +132,7 @@ func table() []Key {
 		notYet("use-proxy-protocol", `"false"`, ""),
 		notYet("proxy-protocol-header-timeout", `"5s"`, ""),
 		ignored("enable-aio-write", `"true"`, nginxProcess),
-		notYet("use-gzip", `"false"`, ""),
+		{Name: "use-gzip", NginxDefault: `"false"`, verdict: annotations.HonouredWithDifference, apply: useGzip, Note: gzipNote},
 		ignored("use-geoip", `"true"`, removedNote),
 		notYet("use-geoip2", `"false"`, ""),
 		notYet("geoip2-autoreload-in-minutes", `"0"`, ""),
@@ -141,10 +142,11 @@ func table() []Key {
 		notYet("brotli-types", `"application/xml+rss ..."`, ""),
 		{Name: "use-http2", NginxDefault: `"true"`, apply: useHTTP2,
 			Note: "false: the HTTPS listener offers only http/1.1 in ALPN and speaks HTTP/1.1 only; true (the default): h2 and http/1.1."},
-		notYet("gzip-disable", `""`, ""),
-		notYet("gzip-level", "1", ""),
-		notYet("gzip-min-length", "256", ""),
-		notYet("gzip-types", `"application/atom+xml ..."`, ""),
+		notYet("gzip-disable", `""`, "Envoy's compressor cannot skip a client by its User-Agent."),
+		{Name: "gzip-level", NginxDefault: "1", apply: gzipLevel, Note: "With use-gzip: gzip's compression level, 1 to 9."},
+		{Name: "gzip-min-length", NginxDefault: "256", apply: gzipMinLength, Note: "With use-gzip: a response whose Content-Length is smaller is not compressed; one without Content-Length is."},
+		{Name: "gzip-types", NginxDefault: `"application/atom+xml ..."`, nginxValue: nginxGzipTypes, apply: gzipTypes,
+			Note: "With use-gzip: the media types compressed (space-separated; * for all), matched against the Content-Type without its parameters, in any case; text/html always, as nginx's gzip_types."},
 		ignored("worker-processes", "`<Number of CPUs>`", nginxProcess),
 		ignored("worker-cpu-affinity", `""`, nginxProcess),
 		ignored("worker-shutdown-timeout", `"240s"`, "How long nginx's old workers drain after a reload; Envoy takes new configuration without a reload."),

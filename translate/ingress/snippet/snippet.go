@@ -87,6 +87,9 @@ type Result struct {
 	Access *ir.IPRules
 	// NoAccessLog: access_log off, the block's requests not logged.
 	NoAccessLog bool
+	// Gzip are the block's gzip directives (gzip.go), which the
+	// front-end resolves with the outer levels'.
+	Gzip Gzip `json:",omitzero"`
 	// Satisfy is a configuration-snippet's satisfy: "any" or "all";
 	// empty: none.
 	Satisfy string

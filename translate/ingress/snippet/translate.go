@@ -152,6 +152,7 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			t.passed[strings.ToLower(d.Args[0])] = true
 		}
 	}
+	gzipSeen := map[string]bool{}
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
 			return nil, err
@@ -159,6 +160,10 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		switch {
 		case d.Name == "auth_request_set":
 			continue
+		case isGzipDirective(d.Name):
+			if err := t.gzip(&res.Gzip, gzipSeen, d, lv); err != nil { // gzip.go
+				return nil, err
+			}
 		case d.Name == "limit_req":
 			r, err := t.limitReq(d, lv)
 			if err != nil {
@@ -543,12 +548,6 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		return t.refuse(d, "nginx takes it in the http block alone (the ConfigMap's http-snippet): nginx refuses it here")
 	case "limit_req_log_level":
 		t.verdict(d, NoEffect, "the level of nginx's error log line for a refused request")
-		return nil
-	case "gzip":
-		if len(d.Args) != 1 || d.Args[0] != "off" {
-			return t.refuse(d, "compression: not translated (only gzip off is)")
-		}
-		t.verdict(d, NoEffect, "responses are not compressed: ingress-xds does not compress (use-gzip is not honoured)")
 		return nil
 	}
 	if d.IsLua() || strings.Contains(d.Name, "_by_lua") {
