@@ -1,13 +1,19 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -425,4 +431,245 @@ spec:
   rules:
   - host: secure.example.com
     http: {paths: [{path: /.well-known/acme-challenge/token, pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`
+
+// TestCompression checks ingress-nginx's gzip through a real Envoy: the
+// ConfigMap's use-gzip with its defaults (settings/gzip.go "should be
+// enabled with default settings", which checks that nginx.tmpl, lines
+// 320-330, writes gzip_comp_level 1, gzip_http_version 1.1,
+// gzip_min_length 256, its gzip-types, gzip_proxied any and gzip_vary on),
+// and a configuration-snippet's gzip on for its Ingress's paths alone
+// (nginx's inheritance of the gzip directives, ngx_http_gzip_module). A
+// backend of the test's answers with the type, length and headers each
+// request asks (query parameters), so that each of nginx's conditions
+// (ngx_http_gzip_header_filter: status 200, 403 or 404, no
+// Content-Encoding, Content-Length at least gzip_min_length or none,
+// gzip_types) is checked on its own.
+func TestCompression(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		n, _ := strconv.Atoi(q.Get("n"))
+		body := strings.Repeat("compress me, ", n/13+1)[:n]
+		if q.Has("type") {
+			w.Header().Set("Content-Type", q.Get("type"))
+		} else {
+			w.Header()["Content-Type"] = nil // no sniffing
+		}
+		for _, h := range []string{"ETag", "Content-Encoding", "Cache-Control"} {
+			if v := q.Get(strings.ToLower(h)); v != "" {
+				w.Header().Set(h, v)
+			}
+		}
+		if !q.Has("chunked") {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
+		status := http.StatusOK
+		if s := q.Get("status"); s != "" {
+			status, _ = strconv.Atoi(s)
+		}
+		w.WriteHeader(status)
+		if q.Has("chunked") {
+			// Two writes with a flush between: no Content-Length.
+			io.WriteString(w, body[:n/2])
+			w.(http.Flusher).Flush()
+			io.WriteString(w, body[n/2:])
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	backend := serverBackend(t, "pages", srv)
+	dir := t.TempDir()
+	snippets := map[string]string{"allow-snippet-annotations": "true", "annotations-risk-level": "Critical"}
+	withGzip := maps.Clone(snippets)
+	withGzip["use-gzip"] = "true"
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(backend))
+	writeManifest(t, dir, "ingresses.yaml", compressionIngressesYAML)
+	writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(withGzip))
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+
+	// get asks host for a page: the query says what the backend answers.
+	type page struct {
+		status                         int
+		encoding, vary, etag, body, ct string
+	}
+	get := func(host, path, query string, acceptGzip bool) (page, error) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+path+"?"+query, nil)
+		if err != nil {
+			return page{}, err
+		}
+		req.Host = host
+		if acceptGzip {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		// DisableCompression: the client neither asks for gzip itself
+		// nor decodes it behind the test's back.
+		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DisableCompression: true}}
+		resp, err := client.Do(req)
+		if err != nil {
+			return page{}, err
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return page{}, err
+		}
+		p := page{status: resp.StatusCode, encoding: resp.Header.Get("Content-Encoding"), vary: strings.Join(resp.Header.Values("Vary"), ", "),
+			etag: resp.Header.Get("ETag"), ct: resp.Header.Get("Content-Type"), body: string(raw)}
+		if p.encoding == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				return p, fmt.Errorf("Content-Encoding gzip, but the body is not: %v", err)
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil {
+				return p, fmt.Errorf("the gzip body does not decode: %v", err)
+			}
+			p.body = string(plain)
+		}
+		return p, nil
+	}
+	want := func(n int) string { return strings.Repeat("compress me, ", n/13+1)[:n] }
+	// check asks and checks the encoding (empty: none) and the body.
+	check := func(t *testing.T, host, path, query string, acceptGzip bool, encoding string) page {
+		t.Helper()
+		p, err := get(host, path, query, acceptGzip)
+		if err != nil {
+			t.Fatalf("%s%s?%s: %v", host, path, query, err)
+		}
+		if p.encoding != encoding {
+			t.Errorf("%s%s?%s (Accept-Encoding gzip: %v): Content-Encoding %q, want %q", host, path, query, acceptGzip, p.encoding, encoding)
+		}
+		u, _ := url.ParseQuery(query)
+		if n, _ := strconv.Atoi(u.Get("n")); encoding != "br" && p.body != want(n) {
+			t.Errorf("%s%s?%s: a body of %d bytes that is not the backend's %d", host, path, query, len(p.body), n)
+		}
+		return p
+	}
+	framework.Eventually(t, convergeTimeout, "plain.gzip.example compressed", func() error {
+		p, err := get("plain.gzip.example", "/", "type=text/html&n=1000", true)
+		if err != nil {
+			return err
+		}
+		if p.status != http.StatusOK || p.encoding != "gzip" {
+			return fmt.Errorf("status %d, Content-Encoding %q", p.status, p.encoding)
+		}
+		return nil
+	})
+
+	// settings/gzip.go "should be enabled with default settings":
+	// text/html (always) and a type of ingress-nginx's gzip-types, at
+	// least gzip_min_length 256 long, are gzipped and carry Vary:
+	// Accept-Encoding (gzip_vary on); nginx compares the type without its
+	// parameters.
+	t.Run("use-gzip compresses text/html and the listed types", func(t *testing.T) {
+		for _, q := range []string{"type=text/html&n=1000", "type=text/html;+charset=utf-8&n=1000", "type=application/json&n=300", "type=text/css&n=256", "type=TEXT/PLAIN&n=5000"} {
+			p := check(t, "plain.gzip.example", "/", q, true, "gzip")
+			if !strings.Contains(strings.ToLower(p.vary), "accept-encoding") {
+				t.Errorf("%s: Vary %q, want Accept-Encoding (gzip_vary on)", q, p.vary)
+			}
+		}
+	})
+	// ngx_http_gzip_header_filter: a Content-Length under gzip_min_length,
+	// a type not in gzip_types, a client that does not accept gzip, a
+	// response already encoded and a status other than 200, 403 and 404
+	// are sent as they are.
+	t.Run("what nginx leaves alone", func(t *testing.T) {
+		check(t, "plain.gzip.example", "/", "type=text/html&n=255", true, "")
+		check(t, "plain.gzip.example", "/", "type=application/octet-stream&n=1000", true, "")
+		check(t, "plain.gzip.example", "/", "type=image/png&n=1000", true, "")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000", false, "")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000&content-encoding=br", true, "br")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000&status=500", true, "")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000&status=206", true, "")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000&status=404", true, "gzip")
+	})
+	// nginx compresses a response without Content-Length whatever
+	// gzip_min_length says (it compares the length only when there is
+	// one), and keeps a strong ETag as a weak one.
+	t.Run("no Content-Length, and the ETag", func(t *testing.T) {
+		check(t, "plain.gzip.example", "/", "type=text/html&n=100&chunked=1", true, "gzip")
+		p := check(t, "plain.gzip.example", "/", "type=text/html&n=1000&etag=%22v1%22", true, "gzip")
+		if p.etag != `W/"v1"` {
+			t.Errorf(`ETag %q, want W/"v1" (nginx's gzip makes a strong ETag weak)`, p.etag)
+		}
+	})
+	// The differences docs/configmap.md states: Envoy compresses a
+	// response without Content-Type (nginx does not: it matches no
+	// gzip_types) and leaves one with Cache-Control: no-transform (nginx
+	// compresses it).
+	t.Run("the stated differences", func(t *testing.T) {
+		check(t, "plain.gzip.example", "/", "n=1000", true, "gzip")
+		check(t, "plain.gzip.example", "/", "type=text/html&n=1000&cache-control=no-transform", true, "")
+	})
+	// A configuration-snippet's gzip directives override the ConfigMap's
+	// for its Ingress's paths: gzip off there, the host's other Ingress
+	// compressed.
+	t.Run("a snippet's gzip off overrides use-gzip for its Ingress", func(t *testing.T) {
+		check(t, "mixed.gzip.example", "/snippet", "type=text/html&n=1000", true, "")
+		check(t, "mixed.gzip.example", "/plain", "type=text/html&n=1000", true, "gzip")
+	})
+
+	// Without use-gzip (settings/gzip.go "should be disabled by default")
+	// nothing is compressed but the paths of a snippet's gzip on, with
+	// its own gzip_types and gzip_min_length and nginx's default level.
+	t.Run("without use-gzip only the snippet's paths", func(t *testing.T) {
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(snippets))
+		writeManifest(t, dir, "ingresses.yaml", strings.ReplaceAll(compressionIngressesYAML, "gzip off;", "gzip on;\n      gzip_types application/json;\n      gzip_min_length 100;"))
+		framework.Eventually(t, convergeTimeout, "use-gzip gone", func() error {
+			p, err := get("plain.gzip.example", "/", "type=text/html&n=1000", true)
+			if err != nil {
+				return err
+			}
+			if p.encoding != "" {
+				return fmt.Errorf("Content-Encoding %q", p.encoding)
+			}
+			p, err = get("mixed.gzip.example", "/snippet", "type=application/json&n=150", true)
+			if err != nil {
+				return err
+			}
+			if p.encoding != "gzip" {
+				return fmt.Errorf("the snippet's path: Content-Encoding %q", p.encoding)
+			}
+			return nil
+		})
+		check(t, "mixed.gzip.example", "/snippet", "type=application/json&n=100", true, "gzip")
+		check(t, "mixed.gzip.example", "/snippet", "type=text/html&n=1000", true, "gzip")
+		check(t, "mixed.gzip.example", "/snippet", "type=application/json&n=99", true, "")
+		check(t, "mixed.gzip.example", "/snippet", "type=text/css&n=1000", true, "")
+		check(t, "mixed.gzip.example", "/snippet", "type=application/json&n=1000", false, "")
+		check(t, "mixed.gzip.example", "/plain", "type=text/html&n=1000", true, "")
+		check(t, "mixed.gzip.example", "/plain", "type=application/json&n=1000", true, "")
+		check(t, "plain.gzip.example", "/", "type=application/json&n=1000", true, "")
+	})
+}
+
+const compressionIngressesYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: plain, namespace: default}
+spec:
+  rules:
+  - host: plain.gzip.example
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: pages, port: {number: 80}}}}]}
+  - host: mixed.gzip.example
+    http: {paths: [{path: /plain, pathType: Prefix, backend: {service: {name: pages, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: snippet
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      gzip off;
+spec:
+  rules:
+  - host: mixed.gzip.example
+    http: {paths: [{path: /snippet, pathType: Prefix, backend: {service: {name: pages, port: {number: 80}}}}]}
 `
