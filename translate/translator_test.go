@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,6 +258,14 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 				k, v := toggledBlockKey(rng) // block_test.go
 				cm.Data[k] = v
 			}
+			if *key == goldenOptions.ConfigMap && rng.Intn(3) == 0 {
+				// use-gzip: every Ingress's routes compressed, or none.
+				if cm.Data["use-gzip"] == "true" {
+					delete(cm.Data, "use-gzip")
+				} else {
+					cm.Data["use-gzip"], cm.Data["gzip-level"] = "true", strconv.Itoa(1+rng.Intn(9))
+				}
+			}
 			if *key == goldenOptions.ConfigMap {
 				// The controller ConfigMap's listener and cluster keys.
 				k, v := toggledConnectionKey(rng)
@@ -465,6 +474,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "more_set_headers \"X-A: 1\"; if ($http_x_b = 1) { return 403; }"},
 	{"nginx.ingress.kubernetes.io/server-snippet", "more_set_headers \"X-S: 1\"; location = /healthz { return 200 \"ok\"; }"},
 	{"nginx.ingress.kubernetes.io/server-snippet", "proxy_pass http://elsewhere;"},
+	// Compression (gzip.go): a location's gzip over the ConfigMap's
+	// use-gzip, a server's over every route of its hosts, resolved
+	// again in the host's merge.
+	{"nginx.ingress.kubernetes.io/configuration-snippet", "gzip on; gzip_types application/json;"},
+	{"nginx.ingress.kubernetes.io/server-snippet", "gzip off; gzip_comp_level 7;"},
 	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
 	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
 	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
