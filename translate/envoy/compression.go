@@ -113,6 +113,21 @@ func makeGzipSet(lines []string) gzipSet {
 	return gzipSet(strings.Join(slices.Compact(lines), "\n"))
 }
 
+// internGzip is s, as the string of the first host that had it.
+func (c *Renderer) internGzip(s gzipSet) gzipSet {
+	if s == "" {
+		return s
+	}
+	if in, ok := c.gzipSets[s]; ok {
+		return in
+	}
+	if c.gzipSets == nil || len(c.gzipSets) > 4096 {
+		c.gzipSets = map[gzipSet]gzipSet{} // forget the sets no longer asked
+	}
+	c.gzipSets[s] = s
+	return s
+}
+
 // union is both sets'.
 func (s gzipSet) union(o gzipSet) gzipSet {
 	switch {

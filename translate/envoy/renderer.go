@@ -29,6 +29,10 @@ type Renderer struct {
 	vhosts    map[vhostKey]*vhostEntry
 	chains    map[string]*chainEntry
 	secrets   map[string]*secretEntry
+	// gzipSets are the hosts' compression settings, one string per
+	// distinct set (compression.go): equal sets share their bytes, so
+	// that comparing them at every render is a pointer's compare.
+	gzipSets map[gzipSet]gzipSet
 
 	// The previous render's clusters and backends and the
 	// resources made of them: when they are the same values in the same
@@ -367,11 +371,17 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		return nil, 0, "", err
 	}
 	var uses filterSet
-	var gz gzipSet
+	var sets []gzipSet // distinct, few
 	for i, r := range rendered {
 		rc.VirtualHosts[i] = r.msg
 		uses |= r.uses
-		gz = gz.union(r.gzip)
+		if r.gzip != "" && !slices.Contains(sets, r.gzip) {
+			sets = append(sets, r.gzip)
+		}
+	}
+	var gz gzipSet
+	for _, s := range sets {
+		gz = gz.union(s)
 	}
 	c.lastHTTP = httpRoutes{ir: vhosts, msgs: rendered}
 	return rc, uses, gz, nil
@@ -475,7 +485,7 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 			return nil, err
 		}
 		e = &vhostEntry{routes: slices.Clone(vh.Routes), cert: vh.Certificate, aliases: vh.Aliases, client: vh.ClientCert,
-			rendered: &renderedHost{msg: msg, uses: uses, gzip: hostCompressions(vh, l)}} // compression.go
+			rendered: &renderedHost{msg: msg, uses: uses, gzip: c.internGzip(hostCompressions(vh, l))}} // compression.go
 		c.vhosts[key] = e
 	}
 	return e.rendered, nil
