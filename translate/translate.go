@@ -26,6 +26,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
@@ -168,6 +169,7 @@ func (t *Translator) gatewayAPI(st *kube.State) *ir.IR {
 	}
 	if t.gateway == nil {
 		t.gateway = gatewayapi.NewBuilder(gatewayapi.Options{ControllerName: t.opts.GatewayControllerName, HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress,
+			PublishedHTTPPort: configmap.ForwardedHTTPPort, PublishedHTTPSPort: configmap.ForwardedHTTPSPort,
 			HTTPListener: ingress.HTTPListenerName, HTTPSListener: ingress.HTTPSListenerName})
 	}
 	return t.gateway.Build(st)

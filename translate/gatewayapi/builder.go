@@ -46,6 +46,12 @@ type Options struct {
 	// ports, so a Gateway listener is programmed only when its port is
 	// the one Envoy listens on for its protocol (gateways.go).
 	HTTPPort, HTTPSPort uint32
+	// PublishedHTTPPort and PublishedHTTPSPort are the ports clients reach
+	// those listeners on when they are other ports (0: none): the
+	// DaemonSet's host ports, 80 and 443 in deploy/, where Envoy binds
+	// 8080 and 8443. A Gateway listener may name either, so that a
+	// Gateway written for port 80 is served as users expect.
+	PublishedHTTPPort, PublishedHTTPSPort uint32
 	// ListenAddress is the address the listeners bind; 0.0.0.0 when
 	// empty.
 	ListenAddress string

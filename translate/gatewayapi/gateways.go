@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -97,13 +98,13 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 	switch spec.Protocol {
 	case gwapiv1.HTTPProtocolType:
 		l.protocol = ir.HTTP
-		if b.opts.HTTPPort == 0 || l.port != b.opts.HTTPPort {
-			return bad("PortUnavailable", "port %d: Envoy serves plain HTTP on port %d only: not programmed", l.port, b.opts.HTTPPort)
+		if !servedPort(l.port, b.opts.HTTPPort, b.opts.PublishedHTTPPort) {
+			return bad("PortUnavailable", "port %d: Envoy serves plain HTTP on port %s only: not programmed", l.port, portsOf(b.opts.HTTPPort, b.opts.PublishedHTTPPort))
 		}
 	case gwapiv1.HTTPSProtocolType:
 		l.protocol = ir.HTTPS
-		if b.opts.HTTPSPort == 0 || l.port != b.opts.HTTPSPort {
-			return bad("PortUnavailable", "port %d: Envoy serves HTTPS on port %d only: not programmed", l.port, b.opts.HTTPSPort)
+		if !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
+			return bad("PortUnavailable", "port %d: Envoy serves HTTPS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
 		}
 		cert, err := b.listenerCertificate(gw, spec.TLS)
 		if err != nil {
@@ -166,4 +167,21 @@ func groupKind[G, K ~string](g G, k K) string {
 		return string(k)
 	}
 	return string(k) + "." + string(g)
+}
+
+// servedPort says whether a listener's port is Envoy's own for its
+// protocol (bound, non-zero) or the one clients reach it on.
+func servedPort(port, bound, published uint32) bool {
+	return bound != 0 && (port == bound || published != 0 && port == published)
+}
+
+// portsOf names the ports servedPort accepts, for a listener's problem.
+func portsOf(bound, published uint32) string {
+	switch {
+	case bound == 0:
+		return "none (it has no such listener)"
+	case published == 0 || published == bound:
+		return strconv.FormatUint(uint64(bound), 10)
+	}
+	return fmt.Sprintf("%d (or %d, where clients reach it)", bound, published)
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // goldenOptions are the options every golden case is built with: Envoy's
-// ports are those of the Ingress front-end's golden cases.
-var goldenOptions = gatewayapi.Options{HTTPPort: 8080, HTTPSPort: 8443}
+// ports are those of the Ingress front-end's golden cases, published on
+// 80 and 443 as deploy/ does.
+var goldenOptions = gatewayapi.Options{HTTPPort: 8080, HTTPSPort: 8443, PublishedHTTPPort: 80, PublishedHTTPSPort: 443}
 
 // goldenCases lists testdata/*.yaml: each is one case (one feature), its
 // IR beside it as <case>.json and the Envoy resources it renders to as
