@@ -28,7 +28,12 @@ import (
 // -k deploy/`, rendered and server-side applied in-process) or "helm" (the
 // chart, deploy/helm/ingress-xds, with `helm install`, after the namespace
 // and the certificates its README has the user make). Either way with the
-// images under test, and c.objs the objects installed.
+// images under test, and c.objs the objects installed. Gateway API's CRDs
+// go in first, as the docs' optional step (deploy/gateway-api/, or the
+// chart's gatewayAPI.installCRDs): the control plane asks at start-up which
+// kinds are served, so every scenario runs with both front-ends on, and
+// Gateway API's conformance suite (e2e/gatewayconformance) runs on the
+// cluster afterwards.
 func (c *cluster) install(t *testing.T, image, envoy string) {
 	t.Helper()
 	switch how := os.Getenv("INGRESS_XDS_KIND_INSTALL"); how {
@@ -45,6 +50,14 @@ func (c *cluster) install(t *testing.T, image, envoy string) {
 }
 
 func (c *cluster) installKustomize(t *testing.T, image, envoy string) {
+	crds, err := deploy.Render(filepath.Join(framework.RepoRoot(t), "deploy", "gateway-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.Apply(c.ctx(), c.cfg, crds, "ingress-xds-e2e", false); err != nil {
+		t.Fatal(err)
+	}
+	c.waitGatewayAPIServed(t)
 	c.objs = renderDeploy(t)
 	if n := setImage(c.objs, baseImage, image); n != 3 {
 		t.Fatalf("replaced %d images of %s in deploy/, want 3 (control plane, bootstrap, authorisation service)", n, baseImage)
@@ -76,7 +89,7 @@ func (c *cluster) installHelm(t *testing.T, image, envoy string) {
 		t.Fatal(err)
 	}
 	c.certgen(t)
-	values := imageValues("image", image)
+	values := append(imageValues("image", image), "--set", "gatewayAPI.installCRDs=true")
 	if envoy != "" {
 		values = append(values, imageValues("controller.image", envoy)...)
 	}
@@ -89,6 +102,24 @@ func (c *cluster) installHelm(t *testing.T, image, envoy string) {
 	}
 	c.objs = objs
 	runHelm(t, helm, append([]string{"install", "ingress-xds", chart}, args...)...)
+}
+
+// waitGatewayAPIServed waits until the API server serves every Gateway API
+// kind the control plane watches, so that it finds them when it starts.
+func (c *cluster) waitGatewayAPIServed(t *testing.T) {
+	t.Helper()
+	framework.Eventually(t, rollout, "Gateway API's kinds served", func() error {
+		list, err := c.client.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"} {
+			if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == want }) {
+				return fmt.Errorf("%s not served yet", want)
+			}
+		}
+		return nil
+	})
 }
 
 // imageValues sets the chart's image value prefix (repository, tag and a
