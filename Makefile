@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TOOLS := $(CURDIR)/.tools
 export INGRESS_XDS_TOOLS := $(TOOLS)
 
-.PHONY: all build tools test unit golden demo bench bench-report soak e2e-kind clean
+.PHONY: all build tools test unit golden demo bench bench-report soak e2e-kind e2e-gateway-conformance clean
 
 all: build
 
@@ -77,6 +77,13 @@ soak: tools
 ## builds and caches every image locally, creates a cluster, applies deploy/
 e2e-kind:
 	bash e2e/kind/run.sh
+
+## e2e-gateway-conformance: Gateway API's conformance suite on a kind cluster
+## (docs/gateway-api.md, "Conformance"): the install and the kind suite's
+## routing check, then the suite; its report in bin/conformance-report.yaml
+e2e-gateway-conformance:
+	mkdir -p bin
+	GO_TEST_FLAGS='-run TestKind/routing$$' CONFORMANCE_REPORT=$(CURDIR)/bin/conformance-report.yaml bash e2e/kind/run.sh
 
 clean:
 	rm -rf bin .demo

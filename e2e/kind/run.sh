@@ -20,6 +20,14 @@
 #                    for kind's own (needs a registry)
 #   KEEP_CLUSTER=1   leave the cluster running afterwards
 #   GO_TEST_FLAGS    extra flags for go test, e.g. "-run TestKind/routing"
+#   GATEWAY_CONFORMANCE=0  skip Gateway API's conformance suite, which runs
+#                    on the same cluster after the kind suite (its images
+#                    built by hack/conformance-images.sh, the suite in
+#                    e2e/gatewayconformance, docs/gateway-api.md)
+#   CONFORMANCE_REPORT  where the suite writes its report (kept in the
+#                    work directory otherwise)
+#   CONFORMANCE_FLAGS   extra flags for the suite, e.g. "-run-test
+#                    HTTPRouteSimpleSameNamespace"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -149,3 +157,20 @@ INGRESS_XDS_KIND_HTTP="127.0.0.1:$HTTP_PORT" \
 INGRESS_XDS_KIND_HTTPS="127.0.0.1:$HTTPS_PORT" \
   go test -count=1 -v -timeout 30m ${GO_TEST_FLAGS:-} ./e2e/kind/
 timed "go test ./e2e/kind"
+
+if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
+  log "building the images of Gateway API's conformance suite (hack/conformance-images.sh)"
+  conformance_images="$(bash hack/conformance-images.sh)"
+  mapfile -t conformance_images <<<"$conformance_images"
+  "$KIND" load docker-image --name "$CLUSTER" "${conformance_images[@]}"
+  timed "conformance images"
+  log "running Gateway API's conformance suite (e2e/gatewayconformance)"
+  report="${CONFORMANCE_REPORT:-$work/conformance-report.yaml}"
+  [[ "$report" == /* ]] || report="$PWD/$report"
+  # shellcheck disable=SC2086 # CONFORMANCE_FLAGS is a list of flags
+  (cd e2e/gatewayconformance && KUBECONFIG="$work/kubeconfig" \
+    go test -count=1 -v -timeout 45m . -args \
+      -conformance-options-file=options.yaml -report-output="$report" \
+      -version="$(git describe --always --dirty 2>/dev/null || echo dev)" ${CONFORMANCE_FLAGS:-})
+  timed "gateway api conformance"
+fi
