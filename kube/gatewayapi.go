@@ -2,8 +2,10 @@ package kube
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +28,10 @@ type GatewayObjects struct {
 	HTTPRoutes      []*gwapiv1.HTTPRoute
 	GRPCRoutes      []*gwapiv1.GRPCRoute
 	ReferenceGrants []*gwapiv1.ReferenceGrant
+	// NamespaceLabels are the labels of each namespace, by name: a
+	// listener's allowedRoutes may select the namespaces whose Routes it
+	// takes by label. Namespaces alone are no Gateway API object (Empty).
+	NamespaceLabels map[string]map[string]string
 }
 
 // Empty says whether there is no Gateway API object at all.
@@ -87,6 +93,11 @@ func (o *Objects) addGatewayObject(obj runtime.Object) bool {
 	case *gwapiv1beta1.ReferenceGrant:
 		defaultNamespace(&v.Namespace)
 		g.ReferenceGrants = append(g.ReferenceGrants, (*gwapiv1.ReferenceGrant)(v))
+	case *corev1.Namespace:
+		if g.NamespaceLabels == nil {
+			g.NamespaceLabels = map[string]map[string]string{}
+		}
+		g.NamespaceLabels[v.Name] = namespaceLabels(v)
 	default:
 		return false
 	}
@@ -105,7 +116,20 @@ func gatewayState(g GatewayObjects) *GatewayObjects {
 		HTTPRoutes:      sortedByName(lastByName(g.HTTPRoutes)),
 		GRPCRoutes:      sortedByName(lastByName(g.GRPCRoutes)),
 		ReferenceGrants: sortedByName(lastByName(g.ReferenceGrants)),
+		NamespaceLabels: g.NamespaceLabels,
 	}
+}
+
+// namespaceLabels are a namespace's labels, with the one the API server
+// gives every namespace (kubernetes.io/metadata.name, since Kubernetes
+// 1.22) where a manifest leaves it out: selectors are written against it.
+func namespaceLabels(ns *corev1.Namespace) map[string]string {
+	out := make(map[string]string, len(ns.Labels)+1)
+	maps.Copy(out, ns.Labels)
+	if _, ok := out[corev1.LabelMetadataName]; !ok {
+		out[corev1.LabelMetadataName] = ns.Name
+	}
+	return out
 }
 
 // sortedByName is a copy of objs sorted by namespace, then name.

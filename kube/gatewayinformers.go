@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -24,6 +29,9 @@ type GatewayInformers struct {
 	HTTPRoutes      cache.SharedIndexInformer
 	GRPCRoutes      cache.SharedIndexInformer
 	ReferenceGrants cache.SharedIndexInformer
+	// Namespaces, for their labels (allowedRoutes selectors); watched
+	// whenever some Gateway API kind is.
+	Namespaces cache.SharedIndexInformer
 }
 
 // all lists the informers with their kinds, nil ones included.
@@ -34,6 +42,7 @@ func (g GatewayInformers) all() []kindInformer {
 		{"HTTPRoute", g.HTTPRoutes},
 		{"GRPCRoute", g.GRPCRoutes},
 		{"ReferenceGrant", g.ReferenceGrants},
+		{"Namespace", g.Namespaces},
 	}
 }
 
@@ -88,18 +97,30 @@ func ServedGatewayKinds(ctx context.Context, d discovery.DiscoveryInterface) ([]
 // GatewayInformerFactory makes the GatewayInformers of the kinds served.
 type GatewayInformerFactory struct {
 	factory gwinformers.SharedInformerFactory
+	core    informers.SharedInformerFactory // the Namespaces' labels
 	kinds   []string
 }
 
 // NewGatewayInformerFactory returns a factory reading through client,
 // which makes informers only for kinds (as ServedGatewayKinds says).
 // Objects are trimmed as the Ingresses are (managed fields, the
-// last-applied annotation).
-func NewGatewayInformerFactory(client gwclient.Interface, kinds []string) *GatewayInformerFactory {
+// last-applied annotation); Namespaces, read through core, to their name
+// and labels.
+func NewGatewayInformerFactory(client gwclient.Interface, core kubernetes.Interface, kinds []string) *GatewayInformerFactory {
 	return &GatewayInformerFactory{
 		factory: gwinformers.NewSharedInformerFactoryWithOptions(client, 0, gwinformers.WithTransform(dropUnusedFields)),
+		core:    informers.NewSharedInformerFactoryWithOptions(core, 0, informers.WithTransform(namespaceNameAndLabels)),
 		kinds:   kinds,
 	}
+}
+
+// namespaceNameAndLabels trims a Namespace to what the front-end reads.
+func namespaceNameAndLabels(obj any) (any, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, ResourceVersion: ns.ResourceVersion, UID: ns.UID}}, nil
 }
 
 // Informers returns the informers of the kinds served. Call it before
@@ -124,6 +145,9 @@ func (f *GatewayInformerFactory) Informers() GatewayInformers {
 			g.ReferenceGrants = v1.ReferenceGrants().Informer()
 		}
 	}
+	if len(f.kinds) > 0 {
+		g.Namespaces = f.core.Core().V1().Namespaces().Informer()
+	}
 	return g
 }
 
@@ -131,6 +155,7 @@ func (f *GatewayInformerFactory) Informers() GatewayInformers {
 func (f *GatewayInformerFactory) Start(stop <-chan struct{}) {
 	if f != nil {
 		f.factory.Start(stop)
+		f.core.Start(stop)
 	}
 }
 
@@ -138,6 +163,7 @@ func (f *GatewayInformerFactory) Start(stop <-chan struct{}) {
 func (f *GatewayInformerFactory) Shutdown() {
 	if f != nil {
 		f.factory.Shutdown()
+		f.core.Shutdown()
 	}
 }
 
@@ -168,7 +194,20 @@ func (g GatewayInformers) objects() GatewayObjects {
 		HTTPRoutes:      keptIn[*gwapiv1.HTTPRoute](g.HTTPRoutes),
 		GRPCRoutes:      keptIn[*gwapiv1.GRPCRoute](g.GRPCRoutes),
 		ReferenceGrants: keptIn[*gwapiv1.ReferenceGrant](g.ReferenceGrants),
+		NamespaceLabels: labelsOf(keptIn[*corev1.Namespace](g.Namespaces)),
 	}
+}
+
+// labelsOf are the namespaces' labels by name; nil for none.
+func labelsOf(list []*corev1.Namespace) map[string]map[string]string {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(list))
+	for _, ns := range list {
+		out[ns.Name] = namespaceLabels(ns)
+	}
+	return out
 }
 
 // keptIn is kept of an informer that may be nil (a kind not served).
@@ -185,6 +224,11 @@ func keptIn[T any](inf cache.SharedIndexInformer) []T {
 // time only; a status write (ours, once the writer comes, or another
 // controller's on a Gateway of its class) must not cost a rebuild.
 func gatewayGenerationEqual(old, obj any) bool {
+	if a, ok := old.(*corev1.Namespace); ok {
+		// A Namespace has no generation; only its labels are read.
+		b, ok := obj.(*corev1.Namespace)
+		return ok && maps.Equal(a.Labels, b.Labels)
+	}
 	type generational interface{ GetGeneration() int64 }
 	a, ok1 := old.(generational)
 	b, ok2 := obj.(generational)

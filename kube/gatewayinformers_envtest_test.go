@@ -63,7 +63,7 @@ func TestClusterSourceGatewayAPI(t *testing.T) {
 		return err
 	})
 
-	factory := NewGatewayInformerFactory(gw, kinds)
+	factory := NewGatewayInformerFactory(gw, client, kinds)
 	gateway := factory.Informers()
 	factory.Start(ctx.Done())
 	t.Cleanup(factory.Shutdown)

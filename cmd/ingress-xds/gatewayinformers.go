@@ -29,5 +29,5 @@ func newGatewayInformerFactory(ctx context.Context, cfg *rest.Config, client kub
 	if err != nil {
 		return nil, fmt.Errorf("creating Gateway API client: %w", err)
 	}
-	return kube.NewGatewayInformerFactory(gw, kinds), nil
+	return kube.NewGatewayInformerFactory(gw, client, kinds), nil
 }

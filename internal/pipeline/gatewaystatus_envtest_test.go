@@ -108,7 +108,7 @@ func TestGatewayStatusWrittenByTheLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	factories := kube.NewInformerFactories(client)
-	gwFactory := kube.NewGatewayInformerFactory(gw, kinds)
+	gwFactory := kube.NewGatewayInformerFactory(gw, client, kinds)
 	informers := factories.Informers()
 	informers.Gateway = gwFactory.Informers()
 	src := &kube.ClusterSource{Informers: informers, Filter: kube.ClassFilter{}, Logger: logger}

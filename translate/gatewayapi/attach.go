@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -50,7 +52,7 @@ func (b *build) attach(r *routeObject) []attachment {
 			if ref.Port != nil && uint32(*ref.Port) != l.port {
 				continue
 			}
-			if why := l.refuses(r); why != "" {
+			if why := l.refuses(r, b.objs.NamespaceLabels); why != "" {
 				reasons = append(reasons, why)
 				outcome.reason = string(gwapiv1.RouteReasonNotAllowedByListeners)
 				continue
@@ -89,8 +91,9 @@ func (b *build) attach(r *routeObject) []attachment {
 }
 
 // refuses says why a listener does not take a Route by its allowedRoutes
-// ("" when it takes it): the Route's kind and namespace.
-func (l *listener) refuses(r *routeObject) string {
+// ("" when it takes it): the Route's kind and namespace, the namespace's
+// labels (of namespaces, by name) for a selector.
+func (l *listener) refuses(r *routeObject, namespaces map[string]map[string]string) string {
 	a := l.allowed
 	if a != nil && len(a.Kinds) > 0 {
 		ok := false
@@ -116,9 +119,17 @@ func (l *listener) refuses(r *routeObject) string {
 		}
 		return fmt.Sprintf("%s: allows Routes of namespace %s only", l.where(), l.gateway.Namespace)
 	case gwapiv1.NamespacesFromSelector:
-		// Namespaces' labels are not in the State yet: refuse rather than
-		// guess.
-		return fmt.Sprintf("%s: allowedRoutes.namespaces.from Selector is not supported yet", l.where())
+		if a.Namespaces.Selector == nil {
+			return fmt.Sprintf("%s: allowedRoutes.namespaces.from is Selector without a selector", l.where())
+		}
+		sel, err := metav1.LabelSelectorAsSelector(a.Namespaces.Selector)
+		if err != nil {
+			return fmt.Sprintf("%s: allowedRoutes.namespaces.selector: %v", l.where(), err)
+		}
+		if sel.Matches(labels.Set(namespaces[r.namespace])) {
+			return ""
+		}
+		return fmt.Sprintf("%s: namespace %s does not match allowedRoutes.namespaces.selector %s", l.where(), r.namespace, sel)
 	}
 	return fmt.Sprintf("%s: allows no Routes (from %s)", l.where(), from)
 }
