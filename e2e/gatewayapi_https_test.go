@@ -19,16 +19,18 @@ func TestGatewayAPIListeners(t *testing.T) {
 	roots := ca.Pool()
 	secure := ca.Issue(t, "secure", "secure.example.com")
 	apps := ca.Issue(t, "apps", "*.apps.example.com")
+	fallback := ca.Issue(t, "fallback", "fallback.example.com")
 	fm := startFileMode(t, nil,
-		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha", "beta", "gamma")...)},
-		manifest{"secrets.yaml", tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM) + tlsSecretYAML("apps-cert", apps.CertPEM, apps.KeyPEM)})
+		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha", "beta", "gamma", "delta")...)},
+		manifest{"secrets.yaml", tlsSecretYAML("secure-cert", secure.CertPEM, secure.KeyPEM) + tlsSecretYAML("apps-cert", apps.CertPEM, apps.KeyPEM) +
+			tlsSecretYAML("fallback-cert", fallback.CertPEM, fallback.KeyPEM)})
 	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	https := envoy.HTTPSAddress
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", httpRoutes,
 			"http.ingress_https.rds.https/secure.example.com", "sds.default/secure-cert", "sds.default/apps-cert")
 	})
-	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayListenersYAML, cp.HTTPPort, cp.HTTPSPort, cp.HTTPSPort))
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayListenersYAML, cp.HTTPPort, cp.HTTPSPort, cp.HTTPSPort, cp.HTTPSPort))
 	framework.Eventually(t, convergeTimeout, "the HTTPS listener's Route served", func() error {
 		return framework.ExpectTLS(https, "secure.example.com", roots, "secure.example.com", "/", http.StatusOK, "beta")
 	})
@@ -70,6 +72,30 @@ func TestGatewayAPIListeners(t *testing.T) {
 			t.Errorf("HTTPS for apps.example.com on the wildcard's chain: %v", err)
 		}
 	})
+
+	// As the conformance suite's HTTPRouteHTTPSListener checks
+	// (conformance/tests/httproute-https-listener.go of
+	// sigs.k8s.io/gateway-api): a name no listener's hostname matches is
+	// the HTTPS listener without a hostname's, with its certificate, and
+	// 404 where none of its Routes serves the request.
+	t.Run("the HTTPS listener without a hostname takes every other name", func(t *testing.T) {
+		for _, sni := range []string{"unknown.example.org", ""} {
+			r, err := framework.GetTLSUnverified(https, sni, "unknown.example.org", "/fallback/x")
+			if err != nil || r.Status != http.StatusOK || r.Backend != "delta" {
+				t.Errorf("HTTPS with SNI %q: %v, %v; want 200 from delta", sni, r, err)
+				continue
+			} else if err := sameCertificate(r.Certificate, fallback); err != nil {
+				t.Errorf("HTTPS with SNI %q: %v", sni, err)
+			}
+			if r, err := framework.GetTLSUnverified(https, sni, "unknown.example.org", "/"); err != nil || r.Status != http.StatusNotFound {
+				t.Errorf("HTTPS with SNI %q to a path no Route serves: %v, %v; want 404", sni, r, err)
+			}
+			// A name with a chain of its own is not served on this one.
+			if r, err := framework.GetTLSUnverified(https, sni, "secure.example.com", "/"); err != nil || r.Status != http.StatusMisdirectedRequest {
+				t.Errorf("HTTPS with SNI %q for secure.example.com: %v, %v; want 421", sni, r, err)
+			}
+		}
+	})
 }
 
 // gatewayListenersYAML takes Envoy's HTTP port and its HTTPS port twice.
@@ -96,6 +122,19 @@ spec:
     protocol: HTTPS
     hostname: "*.apps.example.com"
     tls: {certificateRefs: [{name: apps-cert}]}
+  - name: fallback
+    port: %d
+    protocol: HTTPS
+    tls: {certificateRefs: [{name: fallback-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: fallback, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: fallback}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /fallback}}]
+    backendRefs: [{name: delta, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

@@ -11,6 +11,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -22,6 +23,7 @@ import (
 // without touching the listener.
 func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	var chains []*listenerv3.FilterChain
+	var fallback *listenerv3.FilterChain
 	covered := coveredHosts(m.VirtualHosts)
 	for _, vh := range m.VirtualHosts {
 		if vh.Passthrough != nil {
@@ -44,7 +46,14 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if err != nil {
 			return err
 		}
-		chains = append(chains, chain)
+		if vh.Host == ir.WildcardHost {
+			// The certificate of connections whose SNI names no other
+			// chain's host, or none: the listener's default chain.
+			fallback = proto.Clone(chain).(*listenerv3.FilterChain)
+			fallback.FilterChainMatch = nil
+		} else {
+			chains = append(chains, chain)
+		}
 		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
 			TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
 			// A route's header changes after these: nginx's snippets
@@ -60,9 +69,18 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		for _, host := range covered[vh.Host] {
 			rc.VirtualHosts = append(rc.VirtualHosts, misdirected(host))
 		}
+		if vh.Host == ir.WildcardHost {
+			// So does the default chain, for every host with a chain of
+			// its own.
+			for _, other := range m.VirtualHosts {
+				if other.Host != ir.WildcardHost && (other.Certificate != "" || other.Passthrough != nil) {
+					rc.VirtualHosts = append(rc.VirtualHosts, misdirected(other.Host))
+				}
+			}
+		}
 		res.Routes = append(res.Routes, rc)
 	}
-	if len(chains) == 0 {
+	if len(chains) == 0 && fallback == nil {
 		return nil
 	}
 	inspector, err := anypb.New(&tlsinspectorv3.TlsInspector{})
@@ -76,7 +94,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 			Name:       "envoy.filters.listener.tls_inspector",
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
 		}},
-		FilterChains: chains,
+		FilterChains:       chains,
+		DefaultFilterChain: fallback,
 	})
 	return nil
 }

@@ -114,8 +114,14 @@ func (b *build) join(l *listener) {
 	if g == nil {
 		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
-		if l.hostname != "" {
+		switch {
+		case l.hostname != "":
 			b.names[l.hostname] = true
+		case l.protocol == ir.HTTPS:
+			// Its certificate answers connections whose SNI names no
+			// other listener's host, or none (then 404 where no Route
+			// serves the request).
+			b.names[ir.WildcardHost] = true
 		}
 		return
 	}
@@ -212,11 +218,6 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 	for _, a := range atts {
 		g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 		for _, name := range a.hosts {
-			if name == ir.WildcardHost && g.protocol == ir.HTTPS {
-				b.problem(r, "NoHostname",
-					"attached through HTTPS %s with no hostname: a certificate is chosen by name, so it is not served over HTTPS", a.listener.where())
-				continue
-			}
 			b.names[name] = true
 			g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, entries: list})
 		}
@@ -320,11 +321,17 @@ func (b *build) model() *ir.IR {
 		vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
 		_, plain := b.serving(name, ir.HTTP)
 		tls, secure := b.serving(name, ir.HTTPS)
-		if tls != nil && len(secure) > 0 && name != ir.WildcardHost {
+		switch {
+		case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
+			vh.Certificate = tls.certificate
+		case tls != nil && name == ir.WildcardHost && tls.hostname == "":
+			// The HTTPS listener without a hostname: its certificate is
+			// the one of every other name (Envoy's default chain), with
+			// or without Routes.
 			vh.Certificate = tls.certificate
 		}
 		vh.Routes = sides(plain, secure, vh.Certificate != "")
-		if len(vh.Routes) > 0 {
+		if len(vh.Routes) > 0 || name == ir.WildcardHost && vh.Certificate != "" {
 			served = append(served, name)
 		}
 		vhosts = append(vhosts, vh)
