@@ -57,15 +57,15 @@ func (b *build) attach(r *routeObject) []attachment {
 				outcome.reason = string(gwapiv1.RouteReasonNotAllowedByListeners)
 				continue
 			}
-			selected = append(selected, l)
-			if !l.programmed {
-				reasons = append(reasons, fmt.Sprintf("%s is not programmed", l.where()))
-				continue
-			}
 			hosts := hostnames(l.hostname, routeHostnames)
 			if len(hosts) == 0 {
 				reasons = append(reasons, fmt.Sprintf("%s: no hostname of the Route matches %q", l.where(), l.hostname))
 				outcome.reason = string(gwapiv1.RouteReasonNoMatchingListenerHostname)
+				continue
+			}
+			selected = append(selected, l)
+			if !l.programmed {
+				reasons = append(reasons, fmt.Sprintf("%s is not programmed", l.where()))
 				continue
 			}
 			out = append(out, attachment{listener: l, hosts: hosts, parent: len(b.routeFacts(r).parents)})
@@ -78,12 +78,14 @@ func (b *build) attach(r *routeObject) []attachment {
 			outcome.message = "not attached: " + msg
 			b.problem(r, "NotAttached", "%s: not attached: %s", where, msg)
 		} else {
-			// Attached: every listener the parentRef and allowedRoutes
-			// select counts the Route, programmed or not.
 			outcome.accepted = true
-			for _, l := range selected {
-				l.status.count(r)
-			}
+		}
+		// Every listener the parentRef, allowedRoutes and the hostnames
+		// select counts the Route, programmed or not: attachedRoutes
+		// tells what a listener would serve (the conformance suite's
+		// GatewayWithAttachedRoutes and HTTPRouteHostnameIntersection).
+		for _, l := range selected {
+			l.status.count(r)
 		}
 		b.outcome(r, outcome)
 	}
