@@ -120,6 +120,9 @@ type ServicePort struct {
 	Name     string
 	Port     int32
 	Protocol corev1.Protocol // "" when unset, which means TCP
+	// AppProtocol is the port's appProtocol ("" when unset): Gateway API
+	// reads kubernetes.io/h2c as HTTP/2 in clear text.
+	AppProtocol string
 }
 
 // NewService keeps what the translator reads of an API Service.
@@ -134,6 +137,9 @@ func NewService(svc *corev1.Service) *Service {
 	}
 	for i, p := range svc.Spec.Ports {
 		out.Ports[i] = ServicePort{Name: p.Name, Port: p.Port, Protocol: protocol(p.Protocol)}
+		if p.AppProtocol != nil {
+			out.Ports[i].AppProtocol = *p.AppProtocol
+		}
 	}
 	return out
 }

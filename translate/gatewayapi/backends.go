@@ -35,9 +35,27 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		if weight == 0 {
 			continue // no traffic, by the Route's own choice
 		}
-		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, policy), Weight: weight})
+		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, b.portPolicy(be, policy)), Weight: weight})
 	}
 	return out, invalid
+}
+
+// h2cAppProtocol is the Service port appProtocol Gateway API gives
+// HTTP/2 over clear text (GEP-1911).
+const h2cAppProtocol = "kubernetes.io/h2c"
+
+// portPolicy is the policy of a backend's cluster: the Route's, or, where
+// the Route leaves it to the backend (nil), HTTP/2 for a Service port
+// whose appProtocol says h2c. (kubernetes.io/ws needs nothing: Envoy
+// passes WebSocket upgrades to every backend.)
+func (b *build) portPolicy(be *ir.Backend, policy *ir.ClusterPolicy) *ir.ClusterPolicy {
+	if policy != nil {
+		return policy
+	}
+	if p, ok := servicePort(b.st.Services[be.Service], be.Port); ok && p.AppProtocol == h2cAppProtocol {
+		return &ir.ClusterPolicy{Protocol: ir.UpstreamHTTP2}
+	}
+	return nil
 }
 
 // backend resolves one backendRef to a Service port's backend, with its
@@ -103,6 +121,9 @@ func (b *build) cluster(be *ir.Backend, policy *ir.ClusterPolicy) string {
 }
 
 func servicePort(svc *kube.Service, number int32) (kube.ServicePort, bool) {
+	if svc == nil {
+		return kube.ServicePort{}, false
+	}
 	for _, p := range svc.Ports {
 		if p.Port == number && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
 			return p, true

@@ -25,7 +25,7 @@ func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter, p
 		if err != nil {
 			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
 		}
-		out = append(out, ir.Mirror{Cluster: b.cluster(be, policy), Percent: percent})
+		out = append(out, ir.Mirror{Cluster: b.cluster(be, b.portPolicy(be, policy)), Percent: percent})
 	}
 	return out, nil
 }
