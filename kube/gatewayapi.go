@@ -27,6 +27,7 @@ type GatewayObjects struct {
 	Gateways        []*gwapiv1.Gateway
 	HTTPRoutes      []*gwapiv1.HTTPRoute
 	GRPCRoutes      []*gwapiv1.GRPCRoute
+	TLSRoutes       []*gwapiv1.TLSRoute
 	ReferenceGrants []*gwapiv1.ReferenceGrant
 	// NamespaceLabels are the labels of each namespace, by name: a
 	// listener's allowedRoutes may select the namespaces whose Routes it
@@ -36,7 +37,7 @@ type GatewayObjects struct {
 
 // Empty says whether there is no Gateway API object at all.
 func (g *GatewayObjects) Empty() bool {
-	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.GRPCRoutes)+len(g.ReferenceGrants) == 0
+	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.GRPCRoutes)+len(g.TLSRoutes)+len(g.ReferenceGrants) == 0
 }
 
 // manifestScheme knows client-go's built-in types and Gateway API's v1 and
@@ -87,6 +88,9 @@ func (o *Objects) addGatewayObject(obj runtime.Object) bool {
 	case *gwapiv1.GRPCRoute:
 		defaultNamespace(&v.Namespace)
 		g.GRPCRoutes = append(g.GRPCRoutes, v)
+	case *gwapiv1.TLSRoute:
+		defaultNamespace(&v.Namespace)
+		g.TLSRoutes = append(g.TLSRoutes, v)
 	case *gwapiv1.ReferenceGrant:
 		defaultNamespace(&v.Namespace)
 		g.ReferenceGrants = append(g.ReferenceGrants, v)
@@ -115,6 +119,7 @@ func gatewayState(g GatewayObjects) *GatewayObjects {
 		Gateways:        sortedByName(lastByName(g.Gateways)),
 		HTTPRoutes:      sortedByName(lastByName(g.HTTPRoutes)),
 		GRPCRoutes:      sortedByName(lastByName(g.GRPCRoutes)),
+		TLSRoutes:       sortedByName(lastByName(g.TLSRoutes)),
 		ReferenceGrants: sortedByName(lastByName(g.ReferenceGrants)),
 		NamespaceLabels: g.NamespaceLabels,
 	}

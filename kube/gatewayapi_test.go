@@ -42,6 +42,11 @@ kind: GRPCRoute
 metadata: {name: rpc, namespace: apps}
 spec: {hostnames: [rpc.example.com]}
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: tls, namespace: apps}
+spec: {hostnames: [tls.example.com]}
+---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: grant, namespace: backends}
@@ -72,6 +77,9 @@ spec:
 	}
 	if len(g.GRPCRoutes) != 1 || g.GRPCRoutes[0].Spec.Hostnames[0] != "rpc.example.com" {
 		t.Errorf("GRPCRoutes = %v", g.GRPCRoutes)
+	}
+	if len(g.TLSRoutes) != 1 || g.TLSRoutes[0].Spec.Hostnames[0] != "tls.example.com" {
+		t.Errorf("TLSRoutes = %v", g.TLSRoutes)
 	}
 	if len(g.ReferenceGrants) != 1 || g.ReferenceGrants[0].Spec.From[0].Namespace != "apps" {
 		t.Errorf("ReferenceGrants = %v", g.ReferenceGrants)

@@ -28,6 +28,7 @@ type GatewayInformers struct {
 	Gateways        cache.SharedIndexInformer
 	HTTPRoutes      cache.SharedIndexInformer
 	GRPCRoutes      cache.SharedIndexInformer
+	TLSRoutes       cache.SharedIndexInformer
 	ReferenceGrants cache.SharedIndexInformer
 	// Namespaces, for their labels (allowedRoutes selectors); watched
 	// whenever some Gateway API kind is.
@@ -41,6 +42,7 @@ func (g GatewayInformers) all() []kindInformer {
 		{"Gateway", g.Gateways},
 		{"HTTPRoute", g.HTTPRoutes},
 		{"GRPCRoute", g.GRPCRoutes},
+		{"TLSRoute", g.TLSRoutes},
 		{"ReferenceGrant", g.ReferenceGrants},
 		{"Namespace", g.Namespaces},
 	}
@@ -59,6 +61,7 @@ func gatewayResources() map[string]string {
 		"Gateway":        "gateways",
 		"HTTPRoute":      "httproutes",
 		"GRPCRoute":      "grpcroutes",
+		"TLSRoute":       "tlsroutes",
 		"ReferenceGrant": "referencegrants",
 	}
 }
@@ -141,6 +144,8 @@ func (f *GatewayInformerFactory) Informers() GatewayInformers {
 			g.HTTPRoutes = v1.HTTPRoutes().Informer()
 		case "GRPCRoute":
 			g.GRPCRoutes = v1.GRPCRoutes().Informer()
+		case "TLSRoute":
+			g.TLSRoutes = v1.TLSRoutes().Informer()
 		case "ReferenceGrant":
 			g.ReferenceGrants = v1.ReferenceGrants().Informer()
 		}
@@ -193,6 +198,7 @@ func (g GatewayInformers) objects() GatewayObjects {
 		Gateways:        keptIn[*gwapiv1.Gateway](g.Gateways),
 		HTTPRoutes:      keptIn[*gwapiv1.HTTPRoute](g.HTTPRoutes),
 		GRPCRoutes:      keptIn[*gwapiv1.GRPCRoute](g.GRPCRoutes),
+		TLSRoutes:       keptIn[*gwapiv1.TLSRoute](g.TLSRoutes),
 		ReferenceGrants: keptIn[*gwapiv1.ReferenceGrant](g.ReferenceGrants),
 		NamespaceLabels: labelsOf(keptIn[*corev1.Namespace](g.Namespaces)),
 	}

@@ -37,7 +37,7 @@ func TestClusterSourceGatewayAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant"}; !slices.Equal(kinds, want) {
+	if want := []string{"GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}; !slices.Equal(kinds, want) {
 		t.Fatalf("served kinds = %v, want %v", kinds, want)
 	}
 

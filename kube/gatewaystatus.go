@@ -32,6 +32,7 @@ type GatewayStatuses struct {
 	Gateways   map[string]gwapiv1.GatewayStatus
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus
 	GRPCRoutes map[string]gwapiv1.GRPCRouteStatus
+	TLSRoutes  map[string]gwapiv1.TLSRouteStatus
 }
 
 // The kinds whose status the writer keeps.
@@ -40,6 +41,7 @@ const (
 	kindGateway      = "Gateway"
 	kindHTTPRoute    = "HTTPRoute"
 	kindGRPCRoute    = "GRPCRoute"
+	kindTLSRoute     = "TLSRoute"
 )
 
 // gatewayStatusKey is one object whose status is to be looked at.
@@ -52,7 +54,7 @@ type gatewayStatusKey struct {
 // StatusWriter does Ingresses': every GatewayClass whose controllerName
 // is ours Accepted; each of our Gateways' conditions, listeners and
 // addresses (the Envoys', from the same AddressSource as the Ingresses');
-// each HTTPRoute's and GRPCRoute's status.parents entries of our
+// each HTTPRoute's, GRPCRoute's and TLSRoute's status.parents entries of our
 // controller, leaving other controllers' entries as they are.
 //
 // What a Gateway or a Route should say is computed by the front-end and
@@ -116,12 +118,14 @@ func (w *GatewayStatusWriter) informer(kind string) cache.SharedIndexInformer {
 		return w.Informers.HTTPRoutes
 	case kindGRPCRoute:
 		return w.Informers.GRPCRoutes
+	case kindTLSRoute:
+		return w.Informers.TLSRoutes
 	}
 	return nil
 }
 
 func statusKinds() []string {
-	return []string{kindGatewayClass, kindGateway, kindHTTPRoute, kindGRPCRoute}
+	return []string{kindGatewayClass, kindGateway, kindHTTPRoute, kindGRPCRoute, kindTLSRoute}
 }
 
 // Run follows the objects until ctx is done: every event, a status
@@ -162,6 +166,7 @@ func (w *GatewayStatusWriter) Update(s GatewayStatuses) {
 		enqueueChanged(w.queue, kindGateway, old.Gateways, s.Gateways)
 		enqueueChanged(w.queue, kindHTTPRoute, old.HTTPRoutes, s.HTTPRoutes)
 		enqueueChanged(w.queue, kindGRPCRoute, old.GRPCRoutes, s.GRPCRoutes)
+		enqueueChanged(w.queue, kindTLSRoute, old.TLSRoutes, s.TLSRoutes)
 	}
 	w.mu.Unlock()
 	w.computedOnce.Do(func() { close(w.computed) })
@@ -372,6 +377,17 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 		next.Status.Parents = parents
 		write = func() error {
 			_, err := w.Client.GatewayV1().GRPCRoutes(o.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+			return err
+		}
+	case *gwapiv1.TLSRoute:
+		parents, changed := mergeParents(o.Status.Parents, desired.TLSRoutes[name].Parents, w.ControllerName, o.Namespace)
+		if !changed {
+			return nil
+		}
+		next := o.DeepCopy()
+		next.Status.Parents = parents
+		write = func() error {
+			_, err := w.Client.GatewayV1().TLSRoutes(o.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 			return err
 		}
 	default:

@@ -125,7 +125,7 @@ func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interf
 
 	limiter := flowcontrol.NewTokenBucketRateLimiter(float32(s.qps), s.burst)
 	r := &statusRunner{writer: kube.NewStatusWriter(statusClient, filter, addresses, limiter, s.workers, log)}
-	if gateway.GatewayClasses != nil || gateway.Gateways != nil || gateway.HTTPRoutes != nil || gateway.GRPCRoutes != nil {
+	if gateway.GatewayClasses != nil || gateway.Gateways != nil || gateway.HTTPRoutes != nil || gateway.GRPCRoutes != nil || gateway.TLSRoutes != nil {
 		// The CRDs are served as JSON only.
 		gwCfg := rest.CopyConfig(statusCfg)
 		gwCfg.ContentType, gwCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
