@@ -122,7 +122,7 @@ func (c *Renderer) onDemand(m *ir.IR) *OnDemand {
 		}
 	}
 	for _, vh := range m.VirtualHosts {
-		if vh.Passthrough != nil {
+		if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
 			eager[vh.Passthrough.Cluster] = struct{}{}
 		}
 		for _, r := range vh.Routes {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	directresponsev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/direct_response/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -13,20 +14,33 @@ import (
 // passthroughChain hands a host's TLS connections, chosen by the SNI the
 // listener's TLS inspector read, to its backend as they are (ssl-passthrough):
 // no TLS here, no HTTP, the backend's own certificate reaches the client.
+//
+// A rejecting passthrough (ir.Passthrough.Reject) closes the connection as
+// it comes instead: a direct response of nothing, so that the client's
+// handshake ends, where falling through to the default chain would answer
+// it with another name's certificate.
 func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterChain, error) {
-	proxy, err := anypb.New(&tcpproxyv3.TcpProxy{
-		StatPrefix:       l.Name + "_passthrough",
-		ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: vh.Passthrough.Cluster},
-	})
+	name := "envoy.filters.network.tcp_proxy"
+	var filter *anypb.Any
+	var err error
+	if vh.Passthrough.Reject {
+		name = "envoy.filters.network.direct_response"
+		filter, err = anypb.New(&directresponsev3.Config{})
+	} else {
+		filter, err = anypb.New(&tcpproxyv3.TcpProxy{
+			StatPrefix:       l.Name + "_passthrough",
+			ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: vh.Passthrough.Cluster},
+		})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("packing tcp proxy: %w", err)
+		return nil, fmt.Errorf("packing %s: %w", name, err)
 	}
 	return &listenerv3.FilterChain{
 		Name:             vh.Host,
 		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: append([]string{vh.Host}, vh.Aliases...)},
 		Filters: []*listenerv3.Filter{{
-			Name:       "envoy.filters.network.tcp_proxy",
-			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: proxy},
+			Name:       name,
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: filter},
 		}},
 	}, nil
 }

@@ -119,12 +119,23 @@ func CheckCABundle(b []byte) error {
 type Passthrough struct {
 	// Cluster is where the connections go, with no HTTP policy of its
 	// own (TCP).
-	Cluster string `json:"cluster"`
+	Cluster string `json:"cluster,omitempty"`
+	// Reject closes the host's connections as they come, before any TLS:
+	// the host is passed through, but to no backend (a Gateway API
+	// TLSRoute whose backendRefs all failed to resolve). Cluster is then
+	// empty.
+	Reject bool `json:"reject,omitempty"`
 }
 
 func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]*Cluster) error {
 	if vh.Host == WildcardHost {
 		return invalid("", ErrConflict, "passthrough needs a host name to route by SNI")
+	}
+	if p.Reject {
+		if p.Cluster != "" {
+			return invalid("Cluster", ErrConflict, "a rejecting passthrough has no cluster, not %q", p.Cluster)
+		}
+		return nil
 	}
 	if clusters[p.Cluster] == nil {
 		return invalid("Cluster", ErrUnlistedCluster, "cluster %q is not listed", p.Cluster)
