@@ -139,7 +139,7 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 	}
 
 	// Gateway API objects of our class, whose status the leader writes:
-	// a Gateway, and an HTTPRoute and a GRPCRoute attached to it.
+	// a Gateway, and an HTTPRoute, a GRPCRoute and a TLSRoute attached to it.
 	gw := createGatewayObjects(t, api.config)
 
 	// The xDS certificates, made as the install guide says, by someone
@@ -394,7 +394,8 @@ func readAudit(t *testing.T, path, user string) (used map[access]bool, refused [
 
 // createGatewayObjects makes, in the default namespace, a GatewayClass
 // of the default controllerName, a Gateway of it with an HTTP listener,
-// and an HTTPRoute and a GRPCRoute attached to it.
+// and an HTTPRoute, a GRPCRoute and a TLSRoute attached to it (the last
+// refused by the HTTP listener: its status is written all the same).
 func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
 	t.Helper()
 	ctx := context.Background()
@@ -423,6 +424,14 @@ func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
 	if _, err := gw.GatewayV1().GRPCRoutes("default").Create(ctx, &gwapiv1.GRPCRoute{
 		ObjectMeta: metav1.ObjectMeta{Name: "grpc"},
 		Spec:       gwapiv1.GRPCRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"grpc.example.com"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	port := gwapiv1.PortNumber(443)
+	if _, err := gw.GatewayV1().TLSRoutes("default").Create(ctx, &gwapiv1.TLSRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "tls"},
+		Spec: gwapiv1.TLSRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"tls.example.com"},
+			Rules: []gwapiv1.TLSRouteRule{{BackendRefs: []gwapiv1.BackendRef{{BackendObjectReference: gwapiv1.BackendObjectReference{Name: "tls", Port: &port}}}}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -484,6 +493,13 @@ func checkGatewayStatus(t *testing.T, gw gwclient.Interface, address string) {
 	})
 	framework.Eventually(t, waitLong, "the GRPCRoute's parent entry", func() error {
 		r, err := gw.GatewayV1().GRPCRoutes("default").Get(ctx, "grpc", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return ours(r.Status.Parents)
+	})
+	framework.Eventually(t, waitLong, "the TLSRoute's parent entry", func() error {
+		r, err := gw.GatewayV1().TLSRoutes("default").Get(ctx, "tls", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -66,10 +66,13 @@ func merge(ing, gw *ir.IR) *ir.IR {
 
 	// What the Gateway hosts still served use: a dropped host's clusters
 	// must not be listed (every cluster listed is one a route forwards or
-	// mirrors to).
+	// mirrors to, or a host passes its TLS through to).
 	usedClusters, usedCerts := map[string]bool{}, map[string]bool{}
 	for _, vh := range hosts {
 		usedCerts[vh.Certificate] = vh.Certificate != ""
+		if p := vh.Passthrough; p != nil && p.Cluster != "" {
+			usedClusters[p.Cluster] = true // a TLSRoute's
+		}
 		for _, r := range vh.Routes {
 			if f := r.Action.Forward; f != nil {
 				for _, c := range f.Clusters {

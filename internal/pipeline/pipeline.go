@@ -183,7 +183,7 @@ func gatewayStatuses(s *gatewayapi.Status) kube.GatewayStatuses {
 	if s == nil {
 		return kube.GatewayStatuses{}
 	}
-	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes}
+	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes, TLSRoutes: s.TLSRoutes}
 }
 
 // reportProblems logs each problem once, when it first appears, rather than

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,9 @@ func (l *listener) refuses(r *routeObject, namespaces map[string]map[string]stri
 			return fmt.Sprintf("%s: allowedRoutes.kinds has no %s", l.where(), r.kind)
 		}
 	}
+	if !slices.ContainsFunc(l.status.kinds, func(k gwapiv1.RouteGroupKind) bool { return string(k.Kind) == r.kind }) {
+		return fmt.Sprintf("%s: takes no %s (its kinds: %s)", l.where(), r.kind, kindNames(l.status.kinds))
+	}
 	from := gwapiv1.NamespacesFromSame
 	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
 		from = *a.Namespaces.From
@@ -149,4 +153,16 @@ func (b *build) routeHostnames(r *routeObject) ([]gwapiv1.Hostname, bool) {
 		out = append(out, h)
 	}
 	return out, len(out) > 0 || len(r.hostnames) == 0
+}
+
+// kindNames lists kinds for a message.
+func kindNames(kinds []gwapiv1.RouteGroupKind) string {
+	if len(kinds) == 0 {
+		return "none"
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k.Kind)
+	}
+	return strings.Join(names, ", ")
 }

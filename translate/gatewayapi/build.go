@@ -43,6 +43,9 @@ type build struct {
 	// (status.go).
 	gatewayOf   map[types.NamespacedName]*gwapiv1.Gateway
 	routeStatus map[string]*routeFacts
+	// passthroughOf is where each TLSRoute passes its hosts' connections
+	// (tls.go), by routeObject.key.
+	passthroughOf map[string]*ir.Passthrough
 }
 
 // group is the listeners of one protocol and hostname. Every Gateway's
@@ -101,7 +104,7 @@ func newBuild(st *kube.State, opts Options) *build {
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, made: newMade()}
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, made: newMade()}
 }
 
 // join puts a programmed listener in its group. Envoy serves one
@@ -115,6 +118,8 @@ func (b *build) join(l *listener) {
 		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
 		switch {
+		case l.protocol == protocolTLS:
+			// A host is passed through only where a TLSRoute serves it.
 		case l.hostname != "":
 			b.names[l.hostname] = true
 		case l.protocol == ir.HTTPS:
@@ -133,7 +138,8 @@ func (b *build) join(l *listener) {
 	}
 }
 
-// routes attaches every HTTPRoute and GRPCRoute to its listeners' groups.
+// routes attaches every HTTPRoute, GRPCRoute and TLSRoute to its
+// listeners' groups.
 func (b *build) routes() {
 	for _, hr := range b.objs.HTTPRoutes {
 		r := httpRouteObject(hr)
@@ -145,6 +151,7 @@ func (b *build) routes() {
 		r.object = gr
 		b.attachEntries(r, func() []*entry { return b.grpcEntries(r, gr) })
 	}
+	b.tlsRoutes() // tls.go
 	for _, key := range slices.Sorted(maps.Keys(b.groups)) {
 		b.oneKindPerHost(b.groups[key])
 	}
@@ -316,6 +323,7 @@ func (b *build) model() *ir.IR {
 	used := map[string]bool{}
 	var served []string // the hosts with routes
 	var vhosts []*ir.VirtualHost
+	passed := b.passthroughs() // tls.go
 	for _, name := range slices.Sorted(maps.Keys(b.names)) {
 		// A Gateway API wildcard covers any number of labels.
 		vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
@@ -331,6 +339,9 @@ func (b *build) model() *ir.IR {
 			vh.Certificate = tls.certificate
 		}
 		vh.Routes = sides(plain, secure, vh.Certificate != "")
+		if p, ok := passed[name]; ok && b.passThrough(vh, p, plain) {
+			served = append(served, name)
+		}
 		if len(vh.Routes) > 0 || name == ir.WildcardHost && vh.Certificate != "" {
 			served = append(served, name)
 		}
@@ -340,11 +351,14 @@ func (b *build) model() *ir.IR {
 		// A listener's hostname without routes is a host only where a
 		// wider host with routes would otherwise take its requests: it
 		// answers 404, as its listener does.
-		if len(vh.Routes) == 0 && !slices.ContainsFunc(served, func(w string) bool { return w == ir.WildcardHost || covers(w, vh.Host) }) {
+		if len(vh.Routes) == 0 && vh.Passthrough == nil && !slices.ContainsFunc(served, func(w string) bool { return w == ir.WildcardHost || covers(w, vh.Host) }) {
 			continue
 		}
 		if vh.Certificate != "" {
 			used["cert:"+vh.Certificate] = true
+		}
+		if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
+			used[vh.Passthrough.Cluster] = true
 		}
 		for _, r := range vh.Routes {
 			if fw := r.Action.Forward; fw != nil {
@@ -423,12 +437,13 @@ func (b *build) listeners(out *ir.IR) {
 	var http, https bool
 	for _, g := range b.groups {
 		http = http || g.protocol == ir.HTTP
-		https = https || g.protocol == ir.HTTPS
+		https = https || g.protocol == ir.HTTPS || g.protocol == protocolTLS
 	}
+	passthrough := slices.ContainsFunc(out.VirtualHosts, func(vh *ir.VirtualHost) bool { return vh.Passthrough != nil })
 	if http {
 		out.Listeners = append(out.Listeners, &ir.Listener{Name: cmp.Or(b.opts.HTTPListener, HTTPListenerName), Address: address, Port: b.opts.HTTPPort, Protocol: ir.HTTP})
 	}
-	if https && len(out.Certificates) > 0 {
+	if https && (len(out.Certificates) > 0 || passthrough) {
 		out.Listeners = append(out.Listeners, &ir.Listener{Name: cmp.Or(b.opts.HTTPSListener, HTTPSListenerName), Address: address, Port: b.opts.HTTPSPort, Protocol: ir.HTTPS})
 	}
 	slices.SortFunc(out.Listeners, func(a, c *ir.Listener) int { return cmp.Compare(a.Port, c.Port) })

@@ -1,7 +1,8 @@
 // Package gatewayapi is the Gateway API front-end: it turns the Gateway API
 // objects of a kube.State (GatewayClasses whose controllerName is ours,
-// their Gateways' HTTP and HTTPS listeners, the HTTPRoutes attached to
-// them and the ReferenceGrants that allow references across namespaces),
+// their Gateways' HTTP, HTTPS and TLS (Passthrough) listeners, the
+// HTTPRoutes, GRPCRoutes and TLSRoutes attached to them and the
+// ReferenceGrants that allow references across namespaces),
 // with the Services, EndpointSlices and Secrets they name, into the same
 // IR the Ingress front-end produces, for the same renderer.
 //

@@ -83,7 +83,7 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 	if spec.Hostname != nil {
 		l.hostname = strings.ToLower(string(*spec.Hostname))
 	}
-	l.status.kinds, l.status.badKinds = routeKinds(spec.AllowedRoutes)
+	l.status.kinds, l.status.badKinds = routeKinds(spec.Protocol, spec.AllowedRoutes)
 	bad := func(reason, format string, args ...any) *listener {
 		msg := fmt.Sprintf(format, args...)
 		b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: %s", l.where(), msg)
@@ -111,9 +111,19 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 			return bad(reasonOf(err, string(gwapiv1.ListenerReasonInvalidCertificateRef)), "%v: not programmed", err)
 		}
 		l.certificate = cert
+	case gwapiv1.TLSProtocolType:
+		l.protocol = protocolTLS
+		if err := tlsListenerMode(spec.TLS); err != nil {
+			l.status.kinds = nil // no Route kind is served there
+			return bad(string(gwapiv1.ListenerReasonUnsupportedValue), "%v: not programmed", err)
+		}
+		// Passed through on the HTTPS port, by SNI (tls.go).
+		if !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
+			return bad("PortUnavailable", "port %d: Envoy serves TLS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
+		}
 	default:
 		l.status.kinds = nil // none of this protocol's Route kinds is served
-		return bad("UnsupportedProtocol", "protocol %s is not supported yet (HTTP and HTTPS are): not programmed", spec.Protocol)
+		return bad("UnsupportedProtocol", "protocol %s is not supported yet (HTTP, HTTPS and TLS are): not programmed", spec.Protocol)
 	}
 	l.programmed = true
 	return l

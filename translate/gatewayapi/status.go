@@ -19,6 +19,7 @@ type Status struct {
 	Gateways   map[string]gwapiv1.GatewayStatus   `json:"gateways"`
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus `json:"httpRoutes"`
 	GRPCRoutes map[string]gwapiv1.GRPCRouteStatus `json:"grpcRoutes"`
+	TLSRoutes  map[string]gwapiv1.TLSRouteStatus  `json:"tlsRoutes"`
 }
 
 // refError is an error with the status reason it stands for.
@@ -71,12 +72,16 @@ func (f *listenerFacts) count(r *routeObject) {
 	f.attached[r.key()] = true
 }
 
-// routeKinds are the kinds a listener's Routes may be (of those served,
-// HTTPRoute and GRPCRoute, the ones allowedRoutes.kinds names), and
-// whether it names one that is not served.
-func routeKinds(a *gwapiv1.AllowedRoutes) ([]gwapiv1.RouteGroupKind, bool) {
+// routeKinds are the kinds a listener's Routes may be (of those its
+// protocol serves, HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on
+// TLS, the ones allowedRoutes.kinds names), and whether it names one that
+// is not served.
+func routeKinds(p gwapiv1.ProtocolType, a *gwapiv1.AllowedRoutes) ([]gwapiv1.RouteGroupKind, bool) {
 	group := gwapiv1.Group(gwapiv1.GroupName)
 	served := []gwapiv1.RouteGroupKind{{Group: &group, Kind: kindHTTPRoute}, {Group: &group, Kind: kindGRPCRoute}}
+	if p == gwapiv1.TLSProtocolType {
+		served = []gwapiv1.RouteGroupKind{{Group: &group, Kind: kindTLSRoute}}
+	}
 	if a == nil || len(a.Kinds) == 0 {
 		return served, false
 	}
@@ -142,7 +147,7 @@ func condition(t, reason, msg string, ok bool, generation int64) metav1.Conditio
 
 // status is the build's Status.
 func (b *build) status() *Status {
-	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}}
+	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}, TLSRoutes: map[string]gwapiv1.TLSRouteStatus{}}
 	for key, listeners := range b.byGateway {
 		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners)
 	}
@@ -156,6 +161,8 @@ func (b *build) status() *Status {
 			out.HTTPRoutes[name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
 		case kindGRPCRoute:
 			out.GRPCRoutes[name] = gwapiv1.GRPCRouteStatus{RouteStatus: b.routeStatusOf(f)}
+		case kindTLSRoute:
+			out.TLSRoutes[name] = gwapiv1.TLSRouteStatus{RouteStatus: b.routeStatusOf(f)}
 		}
 	}
 	return out
@@ -195,7 +202,7 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewaySt
 		case f.unresolved != "":
 			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), f.unresolved, f.unresolvedMsg, false, gen))
 		case f.badKinds:
-			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), string(gwapiv1.ListenerReasonInvalidRouteKinds), "allowedRoutes.kinds names a kind that is not served (HTTPRoute is)", false, gen))
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), string(gwapiv1.ListenerReasonInvalidRouteKinds), "allowedRoutes.kinds names a kind that the listener's protocol does not serve", false, gen))
 		default:
 			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionResolvedRefs), string(gwapiv1.ListenerReasonResolvedRefs), "", true, gen))
 		}
