@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestGatewayAPITLSRoute checks a TLSRoute through a real Envoy: a TLS
+// listener in Passthrough mode on Envoy's HTTPS port hands the
+// connections of the Route's host, chosen by SNI, to its backend as they
+// are, so the client sees the backend's own certificate; beside it, the
+// HTTPS listener without a hostname still terminates every other name
+// with its certificate; and a TLSRoute whose backend does not resolve
+// has its connections closed before any TLS, not answered with another
+// listener's certificate (as the conformance suite's
+// TLSRouteInvalidBackendRefNonexistent expects).
+func TestGatewayAPITLSRoute(t *testing.T) {
+	backendCA := framework.NewCA(t, "backend CA")
+	backendPair := backendCA.Issue(t, "the backend itself", "pass.example.com")
+	secure := startTLSEcho(t, "secure", backendPair, backendCA)
+	ca := framework.NewCA(t, "gateway CA")
+	fallback := ca.Issue(t, "fallback", "fallback.example.org")
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha")...) + portService("secure", secure.Port)},
+		manifest{"secrets.yaml", tlsSecretYAML("fallback-cert", fallback.CertPEM, fallback.KeyPEM)})
+	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
+	https := envoy.HTTPSAddress
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds")
+	})
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayTLSRouteYAML, cp.HTTPSPort, cp.HTTPSPort))
+	framework.Eventually(t, convergeTimeout, "the TLSRoute's host passed through", func() error {
+		return framework.ExpectTLS(https, "pass.example.com", backendCA.Pool(), "pass.example.com", "/", http.StatusOK, "secure")
+	})
+
+	t.Run("the backend's own TLS reaches the client", func(t *testing.T) {
+		r, err := framework.GetTLS(https, "pass.example.com", backendCA.Pool(), "pass.example.com", "/some/path")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameCertificate(r.Certificate, backendPair); err != nil {
+			t.Error(err)
+		}
+		if r.Status != http.StatusOK || r.Backend != "secure" || r.Echo.Path != "/some/path" {
+			t.Errorf("got %s, want 200 from secure for /some/path", r)
+		}
+		if sni := r.Echo.Header.Get("X-Seen-SNI"); sni != "pass.example.com" {
+			t.Errorf("the backend saw SNI %q, want the client's own", sni)
+		}
+	})
+	t.Run("other names still terminate on the HTTPS listener", func(t *testing.T) {
+		r, err := framework.GetTLSUnverified(https, "other.example.org", "other.example.org", "/")
+		if err != nil || r.Status != http.StatusOK || r.Backend != "alpha" {
+			t.Fatalf("HTTPS with SNI other.example.org: %v, %v; want 200 from alpha", r, err)
+		}
+		if err := sameCertificate(r.Certificate, fallback); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("a TLSRoute without a backend closes its connections", func(t *testing.T) {
+		err := tlsHandshake(https, "gone.example.com")
+		if !connectionClosed(err) {
+			t.Errorf("TLS handshake with SNI gone.example.com: %v; want the connection closed (EOF or reset)", err)
+		}
+	})
+}
+
+// tlsHandshake dials addr and shakes hands with sni, verifying nothing.
+func tlsHandshake(addr, sni string) error {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr,
+		&tls.Config{ServerName: sni, InsecureSkipVerify: true}) //nolint:gosec // only whether a handshake happens
+	if err == nil {
+		conn.Close()
+	}
+	return err
+}
+
+// connectionClosed says the peer closed the connection during the
+// handshake, as the conformance suite's rejection check reads it.
+func connectionClosed(err error) bool {
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "connection reset by peer"))
+}
+
+// gatewayTLSRouteYAML takes Envoy's HTTPS port twice.
+const gatewayTLSRouteYAML = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ingress-xds}
+spec: {controllerName: ingress-xds.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: ingress-xds
+  listeners:
+  - name: passthrough
+    port: %d
+    protocol: TLS
+    hostname: "*.example.com"
+    tls: {mode: Passthrough}
+  - name: https
+    port: %d
+    protocol: HTTPS
+    tls: {certificateRefs: [{name: fallback-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: pass, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: passthrough}]
+  hostnames: [pass.example.com]
+  rules:
+  - backendRefs: [{name: secure, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: gone, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: passthrough}]
+  hostnames: [gone.example.com]
+  rules:
+  - backendRefs: [{name: no-such-service, port: 443}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: fallback, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: https}]
+  rules:
+  - backendRefs: [{name: alpha, port: 80}]
+`
