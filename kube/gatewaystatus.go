@@ -212,22 +212,13 @@ func (w *GatewayStatusWriter) Lead(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	w.Logger.Info("writing gateway API status", "workers", w.Workers)
-
-	var wg sync.WaitGroup
-	for range w.Workers {
-		wg.Go(func() {
-			for w.processNext(ctx, queue) {
-			}
-		})
-	}
-	<-ctx.Done()
-	w.mu.Lock()
-	if w.queue == queue {
-		w.queue = nil
-	}
-	w.mu.Unlock()
-	queue.ShutDown()
-	wg.Wait()
+	serveQueue(ctx, w.Workers, queue, w.processNext, func() { // status.go
+		w.mu.Lock()
+		if w.queue == queue {
+			w.queue = nil
+		}
+		w.mu.Unlock()
+	})
 	w.Logger.Info("stopped writing gateway API status")
 }
 

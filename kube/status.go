@@ -174,23 +174,32 @@ func (w *StatusWriter) Lead(ctx context.Context) {
 	// leader left half done, is caught up by looking at everything once.
 	w.installQueue(queue)
 	w.Logger.Info("writing ingress status", "workers", w.Workers)
+	serveQueue(ctx, w.Workers, queue, w.processNext, func() {
+		w.mu.Lock()
+		if w.queue == queue {
+			w.queue = nil
+		}
+		w.mu.Unlock()
+	})
+	w.Logger.Info("stopped writing ingress status")
+}
 
+// serveQueue runs a status writer's workers, each taking keys off queue
+// with process, until ctx ends; then detach stops new keys from being
+// queued, the queue is shut down and the workers are waited for.
+func serveQueue[K comparable](ctx context.Context, workers int, queue workqueue.TypedRateLimitingInterface[K],
+	process func(context.Context, workqueue.TypedRateLimitingInterface[K]) bool, detach func()) {
 	var wg sync.WaitGroup
-	for range w.Workers {
+	for range workers {
 		wg.Go(func() {
-			for w.processNext(ctx, queue) {
+			for process(ctx, queue) {
 			}
 		})
 	}
 	<-ctx.Done()
-	w.mu.Lock()
-	if w.queue == queue {
-		w.queue = nil
-	}
-	w.mu.Unlock()
+	detach()
 	queue.ShutDown()
 	wg.Wait()
-	w.Logger.Info("stopped writing ingress status")
 }
 
 // Writes returns how many status patches the writer has made, for tests and
