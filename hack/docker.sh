@@ -18,6 +18,14 @@ cd "$(dirname "$0")/.."
 DOCKER_LOG="${DOCKER_LOG:-/tmp/ingress-xds-dockerd.log}"
 
 if docker info >/dev/null 2>&1; then
+  # A dockerd started from another checkout (a git worktree since
+  # removed) runs containers through a wrapper that is gone, and every
+  # docker run then fails with "unable to retrieve OCI runtime error".
+  runtime="$(docker info --format '{{range $name, $r := .Runtimes}}{{if eq $name "nosysresource"}}{{$r.Path}}{{end}}{{end}}' 2>/dev/null || true)"
+  if [[ -n "$runtime" && ! -x "$runtime" ]]; then
+    echo "dockerd runs containers through $runtime, which no longer exists: stop that dockerd (it was started from another checkout) and run this again" >&2
+    exit 1
+  fi
   exit 0
 fi
 
