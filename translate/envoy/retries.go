@@ -3,11 +3,13 @@ package envoy
 import (
 	"regexp"
 	"strings"
+	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -28,6 +30,12 @@ func retryPolicy(r *ir.Retries) *routev3.RetryPolicy {
 		RetriableStatusCodes:          r.StatusCodes,
 		HostSelectionRetryMaxAttempts: hostSelectionAttempts,
 		RetryHostPredicate:            []*routev3.RetryPolicy_RetryHostPredicate{previousHosts()},
+	}
+	if r.Backoff > 0 {
+		// Envoy's back-off is fully jittered: a retry waits a random
+		// time up to the base interval, doubled for each retry after
+		// (docs/gateway-api.md states the difference).
+		rp.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: durationpb.New(time.Duration(r.Backoff))}
 	}
 	if len(r.NotMethods) > 0 {
 		// Envoy retries a request only when one of these matches: the

@@ -18,10 +18,11 @@ type applied struct {
 	// mirrors are resolved by the build (mirrors.go), which can read
 	// Services and ReferenceGrants.
 	mirrors []*gwapiv1.HTTPRequestMirrorFilter
-	// mirrored and timeouts are the rule's mirrors, resolved, and its
-	// timeouts.
+	// mirrored, timeouts and retries are the rule's mirrors, resolved,
+	// its timeouts and its retries.
 	mirrored []ir.Mirror
 	timeouts *ir.Timeouts
+	retries  *ir.Retries
 }
 
 // filters reads a rule's filters. A filter that cannot be applied is an

@@ -36,7 +36,7 @@ func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
 			}
 		}
 		if ferr == nil {
-			f.timeouts, ferr = timeouts(rule.Timeouts)
+			f.retries, f.timeouts, ferr = retries(rule.Retry, rule.Timeouts)
 		}
 		if invalid > 0 && len(shares) > 0 {
 			// The IR cannot answer a share of a route's requests with a
@@ -112,6 +112,7 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 	default:
 		rt.Action.Forward = &ir.Forward{Clusters: shares}
 		p.Mirrors = f.mirrored
+		p.Retries = f.retries
 		if f.rewrite != nil {
 			rw, err := rewrite(f.rewrite, m)
 			if err != nil {
@@ -120,7 +121,7 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 			p.Rewrite = rw
 		}
 	}
-	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil || p.Timeouts != nil || len(p.Mirrors) > 0 {
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil || p.Timeouts != nil || p.Retries != nil || len(p.Mirrors) > 0 {
 		rt.Policy = p
 	}
 	return rt, nil

@@ -132,6 +132,9 @@ type Retries struct {
 	// NotMethods are request methods never retried (nginx does not retry
 	// non-idempotent requests).
 	NotMethods []string `json:"notMethods,omitempty"`
+	// Backoff is the least wait before a retry (later ones may wait
+	// longer); zero: the renderer's default.
+	Backoff Duration `json:"backoff,omitempty"`
 }
 
 // SessionAffinity keeps a client on the endpoint a cookie names: a request

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // MaxRegexLength bounds an RE2 expression's length; longer ones are refused
@@ -353,6 +354,9 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 			if strings.HasPrefix(m, ":") || validHeaderName(m) != nil { // a method is a token too
 				v.add(fmt.Sprintf("Retries.NotMethods[%d]", i), ErrBadName, "retry method %q", m)
 			}
+		}
+		if r.Backoff < 0 || r.Backoff > 0 && time.Duration(r.Backoff) < time.Millisecond {
+			v.add("Retries.Backoff", ErrOutOfRange, "retry backoff %v: negative, or under Envoy's millisecond", time.Duration(r.Backoff))
 		}
 	}
 	for i, h := range p.Hash {

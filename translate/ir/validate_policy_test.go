@@ -302,6 +302,8 @@ func TestValidateNamesAndRewrites(t *testing.T) {
 			route("Policy.Retries.On[0]", ErrBadName, `retry condition "5xx,reset"`)},
 		{"retry method that is no token", &RoutePolicy{Retries: &Retries{Attempts: 1, On: []string{"5xx"}, NotMethods: []string{"PO ST"}}},
 			route("Policy.Retries.NotMethods[0]", ErrBadName, `retry method "PO ST"`)},
+		{"retry backoff under a millisecond", &RoutePolicy{Retries: &Retries{Attempts: 1, On: []string{"5xx"}, Backoff: Duration(time.Microsecond)}},
+			route("Policy.Retries.Backoff", ErrOutOfRange, "retry backoff 1µs: negative, or under Envoy's millisecond")},
 		{"hash cookie with a =", &RoutePolicy{Hash: []HashPart{{Kind: HashCookie, Name: "a=b"}}},
 			route("Policy.Hash[0].Name", ErrBadName, `hash Cookie "a=b"`)},
 		{"response rewrite of nothing", &RoutePolicy{ResponseRewrite: &ResponseRewrite{}},
