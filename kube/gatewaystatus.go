@@ -212,7 +212,10 @@ func (w *GatewayStatusWriter) Lead(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	w.Logger.Info("writing gateway API status", "workers", w.Workers)
-	serveQueue(ctx, w.Workers, queue, w.processNext, func() { // status.go
+	failed := func(key gatewayStatusKey, err error) {
+		w.Logger.Error("writing gateway API status; will retry", "kind", key.kind, "name", key.name.String(), "err", err)
+	}
+	serveQueue(ctx, w.Workers, queue, w.sync, failed, func() { // status.go
 		w.mu.Lock()
 		if w.queue == queue {
 			w.queue = nil
@@ -275,28 +278,6 @@ func enqueueChanged[V any](queue workqueue.TypedRateLimitingInterface[gatewaySta
 			add(key)
 		}
 	}
-}
-
-func (w *GatewayStatusWriter) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[gatewayStatusKey]) bool {
-	key, shutdown := queue.Get()
-	if shutdown {
-		return false
-	}
-	defer queue.Done(key)
-	err := w.sync(ctx, key)
-	switch {
-	case err == nil:
-		queue.Forget(key)
-	case ctx.Err() != nil:
-		// Leadership lost or shutting down: the next leader looks again.
-	case apierrors.IsConflict(err):
-		// Our copy is stale; the informer brings the new one, and another look.
-		queue.AddRateLimited(key)
-	default:
-		w.Logger.Error("writing gateway API status; will retry", "kind", key.kind, "name", key.name.String(), "err", err)
-		queue.AddRateLimited(key)
-	}
-	return true
 }
 
 // sync brings one object's status in line with what it should say.

@@ -174,7 +174,10 @@ func (w *StatusWriter) Lead(ctx context.Context) {
 	// leader left half done, is caught up by looking at everything once.
 	w.installQueue(queue)
 	w.Logger.Info("writing ingress status", "workers", w.Workers)
-	serveQueue(ctx, w.Workers, queue, w.processNext, func() {
+	failed := func(key cache.ObjectName, err error) {
+		w.Logger.Error("writing ingress status; will retry", "ingress", key.String(), "err", err)
+	}
+	serveQueue(ctx, w.Workers, queue, w.sync, failed, func() {
 		w.mu.Lock()
 		if w.queue == queue {
 			w.queue = nil
@@ -184,15 +187,35 @@ func (w *StatusWriter) Lead(ctx context.Context) {
 	w.Logger.Info("stopped writing ingress status")
 }
 
-// serveQueue runs a status writer's workers, each taking keys off queue
-// with process, until ctx ends; then detach stops new keys from being
-// queued, the queue is shut down and the workers are waited for.
+// serveQueue runs a status writer's workers, each syncing the keys it
+// takes off queue, until ctx ends; then detach stops new keys from being
+// queued, the queue is shut down and the workers are waited for. A key
+// whose sync fails is tried again later: at once after a Conflict (our
+// cached copy was stale, and the informer is about to bring the new one),
+// after failed is told otherwise; never once ctx has ended (leadership
+// lost or shutting down: the next leader looks again).
 func serveQueue[K comparable](ctx context.Context, workers int, queue workqueue.TypedRateLimitingInterface[K],
-	process func(context.Context, workqueue.TypedRateLimitingInterface[K]) bool, detach func()) {
+	syncKey func(context.Context, K) error, failed func(K, error), detach func()) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for process(ctx, queue) {
+			for {
+				key, shutdown := queue.Get()
+				if shutdown {
+					return
+				}
+				err := syncKey(ctx, key)
+				switch {
+				case err == nil:
+					queue.Forget(key)
+				case ctx.Err() != nil:
+				case apierrors.IsConflict(err):
+					queue.AddRateLimited(key)
+				default:
+					failed(key, err)
+					queue.AddRateLimited(key)
+				}
+				queue.Done(key)
 			}
 		})
 	}
@@ -248,29 +271,6 @@ func (w *StatusWriter) addAll(install workqueue.TypedRateLimitingInterface[cache
 	for _, ing := range all {
 		w.queue.Add(cache.MetaObjectToName(ing))
 	}
-}
-
-func (w *StatusWriter) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
-	key, shutdown := queue.Get()
-	if shutdown {
-		return false
-	}
-	defer queue.Done(key)
-	err := w.sync(ctx, key)
-	switch {
-	case err == nil:
-		queue.Forget(key)
-	case ctx.Err() != nil:
-		// Leadership lost or shutting down: the next leader looks again.
-	case apierrors.IsConflict(err):
-		// Our cached copy is stale; the informer is about to bring the new
-		// one, and with it another look.
-		queue.AddRateLimited(key)
-	default:
-		w.Logger.Error("writing ingress status; will retry", "ingress", key.String(), "err", err)
-		queue.AddRateLimited(key)
-	}
-	return true
 }
 
 // sync brings one Ingress's status in line.
