@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"testing"
@@ -45,19 +46,7 @@ func TestSSLPassthrough(t *testing.T) {
 	})
 
 	t.Run("the backend's own TLS reaches the client", func(t *testing.T) {
-		r, err := framework.GetTLS(https, "pass.example.com", backendCA.Pool(), "pass.example.com", "/some/path")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sameCertificate(r.Certificate, backendPair); err != nil {
-			t.Error(err)
-		}
-		if r.Status != http.StatusOK || r.Backend != "secure" || r.Echo.Path != "/some/path" {
-			t.Errorf("got %s, want 200 from secure for /some/path", r)
-		}
-		if sni := r.Echo.Header.Get("X-Seen-SNI"); sni != "pass.example.com" {
-			t.Errorf("the backend saw SNI %q, want the client's own", sni)
-		}
+		expectPassedThrough(t, https, backendCA.Pool(), backendPair)
 	})
 	t.Run("a host without the annotation still terminates in Envoy", func(t *testing.T) {
 		r, err := framework.GetTLS(https, "terminated.example.com", ingressCA.Pool(), "terminated.example.com", "/")
@@ -124,3 +113,24 @@ spec:
   - host: terminated.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
+
+// expectPassedThrough checks that pass.example.com's TLS connections reach
+// the "secure" backend as they are: the client sees the backend's own
+// certificate (pair, issued by roots), and the backend sees the client's
+// SNI and path.
+func expectPassedThrough(t *testing.T, https string, roots *x509.CertPool, pair framework.KeyPair) {
+	t.Helper()
+	r, err := framework.GetTLS(https, "pass.example.com", roots, "pass.example.com", "/some/path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameCertificate(r.Certificate, pair); err != nil {
+		t.Error(err)
+	}
+	if r.Status != http.StatusOK || r.Backend != "secure" || r.Echo.Path != "/some/path" {
+		t.Errorf("got %s, want 200 from secure for /some/path", r)
+	}
+	if sni := r.Echo.Header.Get("X-Seen-SNI"); sni != "pass.example.com" {
+		t.Errorf("the backend saw SNI %q, want the client's own", sni)
+	}
+}
