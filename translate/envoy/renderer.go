@@ -63,9 +63,12 @@ type Renderer struct {
 
 	next generation
 
-	opts  Options
-	authz authzClusters
-	otlp  otlpClusters // tracing.go
+	opts Options
+	// routeScopes is the number of route scopes the plain-HTTP listener's
+	// routes are in: Options.RouteScopes, or as sized (scopes_auto.go).
+	routeScopes int
+	authz       authzClusters
+	otlp        otlpClusters // tracing.go
 	// upstream is the IR's Upstream the clusters were rendered with
 	// (upstream_pool.go): a change renders every cluster again.
 	upstream ir.Upstream
@@ -89,6 +92,10 @@ type Options struct {
 	// name hashes to (scopes.go), so that Envoy rebuilds a part of its
 	// route table per change. Not with VirtualHostDiscovery.
 	RouteScopes int
+	// AutoRouteScopes, with RouteScopes 0 and without
+	// VirtualHostDiscovery, sizes the route scopes to the number of
+	// virtual hosts at each render (scopes_auto.go).
+	AutoRouteScopes bool
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -106,9 +113,10 @@ type generation struct {
 }
 
 type listenerEntry struct {
-	uses filterSet
-	gzip gzipSet
-	msg  *listenerv3.Listener
+	uses   filterSet
+	gzip   gzipSet
+	scopes int
+	msg    *listenerv3.Listener
 }
 
 type clusterEntry struct {
@@ -177,12 +185,13 @@ func NewRenderer() *Renderer {
 // NewRendererWith returns a Renderer with nothing remembered yet.
 func NewRendererWith(o Options) *Renderer {
 	return &Renderer{
-		opts:      o,
-		listeners: map[ir.Listener]*listenerEntry{},
-		clusters:  map[string]*clusterEntry{},
-		loads:     map[string]*loadEntry{},
-		vhosts:    map[vhostKey]*vhostEntry{},
-		parts:     newClusterParts(),
+		opts:        o,
+		routeScopes: o.RouteScopes,
+		listeners:   map[ir.Listener]*listenerEntry{},
+		clusters:    map[string]*clusterEntry{},
+		loads:       map[string]*loadEntry{},
+		vhosts:      map[vhostKey]*vhostEntry{},
+		parts:       newClusterParts(),
 	}
 }
 
@@ -190,6 +199,9 @@ func NewRendererWith(o Options) *Renderer {
 func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	c.next = generation{chains: map[string]*chainEntry{}, secrets: map[string]*secretEntry{}}
 	res := &Resources{}
+	if c.opts.AutoRouteScopes && c.opts.RouteScopes == 0 && !c.opts.VirtualHostDiscovery {
+		c.resizeScopes(len(m.VirtualHosts)) // scopes_auto.go
+	}
 	var used filterSet // by any listener
 	for _, l := range m.Listeners {
 		switch l.Protocol {
@@ -209,7 +221,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 				return nil, err
 			}
 			res.Listeners = append(res.Listeners, lis)
-			if c.opts.RouteScopes > 0 {
+			if c.routeScopes > 0 {
 				// scopes.go: the route configuration in parts.
 				res.Routes = append(res.Routes, c.scopedRouteConfigurations(rc, m.VirtualHosts)...)
 				if res.ScopedRoutes != nil {
@@ -389,12 +401,12 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 
 func (c *Renderer) listener(l *ir.Listener, uses filterSet, gz gzipSet) (*listenerv3.Listener, error) {
 	e := c.listeners[*l]
-	if e == nil || e.uses != uses || e.gzip != gz {
-		msg, err := httpListener(l, uses, gz, c.opts.RouteScopes)
+	if e == nil || e.uses != uses || e.gzip != gz || e.scopes != c.routeScopes {
+		msg, err := httpListener(l, uses, gz, c.routeScopes)
 		if err != nil {
 			return nil, err
 		}
-		e = &listenerEntry{uses: uses, gzip: gz, msg: msg}
+		e = &listenerEntry{uses: uses, gzip: gz, scopes: c.routeScopes, msg: msg}
 		c.listeners[*l] = e
 	}
 	return e.msg, nil

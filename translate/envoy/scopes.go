@@ -365,7 +365,7 @@ func (c *Renderer) scopesOf(listener string) []*routev3.ScopedRouteConfiguration
 	}
 	list, ok := c.scopeLists[listener]
 	if !ok {
-		list = scopeList(listener, c.opts.RouteScopes)
+		list = scopeList(listener, c.routeScopes)
 		c.scopeLists[listener] = list
 	}
 	return list
@@ -380,11 +380,11 @@ type scopeEntry struct {
 
 // scopedRouteConfigurations splits a plain-HTTP route configuration just
 // made (rc, whose virtual hosts are vhosts' renderings, in order) into
-// c.opts.RouteScopes. A scope whose virtual hosts and settings are those
+// c.routeScopes. A scope whose virtual hosts and settings are those
 // of its previous rendering is that same message, so that the xDS layer
 // finds it unchanged by identity and sends nothing for it.
 func (c *Renderer) scopedRouteConfigurations(rc *routev3.RouteConfiguration, vhosts []*ir.VirtualHost) []*routev3.RouteConfiguration {
-	n := c.opts.RouteScopes
+	n := c.routeScopes
 	if c.scopeTable == nil {
 		c.scopeTable = routeScopeTable(n)
 	}

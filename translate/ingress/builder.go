@@ -70,6 +70,10 @@ type Options struct {
 	// protocol (serve --route-scopes; translate/envoy/scopes.go). The
 	// renderer uses it, not the front-end.
 	RouteScopes int
+	// AutoRouteScopes, with RouteScopes 0, sizes the route scopes to the
+	// number of hosts (serve --route-scopes auto, its default;
+	// translate/envoy/scopes_auto.go). The renderer uses it.
+	AutoRouteScopes bool
 	// IgnoreRefusals serves an Ingress that carries an access control
 	// ingress-xds cannot apply without it, where it is otherwise refused
 	// (serve --unsupported-annotations=ignore; refuse.go).
