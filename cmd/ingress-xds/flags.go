@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -54,8 +55,9 @@ type translateFlags struct {
 	// authorisation service beside it, which counts ingress-nginx's
 	// request metrics.
 	requestMetrics bool
-	// routeScopes splits the plain-HTTP route configuration in that many.
-	routeScopes uint
+	// routeScopes splits the plain-HTTP route configuration in that many,
+	// or as many as the hosts ask for.
+	routeScopes routeScopesFlag
 	// gatewayController is the GatewayClass controllerName served.
 	gatewayController string
 }
@@ -76,9 +78,10 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
 	fs.BoolVar(&t.requestMetrics, "request-metrics", false, "have each Envoy send every request's figures over its gRPC access log to the authorisation service beside it (--authz-address), which counts them as ingress-nginx's request metrics (nginx_ingress_controller_requests, ...) and serves them on its own --metrics-address (docs/observability.md)")
-	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", false, "have each Envoy on delta xDS (bootstrap --delta) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
+	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", true, "have each Envoy on delta xDS (bootstrap's default) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 	fs.StringVar(&t.gatewayController, "gateway-controller-name", gatewayapi.DefaultControllerName, "the spec.controllerName of the GatewayClasses whose Gateways and HTTPRoutes are served (docs/gateway-api.md)")
-	fs.UintVar(&t.routeScopes, "route-scopes", 0, "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope; about a fifth of the number of hosts keeps what a change sends the same as hosts are added. 0: one route configuration (docs/benchmarks.md, issue 18)")
+	t.routeScopes = routeScopesFlag{auto: true}
+	fs.Var(&t.routeScopes, "route-scopes", "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope. auto: none below "+strconv.Itoa(envoy.AutoRouteScopesFrom)+" hosts, above it one per "+strconv.Itoa(envoy.HostsPerAutoRouteScope)+" or so (off with --vhds); 0: one route configuration (docs/benchmarks.md, issues 18 and 31)")
 }
 
 // nginxDefaultsByClass turns --nginx-defaults on when the Ingresses served
@@ -123,10 +126,7 @@ func (t *translateFlags) validate() error {
 	if _, err := configMapName(t.configMap); err != nil {
 		return err
 	}
-	if t.routeScopes > envoy.MaxRouteScopes || !envoy.ValidRouteScopes(int(t.routeScopes)) {
-		return fmt.Errorf("--route-scopes %d: 0, or a power of two up to %d", t.routeScopes, envoy.MaxRouteScopes)
-	}
-	if t.routeScopes > 0 && t.vhds {
+	if t.routeScopes.n > 0 && t.vhds {
 		return fmt.Errorf("--route-scopes and --vhds cannot be combined: each splits the HTTP listener's routes its own way")
 	}
 	if t.trustedForwardedHops > 64 {
@@ -157,7 +157,8 @@ func (t *translateFlags) options() translate.Options {
 
 		VirtualHostDiscovery: t.vhds,
 		OnDemandClusters:     t.onDemandClusters,
-		RouteScopes:          int(t.routeScopes),
+		RouteScopes:          int(t.routeScopes.n),
+		AutoRouteScopes:      t.routeScopes.auto,
 		RequestMetrics:       t.requestMetrics,
 
 		GatewayControllerName: t.gatewayController,
@@ -189,4 +190,30 @@ func escapedSlashes(v string) (ir.EscapedSlashes, error) {
 		return ir.EscapedSlashesKeep, nil
 	}
 	return "", fmt.Errorf("--escaped-slashes %q is none of redirect, forward, reject, keep", v)
+}
+
+// routeScopesFlag is --route-scopes: auto, or a number of scopes.
+type routeScopesFlag struct {
+	auto bool
+	n    uint
+}
+
+func (f *routeScopesFlag) String() string {
+	if f.auto {
+		return "auto"
+	}
+	return strconv.FormatUint(uint64(f.n), 10)
+}
+
+func (f *routeScopesFlag) Set(v string) error {
+	if v == "auto" {
+		*f = routeScopesFlag{auto: true}
+		return nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || !envoy.ValidRouteScopes(int(n)) {
+		return fmt.Errorf("auto, 0, or a power of two up to %d", envoy.MaxRouteScopes)
+	}
+	*f = routeScopesFlag{n: uint(n)}
+	return nil
 }
