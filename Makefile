@@ -50,7 +50,7 @@ demo: build
 ## (whose results are load-N-delta.json).
 BENCH_N ?= 100 1000
 BENCH_FLAGS ?= -changes 20 -fanout 500 -fanout-reconnect
-BENCH_PROTOCOL = $(if $(findstring -delta,$(BENCH_FLAGS)),-delta)
+BENCH_PROTOCOL = $(if $(findstring -delta=false,$(BENCH_FLAGS)),-sotw,-delta)
 BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
 bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./translate ./xds

@@ -186,8 +186,8 @@ func TestHelmChart(t *testing.T) {
 		`controller.watchIngressWithoutClass=true`,
 		`controller.metrics.enabled=true`,
 		`controller.ingressClassResource.default=true`,
-		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1,"vhds":"","on-demand-clusters":""}`,
-		`controller.deltaXDS=true`,
+		`controller.extraArgs={"holdoff":"200ms","enable-ssl-passthrough":"","trusted-forwarded-hops":1,"route-scopes":"0","on-demand-clusters":"false"}`,
+		`controller.deltaXDS=false`,
 		`controlPlane.nodeSelector={"role":"control"}`,
 		`controlPlane.replicaCount=3`,
 	)
@@ -213,8 +213,8 @@ func TestHelmChart(t *testing.T) {
 		if v, _ := flagValue(boot.Args, "xds-address"); v != "ingress-xds.web.svc:18000" {
 			t.Errorf("bootstrap --xds-address=%s, want the Service of the release's namespace", v)
 		}
-		if !slices.Contains(boot.Args, "--delta") {
-			t.Errorf("bootstrap args %q lack --delta (controller.deltaXDS)", boot.Args)
+		if !slices.Contains(boot.Args, "--delta=false") {
+			t.Errorf("bootstrap args %q lack --delta=false (controller.deltaXDS=false)", boot.Args)
 		}
 		svc := find[corev1.Service](t, variant, "Service", "envoy")
 		if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
@@ -240,7 +240,7 @@ func TestHelmChart(t *testing.T) {
 		if _, ok := flagValue(args, "envoy-selector"); ok {
 			t.Errorf("--envoy-selector with Envoy behind a Service: %q", args)
 		}
-		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1", "--vhds", "--on-demand-clusters", "--configmap=web/ingress-xds-config"} {
+		for _, want := range []string{"--watch-ingress-without-class", "--holdoff=200ms", "--enable-ssl-passthrough", "--trusted-forwarded-hops=1", "--route-scopes=0", "--on-demand-clusters=false", "--configmap=web/ingress-xds-config"} {
 			if !slices.Contains(args, want) {
 				t.Errorf("args %q lack %s (watchIngressWithoutClass, extraArgs)", args, want)
 			}

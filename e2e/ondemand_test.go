@@ -22,8 +22,9 @@ import (
 // Envoy. It mirrors ingress-nginx's test/e2e/lua/dynamic_configuration.go
 // (backends change on the running proxy, without a reload: through
 // ingress-nginx they are balanced in Lua from a list the controller posts);
-// the rest of the suite runs with on-demand clusters under
-// INGRESS_XDS_E2E_ONDEMAND=1.
+// the rest of the suite runs with on-demand clusters too (serve's and
+// bootstrap's defaults), and with every cluster sent under
+// INGRESS_XDS_E2E_SOTW=1.
 func TestOnDemandClusters(t *testing.T) {
 	b := echoBackends(t, "coffee", "tea")
 	dir := t.TempDir()
@@ -31,7 +32,7 @@ func TestOnDemandClusters(t *testing.T) {
 	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--on-demand-clusters")
 	cp.WaitReady(t)
-	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})
+	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 	framework.Eventually(t, convergeTimeout, "the routes", func() error {
 		if routeUpdates(t, envoy) == 0 {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -49,8 +50,8 @@ func TestRouteScopes(t *testing.T) {
 		name  string
 		envoy *framework.Envoy
 	}{
-		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
-		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})},
+		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
+		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
 	}
 	for _, e := range envoys {
 		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
@@ -326,4 +327,116 @@ func BenchmarkRouteScopes(b *testing.B) {
 		_, err := benchGet(client, "http://"+envoys[name].HTTPAddress+"/", host, nil, http.StatusOK, "alpha")
 		return err
 	})
+}
+
+// TestAutoRouteScopes runs serve with its default, --route-scopes auto
+// (issue 31), beside a SotW and a delta Envoy: with a few hosts the HTTP
+// listener routes through one route configuration; once an Ingress
+// change brings the hosts to envoy.AutoRouteScopesFrom, through
+// envoy.AutoRouteScopes of them (a new listener in each Envoy), and back
+// to one configuration once they fall below half the line. Every host is
+// served after each switch, and a client requesting all along, over one
+// kept-alive connection and over new ones, gets no failed request.
+func TestAutoRouteScopes(t *testing.T) {
+	framework.Heavy(t)
+	if framework.RouteScopes() > 0 {
+		t.Skip("the route scopes' suite fixes their number")
+	}
+	b := echoBackends(t, "coffee", "tea")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	envoys := []struct {
+		name  string
+		envoy *framework.Envoy
+	}{
+		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
+		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
+	}
+	for _, e := range envoys {
+		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
+		framework.Eventually(t, convergeTimeout, e.name+": the cafe served", func() error {
+			return e.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
+		})
+	}
+	scoped := func(e *framework.Envoy) bool { return strings.Contains(e.ConfigDump(), "scoped_routes") }
+	for _, e := range envoys {
+		if scoped(e.envoy) {
+			t.Fatalf("%s: route scopes with one host", e.name)
+		}
+	}
+
+	// A client requesting all along, each Envoy over a kept-alive
+	// connection and over new ones.
+	stop := make(chan struct{})
+	failed := make([][]string, len(envoys))
+	var wg sync.WaitGroup
+	for i, e := range envoys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			session := e.envoy.NewSession()
+			defer session.Close()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := session.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee"); err != nil {
+					failed[i] = append(failed[i], "kept-alive: "+err.Error())
+				}
+				if err := e.envoy.Expect("cafe.example.com", "/tea", http.StatusOK, "tea"); err != nil {
+					failed[i] = append(failed[i], "new connection: "+err.Error())
+				}
+			}
+		}()
+	}
+
+	hosts := envoy.AutoRouteScopesFrom
+	want := envoy.AutoRouteScopes(hosts)
+	writeManifest(t, dir, "hosts.yaml", scopedHostsYAML(hosts))
+	for _, e := range envoys {
+		framework.Eventually(t, convergeTimeout, e.name+": the hosts served through scopes", func() error {
+			if err := e.envoy.Expect(scopedHost(hosts-1), "/", http.StatusOK, scopedBackend(hosts-1)); err != nil {
+				return err
+			}
+			if !scoped(e.envoy) {
+				return errors.New("the listener routes through one route configuration yet")
+			}
+			return nil
+		})
+		stats, err := e.envoy.Stats(`^http\.ingress_http\.rds\.ingress_http/[0-9]+\.update_success$`)
+		if err != nil || len(stats) != want {
+			t.Errorf("%s: %d scopes' route configurations (%v), want %d", e.name, len(stats), err, want)
+		}
+		for _, i := range []int{0, hosts / 2, hosts - 1} {
+			if err := e.envoy.Expect(scopedHost(i), "/menu", http.StatusOK, scopedBackend(i)); err != nil {
+				t.Errorf("%s: %v", e.name, err)
+			}
+		}
+	}
+
+	// Fewer than half the line: one route configuration again.
+	writeManifest(t, dir, "hosts.yaml", scopedHostsYAML(hosts/2-10))
+	for _, e := range envoys {
+		framework.Eventually(t, convergeTimeout, e.name+": one route configuration again", func() error {
+			if scoped(e.envoy) {
+				return errors.New("the listener routes through scopes yet")
+			}
+			if err := e.envoy.Expect(scopedHost(hosts-1), "/", http.StatusNotFound, ""); err != nil {
+				return err
+			}
+			return e.envoy.Expect(scopedHost(hosts/2-11), "/", http.StatusOK, scopedBackend(hosts/2-11))
+		})
+	}
+	close(stop)
+	wg.Wait()
+	for i, e := range envoys {
+		if len(failed[i]) > 0 {
+			t.Errorf("%s: %d failed requests while the scopes changed, the first: %s", e.name, len(failed[i]), failed[i][0])
+		}
+	}
 }

@@ -19,7 +19,7 @@ func runBootstrap(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.XDSAddress, "xds-address", "127.0.0.1:18000", "host:port of the ingress-xds xDS server")
 	fs.StringVar(&o.NodeID, "node-id", defaultNodeID(), "Envoy node id (default: $POD_NAME, else the hostname)")
 	fs.StringVar(&o.AdminAddress, "admin-address", "127.0.0.1:9901", "host:port for Envoy's admin interface")
-	fs.BoolVar(&o.Delta, "delta", false, "use incremental (delta) ADS instead of state of the world")
+	fs.BoolVar(&o.Delta, "delta", true, "use incremental (delta) ADS; --delta=false: state of the world, for which the control plane sends every cluster, not on demand (docs/benchmarks.md, issue 31)")
 	fs.StringVar(&o.Stats, "envoy-stats", xds.StatsOperators, "which of Envoy's statistics to keep: operators (server, xDS, listener and HTTP totals, and per cluster its request and connection totals, membership and EDS updates; a cluster's traffic stats created on first use) or all (Envoy's default: about 150 per cluster)")
 	var heap heapFlags
 	fs.Var(&heap.maxHeap, "max-heap", "heap Envoy may use (bytes, or a quantity like 900Mi); near it, the overload manager returns memory, drops keep-alive, answers 503 and refuses connections rather than let Envoy be killed (default: 85% of --memory-limit; none without it)")

@@ -51,10 +51,10 @@ type EnvoyOptions struct {
 	// ready: for an Envoy that must not get a configuration, or whose
 	// start the test times itself.
 	NoWait bool
-	// Delta bootstraps Envoy with delta xDS (bootstrap --delta), which a
-	// control plane serving --vhds needs; the VHDS suite sets it always
-	// (vhds.go).
-	Delta bool
+	// SotW bootstraps Envoy with state-of-the-world xDS (bootstrap
+	// --delta=false) rather than delta, bootstrap's default; the SotW
+	// suite sets it always (ondemand.go).
+	SotW bool
 }
 
 // StartEnvoyWith is StartEnvoy with options.
@@ -75,8 +75,8 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
-	if o.Delta || suiteDelta() { // vhds.go
-		args = append(args, "--delta")
+	if o.SotW || SotW() { // ondemand.go
+		args = append(args, "--delta=false")
 	}
 	files := o.TLS
 	if files == nil && cp.TLS != nil {

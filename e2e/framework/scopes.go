@@ -13,7 +13,7 @@ import (
 //
 //	INGRESS_XDS_E2E_ROUTE_SCOPES=16 go test ./e2e
 //
-// It combines with OnDemandEnv, not with VHDSEnv.
+// It combines with SotWEnv, not with VHDSEnv.
 const RouteScopesEnv = "INGRESS_XDS_E2E_ROUTE_SCOPES"
 
 // RouteScopes is the suite's number of route scopes, 0 for none.

@@ -20,7 +20,7 @@ const VHDSEnv = "INGRESS_XDS_E2E_VHDS"
 func VHDS() bool { return os.Getenv(VHDSEnv) == "1" }
 
 // vhdsServeArgs are the flags serve gets for the suite's modes (this
-// one's, ondemand.go's and scopes.go's) besides a test's own args: route
+// one's and scopes.go's) besides a test's own args: route
 // scopes but where the test asks for VHDS, which they cannot combine with,
 // or for a number of scopes of its own.
 func vhdsServeArgs(testArgs []string) []string {
@@ -28,17 +28,12 @@ func vhdsServeArgs(testArgs []string) []string {
 	if VHDS() {
 		args = append(args, "--vhds")
 	}
-	if OnDemand() {
-		args = append(args, "--on-demand-clusters")
-	}
 	if n := RouteScopes(); n > 0 && !slices.Contains(testArgs, "--vhds") && !slices.Contains(testArgs, "--route-scopes") {
 		args = append(args, "--route-scopes", strconv.Itoa(n)) // scopes.go
 	}
 	return args
 }
 
-// suiteDelta says whether the suite's mode needs every Envoy on delta xDS.
-func suiteDelta() bool { return VHDS() || OnDemand() }
 
 // HTTPRouteUpdates is the number of accepted updates of the HTTP
 // listener's routes at an Envoy: of its route configuration over RDS, or,

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultBootstrap is the command that writes the Envoy bootstrap when
-// none is given: ingress-xds's own, in state of the world unless --delta is
+// none is given: ingress-xds's own, on delta xDS unless --delta=false is
 // added. Placeholders: {xds} (the control plane's xDS address), {admin}
 // (Envoy's admin address), {node_id} and {out} (the file to write).
 const DefaultBootstrap = "bin/ingress-xds bootstrap --xds-address {xds} --admin-address {admin} --node-id {node_id} --out {out}"

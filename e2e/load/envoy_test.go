@@ -28,28 +28,29 @@ func TestEnvoyPhase(t *testing.T) {
 	for _, delta := range []bool{false, true} {
 		t.Run(protocol(delta), func(t *testing.T) {
 			bootstrap := strings.Replace(DefaultBootstrap, "bin/ingress-xds", bin, 1)
-			if delta {
-				bootstrap += " --delta"
+			if !delta {
+				bootstrap += " --delta=false"
 			}
 			before := loadNamespaces(t)
 			cfg := Config{
-				Workload:      Workload{N: 3, Namespace: "load", Headless: true},
-				KubeAssets:    tools.KubeAssets,
-				Command:       bin + " serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --http-port {http_port} --https-port 0 --metrics-address 127.0.0.1:0 --status-address 192.0.2.1",
-				Delta:         delta,
-				Changes:       1,
-				Interval:      50 * time.Millisecond,
-				CreateWorkers: 4,
-				Timeout:       time.Minute,
-				Dir:           t.TempDir(),
-				EnvoyChanges:  3,
-				EnvoyBinary:   tools.Envoy,
-				Bootstrap:     bootstrap,
-				EnvoyPoll:     2 * time.Millisecond,
-				EnvoyKinds:    AllKinds,
-				EnvoyInterval: 50 * time.Millisecond,
-				EnvoyProfile:  true,
-				Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+				Workload:         Workload{N: 3, Namespace: "load", Headless: true},
+				KubeAssets:       tools.KubeAssets,
+				Command:          bin + " serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --http-port {http_port} --https-port 0 --metrics-address 127.0.0.1:0 --status-address 192.0.2.1",
+				Delta:            delta,
+				OnDemandClusters: delta,
+				Changes:          1,
+				Interval:         50 * time.Millisecond,
+				CreateWorkers:    4,
+				Timeout:          time.Minute,
+				Dir:              t.TempDir(),
+				EnvoyChanges:     3,
+				EnvoyBinary:      tools.Envoy,
+				Bootstrap:        bootstrap,
+				EnvoyPoll:        2 * time.Millisecond,
+				EnvoyKinds:       AllKinds,
+				EnvoyInterval:    50 * time.Millisecond,
+				EnvoyProfile:     true,
+				Log:              slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)

@@ -52,8 +52,8 @@ func run() error {
 	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "load an existing cluster instead of starting kube-apiserver and etcd")
 	flag.StringVar(&cfg.CRDs, "crds", "", "install the CustomResourceDefinitions of this YAML file or directory first (a peer's, e.g. Contour's examples/contour/01-crds.yaml)")
 	flag.StringVar(&cfg.KubeAssets, "kube-assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (default $KUBEBUILDER_ASSETS, else .tools/kube)")
-	flag.BoolVar(&cfg.Delta, "delta", false, "ADS clients speak incremental (delta) xDS rather than state of the world")
-	flag.BoolVar(&cfg.OnDemandClusters, "on-demand-clusters", false, "with -delta, the ADS client also asks by name for every cluster the routes name, as a control plane serving on-demand clusters (serve --on-demand-clusters) needs; the fan-out clients do not")
+	flag.BoolVar(&cfg.Delta, "delta", true, "ADS clients and Envoy speak incremental (delta) xDS, as bootstrap's default; -delta=false: state of the world")
+	flag.BoolVar(&cfg.OnDemandClusters, "on-demand-clusters", true, "with -delta, the ADS client also asks by name for every cluster the routes name, as a control plane serving on-demand clusters (serve --on-demand-clusters) needs; the fan-out clients do not")
 	flag.IntVar(&cfg.Changes, "changes", 20, "samples of each kind of change")
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "pause after each change sample")
 	flag.IntVar(&cfg.Fanout, "fanout", 0, "clients of the fan-out test (0 skips it)")
@@ -68,7 +68,7 @@ func run() error {
 	flag.BoolVar(&cfg.Perf, "perf", false, "record the control plane with `perf record -g` during convergence and during changes")
 	flag.IntVar(&cfg.EnvoyChanges, "envoy-changes", 0, "after the other changes, start a real Envoy and time this many new Ingresses until Envoy serves them (0 skips it; needs {http_port} in -cmd and root)")
 	flag.StringVar(&cfg.EnvoyBinary, "envoy", "", "Envoy binary for -envoy-changes (default .tools/bin/envoy)")
-	flag.StringVar(&cfg.Bootstrap, "bootstrap", load.DefaultBootstrap, "command writing Envoy's bootstrap for -envoy-changes; {xds}, {admin}, {node_id} and {out} are filled in, and --delta is added with -delta")
+	flag.StringVar(&cfg.Bootstrap, "bootstrap", load.DefaultBootstrap, "command writing Envoy's bootstrap for -envoy-changes; {xds}, {admin}, {node_id} and {out} are filled in, and --delta=false is added with -delta=false")
 	flag.DurationVar(&cfg.EnvoyPoll, "envoy-poll", 2*time.Millisecond, "pause between requests to Envoy while waiting for an Ingress to be served")
 	envoyKinds := flag.String("envoy-kinds", strings.Join(load.AllKinds, ","), "kinds of change of -envoy-changes, taking turns: host (a new Ingress of a new host), path (a new Ingress adding a path to a host), backend (a path switched to a Service Envoy has no cluster of), endpoint (an EndpointSlice moved to another backend)")
 	flag.DurationVar(&cfg.EnvoyInterval, "envoy-interval", 500*time.Millisecond, "pause after each change of -envoy-changes (the bytes and CPU of a change are counted until the end of it)")
@@ -97,8 +97,8 @@ func run() error {
 	if cfg.EnvoyKinds, err = load.ParseKinds(*envoyKinds); err != nil {
 		return fmt.Errorf("-envoy-kinds: %w", err)
 	}
-	if cfg.Delta && cfg.Bootstrap == load.DefaultBootstrap {
-		cfg.Bootstrap += " --delta"
+	if !cfg.Delta && cfg.Bootstrap == load.DefaultBootstrap {
+		cfg.Bootstrap += " --delta=false"
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
