@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -189,6 +190,40 @@ func TestSnippets(t *testing.T) {
 		}
 		if got := a.header.Get("X-Backend-Secret"); got != "" {
 			t.Errorf("X-Backend-Secret %q reached the client", got)
+		}
+	})
+
+	// ngx_http_proxy_module: $proxy_add_x_forwarded_for is "the
+	// X-Forwarded-For client request header field with the $remote_addr
+	// variable appended to it, separated by a comma", or $remote_addr
+	// alone without one; the snippet's line goes beside the template's
+	// X-Forwarded-For $remote_addr (nginx.tmpl, without
+	// compute-full-forwarded-for), and Envoy joins the two into one list.
+	t.Run("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for", func(t *testing.T) {
+		for _, c := range []struct {
+			sent string
+			want []string
+		}{
+			{"", []string{"127.0.0.1", "127.0.0.1"}},
+			{"1.2.3.4", []string{"127.0.0.1", "1.2.3.4", "127.0.0.1"}},
+			{"1.2.3.4, 5.6.7.8", []string{"127.0.0.1", "1.2.3.4", "5.6.7.8", "127.0.0.1"}},
+		} {
+			var header map[string]string
+			if c.sent != "" {
+				header = map[string]string{"X-Forwarded-For": c.sent}
+			}
+			a := snippetRequest(t, envoy, http.MethodGet, "forwarded.example", "/", header)
+			if a.seen == nil {
+				t.Fatalf("X-Forwarded-For %q: %d %q, not the backend's", c.sent, a.status, a.body)
+			}
+			if got := listValues(a.seen.Header, "X-Forwarded-For"); !slices.Equal(got, c.want) {
+				t.Errorf("client's X-Forwarded-For %q: the backend got %q, want %q", c.sent, got, c.want)
+			}
+			// The template's X-Original-Forwarded-For, which the route
+			// reads, is still the client's header.
+			if got := a.seen.Header.Get("X-Original-Forwarded-For"); got != c.sent {
+				t.Errorf("client's X-Forwarded-For %q: X-Original-Forwarded-For %q", c.sent, got)
+			}
 		}
 	})
 
@@ -432,6 +467,67 @@ spec:
 	}
 }
 
+// TestSnippetProxyAddForwardedForFull: with use-forwarded-headers and
+// compute-full-forwarded-for, nginx's $remote_addr is the client the
+// realip module found (here past the one proxy ingress-xds trusts), so
+// $proxy_add_x_forwarded_for is the client's X-Forwarded-For then that
+// address, while the template's own line is $full_x_forwarded_for, the
+// header then the peer (nginx.tmpl: "We can't use
+// $proxy_add_x_forwarded_for because the realip module replaces the
+// remote_addr too soon").
+func TestSnippetProxyAddForwardedForFull(t *testing.T) {
+	envoy := startWithControllerConfigMap(t, map[string]string{
+		"annotations-risk-level":     "Critical",
+		"allow-snippet-annotations":  "true",
+		"use-forwarded-headers":      "true",
+		"compute-full-forwarded-for": "true",
+	}, `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: forwarded
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+spec:
+  rules: [{host: forwarded.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`)
+	framework.Eventually(t, convergeTimeout, "forwarded.example served", func() error {
+		return envoy.Expect("forwarded.example", "/", http.StatusOK, "alpha")
+	})
+	// From a network namespace: Envoy writes its host's own address for
+	// a loopback peer where it appends the peer.
+	client := framework.NewNetns(t).Client()
+	peer := client.IP
+	_, port, err := net.SplitHostPort(envoy.HTTPAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpPort, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sent http.Header
+		want []string
+	}{
+		{nil, []string{peer, peer}},
+		{http.Header{"X-Forwarded-For": {"1.2.3.4"}}, []string{"1.2.3.4", peer, "1.2.3.4", "1.2.3.4"}},
+	} {
+		r, err := client.Get(httpPort, "forwarded.example", "/", c.sent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("X-Forwarded-For %q: %d, not the backend's", c.sent, r.Status)
+		}
+		if got := listValues(r.Echo.Header, "X-Forwarded-For"); !slices.Equal(got, c.want) {
+			t.Errorf("client's X-Forwarded-For %q: the backend got %q, want %q", c.sent.Get("X-Forwarded-For"), got, c.want)
+		}
+	}
+}
+
 // startWithControllerConfigMap serves ingresses (YAML, their backends
 // the echo backend alpha) under the controller ConfigMap data, through a
 // real Envoy that must reject nothing.
@@ -518,6 +614,17 @@ func startH2CEcho(t *testing.T, name string) int {
 }
 
 const snippetsYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: forwarded
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+spec:
+  rules: [{host: forwarded.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

@@ -65,6 +65,11 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 	}
 	where := snippetOptions(values, ing)
 	where.Zones = opts.config.snippets().Zones
+	// Both listeners read the client's address from the same header; a
+	// serve --trusted-forwarded-hops wins over forwarded-for-header.
+	if d := opts.config.downstream(ir.HTTP, opts.TrustedForwardedHops != 0); d != nil {
+		where.ClientHeader = d.ClientHeader
+	}
 	out.limitStatus = opts.config.limitStatus()
 	out.gzip, out.compression = opts.config.gzip(), opts.config.compression()
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {

@@ -142,3 +142,40 @@ spec:
 		t.Errorf("the if's route sets %v, want the if's header then custom-headers'", names)
 	}
 }
+
+// $proxy_add_x_forwarded_for reads the client's X-Forwarded-For from the
+// listener's copy in X-Original-Forwarded-For; where the ConfigMap's
+// forwarded-for-header makes the listeners read the client from another
+// header, the copy is of that one, and the snippet is refused.
+func TestProxyAddForwardedForUnderForwardedForHeader(t *testing.T) {
+	cm := types.NamespacedName{Namespace: "ingress-nginx", Name: "controller"}
+	snippet := `'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;'`
+	for _, tc := range []struct {
+		name   string
+		data   string
+		served bool
+	}{
+		{"X-Forwarded-For", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", use-forwarded-headers: "true"}`, true},
+		{"a header of its own", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", use-forwarded-headers: "true", forwarded-for-header: X-Client-IP}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifests := strings.Replace(headersSnippetIngress, `'more_set_headers "X-A: 1";'`, snippet, 1) +
+				fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
+			st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
+			r := onlyRoute(t, out)
+			if served := r.Action.Forward != nil; served != tc.served {
+				t.Errorf("served %v (problems %v), want %v", served, out.Problems, tc.served)
+			}
+			if !tc.served && !strings.Contains(fmt.Sprint(out.Problems), "forwarded-for-header X-Client-IP") {
+				t.Errorf("problems %v, want the snippet refused for forwarded-for-header", out.Problems)
+			}
+			if tc.served && (r.Policy == nil || r.Policy.RequestHeaders == nil || len(r.Policy.RequestHeaders.Add) != 2) {
+				t.Errorf("policy %+v: want the client's list and its address added", r.Policy)
+			}
+		})
+	}
+}

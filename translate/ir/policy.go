@@ -209,7 +209,7 @@ type Variable string
 
 // The variables of ValuePart.
 const (
-	VarRequestHeader  Variable = "RequestHeader"  // Name is the header's, lower case
+	VarRequestHeader  Variable = "RequestHeader"  // Name is the header's, lower case; as the listener's Downstream left it
 	VarResponseHeader Variable = "ResponseHeader" // Name is the header's; response headers only
 	VarClientAddress  Variable = "ClientAddress"  // the client's address, without port
 	VarScheme         Variable = "Scheme"         // http or https, of the client's connection

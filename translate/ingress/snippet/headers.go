@@ -216,6 +216,9 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			t.verdict(d, Translated, "")
 			return nil
 		}
+		if v := d.Args[1]; v == "$proxy_add_x_forwarded_for" || v == "${proxy_add_x_forwarded_for}" {
+			return t.addForwardedFor(e, d, name)
+		}
 		if d.Args[1] == "" {
 			if slices.Contains(templateRequestHeaders, lower) {
 				// An empty entry cannot cancel the template's.
@@ -239,6 +242,33 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 			e.Request.Set = append(e.Request.Set, h)
 		}
 	}
+	t.verdict(d, Translated, "")
+	return nil
+}
+
+// addForwardedFor takes proxy_set_header NAME $proxy_add_x_forwarded_for.
+// nginx's value is the request's X-Forwarded-For lines joined by ", ",
+// then ", " and $remote_addr, or $remote_addr alone where the client sent
+// none (ngx_http_proxy_module), beside the template's own line. At the
+// route the client's X-Forwarded-For is no longer there: the listener has
+// replaced it (or appended the peer, under compute-full-forwarded-for),
+// having first copied it whole into X-Original-Forwarded-For, as the
+// template does; the route reads that copy. Where forwarded-for-header
+// names another header, the copy is of that one, and the directive is
+// refused. Two lines, the client's list (none where it sent none: Envoy
+// adds no empty value) then its address, are one list in HTTP, as nginx's
+// one line is.
+func (t *translator) addForwardedFor(e *Edits, d nginxconf.Directive, name string) error {
+	t.contextual = true
+	if !slices.Contains(templateRequestHeaders, strings.ToLower(name)) {
+		return t.refuse(d, "header %s: $proxy_add_x_forwarded_for in a header ingress-nginx's template does not set, where it would replace the client's: not translated (X-Forwarded-For is)", name)
+	}
+	if t.opts.ClientHeader != "" {
+		return t.refuse(d, "header %s: $proxy_add_x_forwarded_for: with forwarded-for-header %s, the client's X-Forwarded-For is not kept for the route: not translated", name, t.opts.ClientHeader)
+	}
+	e.Request.Add = append(e.Request.Add,
+		ir.Header{Name: name, Parts: []ir.ValuePart{{Var: ir.VarRequestHeader, Name: "x-original-forwarded-for"}}},
+		ir.Header{Name: name, Parts: []ir.ValuePart{{Var: ir.VarClientAddress}}})
 	t.verdict(d, Translated, "")
 	return nil
 }

@@ -67,6 +67,11 @@ type Options struct {
 	// Zones are the limit_req zones the ConfigMap's http-snippet
 	// declares, by name.
 	Zones map[string]Zone
+	// ClientHeader is the ConfigMap's forwarded-for-header where the
+	// listeners read the client's address from it rather than from
+	// X-Forwarded-For; empty: X-Forwarded-For. The client's own
+	// X-Forwarded-For then no longer reaches a location whole.
+	ClientHeader string
 }
 
 // grpc says whether the location proxies with grpc_pass.

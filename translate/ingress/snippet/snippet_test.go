@@ -84,3 +84,20 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyAddForwardedForClientHeader: where forwarded-for-header names
+// another header than X-Forwarded-For, the listeners copy that one into
+// X-Original-Forwarded-For, so the client's X-Forwarded-For is not there
+// for $proxy_add_x_forwarded_for to read: refused, where the default
+// header translates it.
+func TestProxyAddForwardedForClientHeader(t *testing.T) {
+	const src = "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;"
+	if _, err := Translate(LocationContext, src, Options{}); err != nil {
+		t.Fatalf("with X-Forwarded-For: %v", err)
+	}
+	_, err := Translate(LocationContext, src, Options{ClientHeader: "CF-Connecting-IP"})
+	var r *Refusal
+	if !errors.As(err, &r) || r.Directive != "proxy_set_header" || !strings.Contains(r.Why, "forwarded-for-header CF-Connecting-IP") {
+		t.Errorf("with forwarded-for-header CF-Connecting-IP: %v, want proxy_set_header refused for it", err)
+	}
+}

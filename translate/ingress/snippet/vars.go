@@ -170,6 +170,8 @@ func unknownVariable(name string) string {
 	switch {
 	case strings.ToLower(name) != name && !prefixed:
 		return "not a variable nginx knows: nginx refuses it"
+	case name == "proxy_add_x_forwarded_for":
+		return "not translated but as the whole value of proxy_set_header X-Forwarded-For"
 	case strings.HasPrefix(name, "geoip_"):
 		return "the legacy GeoIP module's, which ingress-nginx's nginx does not load: nginx refuses it"
 	}
