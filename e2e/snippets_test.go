@@ -813,3 +813,67 @@ metadata:
 spec:
   rules: [{host: server.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}, {path: /app, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 `
+
+// TestSnippetRewriteLast: ngx_http_rewrite_module's rewrite ... last
+// "stops processing the current set of ngx_http_rewrite_module directives
+// and starts a search for a new location matching the changed URI", the
+// request's arguments kept: the new path reaches the backend of the
+// Ingress path that takes it, with that location's configuration (here
+// its more_set_input_headers), whichever Ingress made it; in the
+// snippet's own location, its rewrite directives run again on the new
+// path, which they leave as it is.
+func TestSnippetRewriteLast(t *testing.T) {
+	backends := echoBackends(t, "alpha", "beta")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(backends...))
+	writeManifest(t, dir, "ingresses.yaml", `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: front
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      rewrite ^/$ /targets last;
+      rewrite ^/old$ /new last;
+      more_set_input_headers "X-Location: front";
+spec:
+  rules: [{host: last.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: new
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      more_set_input_headers "X-Location: new";
+spec:
+  rules: [{host: last.example, http: {paths: [{path: /new, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}]}}]
+`)
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "last.example served", func() error {
+		return envoy.Expect("last.example", "/new", http.StatusOK, "beta")
+	})
+	for _, c := range []struct {
+		path, backend, seenPath, query, location string
+	}{
+		{"/?q=1", "alpha", "/targets", "q=1", "front"},
+		{"/old?x=2", "beta", "/new", "x=2", "new"},
+		{"/other", "alpha", "/other", "", "front"},
+		{"/new/a", "beta", "/new/a", "", "new"},
+	} {
+		a := snippetRequest(t, envoy, http.MethodGet, "last.example", c.path, nil)
+		if a.seen == nil {
+			t.Errorf("%s: %d %q, not a backend's", c.path, a.status, a.body)
+			continue
+		}
+		if a.seen.Backend != c.backend || a.seen.Path != c.seenPath || a.seen.Query != c.query || a.seen.Header.Get("X-Location") != c.location {
+			t.Errorf("%s: backend %s got %s?%s with X-Location %q; want %s, %s?%s, %q",
+				c.path, a.seen.Backend, a.seen.Path, a.seen.Query, a.seen.Header.Get("X-Location"), c.backend, c.seenPath, c.query, c.location)
+		}
+	}
+}

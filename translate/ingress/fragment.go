@@ -105,6 +105,9 @@ type hostRoute struct {
 	// variants are routes with route's path, placed before it: a
 	// configuration-snippet's branches (snippets.go).
 	variants []*ir.Route
+	// reselects are the rewrite ... last targets of the variants (and
+	// the route), by their conditions (reselect.go).
+	reselects map[string]snippet.Reselect
 	// mirror is the cluster the route's policy mirrors to (mirror.go);
 	// nil: none.
 	mirror *clusterRef
@@ -390,8 +393,9 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 	if cluster != nil {
 		f.addErrorPages(host, route, backend)
 	}
+	reselects := snippetReselects(route, f.snippets)                // reselect.go
 	variants := snippetVariants(route, f.snippets, f.customHeaders) // snippets.go
-	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror, variants: variants})
+	f.frag.routes = append(f.frag.routes, hostRoute{host: host, route: route, cluster: cluster, where: where, ingress: f.ing, nginx: nginx, mirror: f.mirror, variants: variants, reselects: reselects})
 }
 
 // normalizeHost validates a rule's host and returns the virtual host name.

@@ -186,6 +186,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	serverGzip := out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet()) // snippets_server.go
 	out.mergeServerGzip(serverGzip, frags, m.config.gzip())                                // gzip.go
 	out.mergeAppRoot(host, frags)
+	out.resolveReselects(kept)              // reselect.go
 	out.mergeClientCert(host, frags)        // clientcert.go
 	out.mergeSSLCiphers(host, frags)        // sslciphers.go
 	out.mergePassthrough(host, frags, kept) // passthrough.go

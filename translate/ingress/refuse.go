@@ -91,7 +91,7 @@ func (f *fragmentBuilder) applyRefusal() {
 		hr := &fr.routes[i]
 		hr.route.Policy = nil
 		hr.route.Action = ir.Action{Direct: &ir.DirectResponse{Status: 503, Body: refusedBody}}
-		hr.cluster, hr.variants = nil, nil
+		hr.cluster, hr.variants, hr.reselects = nil, nil, nil
 	}
 	fr.aliases, fr.tls, fr.wwwRedirects, fr.appRoot, fr.errorRoutes = nil, nil, nil, nil, nil
 	fr.serverSnippet = nil

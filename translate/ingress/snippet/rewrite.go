@@ -376,6 +376,9 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 		}
 		lhs = v[0].name
 	}
+	if lhs == "uri" && t.uri != "" {
+		return t.staticCondition(d, t.uri, op, rhs)
+	}
 	header, ok := conditionHeader(lhs)
 	if !ok {
 		return cond{}, t.refuse(d, "variable $%s: %s", lhs, unknownVariable(lhs))
@@ -559,6 +562,14 @@ func (t *translator) rewrite(d nginxconf.Directive, lv level, w way, ends *[]Bra
 		return nil, t.refuse(d, "regular expression %q: %v", d.Args[0], err)
 	}
 	repl := d.Args[1]
+	if t.uri != "" {
+		// Run again on a known path: the expression decides here.
+		if regexp.MustCompile(re.expr()).MatchString(t.uri) {
+			return nil, t.refuse(d, "it rewrites %s again", t.uri)
+		}
+		t.verdict(d, Translated, "")
+		return []way{w}, nil
+	}
 	absolute := strings.HasPrefix(repl, "http://") || strings.HasPrefix(repl, "https://") || strings.HasPrefix(repl, "$scheme")
 	var o Outcome
 	switch {
@@ -589,10 +600,21 @@ func (t *translator) rewrite(d nginxconf.Directive, lv level, w way, ends *[]Bra
 			return nil, t.refuse(d, "replacement %q: only a path with the expression's captures is translated", repl)
 		}
 		o.Rewrite = rw
+	case flag == "last" && lv == locationLevel:
+		// nginx chooses the location again for the new path, which the
+		// front-end does among the host's locations; Envoy routes once,
+		// so the path must be known here.
+		ps, err := pieces(repl)
+		if err != nil || len(ps) != 1 || ps[0].name != "" || !strings.HasPrefix(repl, "/") || strings.Contains(repl, "?") {
+			return nil, t.refuse(d, "replacement %q: a rewrite that selects the location again is translated to a literal path only, without a query", repl)
+		}
+		o.Rewrite, _ = re.rewriteTo(ps)
+		o.Reselect = &Reselect{DirectiveRef: DirectiveRef{Directive: d.Name, Line: d.Line}, Path: repl}
 	default:
-		// last, or no flag: nginx chooses the location again for the new
-		// path, which Envoy's routing of the request cannot do.
-		return nil, t.refuse(d, "a rewrite that selects the location again (last, or no flag): not translated")
+		// No flag: nginx goes on with the next directives on the new
+		// path before it chooses the location again; and a server's
+		// rewrite chooses the location for the first time.
+		return nil, t.refuse(d, "a rewrite that selects the location again without last, or outside a configuration-snippet: not translated")
 	}
 	m := ir.HeaderMatch{Name: ":path", Value: ir.StringMatch{Regex: re.searchPath()}}
 	if matchesEveryPath(re.src) {

@@ -138,6 +138,14 @@ type ErrorPage struct {
 	Codes []int
 }
 
+// Reselect is where a rewrite ... last sends the request: Path, a literal
+// path (the query kept), which nginx looks up among the server's
+// locations again.
+type Reselect struct {
+	DirectiveRef
+	Path string
+}
+
 // DirectiveRef names a directive of the snippet.
 type DirectiveRef struct {
 	Directive string
@@ -187,6 +195,13 @@ type Outcome struct {
 	Redirect *ir.Redirect
 	Direct   *ir.DirectResponse
 	Rewrite  *ir.RegexRewrite
+	// Reselect, with Rewrite, is a rewrite ... last to a literal path:
+	// nginx chooses the location again for it. The snippet's own rewrite
+	// phase, run again on that path, forwards it unchanged (else the
+	// snippet is refused), so that the request is forwarded with the new
+	// path where the front-end finds the location it is in chosen again,
+	// and takes the location chosen otherwise.
+	Reselect *Reselect `json:",omitempty"`
 	// Edits, when set, are the header changes of the if block the request
 	// ended in (merged with its block's), in place of the block's.
 	Edits *Edits

@@ -1,6 +1,7 @@
 package snippet
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -41,6 +42,9 @@ func Translate(ctx Context, src string, opts Options) (*Result, error) {
 		lv = serverLevel
 	}
 	res, err := t.block(ds, lv, nil)
+	if err == nil {
+		err = t.again(ds, res.Branches)
+	}
 	if err != nil {
 		return &Result{Verdicts: settle(t.verdicts)}, err
 	}
@@ -48,6 +52,44 @@ func Translate(ctx Context, src string, opts Options) (*Result, error) {
 	res.Contextual = t.contextual
 	res.UnlessExternalAuth = t.unlessAuth
 	return res, nil
+}
+
+// again runs the location's rewrite phase once more for each path a
+// rewrite ... last chose the location again for, as nginx does when it
+// chooses this location again: its conditions on $uri and its rewrites
+// then read the new path, known here. The snippet is refused unless that
+// run forwards the path as it is, which the front-end's forward with the
+// new path assumes (a second cycle, or if blocks that would switch the
+// request's configuration, are not translated).
+func (t *translator) again(ds []nginxconf.Directive, branches []Branch) error {
+	done := map[string]bool{}
+	for _, b := range branches {
+		r := b.Outcome.Reselect
+		if r == nil || done[r.Path] {
+			continue
+		}
+		done[r.Path] = true
+		u := &translator{declared: t.declared, opts: t.opts, uri: r.Path}
+		res, err := u.block(ds, locationLevel, nil)
+		why := ""
+		switch {
+		case err != nil:
+			why = err.Error()
+			var inner *Refusal
+			if errors.As(err, &inner) && inner.Directive != "" {
+				why = fmt.Sprintf("its %s (line %d): %s", inner.Directive, inner.Line, inner.Why)
+			}
+		case len(res.Branches) > 0:
+			why = "its rewrite directives would not simply forward it"
+		default:
+			continue
+		}
+		refusal := &Refusal{Directive: r.Directive, Line: r.Line,
+			Why: fmt.Sprintf("if nginx chooses this location again for %s, %s: not translated", r.Path, why)}
+		t.verdicts = append(t.verdicts, Verdict{Line: r.Line, Directive: r.Directive, Verdict: Refused, Note: refusal.Why})
+		return refusal
+	}
+	return nil
 }
 
 // settle keeps one verdict per directive (a directive runs once per way
@@ -97,6 +139,10 @@ type translator struct {
 	// passed are the headers the block's proxy_pass_header passes, which
 	// its proxy_hide_header then does not hide.
 	passed map[string]bool
+	// uri, when set, is $uri known at translation: the path a rewrite
+	// ... last chose the location again for, on which the location's
+	// rewrite phase runs again (again).
+	uri string
 }
 
 // declared lists the variables the set directives of ds (and of their
