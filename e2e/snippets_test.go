@@ -877,3 +877,58 @@ spec:
 		}
 	}
 }
+
+// TestSnippetServerErrorPage: a server-snippet's error_page is inherited
+// by the host's locations (ngx_http_core_module: "if and only if there
+// are no error_page directives defined on the current level"), and there
+// takes nginx's own answers alone: without custom-http-errors
+// proxy_intercept_errors is off, so the backend's 404 reaches the client
+// as the backend sent it. Where a path of the host answers one of its
+// codes itself (every proxying location answers 502), the error page is
+// not translated and the Ingress's paths answer 503.
+func TestSnippetServerErrorPage(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
+	writeManifest(t, dir, "ingresses.yaml", `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: pages
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/server-snippet: |
+      error_page 404 /custom_404.html;
+spec:
+  rules: [{host: pages.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: gateway-errors
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/server-snippet: |
+      error_page 502 503 504 /50x.html;
+spec:
+  rules: [{host: gateway-errors.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`)
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "pages.example served", func() error {
+		return envoy.Expect("pages.example", "/", http.StatusOK, "alpha")
+	})
+	a := snippetRequest(t, envoy, http.MethodGet, "pages.example", "/missing?status=404", nil)
+	if a.status != http.StatusNotFound || a.seen == nil || a.seen.Backend != "alpha" {
+		t.Errorf("the backend's 404: %d %q, want it as the backend sent it", a.status, a.body)
+	}
+	framework.Eventually(t, convergeTimeout, "gateway-errors.example refused", func() error {
+		r := snippetRequest(t, envoy, http.MethodGet, "gateway-errors.example", "/", nil)
+		if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "not served") {
+			return fmt.Errorf("%d %q, want the refused Ingress's 503", r.status, r.body)
+		}
+		return nil
+	})
+}

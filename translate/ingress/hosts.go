@@ -183,8 +183,8 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 		}
 	}
 	out.addErrorRoutes(errorRoutes, usedCluster)
-	serverGzip := out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet()) // snippets_server.go
-	out.mergeServerGzip(serverGzip, frags, m.config.gzip())                                // gzip.go
+	serverGzip := out.mergeServerSnippet(host, frags, regexMode, m.config.serverSnippet(), m.config.block() != nil) // snippets_server.go
+	out.mergeServerGzip(serverGzip, frags, m.config.gzip())                                                         // gzip.go
 	out.mergeAppRoot(host, frags)
 	out.resolveReselects(kept)              // reselect.go
 	out.mergeClientCert(host, frags)        // clientcert.go

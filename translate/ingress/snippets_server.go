@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -36,10 +37,10 @@ import (
 //
 // It returns the server's gzip directives, the annotation's over the
 // ConfigMap's (gzip.go).
-func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool, config *snippet.Result) snippet.Gzip {
+func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMode bool, config *snippet.Result, blocked bool) snippet.Gzip {
 	front := 0
 	var gzip snippet.Gzip
-	if first := out.oldestServerSnippet(host, frags); first != nil && out.vhost != nil {
+	if first := out.oldestServerSnippet(host, frags); first != nil && out.vhost != nil && out.serverErrorPages(first, blocked) {
 		gzip = first.serverSnippet.Gzip
 		src := &ir.Object{Kind: "Ingress", Namespace: first.ingress.Namespace, Name: first.ingress.Name}
 		if len(first.routes) > 0 {
@@ -52,6 +53,120 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 		gzip = gzip.Under(config.Gzip)
 	}
 	return gzip
+}
+
+// serverErrorPages says whether the error_page directives of owner's
+// server-snippet have no effect on the host, as while no path of it
+// answers one of their codes itself; where one does, nginx would serve
+// the error page there, which is not translated: the owner's paths of the
+// host answer 503, the snippet left out, and the Ingress is told.
+func (out *hostMerge) serverErrorPages(owner *fragment, blocked bool) bool {
+	s := owner.serverSnippet
+	if len(s.ErrorPages) == 0 {
+		return true
+	}
+	ep, why := serverErrorPageAnswer(out.vhost.Routes, s, blocked)
+	if why == "" {
+		return true
+	}
+	for i, r := range out.vhost.Routes {
+		if r.Source != nil && r.Source.Kind == "Ingress" && r.Source.Namespace == owner.ingress.Namespace && r.Source.Name == owner.ingress.Name {
+			c := *r
+			c.Policy = nil
+			c.Action = ir.Action{Direct: &ir.DirectResponse{Status: 503, Body: refusedBody}}
+			out.vhost.Routes[i] = &c
+		}
+	}
+	out.problems = append(out.problems, newProblem(owner.ingress, "AnnotationRefused",
+		"annotation server-snippet: directive %s (line %d): on host %q, %s, which nginx would replace with the error page: not translated (nothing of the snippet is applied; the Ingress's paths of the host answer 503)",
+		ep.Directive, ep.Line, out.vhost.Host, why))
+	return false
+}
+
+// serverErrorPageAnswer is the first of a server-snippet's error_page
+// directives that would take a status a path of the host answers itself,
+// and why; "" where none would. Every location without an error_page of
+// its own inherits the server's (ngx_http_core_module), and nginx
+// answers, besides what any proxying location answers, the statuses of
+// the host's access rules, authentication, limits, redirects and returns,
+// the snippet's own included. custom-http-errors (a location's own
+// error_page, or the ConfigMap's at http level, which the server's would
+// then replace) is not translated beside it.
+func serverErrorPageAnswer(routes []*ir.Route, s *snippet.Result, blocked bool) (snippet.ErrorPage, string) {
+	answers := map[int]string{
+		400: "a malformed request", 408: "a client too slow to send its body", 413: "a body over the size limit",
+		500: "an internal error", 502: "a backend that cannot be reached", 503: "no endpoint ready", 504: "a backend too slow to answer",
+		495: "a client certificate refused", 496: "a client certificate missing",
+	}
+	add := func(code uint32, why string) {
+		if _, ok := answers[int(code)]; !ok && code != 0 {
+			answers[int(code)] = why
+		}
+	}
+	if blocked {
+		add(403, "block-user-agents or block-referers")
+	}
+	for _, r := range routes {
+		switch a := r.Action; {
+		case a.Direct != nil:
+			add(a.Direct.Status, "a path's answer")
+		case a.Redirect != nil:
+			add(a.Redirect.Code, "a path's redirect")
+		}
+		p := r.Policy
+		if p == nil {
+			continue
+		}
+		if p.ErrorPages != nil {
+			return s.ErrorPages[0], "custom-http-errors makes nginx intercept the backend's answers on a path"
+		}
+		if p.IPRules != nil {
+			add(403, "allow and deny lists")
+		}
+		if p.Auth != nil && p.Auth.Basic != nil {
+			add(401, "basic authentication")
+		}
+		if p.Auth != nil && p.Auth.External != nil {
+			add(401, "auth-url")
+			add(403, "auth-url")
+		}
+		if p.RateLimit != nil {
+			add(p.RateLimit.Status, "a rate limit")
+		}
+		if p.Connections != nil {
+			add(p.Connections.Status, "a connection limit")
+		}
+		if p.HTTPSRedirect != nil {
+			add(p.HTTPSRedirect.Code, "the redirect to HTTPS")
+		}
+	}
+	own := func(res *snippet.Result) {
+		if res.Access != nil {
+			add(403, "the snippet's allow and deny")
+		}
+		for _, b := range res.Branches {
+			switch o := b.Outcome; {
+			case o.Direct != nil:
+				add(o.Direct.Status, "the snippet's return")
+			case o.Redirect != nil:
+				add(o.Redirect.Code, "the snippet's redirect")
+			}
+		}
+	}
+	own(s)
+	for _, l := range s.Locations {
+		own(&l.Result)
+	}
+	add(s.LimitReqStatus, "the snippet's limit status")
+	add(s.LimitConnStatus, "the snippet's limit status")
+	for _, ep := range s.ErrorPages {
+		for _, c := range ep.Codes {
+			if why, ok := answers[c]; ok {
+				return ep, fmt.Sprintf("a path answers %d itself (%s)", c, why)
+			}
+		}
+	}
+	return snippet.ErrorPage{}, ""
 }
 
 // oldestServerSnippet is the oldest fragment of host with a

@@ -218,7 +218,7 @@ func table() []Key {
 		{Name: "http-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: httpSnippet,
 			Note: "Declarations other configuration uses (limit_req_zone, limit_conn_zone, proxy_cache_path, map and split_clients of variables of its own) are of no effect, as declarations alone are in nginx: a directive that would use one is refused where it appears (docs/snippets.md). Anything else refuses every Ingress, its Warning naming the directive and its line."},
 		{Name: "server-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: configSnippet(snippet.ServerContext),
-			Note: "Translated as the server-snippet annotation is (docs/annotations.md), in every host's server, after the annotation's; a snippet not translated whole refuses every Ingress, its Warning naming the directive and its line."},
+			Note: "Translated as the server-snippet annotation is (docs/annotations.md), in every host's server, after the annotation's, but for error_page, refused here (whether it has an effect depends on every host's paths); a snippet not translated whole refuses every Ingress, its Warning naming the directive and its line."},
 		refuseIfSet("stream-snippet", `""`, snippetNote),
 		{Name: "location-snippet", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: configSnippet(snippet.LocationContext),
 			Note: "Translated as the configuration-snippet annotation is (docs/annotations.md), in every location of the Ingresses' paths, after their configuration-snippet; a snippet not translated whole refuses every Ingress, its Warning naming the directive and its line."},

@@ -95,6 +95,16 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 			s.Defaults.RefuseAll(name, why)
 			return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
 		}
+		if ctx == snippet.ServerContext && len(res.ErrorPages) > 0 {
+			// Every host's paths would decide whether it has an effect,
+			// and refusing it there would refuse every Ingress of the
+			// host: refused here, once.
+			ep := res.ErrorPages[0]
+			r := &snippet.Refusal{Directive: ep.Directive, Line: ep.Line, Why: "in the ConfigMap's server-snippet: not translated (the annotation's is)"}
+			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())
+			s.Defaults.RefuseAll(name, why)
+			return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
+		}
 		if ctx == snippet.ServerContext {
 			s.Snippets.Server = res
 		} else {

@@ -115,11 +115,12 @@ type Result struct {
 	Branches []Branch
 	// Locations are a server snippet's location blocks.
 	Locations []Location
-	// ErrorPages are error_page's status codes, of no effect while the
-	// location answers none of them itself (the backend's answers pass
-	// through: proxy_intercept_errors is off without custom-http-errors);
-	// the front-end, which knows what else the location answers, refuses
-	// the snippet where it answers one.
+	// ErrorPages are error_page's status codes (a configuration-snippet's,
+	// or a server-snippet's, which every location of the host inherits),
+	// of no effect while the location answers none of them itself (the
+	// backend's answers pass through: proxy_intercept_errors is off
+	// without custom-http-errors); the front-end, which knows what else
+	// the location answers, refuses the snippet where it answers one.
 	ErrorPages []ErrorPage `json:",omitempty"`
 	// UnlessExternalAuth are directives of no effect without auth-url
 	// (they read the auth service's answer, empty without it) and not

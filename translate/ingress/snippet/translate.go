@@ -609,8 +609,8 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 // answers, decides between no effect and refusing the snippet.
 func (t *translator) errorPage(d nginxconf.Directive, lv level) (ErrorPage, error) {
 	ep := ErrorPage{DirectiveRef: DirectiveRef{Directive: d.Name, Line: d.Line}}
-	if lv != locationLevel {
-		return ep, t.refuse(d, "outside a configuration-snippet: not translated")
+	if lv == snippetLocation {
+		return ep, t.refuse(d, "in a server-snippet's location: not translated")
 	}
 	if len(d.Args) < 2 {
 		return ep, t.refuse(d, "error_page takes codes and a URI")
@@ -633,6 +633,11 @@ func (t *translator) errorPage(d nginxconf.Directive, lv level) (ErrorPage, erro
 	}
 	if _, err := pieces(d.Args[len(d.Args)-1]); err != nil {
 		return ep, t.refuse(d, "URI: %v", err)
+	}
+	if lv == serverLevel {
+		t.verdict(d, NoEffect, "every location of the host without an error_page of its own inherits it, and there nginx's own answers of these codes alone take it, the backend's passing through (without custom-http-errors): "+
+			"no effect where no path of the host answers one of them itself; the Ingress is refused on the host where one does (allow and deny, authentication, limits, a return)")
+		return ep, nil
 	}
 	t.verdict(d, NoEffect, "nginx's own answers of these codes in the location alone take it, and the backend's pass through (without custom-http-errors): "+
 		"no effect where the location answers none of them itself; the Ingress is refused where it does (allow and deny, authentication, limits, a return)")
