@@ -74,7 +74,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example", "realip.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -224,6 +224,20 @@ func TestSnippets(t *testing.T) {
 			if got := a.seen.Header.Get("X-Original-Forwarded-For"); got != c.sent {
 				t.Errorf("client's X-Forwarded-For %q: X-Original-Forwarded-For %q", c.sent, got)
 			}
+		}
+	})
+
+	// ngx_http_realip_module: without set_real_ip_from (ingress-nginx
+	// writes it only with use-forwarded-headers or enable-real-ip) a
+	// server-snippet's real_ip_header changes nothing: the client is the
+	// peer, whatever header it sends.
+	t.Run("real_ip_header without the realip module", func(t *testing.T) {
+		a := snippetRequest(t, envoy, http.MethodGet, "realip.example", "/", map[string]string{"X-Client-Address": "9.9.9.9"})
+		if a.seen == nil {
+			t.Fatalf("%d %q: not the backend's", a.status, a.body)
+		}
+		if got := a.seen.Header.Get("X-Real-IP"); got != "127.0.0.1" {
+			t.Errorf("X-Real-IP %q, want the peer, 127.0.0.1", got)
 		}
 	})
 
@@ -614,6 +628,18 @@ func startH2CEcho(t *testing.T, name string) int {
 }
 
 const snippetsYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: realip
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/server-snippet: |
+      real_ip_header X-Client-Address;
+      real_ip_recursive on;
+spec:
+  rules: [{host: realip.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

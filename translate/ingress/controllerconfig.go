@@ -82,6 +82,10 @@ func (c *controllerConfig) hsts() string {
 	return c.settings.HSTS
 }
 
+// realIP says whether ingress-nginx's template would turn nginx's realip
+// module on (configmap.Settings.RealIP).
+func (c *controllerConfig) realIP() bool { return c != nil && c.settings != nil && c.settings.RealIP }
+
 // trustedHops is use-forwarded-headers' trusted proxies (0: unset).
 func (c *controllerConfig) trustedHops() uint32 {
 	if c == nil || c.settings == nil {

@@ -111,6 +111,12 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 				"directive satisfy: the satisfy annotation already sets it in the location, and nginx refuses a second (nothing of the snippet is applied)"))
 			continue
 		}
+		if len(res.UnlessRealIP) > 0 && opts.config.realIP() {
+			d := res.UnlessRealIP[0]
+			r := &snippet.Refusal{Directive: d.Directive, Line: d.Line, Why: configmap.RealIPRefusal}
+			problems = append(problems, unsupported("annotation "+k.key.Name(), r.Error()+" (nothing of the snippet is applied)"))
+			continue
+		}
 		*k.res = res
 	}
 	// The ConfigMap's location-snippet follows the configuration-snippet

@@ -179,3 +179,42 @@ func TestProxyAddForwardedForUnderForwardedForHeader(t *testing.T) {
 		})
 	}
 }
+
+// nginx's realip module does nothing without set_real_ip_from
+// (ngx_http_realip_module), which ingress-nginx's template writes only
+// with use-forwarded-headers or enable-real-ip: a snippet's
+// real_ip_header has no effect otherwise, and is refused there, where it
+// would read the client's address from another header.
+func TestSnippetRealIPHeader(t *testing.T) {
+	cm := types.NamespacedName{Namespace: "ingress-nginx", Name: "controller"}
+	snippet := `nginx.ingress.kubernetes.io/server-snippet: "real_ip_header CF-Connecting-IP;"`
+	for _, tc := range []struct {
+		name   string
+		data   string
+		served bool
+	}{
+		{"realip off", `{annotations-risk-level: Critical, allow-snippet-annotations: "true"}`, true},
+		{"use-forwarded-headers", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", use-forwarded-headers: "true"}`, false},
+		{"enable-real-ip", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", enable-real-ip: "true"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifests := strings.Replace(headersSnippetIngress, `nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-A: 1";'`, snippet, 1) +
+				fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
+			if !strings.Contains(manifests, snippet) {
+				t.Fatal("the snippet is not in the manifests")
+			}
+			st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
+			r := onlyRoute(t, out)
+			if served := r.Action.Forward != nil; served != tc.served {
+				t.Errorf("served %v (problems %v), want %v", served, out.Problems, tc.served)
+			}
+			if !tc.served && !strings.Contains(fmt.Sprint(out.Problems), "directive real_ip_header (line 1)") {
+				t.Errorf("problems %v: want real_ip_header named", out.Problems)
+			}
+		})
+	}
+}

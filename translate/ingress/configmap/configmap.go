@@ -126,7 +126,11 @@ type Settings struct {
 	snippets snippetSettings
 	// Snippets are location-snippet and server-snippet, translated.
 	Snippets ConfigSnippets
-	Issues   []Issue
+	// RealIP says that ingress-nginx's template would turn nginx's realip
+	// module on (set_real_ip_from, with use-forwarded-headers or
+	// enable-real-ip): the client's address is read from a header.
+	RealIP bool
+	Issues []Issue
 	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
 	BlockCIDRs []string
 	// LimitReqStatus is the status of a request over a rate limit
@@ -261,6 +265,7 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 	s.finishGzip()
 	s.Block = s.blocks.requestBlock()
 	s.finishConnections()
+	s.finishSnippets()
 	s.Tracing = s.finishTracing()
 	return s
 }

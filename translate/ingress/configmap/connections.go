@@ -476,7 +476,8 @@ func (s *Settings) finishConnections() {
 	}
 	// nginx's realip module is on with use-forwarded-headers or
 	// enable-real-ip; the header and the CIDRs matter only then.
-	if c.realIP || forwardedHeaders {
+	s.RealIP = c.realIP || forwardedHeaders
+	if s.RealIP {
 		switch {
 		case c.clientHeader != "" && !strings.EqualFold(c.clientHeader, "X-Forwarded-For"):
 			// Envoy's custom header detection trusts every peer: only

@@ -114,6 +114,37 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 	}
 }
 
+// finishSnippets refuses the ConfigMap's location-snippet and
+// server-snippet where they hold a directive of no effect only while
+// nginx's realip module is off (real_ip_header) and the ConfigMap turns it
+// on (snippet.Result.UnlessRealIP): known once every key is read.
+func (s *Settings) finishSnippets() {
+	if !s.RealIP {
+		return
+	}
+	for _, k := range []struct {
+		name string
+		res  **snippet.Result
+	}{{"location-snippet", &s.Snippets.Location}, {"server-snippet", &s.Snippets.Server}} {
+		if *k.res == nil || len((*k.res).UnlessRealIP) == 0 {
+			continue
+		}
+		d := (*k.res).UnlessRealIP[0]
+		r := &snippet.Refusal{Directive: d.Directive, Line: d.Line, Why: RealIPRefusal}
+		why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", k.name, r.Error())
+		s.Defaults.RefuseAll(k.name, why)
+		s.Issues = append(s.Issues, Issue{Key: k.name, Reason: "InvalidConfigMapValue", Message: fmt.Sprintf("%s: %s: every Ingress is refused while it is set", k.name, r.Error())})
+		*k.res = nil
+		if k.name == "location-snippet" {
+			s.Snippets.LocationText = ""
+		}
+	}
+}
+
+// RealIPRefusal is why a snippet's real_ip_header (or real_ip_recursive)
+// is refused where the realip module is on.
+const RealIPRefusal = "the ConfigMap turns nginx's realip module on (use-forwarded-headers or enable-real-ip), where it would read the client's address from another header for this block alone: not translated"
+
 // httpSnippet checks the ConfigMap's http-snippet: declarations only,
 // else every Ingress is refused (snippet.TranslateHTTP).
 func httpSnippet(_ *Table, s *Settings, name, value string) error {

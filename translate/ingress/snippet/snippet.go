@@ -126,6 +126,12 @@ type Result struct {
 	// (they read the auth service's answer, empty without it) and not
 	// translated with it: the front-end refuses the snippet then.
 	UnlessExternalAuth []DirectiveRef `json:",omitempty"`
+	// UnlessRealIP are directives of no effect while nginx's realip
+	// module is off (real_ip_header, real_ip_recursive: without
+	// set_real_ip_from, which the template writes only when the
+	// listeners read the client's address from a header) and not
+	// translated while it is on: the front-end refuses the snippet then.
+	UnlessRealIP []DirectiveRef `json:",omitempty"`
 	// Contextual says whether Options decided some directive's fate, so
 	// that a translation under other Options may differ.
 	Contextual bool `json:",omitempty"`

@@ -51,6 +51,7 @@ func Translate(ctx Context, src string, opts Options) (*Result, error) {
 	res.Verdicts = settle(t.verdicts)
 	res.Contextual = t.contextual
 	res.UnlessExternalAuth = t.unlessAuth
+	res.UnlessRealIP = t.unlessRealIP
 	return res, nil
 }
 
@@ -136,6 +137,9 @@ type translator struct {
 	// unlessAuth are the snippet's directives of no effect without
 	// auth-url (Result.UnlessExternalAuth).
 	unlessAuth []DirectiveRef
+	// unlessRealIP are those of no effect while nginx's realip module is
+	// off (Result.UnlessRealIP).
+	unlessRealIP []DirectiveRef
 	// passed are the headers the block's proxy_pass_header passes, which
 	// its proxy_hide_header then does not hide.
 	passed map[string]bool
@@ -538,6 +542,25 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 			return nil
 		}
 		return t.refuse(d, "off (close-delimited responses): Envoy always frames them")
+	case "real_ip_header", "real_ip_recursive":
+		// ngx_http_realip_module does nothing without set_real_ip_from,
+		// which ingress-nginx's template writes (at http level) only
+		// under use-forwarded-headers, enable-real-ip or
+		// use-proxy-protocol; with it, the directive would choose another
+		// header for the client's address on this block alone, which is
+		// not translated: the front-end refuses the snippet then.
+		if len(d.Args) != 1 {
+			return t.refuse(d, "wrong number of arguments: nginx refuses it")
+		}
+		if v := d.Args[0]; d.Name == "real_ip_recursive" && v != "on" && v != "off" {
+			return t.refuse(d, "%q: nginx takes on or off", v)
+		}
+		if v := d.Args[0]; d.Name == "real_ip_header" && v != "proxy_protocol" && !isToken(v) {
+			return t.refuse(d, "%q is not a header's name: not translated", v)
+		}
+		t.unlessRealIP = append(t.unlessRealIP, DirectiveRef{Directive: d.Name, Line: d.Line})
+		t.verdict(d, NoEffect, "nginx's realip module does nothing without set_real_ip_from, which ingress-nginx writes only with use-forwarded-headers or enable-real-ip (then the snippet is refused)")
+		return nil
 	case "server_tokens":
 		// ingress-nginx turns server_tokens off and clears Server at http
 		// level (server-tokens: false); in a snippet it changes only
