@@ -167,10 +167,14 @@ func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotw
 // deltaNow is what an incremental request is answered with at once, if
 // anything: what the client lacks or holds in excess, or, for the first
 // request of a wildcard (or namespaced) subscription, an empty answer,
-// which Envoy waits for to finish starting.
-func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
-	if resp, ok := deltaSince(req, sub, ts); ok {
-		return resp
+// which Envoy waits for to finish starting. compareAll skips the short
+// way (deltaSince), which reads this request's names alone, when an earlier
+// request of the stream's went unanswered.
+func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot, compareAll bool) *deltaResponse {
+	if !compareAll {
+		if resp, ok := deltaSince(req, sub, ts); ok {
+			return resp
+		}
 	}
 	resp := deltaDiff(req, sub, ts)
 	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {

@@ -1,9 +1,12 @@
 package xds
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -161,5 +164,58 @@ func TestMakeBeforeBreakSharedLoadAssignment(t *testing.T) {
 	st.routes.drain(t, s.cache)
 	if st.routes.answers != before+1 {
 		t.Fatalf("after s was acknowledged, routes answered %d times, want %d", st.routes.answers, before+1)
+	}
+}
+
+// TestHeldSubscriptionNotLost: a delta request that subscribes to a route
+// configuration while the stream's route watches are held back
+// (make-before-break), and that the stream's next request cancels before
+// the hold ends, naming nothing new, still gets its configuration: the
+// next watch compares everything the client holds rather than read its own
+// request's names alone. Seen with a real Envoy: the HTTPS listener's
+// default filter chain came with a new route configuration while its
+// clusters warmed, Envoy subscribed to it, and the acknowledgement that
+// followed left it unsent until Envoy's initial fetch timed out.
+func TestHeldSubscriptionNotLost(t *testing.T) {
+	s := quietServer()
+	r := switched(t, "a", "a")
+	second := httpListener(t, "second", 10001)
+	hcm := &hcmv3.HttpConnectionManager{}
+	if err := second.FilterChains[0].Filters[0].GetTypedConfig().UnmarshalTo(hcm); err != nil {
+		t.Fatal(err)
+	}
+	hcm.GetRds().RouteConfigName = "second"
+	if err := second.FilterChains[0].Filters[0].GetTypedConfig().MarshalFrom(hcm); err != nil {
+		t.Fatal(err)
+	}
+	r.Listeners = append(r.Listeners, second)
+	r.Routes = append(r.Routes, &routev3.RouteConfiguration{Name: "second"})
+	publishOK(t, s, r)
+	c := newCacheClient("routes", true, resource.RouteType, []string{fixtureRoute})
+	c.stream = &streamKey{delta: true, id: 1}
+	c.watch(t, s.cache, []string{fixtureRoute}, nil)
+	c.drain(t, s.cache)
+	if _, ok := c.held[fixtureRoute]; !ok {
+		t.Fatalf("the first route configuration not sent: %v", c.held)
+	}
+
+	s.cache.mu.Lock()
+	st := s.cache.streamFor(*c.stream)
+	st.gate.eds = true
+	s.cache.mbb.fresh = []string{"b"}
+	s.cache.mu.Unlock()
+	c.watch(t, s.cache, []string{"second"}, nil) // held back
+	if len(c.dOut) != 0 {
+		t.Fatal("a held watch was answered")
+	}
+
+	s.cache.mu.Lock()
+	st.gate.edsAcked = s.cache.mbb.gen
+	s.cache.mbb.fresh = nil
+	s.cache.mu.Unlock()
+	c.watch(t, s.cache, nil, nil) // cancels the held watch, names nothing
+	c.drain(t, s.cache)
+	if _, ok := c.held["second"]; !ok {
+		t.Fatalf("the route configuration subscribed to while held was never sent: %v", slices.Sorted(maps.Keys(c.held)))
 	}
 }

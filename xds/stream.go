@@ -22,6 +22,12 @@ type streamState struct {
 	// each route type sent on it (routeacks.go).
 	routes     map[string]int64
 	routeNonce map[string]string
+	// unheard is the types of which a watch was held back and then
+	// cancelled by the stream's next request before it was answered
+	// (watch.go): the names that watch's request subscribed to were
+	// never answered, and the next request of the type, which does not
+	// name them again, must be compared with everything the client holds.
+	unheard map[string]bool
 }
 
 // streamFor returns the state of a stream, made if new. The cache's lock

@@ -42,8 +42,12 @@ type watch struct {
 	// held says the watch was kept from a change until its stream has
 	// the clusters that change added (makebeforebreak.go), and is
 	// answered from everything the client holds when released.
-	held  bool
-	proto protocol
+	held bool
+	// compareAll says an earlier request of the stream's went unanswered
+	// (streamState.unheard): what the client lacks is found by comparing
+	// everything, not from this request's names alone.
+	compareAll bool
+	proto      protocol
 	// The request and channel, of one protocol.
 	sotwReq  *cache.Request
 	sotwOut  chan cache.Response
@@ -108,6 +112,10 @@ type protocol interface {
 // open takes a request's watch (steps 2-4): answers it at once with what
 // is owed, or stores it until an update, and returns its cancel.
 func (c *resourceCache) open(w *watch) func() {
+	if w.stream != nil && w.stream.unheard[w.typeURL] {
+		w.compareAll = true
+		delete(w.stream.unheard, w.typeURL)
+	}
 	w.held = c.holds(w)
 	var r xdsResponse
 	if ts, ok := c.types[w.typeURL]; ok && !w.held {
@@ -133,6 +141,14 @@ func (c *resourceCache) open(w *watch) func() {
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if _, live := c.watches[typeURL][id]; live && (w.held || w.compareAll) && w.stream != nil {
+			// Cancelled unanswered by the stream's next request: what this
+			// one asked for must not be lost (streamState.unheard).
+			if w.stream.unheard == nil {
+				w.stream.unheard = map[string]bool{}
+			}
+			w.stream.unheard[typeURL] = true
+		}
 		delete(c.watches[typeURL], id)
 	}
 }
@@ -281,7 +297,7 @@ func (sotwProtocol) nack(w *watch) bool    { return w.sotwReq.GetErrorDetail() !
 type deltaProtocol struct{}
 
 func (deltaProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
-	if r := deltaNow(w.deltaReq, w.sub, ts); r != nil {
+	if r := deltaNow(w.deltaReq, w.sub, ts, w.compareAll); r != nil {
 		return r
 	}
 	return nil
