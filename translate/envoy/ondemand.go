@@ -33,7 +33,7 @@ import (
 // the clusters requests are mirrored to (the router skips a missing
 // shadow), aggregate clusters and the clusters they send to (an aggregate
 // whose member is missing has no host), TLS passthrough's (TCP, no HTTP
-// filter), and the authorisation service's.
+// filter), the authorisation service's and the tracing collector's.
 //
 // The filter runs first in the chain: when the cluster comes, Envoy
 // re-runs the request's filter chain from the start, and the filters
@@ -134,7 +134,10 @@ func (c *Renderer) onDemand(m *ir.IR) *OnDemand {
 			}
 		}
 	}
-	// Named whether or not a listener asks for it (authz.go).
+	// Named whether or not a listener asks for them: the authorisation
+	// service's (authz.go) and the tracing collector's (tracing.go), which
+	// Envoy's filters and tracer reach without a route.
 	eager[AuthzCluster] = struct{}{}
+	eager[OTLPCluster] = struct{}{}
 	return &OnDemand{Eager: eager}
 }
