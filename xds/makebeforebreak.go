@@ -37,7 +37,21 @@ import (
 // it, and the wait is one round trip.
 type makeBeforeBreak struct {
 	fresh []string // load assignment names of the clusters the last cluster change added
-	gen   int64    // counts cluster changes that set fresh
+	// freshAll is fresh with the load assignments of the added clusters
+	// that come on demand (ondemand.go): a delta Envoy fetches those when
+	// a request needs one, and that request waits for it, but a SotW
+	// Envoy is sent them with the rest, and its routes wait for them as
+	// for any.
+	freshAll []string
+	gen      int64 // counts cluster changes that set fresh
+}
+
+// waitedFor is the load assignments a stream's route types wait for.
+func (m *makeBeforeBreak) waitedFor(key streamKey) []string {
+	if key.delta {
+		return m.fresh
+	}
+	return m.freshAll
 }
 
 // streamGate is what the cache knows of one stream's load assignments.
@@ -86,7 +100,7 @@ func heldBack(typeURL string) bool {
 
 // ready says whether a stream may be sent the route types now.
 func (c *resourceCache) ready(key streamKey) bool {
-	if len(c.mbb.fresh) == 0 {
+	if len(c.mbb.waitedFor(key)) == 0 {
 		return true
 	}
 	s := c.streams[key]
@@ -103,15 +117,10 @@ func (c *resourceCache) ready(key streamKey) bool {
 // backend: translate/envoy/cluster.go), so a new cluster is waited for by
 // the name it takes its endpoints from, not by its own.
 func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
-	var fresh []string
+	var fresh, lazy []string
 	if prev != nil && eds != nil { // the first content is Envoy's initial fetch
 		for _, name := range next.updated {
 			if _, old := prev.index.lookup(name); old {
-				continue
-			}
-			if next.lazy.Lazy(name) {
-				// ondemand.go: a delta Envoy asks for it when a request
-				// needs it, and that request waits for it to warm.
 				continue
 			}
 			j, ok := next.index.lookup(name)
@@ -120,7 +129,14 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 			}
 			if assignment, ok := edsNameOf(next.items[j]); ok { // sharededs.go
 				if _, ok := eds.index.lookup(assignment); ok {
-					fresh = append(fresh, assignment)
+					if next.lazy.Lazy(name) {
+						// ondemand.go: a delta Envoy asks for it when a
+						// request needs it, and that request waits for
+						// it to warm; a SotW one waits as for any.
+						lazy = append(lazy, assignment)
+					} else {
+						fresh = append(fresh, assignment)
+					}
 				}
 			}
 		}
@@ -128,6 +144,10 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 		fresh = slices.Compact(fresh)
 	}
 	c.mbb.fresh = fresh
+	c.mbb.freshAll = fresh
+	if len(lazy) > 0 {
+		c.mbb.freshAll = slices.Compact(slices.Sorted(slices.Values(slices.Concat(fresh, lazy))))
+	}
 	c.mbb.gen++
 }
 
@@ -140,7 +160,7 @@ func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bo
 		g := c.gate(key)
 		g.eds = true
 		known := sub.ReturnedResources()
-		for _, name := range c.mbb.fresh {
+		for _, name := range c.mbb.waitedFor(key) {
 			if _, sent := known[name]; !sent {
 				return
 			}

@@ -73,7 +73,7 @@ func TestMakeBeforeBreakPart(t *testing.T) {
 	if !m.updated(c, []typeChange{{typeURL: resource.ClusterType, state: clusters}}) {
 		t.Fatal("a cluster change did not ask for a recheck")
 	}
-	m.fresh = []string{"b"}
+	m.fresh, m.freshAll = []string{"b"}, []string{"b"}
 	for _, typeURL := range []string{resource.ListenerType, resource.RouteType, resource.VirtualHostType} {
 		if !m.holds(c, &watch{typeURL: typeURL, stream: st}) {
 			t.Errorf("%s not held while b is not acknowledged", typeURL)

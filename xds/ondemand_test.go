@@ -141,9 +141,11 @@ func TestCacheOnDemandClusters(t *testing.T) {
 }
 
 // TestOnDemandNotHeldForLazyClusters: a route change that comes with a new
-// lazy cluster is not held back for that cluster's load assignment (an
-// Envoy asks for the cluster when a request needs it, and the request
-// waits for it), while one that comes with a new eager cluster is.
+// lazy cluster is not held back for that cluster's load assignment on a
+// delta stream (an Envoy asks for the cluster when a request needs it, and
+// the request waits for it), but is on a SotW one, which is sent every
+// cluster and whose routes wait as for any; one that comes with a new
+// eager cluster is held on both.
 func TestOnDemandNotHeldForLazyClusters(t *testing.T) {
 	s := quietServer()
 	f := fixture{listenerPort: 10000, clusters: map[string][]string{"a": {"127.0.0.1:1"}}}
@@ -158,14 +160,19 @@ func TestOnDemandNotHeldForLazyClusters(t *testing.T) {
 	if s.cache.types[resource.ClusterType] == prev {
 		t.Fatal("the cluster change did not reach the cache")
 	}
-	if len(s.cache.mbb.fresh) != 0 {
-		t.Fatalf("routes wait for %v, a lazy cluster's load assignment", s.cache.mbb.fresh)
+	if got := s.cache.mbb.waitedFor(streamKey{delta: true}); len(got) != 0 {
+		t.Fatalf("delta routes wait for %v, a lazy cluster's load assignment", got)
+	}
+	if got := s.cache.mbb.waitedFor(streamKey{}); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("SotW routes wait for %v, want the new cluster b", got)
 	}
 	f.clusters["e"] = []string{"127.0.0.1:3"}
 	if _, err := s.Publish(t.Context(), onDemandFixture(t, f, "a", "e")); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.cache.mbb.fresh, []string{"e"}) {
-		t.Fatalf("routes wait for %v, want the new eager cluster e", s.cache.mbb.fresh)
+	for _, key := range []streamKey{{delta: true}, {}} {
+		if got := s.cache.mbb.waitedFor(key); !slices.Equal(got, []string{"e"}) {
+			t.Fatalf("routes (delta %v) wait for %v, want the new eager cluster e", key.delta, got)
+		}
 	}
 }
