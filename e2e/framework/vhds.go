@@ -34,7 +34,6 @@ func vhdsServeArgs(testArgs []string) []string {
 	return args
 }
 
-
 // HTTPRouteUpdates is the number of accepted updates of the HTTP
 // listener's routes at an Envoy: of its route configuration over RDS, or,
 // in the VHDS suite, of its virtual hosts over VHDS (which Envoy counts

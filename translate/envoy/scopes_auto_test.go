@@ -61,7 +61,7 @@ func TestAutoRouteScopesFollowTheHosts(t *testing.T) {
 		{3 * from, envoy.AutoRouteScopes(4 * from)}, // fewer, not half
 		{from + 1, envoy.AutoRouteScopes(from)},     // half and more
 		{from - 1, envoy.AutoRouteScopes(from)},     // below the line, not half
-		{from/2 - 10, 0}, // less than half (the case's wildcards count too)
+		{from/2 - 10, 0},                            // less than half (the case's wildcards count too)
 	} {
 		m := withHosts(t, base, step.hosts)
 		got, err := r.Render(m)
