@@ -5,7 +5,9 @@
 #   grpcurl  grpcurl, from the Go module proxy
 #   helm     helm, from the Go module proxy (the chart's tests)
 #   kube     kube-apiserver + etcd, built from the Go module proxy (minutes)
-# With no TOOL, all of them (make tools, make test).
+#   wrk      Debian's wrk, the HTTP load generator of the per-request
+#            benchmarks (BenchmarkShippedDefaults); not in the default set
+# With no TOOL, envoy, grpcurl, helm and kube (make tools, make test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ENVOY_VERSION="${ENVOY_VERSION:-1.40.0}"
@@ -43,6 +45,13 @@ install_helm() {
   ln -sf "$dir/helm" "$TOOLS/bin/helm"
 }
 
+install_wrk() {
+  command -v wrk >/dev/null && return
+  echo "installing Debian's wrk ..." >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q wrk >&2 || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
+}
+
 install_kube() {
   local assets
   assets="$(bash hack/install-kube.sh)"
@@ -53,8 +62,8 @@ tools=("$@")
 [[ ${#tools[@]} -gt 0 ]] || tools=(envoy grpcurl helm kube)
 for tool in "${tools[@]}"; do
   case "$tool" in
-    envoy | grpcurl | helm | kube) "install_$tool" ;;
-    *) echo "install-tools.sh: unknown tool $tool (envoy, grpcurl, helm, kube)" >&2; exit 2 ;;
+    envoy | grpcurl | helm | kube | wrk) "install_$tool" ;;
+    *) echo "install-tools.sh: unknown tool $tool (envoy, grpcurl, helm, kube, wrk)" >&2; exit 2 ;;
   esac
 done
 echo "tools ready in $TOOLS: ${tools[*]}" >&2
