@@ -13,10 +13,11 @@ import (
 )
 
 // shares resolves a rule's backendRefs into weighted clusters of the
-// given policy (nil: the default; HTTP/2 for gRPC). invalid is
+// given policy (nil: the default; HTTP/2 for gRPC), made for retries
+// when the rule retries (retryingPolicy). invalid is
 // the weight of the refs that cannot be resolved, each reported on the
 // Route: Gateway API answers their share of requests 500.
-func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, policy *ir.ClusterPolicy) (out []ir.WeightedCluster, invalid uint32) {
+func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, policy *ir.ClusterPolicy, retried bool) (out []ir.WeightedCluster, invalid uint32) {
 	for i, ref := range refs {
 		weight := uint32(deref(ref.Weight, 1))
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
@@ -35,9 +36,40 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		if weight == 0 {
 			continue // no traffic, by the Route's own choice
 		}
-		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, b.portPolicy(be, policy)), Weight: weight})
+		p := b.portPolicy(be, policy)
+		if retried {
+			p = retryingPolicy(p)
+		}
+		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, p), Weight: weight})
 	}
 	return out, invalid
+}
+
+// maxParallelRetries bounds the retries in flight to one cluster of a
+// rule that retries, per Envoy: as many as the requests Envoy lets in
+// flight to a cluster by default (its max_requests), so that any request
+// may be retrying. Envoy's own bound, 3, turns every retry past the
+// third in flight into the failed try's answer: Gateway API's retry
+// stanza bounds a request's attempts, not how many requests retry at
+// once, and the conformance suite's HTTPRouteRetry sends eleven at once.
+const maxParallelRetries = 1024
+
+// retryingPolicy is p (nil: the default) with room for maxParallelRetries.
+// It is a cluster of its own (ir.ClusterName hashes the policy), so the
+// Service's other routes, an Ingress's among them, keep their clusters as
+// they were.
+func retryingPolicy(p *ir.ClusterPolicy) *ir.ClusterPolicy {
+	out := ir.ClusterPolicy{}
+	if p != nil {
+		out = *p
+	}
+	cb := ir.CircuitBreakers{}
+	if out.CircuitBreakers != nil {
+		cb = *out.CircuitBreakers
+	}
+	cb.MaxRetries = maxParallelRetries
+	out.CircuitBreakers = &cb
+	return &out
 }
 
 // h2cAppProtocol is the Service port appProtocol Gateway API gives

@@ -46,7 +46,7 @@ func (b *build) grpcEntries(ro *routeObject, r *gwapiv1.GRPCRoute) []*entry {
 			for k, ref := range rule.BackendRefs {
 				refs[k] = gwapiv1.HTTPBackendRef{BackendRef: ref.BackendRef, Filters: httpFilters(ref.Filters)}
 			}
-			shares, invalid = b.shares(ro, i, refs, grpcBackends())
+			shares, invalid = b.shares(ro, i, refs, grpcBackends(), false)
 			f.mirrored, ferr = b.mirrors(ro, f.mirrors, grpcBackends())
 			var re refError
 			if errors.As(ferr, &re) {

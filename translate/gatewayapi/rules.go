@@ -28,7 +28,7 @@ func (b *build) entries(ro *routeObject, r *gwapiv1.HTTPRoute) []*entry {
 			ferr = fmt.Errorf("a RequestMirror beside a RequestRedirect has nothing to copy")
 		}
 		if ferr == nil && f.redirect == nil {
-			shares, invalid = b.shares(ro, i, rule.BackendRefs, nil)
+			shares, invalid = b.shares(ro, i, rule.BackendRefs, nil, rule.Retry != nil)
 			f.mirrored, ferr = b.mirrors(ro, f.mirrors, nil)
 			var re refError
 			if errors.As(ferr, &re) {
