@@ -31,6 +31,8 @@ import (
 //     allowed Origin matched): route response headers, which Envoy also
 //     adds to the answers its filters make for the route (401, 403, 503),
 //     as nginx's more_set_headers, which sets them on every response;
+//   - with PreflightsOnly and a list of origins, the preflights of the
+//     origins not allowed, answered 204 without the CORS headers;
 //   - for a list of origins, the routes as they were, for the requests
 //     whose Origin is not allowed, which get no CORS header at all.
 
@@ -51,13 +53,25 @@ func corsRoutes(routes []*routev3.Route, c *ir.CORS) ([]*routev3.Route, error) {
 		a.ResponseHeadersToAdd = append(a.ResponseHeadersToAdd, headers...)
 		allowed = append(allowed, a)
 	}
-	out := make([]*routev3.Route, 0, 3*len(routes))
+	out := make([]*routev3.Route, 0, 4*len(routes))
 	for _, a := range allowed {
-		p, err := preflightRoute(a)
+		p, err := preflightRoute(a, c.PreflightsOnly)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, p)
+	}
+	if origin != nil && c.PreflightsOnly {
+		// The preflights left are of origins not allowed: answered
+		// all the same, without the CORS headers, so that the
+		// backend never sees a preflight.
+		for _, r := range routes {
+			p, err := preflightRoute(r, true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
 	}
 	out = append(out, allowed...)
 	if origin != nil {
@@ -66,9 +80,10 @@ func corsRoutes(routes []*routev3.Route, c *ir.CORS) ([]*routev3.Route, error) {
 	return out, nil
 }
 
-// preflightRoute answers an allowed route's OPTIONS requests 204 with its
-// response headers (the CORS headers among them), as nginx's return 204.
-func preflightRoute(allowed *routev3.Route) (*routev3.Route, error) {
+// preflightRoute answers an allowed route's OPTIONS requests (its
+// preflights only, with preflightsOnly) 204 with its response headers
+// (the CORS headers among them), as nginx's return 204.
+func preflightRoute(allowed *routev3.Route, preflightsOnly bool) (*routev3.Route, error) {
 	p := &routev3.Route{
 		Match:                proto.Clone(allowed.Match).(*routev3.RouteMatch),
 		Action:               &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 204}},
@@ -78,6 +93,16 @@ func preflightRoute(allowed *routev3.Route) (*routev3.Route, error) {
 		Name:                 ":method",
 		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "OPTIONS"}}},
 	})
+	if preflightsOnly {
+		// The Fetch standard's preflight: an OPTIONS request of
+		// another origin that names the method it is asking about.
+		for _, name := range []string{"origin", "access-control-request-method"} {
+			p.Match.Headers = append(p.Match.Headers, &routev3.HeaderMatcher{
+				Name:                 name,
+				HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true},
+			})
+		}
+	}
 	// Every filter the route configures is off here: the answer comes
 	// before them in nginx. But for the client certificate's subject,
 	// which nginx checks first, in its server's rewrite phase.
@@ -127,20 +152,26 @@ func corsHeaders(c *ir.CORS) []*corev3.HeaderValueOption {
 	// The allowed origin echoed: the route matched it, so it holds
 	// nothing but what an allowed origin may.
 	origin := "%REQ(origin)%"
-	if c.AnyOrigin {
+	if c.AnyOrigin && !c.EchoWildcards {
 		origin = "*"
 	}
 	out := []*corev3.HeaderValueOption{setHeader("access-control-allow-origin", origin)}
 	if c.AllowCredentials {
 		out = append(out, setHeader("access-control-allow-credentials", "true"))
 	}
-	for _, h := range []ir.Header{
-		{Name: "access-control-allow-methods", Value: c.AllowMethods},
-		{Name: "access-control-allow-headers", Value: c.AllowHeaders},
-		{Name: "access-control-expose-headers", Value: c.ExposeHeaders},
+	for _, h := range []struct{ name, value, asked string }{
+		{"access-control-allow-methods", c.AllowMethods, "access-control-request-method"},
+		{"access-control-allow-headers", c.AllowHeaders, "access-control-request-headers"},
+		{"access-control-expose-headers", c.ExposeHeaders, ""},
 	} {
-		if h.Value != "" {
-			out = append(out, setHeader(h.Name, literal(h.Value)))
+		switch {
+		case h.value == "":
+		case h.value == "*" && c.EchoWildcards && h.asked != "":
+			// Envoy sends no header whose value comes out empty:
+			// a request that asks nothing gets none.
+			out = append(out, setHeader(h.name, "%REQ("+h.asked+")%"))
+		default:
+			out = append(out, setHeader(h.name, literal(h.value)))
 		}
 	}
 	return append(out, setHeader("access-control-max-age", strconv.FormatInt(c.MaxAgeSeconds, 10)))

@@ -18,6 +18,7 @@ type applied struct {
 	// mirrors are resolved by the build (mirrors.go), which can read
 	// Services and ReferenceGrants.
 	mirrors []*gwapiv1.HTTPRequestMirrorFilter
+	cors    *ir.CORS
 	// mirrored, timeouts and retries are the rule's mirrors, resolved,
 	// its timeouts and its retries.
 	mirrored []ir.Mirror
@@ -52,6 +53,12 @@ func filters(fs []gwapiv1.HTTPRouteFilter) (applied, error) {
 				err = fmt.Errorf("a RequestMirror without its settings")
 			}
 			out.mirrors = append(out.mirrors, f.RequestMirror)
+		case gwapiv1.HTTPRouteFilterCORS:
+			if out.cors != nil {
+				err = fmt.Errorf("a second CORS filter")
+				break
+			}
+			out.cors, err = cors(f.CORS)
 		default:
 			err = fmt.Errorf("type %s is not supported yet", f.Type)
 		}

@@ -99,7 +99,7 @@ func (b *build) finish(ro *routeObject, src *ir.Object, e *entry, f applied, sha
 // Gateway API says.
 func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error) {
 	rt := &ir.Route{Match: m}
-	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders, Timeouts: f.timeouts}
+	p := &ir.RoutePolicy{RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders, Timeouts: f.timeouts, CORS: f.cors}
 	switch {
 	case f.redirect != nil:
 		rd, err := redirect(f.redirect, m)
@@ -121,7 +121,7 @@ func route(m ir.Match, f applied, shares []ir.WeightedCluster) (*ir.Route, error
 			p.Rewrite = rw
 		}
 	}
-	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil || p.Timeouts != nil || p.Retries != nil || len(p.Mirrors) > 0 {
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil || p.Rewrite != nil || p.Timeouts != nil || p.Retries != nil || len(p.Mirrors) > 0 || p.CORS != nil {
 		rt.Policy = p
 	}
 	return rt, nil

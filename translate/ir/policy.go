@@ -274,12 +274,14 @@ type Mirror struct {
 // CORS is cross-origin resource sharing as ingress-nginx does it: for a
 // request whose origin is allowed, every response of the route (the
 // backend's, and the proxy's own: 401, 403, 503...) carries the CORS
-// headers, replacing the backend's own, and any OPTIONS request is answered
+// headers, replacing the backend's own, and any OPTIONS request (any
+// preflight, with PreflightsOnly) is answered
 // 204 with them, before any access check and without reaching the backend.
 // A request whose origin is not allowed is served as without CORS.
 type CORS struct {
 	// AnyOrigin allows every request, with an Origin header or without:
-	// Access-Control-Allow-Origin is then "*".
+	// Access-Control-Allow-Origin is then "*" (the request's Origin with
+	// EchoWildcards).
 	AnyOrigin bool `json:"anyOrigin,omitempty"`
 	// AllowOrigins, when not AnyOrigin, match the Origin header in any
 	// case; an allowed origin is echoed as the client sent it.
@@ -292,6 +294,19 @@ type CORS struct {
 	MaxAgeSeconds int64 `json:"maxAgeSeconds"`
 	// AllowCredentials sends Access-Control-Allow-Credentials: true.
 	AllowCredentials bool `json:"allowCredentials,omitempty"`
+	// EchoWildcards answers with what the request asks for where the
+	// policy allows anything: Access-Control-Allow-Origin is the
+	// request's Origin under AnyOrigin, and an AllowMethods or
+	// AllowHeaders of "*" is the request's Access-Control-Request-Method
+	// or -Headers (a header the request lacks is not sent). Browsers do
+	// not take "*" as a wildcard for a request with credentials.
+	EchoWildcards bool `json:"echoWildcards,omitempty"`
+	// PreflightsOnly answers only preflights, the OPTIONS requests with
+	// an Origin and an Access-Control-Request-Method, and every one of
+	// them: an origin not allowed gets 204 without the CORS headers, so
+	// no preflight reaches the backend. Any other OPTIONS request is
+	// forwarded as other methods are.
+	PreflightsOnly bool `json:"preflightsOnly,omitempty"`
 }
 
 // IPRules admit or refuse clients by address: a client in Deny is refused;
