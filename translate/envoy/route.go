@@ -3,6 +3,7 @@ package envoy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -106,7 +107,8 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 			})
 		}
 	case a.Forward != nil:
-		ra := forward(a.Forward, l)
+		var ra *routev3.RouteAction
+		ra, p = forward(a.Forward, p, l)
 		applyForwardPolicy(ra, p)
 		route.Action = &routev3.Route_Route{Route: ra}
 	}
@@ -276,14 +278,82 @@ func stringMatcher(s ir.StringMatch) *matcherv3.StringMatcher {
 }
 
 // forward sends to the route's clusters, on an HTTPS listener to each
-// share's cluster over TLS where it has one.
-func forward(f *ir.Forward, l listenerSide) *routev3.RouteAction {
-	if len(f.Clusters) == 1 {
-		return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: f.Clusters[0].For(l.tls)}}
+// share's cluster over TLS where it has one. A share's own header changes
+// are its weighted cluster entry's, so a share that changes headers is a
+// weighted cluster even alone. Envoy applies an entry's changes before
+// its route's, whatever most_specific_header_mutations_wins says, where
+// the IR has the share's after: so where shares change one side's headers
+// the route's changes of that side move into every entry, ahead of the
+// share's own (foldHeaders), and p is returned without them.
+func forward(f *ir.Forward, p *ir.RoutePolicy, l listenerSide) (*routev3.RouteAction, *ir.RoutePolicy) {
+	var requests, responses bool
+	for _, c := range f.Clusters {
+		requests = requests || c.RequestHeaders != nil
+		responses = responses || c.ResponseHeaders != nil
+	}
+	if len(f.Clusters) == 1 && !requests && !responses {
+		return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: f.Clusters[0].For(l.tls)}}, p
+	}
+	var routeRequests, routeResponses *ir.HeaderChanges
+	if p != nil && (requests && p.RequestHeaders != nil || responses && p.ResponseHeaders != nil) {
+		kept := *p
+		if requests {
+			routeRequests, kept.RequestHeaders = p.RequestHeaders, nil
+		}
+		if responses {
+			routeResponses, kept.ResponseHeaders = p.ResponseHeaders, nil
+		}
+		p = &kept
 	}
 	wc := &routev3.WeightedCluster{}
 	for _, c := range f.Clusters {
-		wc.Clusters = append(wc.Clusters, &routev3.WeightedCluster_ClusterWeight{Name: c.For(l.tls), Weight: wrapperspb.UInt32(c.Weight)})
+		weight := c.Weight
+		if len(f.Clusters) == 1 {
+			weight = 1 // ignored alone, and Envoy wants a weight above zero
+		}
+		cw := &routev3.WeightedCluster_ClusterWeight{Name: c.For(l.tls), Weight: wrapperspb.UInt32(weight)}
+		if h := foldHeaders(routeRequests, c.RequestHeaders); h != nil {
+			cw.RequestHeadersToRemove, cw.RequestHeadersToAdd = setRemoves(h), headerOptions(h)
+		}
+		if h := foldHeaders(routeResponses, c.ResponseHeaders); h != nil {
+			cw.ResponseHeadersToRemove, cw.ResponseHeadersToAdd = setRemoves(h), headerOptions(h)
+		}
+		wc.Clusters = append(wc.Clusters, cw)
 	}
-	return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}}
+	return &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}}, p
+}
+
+// foldHeaders is the route's header changes then the share's, as one
+// list of changes that Envoy applies at once (its removals first, then
+// what it sets, then what it adds): what the route sets or adds to a
+// header the share sets or removes is dropped, since the share's change
+// comes last.
+func foldHeaders(route, share *ir.HeaderChanges) *ir.HeaderChanges {
+	if route == nil || share == nil {
+		if share == nil {
+			return route
+		}
+		return share
+	}
+	replaced := map[string]bool{}
+	for _, name := range share.Remove {
+		replaced[strings.ToLower(name)] = true
+	}
+	for _, h := range share.Set {
+		replaced[strings.ToLower(h.Name)] = true
+	}
+	keep := func(hs []ir.Header) []ir.Header {
+		var out []ir.Header
+		for _, h := range hs {
+			if !replaced[strings.ToLower(h.Name)] {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	return &ir.HeaderChanges{
+		Remove: append(slices.Clip(route.Remove), share.Remove...),
+		Set:    append(keep(route.Set), share.Set...),
+		Add:    append(keep(route.Add), share.Add...),
+	}
 }

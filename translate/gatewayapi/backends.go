@@ -22,8 +22,9 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		weight := uint32(deref(ref.Weight, 1))
 		where := fmt.Sprintf("rules[%d].backendRefs[%d]", rule, i)
 		be, err := b.backend(r, ref.BackendObjectReference)
-		if err == nil && len(ref.Filters) > 0 {
-			err = refError{reason: string(gwapiv1.RouteReasonUnsupportedValue), err: fmt.Errorf("filters on a backendRef are not supported yet")}
+		var f applied
+		if err == nil {
+			f, err = shareFilters(ref.Filters)
 		}
 		if err != nil {
 			// Reported under the reason Gateway API's ResolvedRefs uses.
@@ -40,9 +41,25 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		if retried {
 			p = retryingPolicy(p)
 		}
-		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, p), Weight: weight})
+		out = append(out, ir.WeightedCluster{Cluster: b.cluster(be, p), Weight: weight,
+			RequestHeaders: f.requestHeaders, ResponseHeaders: f.responseHeaders})
 	}
 	return out, invalid
+}
+
+// shareFilters reads a backendRef's filters, which change the headers of
+// the requests sent to that backend and of its responses. Another filter
+// there is refused: the ref is reported (UnsupportedValue) and its share
+// taken as an unresolved backend's.
+func shareFilters(fs []gwapiv1.HTTPRouteFilter) (applied, error) {
+	f, err := filters(fs)
+	if err == nil && (f.redirect != nil || f.rewrite != nil || len(f.mirrors) > 0 || f.cors != nil) {
+		err = fmt.Errorf("only RequestHeaderModifier and ResponseHeaderModifier are supported on a backendRef")
+	}
+	if err != nil {
+		return f, refError{reason: string(gwapiv1.RouteReasonUnsupportedValue), err: err}
+	}
+	return f, nil
 }
 
 // maxParallelRetries bounds the retries in flight to one cluster of a

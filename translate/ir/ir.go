@@ -294,6 +294,13 @@ type WeightedCluster struct {
 	// reached another way, as ingress-nginx's AUTO_HTTP reaches it by
 	// the request's scheme. Empty: Cluster takes every request.
 	TLSCluster string `json:"tlsCluster,omitempty"`
+	// RequestHeaders and ResponseHeaders change the share's requests and
+	// their responses (on every status: neither adds on success nor
+	// sets an expiry), after the route policy's changes, so that where
+	// both change one header the share's value is the one sent; nil: no
+	// change.
+	RequestHeaders  *HeaderChanges `json:"requestHeaders,omitempty"`
+	ResponseHeaders *HeaderChanges `json:"responseHeaders,omitempty"`
 }
 
 // For is the cluster that takes the share's requests on a listener: over

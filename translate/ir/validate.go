@@ -256,6 +256,11 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 			if len(f.Clusters) > 1 && wc.Weight == 0 {
 				v.add(field("Weight"), ErrBadAction, "cluster %q: a split needs weights above zero", wc.Cluster)
 			}
+			v.headerChanges(field("RequestHeaders"), wc.RequestHeaders, false)
+			v.headerChanges(field("ResponseHeaders"), wc.ResponseHeaders, true)
+			if h := wc.ResponseHeaders; h != nil && (len(h.AddOnSuccess) > 0 || h.Expires != nil) {
+				v.add(field("ResponseHeaders"), ErrConflict, "a share's response headers are changed on every status: no additions on success, no expiry")
+			}
 		}
 	}
 	if r := a.Redirect; r != nil {
@@ -305,6 +310,16 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 	}
 	if p := rt.Policy; p != nil {
 		v.nest("Policy", "policy: ", ErrBadValue, p.validate(clusters)...)
+	}
+	if h := rt.Policy.responseHeaders(); a.Forward != nil && h != nil && (len(h.AddOnSuccess) > 0 || h.Expires != nil) {
+		for i, wc := range a.Forward.Clusters {
+			if wc.ResponseHeaders != nil {
+				// The renderer moves the route's changes into the
+				// shares' (they come first), and those have no
+				// statuses to add on.
+				v.add(fmt.Sprintf("Action.Forward.Clusters[%d].ResponseHeaders", i), ErrConflict, "a share's response headers beside the route's additions on success or expiry")
+			}
+		}
 	}
 	if t := rt.Policy; t != nil && t.Tracing != nil && hasControl(t.Tracing.Operation) {
 		v.add("Policy.Tracing.Operation", ErrBadValue, "span name %q", t.Tracing.Operation)
@@ -422,56 +437,8 @@ func (p *RoutePolicy) validate(clusters map[string]*Cluster) []error {
 			v.add("Rewrite.Host", ErrBadHost, "rewrite host %q", r.Host)
 		}
 	}
-	for _, s := range []struct {
-		side string
-		hc   *HeaderChanges
-	}{{"RequestHeaders", p.RequestHeaders}, {"ResponseHeaders", p.ResponseHeaders}} {
-		side, hc := s.side, s.hc
-		if hc == nil {
-			continue
-		}
-		for i, name := range hc.Remove {
-			if err := validHeaderName(name); err != nil {
-				v.add(fmt.Sprintf("%s.Remove[%d]", side, i), ErrBadHeader, "header change: %w", err)
-			}
-		}
-		for _, l := range []struct {
-			list string
-			hs   []Header
-		}{{"Set", hc.Set}, {"Add", hc.Add}, {"AddOnSuccess", hc.AddOnSuccess}} {
-			for i, h := range l.hs {
-				list := l.list
-				field := func(sub string) string { return joinField(fmt.Sprintf("%s.%s[%d]", side, list, i), sub) }
-				if err := validHeaderName(h.Name); err != nil {
-					v.add(field("Name"), ErrBadHeader, "header change: %w", err)
-				}
-				if hasControl(h.Value) {
-					v.add(field("Value"), ErrBadHeader, "header %s: value holds control characters", h.Name)
-				}
-				if len(h.Parts) > 0 && h.Value != "" {
-					v.add(field("Parts"), ErrConflict, "header %s: both a value and parts", h.Name)
-				}
-				for j, part := range h.Parts {
-					if err := part.validate(side == "ResponseHeaders"); err != nil {
-						v.add(field(fmt.Sprintf("Parts[%d]", j)), ErrBadHeader, "header %s: %w", h.Name, err)
-					}
-				}
-			}
-		}
-		if side == "RequestHeaders" && len(hc.AddOnSuccess) > 0 {
-			v.add("RequestHeaders.AddOnSuccess", ErrConflict, "a request has no status to add headers on")
-		}
-		if e := hc.Expires; e != nil {
-			switch {
-			case side == "RequestHeaders":
-				v.add("RequestHeaders.Expires", ErrConflict, "a request has no expiry")
-			case e.Epoch && e.Max || (e.Epoch || e.Max) && e.Seconds != 0:
-				v.add(side+".Expires", ErrConflict, "expiry: more than one of Seconds, Epoch and Max")
-			case e.Seconds > MaxExpirySeconds || e.Seconds < -MaxExpirySeconds:
-				v.add(side+".Expires.Seconds", ErrOutOfRange, "expiry of %d seconds: beyond a hundred years", e.Seconds)
-			}
-		}
-	}
+	v.headerChanges("RequestHeaders", p.RequestHeaders, false)
+	v.headerChanges("ResponseHeaders", p.ResponseHeaders, true)
 	if p.ResponseRewrite != nil {
 		v.nest("ResponseRewrite", "", ErrBadValue, p.ResponseRewrite.validate()...)
 	}
@@ -720,4 +687,62 @@ func sortedUnique[T any](errs []error, kind Kind, list []T, name func(T) string)
 		}
 	}
 	return errs
+}
+
+// headerChanges checks one side's header changes, reported under side
+// (the field's path): names that are tokens, values a header can carry,
+// and nothing a request cannot have (statuses, expiries).
+func (v *violations) headerChanges(side string, hc *HeaderChanges, response bool) {
+	if hc == nil {
+		return
+	}
+	for i, name := range hc.Remove {
+		if err := validHeaderName(name); err != nil {
+			v.add(fmt.Sprintf("%s.Remove[%d]", side, i), ErrBadHeader, "header change: %w", err)
+		}
+	}
+	for _, l := range []struct {
+		list string
+		hs   []Header
+	}{{"Set", hc.Set}, {"Add", hc.Add}, {"AddOnSuccess", hc.AddOnSuccess}} {
+		for i, h := range l.hs {
+			list := l.list
+			field := func(sub string) string { return joinField(fmt.Sprintf("%s.%s[%d]", side, list, i), sub) }
+			if err := validHeaderName(h.Name); err != nil {
+				v.add(field("Name"), ErrBadHeader, "header change: %w", err)
+			}
+			if hasControl(h.Value) {
+				v.add(field("Value"), ErrBadHeader, "header %s: value holds control characters", h.Name)
+			}
+			if len(h.Parts) > 0 && h.Value != "" {
+				v.add(field("Parts"), ErrConflict, "header %s: both a value and parts", h.Name)
+			}
+			for j, part := range h.Parts {
+				if err := part.validate(response); err != nil {
+					v.add(field(fmt.Sprintf("Parts[%d]", j)), ErrBadHeader, "header %s: %w", h.Name, err)
+				}
+			}
+		}
+	}
+	if !response && len(hc.AddOnSuccess) > 0 {
+		v.add(side+".AddOnSuccess", ErrConflict, "a request has no status to add headers on")
+	}
+	if e := hc.Expires; e != nil {
+		switch {
+		case !response:
+			v.add(side+".Expires", ErrConflict, "a request has no expiry")
+		case e.Epoch && e.Max || (e.Epoch || e.Max) && e.Seconds != 0:
+			v.add(side+".Expires", ErrConflict, "expiry: more than one of Seconds, Epoch and Max")
+		case e.Seconds > MaxExpirySeconds || e.Seconds < -MaxExpirySeconds:
+			v.add(side+".Expires.Seconds", ErrOutOfRange, "expiry of %d seconds: beyond a hundred years", e.Seconds)
+		}
+	}
+}
+
+// responseHeaders is p's response header changes; nil for a nil p.
+func (p *RoutePolicy) responseHeaders() *HeaderChanges {
+	if p == nil {
+		return nil
+	}
+	return p.ResponseHeaders
 }

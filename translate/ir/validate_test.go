@@ -147,6 +147,16 @@ func TestValidate(t *testing.T) {
 		{"an expiry past a hundred years", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ResponseHeaders: &HeaderChanges{Expires: &Expiry{Seconds: -MaxExpirySeconds - 1}}}
 		}, []violation{route("Policy.ResponseHeaders.Expires.Seconds", ErrOutOfRange, "policy: expiry of")}},
+		{"a share's header value with CR LF", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].RequestHeaders = &HeaderChanges{Set: []Header{{Name: "x-a", Value: "1\r\nx-b: 2"}}}
+		}, []violation{route("Action.Forward.Clusters[0].RequestHeaders.Set[0].Value", ErrBadHeader, "header x-a: value holds control characters")}},
+		{"a share's response added on success", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].ResponseHeaders = &HeaderChanges{AddOnSuccess: []Header{{Name: "x-a", Value: "1"}}}
+		}, []violation{route("Action.Forward.Clusters[0].ResponseHeaders", ErrConflict, "a share's response headers are changed on every status")}},
+		{"a share's response headers beside the route's expiry", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action.Forward.Clusters[0].ResponseHeaders = &HeaderChanges{Set: []Header{{Name: "x-a", Value: "1"}}}
+			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{ResponseHeaders: &HeaderChanges{Expires: &Expiry{Seconds: 60}}}
+		}, []violation{route("Action.Forward.Clusters[0].ResponseHeaders", ErrConflict, "a share's response headers beside the route's additions on success or expiry")}},
 		{"redirect path regex RE2 refuses", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, PathRegex: &RegexRewrite{Pattern: "(a", Substitution: "/"}}}
 		}, []violation{route("Action.Redirect.PathRegex.Pattern", ErrBadRegex, "redirect path regex: error parsing regexp")}},
