@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -72,4 +73,37 @@ func captureAudit(t *testing.T, args ...string) (string, error) {
 	var b strings.Builder
 	err := runAudit(t.Context(), args, &b)
 	return b.String(), err
+}
+
+// --to-gateway-api prints the objects on stdout and the report on
+// stderr (the JSON one with -o json), or writes them where asked, and
+// exits 1 when some Ingress routes differently.
+func TestAuditToGatewayAPI(t *testing.T) {
+	const cases = "../../translate/audit/testdata/togateway/"
+	out, code := runCommand(t, "audit", "--to-gateway-api", "-f", cases+"rewrite.yaml")
+	if code != 1 || !strings.Contains(out, "kind: HTTPRoute") || !strings.Contains(out, "web/captures: routes differently") ||
+		!strings.Contains(out, "route differently through Gateway API") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	out, code = runCommand(t, "audit", "--to-gateway-api", "-f", cases+"listed.yaml", "--gateway-namespace", "gateways", "-o", "json")
+	if code != 0 || !strings.Contains(out, "namespace: gateways") || !strings.Contains(out, `"sameRouting": true`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+
+	dir := t.TempDir()
+	var stdout strings.Builder
+	err := runAudit(t.Context(), []string{"--to-gateway-api", "-f", cases + "basic.yaml", "--gateway-api-dir", dir, "--report", dir + "/report.txt"}, &stdout)
+	if err != nil || stdout.Len() > 0 {
+		t.Fatalf("error %v, stdout %q", err, stdout.String())
+	}
+	report, err := os.ReadFile(dir + "/report.txt")
+	if err != nil || !strings.Contains(string(report), "web/shop: same routing") {
+		t.Errorf("report %q: %v", report, err)
+	}
+	if _, err := os.Stat(dir + "/httproute-web-shop-shop-example-com.yaml"); err != nil {
+		t.Errorf("the HTTPRoute's file: %v", err)
+	}
+	if err := runAudit(t.Context(), []string{"--report", dir + "/r", "-f", cases + "basic.yaml"}, &stdout); err == nil {
+		t.Error("--report without --to-gateway-api: no error")
+	}
 }

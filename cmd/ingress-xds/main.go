@@ -20,7 +20,8 @@ Usage:
   ingress-xds serve      [flags]   watch a cluster (or --manifests DIR) and serve xDS
   ingress-xds bootstrap  [flags]   write an Envoy bootstrap that connects to serve
   ingress-xds translate -f PATH    print the Envoy resources serve would publish
-  ingress-xds audit      [flags]   before switching from ingress-nginx: each Ingress's annotations, refusals and behaviours (exit 1 if some would be refused)
+  ingress-xds audit      [flags]   before switching from ingress-nginx: each Ingress's annotations, refusals and behaviours (exit 1 if some would be refused);
+                                   with --to-gateway-api, the Gateway API objects that express them, checked to route the same
   ingress-xds certgen    [flags]   write a CA and certificates for xDS over mutual TLS
   ingress-xds authz      [flags]   serve the authorisation service Envoy calls beside it (ext_authz)
   ingress-xds version              print the version
