@@ -165,7 +165,10 @@ func (r *GatewayReport) Text() []byte {
 	fmt.Fprintf(&b, "ingress-xds audit --to-gateway-api: %d Ingresses, %d route the same through Gateway API\n", r.Summary.Ingresses, r.Summary.SameRouting)
 	for _, ing := range r.Ingresses {
 		verdict := fmt.Sprintf("same routing (%d routes compared)", ing.RoutesCompared)
-		if !ing.SameRouting {
+		switch {
+		case ing.SameRouting && ing.RoutesCompared == 0 && len(ing.HTTPRoutes) == 0:
+			verdict = "no route of its own to compare (a canary's are its mainline's, compared there)"
+		case !ing.SameRouting:
 			verdict = fmt.Sprintf("routes differently (%d routes compared)", ing.RoutesCompared)
 		}
 		fmt.Fprintf(&b, "\n%s/%s: %s\n", ing.Namespace, ing.Name, verdict)

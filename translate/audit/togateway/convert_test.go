@@ -215,3 +215,33 @@ func TestCanaryWeights(t *testing.T) {
 		t.Errorf("backendRefs: %s", got)
 	}
 }
+
+// A canary by header and cookie: rules ahead of the mainline's, in the
+// order nginx's balancer tries them (header always, never; cookie
+// always, never), each a header match.
+func TestCanaryByHeaderAndCookie(t *testing.T) {
+	st := state(nil)
+	canary := st.Ingresses[0].DeepCopy()
+	canary.Name = "app-canary"
+	canary.Annotations = map[string]string{nginx + "canary": "true", nginx + "canary-by-header": "X_Canary", nginx + "canary-by-cookie": "beta"}
+	canary.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "web-next"
+	st.Ingresses = append(st.Ingresses, canary)
+	res := Convert(st, Options{})
+	rs := res.HTTPRoutes[0].Spec.Rules
+	if len(rs) != 5 {
+		t.Fatalf("%d rules, want 4 ahead of the mainline's", len(rs))
+	}
+	want := []struct{ header, value, backend string }{
+		{"X-Canary", "always", "web-next"}, {"X-Canary", "never", "web"},
+		{"Cookie", cookieIs("beta", "always"), "web-next"}, {"Cookie", cookieIs("beta", "never"), "web"},
+	}
+	for i, w := range want {
+		h := rs[i].Matches[0].Headers
+		if len(h) != 1 || string(h[0].Name) != w.header || h[0].Value != w.value || string(rs[i].BackendRefs[0].Name) != w.backend {
+			t.Errorf("rule %d: %+v to %s, want %s=%s to %s", i, h, rs[i].BackendRefs[0].Name, w.header, w.value, w.backend)
+		}
+	}
+	if len(rs[4].Matches[0].Headers) != 0 || len(rs[4].BackendRefs) != 1 {
+		t.Errorf("the mainline's rule: %+v", rs[4])
+	}
+}

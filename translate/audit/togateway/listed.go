@@ -21,7 +21,6 @@ var notConvertedGroups = []struct {
 	{prefixed("backend-protocol", "proxy-ssl-", "grpc-backend", "secure-backends"),
 		"needs a policy: a backend's protocol is its Service port's appProtocol, its TLS a BackendTLSPolicy (which the Gateway API front-end does not read yet)"},
 	{prefixed("mirror-"), "no standard form: RequestMirror sends to a Service, mirror-target names a URL"},
-	{prefixed("canary"), "no standard form: only canary-weight converts (weighted backendRefs); headers and cookies choose differently from a header match"},
 	{prefixed("configuration-snippet", "server-snippet", "stream-snippet"), "no standard form: nginx configuration"},
 	{prefixed("ssl-passthrough"), "a TLSRoute of a TLS listener in Passthrough mode: not converted yet"},
 	{prefixed("default-backend", "custom-http-errors"), "no standard form: error pages from another backend"},

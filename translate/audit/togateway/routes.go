@@ -131,7 +131,7 @@ func (c *converter) host(ing *networkingv1.Ingress, hp hostPaths, in *intent, ou
 		where := fmt.Sprintf("host %q, path %q", hp.host, cmp.Or(p.Path, "/"))
 		if ref, ok := c.backendRef(ing, p.Backend, where, out); ok {
 			rule.BackendRefs = append(rule.BackendRefs, ref)
-			c.addCanaries(&rule, ing, hp.host, p, where, out) // canary.go
+			rules = append(rules, c.addCanaries(&rule, ing, hp.host, p, where, out)...) // canary.go
 		}
 		rules = append(rules, rule)
 	}
