@@ -25,7 +25,10 @@ import (
 // route the Ingress and its Routes alike.
 type GatewayReport struct {
 	Ingresses []GatewayIngress `json:"ingresses"`
-	Summary   GatewaySummary   `json:"summary"`
+	// Problems are the objects' own, beyond any one Ingress (a Gateway
+	// over its listeners' bound).
+	Problems []string       `json:"problems,omitempty"`
+	Summary  GatewaySummary `json:"summary"`
 }
 
 // GatewayIngress is one Ingress's conversion and its check.
@@ -63,7 +66,7 @@ func ToGatewayAPI(st *kube.State, opts ingress.Options, conv togateway.Options) 
 	res := togateway.Convert(st, conv)
 	ingIR := ingress.NewBuilder(opts).Build(st)
 	gwIR, status := gatewayapi.BuildWithStatus(gatewayState(st, res, conv, gw), gw)
-	r := &GatewayReport{Summary: GatewaySummary{Annotations: map[togateway.Outcome]int{}}}
+	r := &GatewayReport{Problems: res.Problems, Summary: GatewaySummary{Annotations: map[togateway.Outcome]int{}}}
 	for _, ing := range res.Ingresses {
 		routes := map[string]bool{}
 		for _, name := range ing.HTTPRoutes {
@@ -184,6 +187,9 @@ func (r *GatewayReport) Text() []byte {
 		list(&b, "not converted", ing.Problems, func(p string) string { return p })
 		list(&b, "not accepted by the Gateway API front-end", ing.NotAccepted, func(p string) string { return p })
 		list(&b, "differences", ing.Differences, samerouting.Difference.String)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "\nproblem: %s\n", p)
 	}
 	var counts []string
 	for _, o := range []togateway.Outcome{togateway.Converted, togateway.ConvertedWithDifference, togateway.NotConverted} {

@@ -19,6 +19,7 @@ package togateway
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -107,7 +108,13 @@ type Result struct {
 	ReferenceGrants []*gwapiv1.ReferenceGrant `json:"-"`
 	// Ingresses are by namespace and name.
 	Ingresses []Ingress `json:"ingresses"`
+	// Problems are the objects' own, beyond any one Ingress.
+	Problems []string `json:"problems,omitempty"`
 }
+
+// MaxListeners is how many listeners a Gateway may have (the CRD's
+// bound).
+const MaxListeners = 64
 
 // converter is one conversion's working state.
 type converter struct {
@@ -143,6 +150,10 @@ func Convert(st *kube.State, opts Options) *Result {
 	for _, key := range slices.Sorted(maps.Keys(c.gateways)) {
 		gw := c.gateways[key]
 		slices.SortFunc(gw.Spec.Listeners[1:], func(a, b gwapiv1.Listener) int { return strings.Compare(string(a.Name), string(b.Name)) })
+		if n := len(gw.Spec.Listeners); n > MaxListeners {
+			c.out.Problems = append(c.out.Problems, fmt.Sprintf("Gateway %s has %d listeners (one per TLS host), over Gateway API's %d: "+
+				"the API server refuses it; convert fewer Ingresses at a time, with a Gateway each (--gateway-name)", key, n, MaxListeners))
+		}
 		c.out.Gateways = append(c.out.Gateways, gw)
 	}
 	c.out.ReferenceGrants = c.referenceGrants()

@@ -2,6 +2,7 @@ package togateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -243,5 +244,22 @@ func TestCanaryByHeaderAndCookie(t *testing.T) {
 	}
 	if len(rs[4].Matches[0].Headers) != 0 || len(rs[4].BackendRefs) != 1 {
 		t.Errorf("the mainline's rule: %+v", rs[4])
+	}
+}
+
+// A Gateway over the CRD's 64 listeners is reported: the API server
+// would refuse it.
+func TestTooManyListeners(t *testing.T) {
+	res := Convert(state(nil, func(ing *networkingv1.Ingress) {
+		rule := ing.Spec.Rules[0]
+		ing.Spec.Rules = nil
+		for i := range MaxListeners {
+			rule.Host = fmt.Sprintf("h%d.example.com", i)
+			ing.Spec.Rules = append(ing.Spec.Rules, rule)
+			ing.Spec.TLS = append(ing.Spec.TLS, networkingv1.IngressTLS{Hosts: []string{rule.Host}, SecretName: "tls"})
+		}
+	}), Options{})
+	if n := len(res.Gateways[0].Spec.Listeners); n != MaxListeners+1 || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "65 listeners") {
+		t.Errorf("%d listeners, problems %v", n, res.Problems)
 	}
 }
