@@ -73,6 +73,7 @@ func TestSameRoutingWhereConverted(t *testing.T) {
 		"forced":   true, // nginx drops the trailing / from the redirect's URL
 		"moved":    true, // nginx's return drops the query
 		"captures": true, // rewrite-target with captures is not converted
+		"idiom":    true, // nginx's regular expression is case-insensitive
 		"cors":     true, // ingress-nginx answers every OPTIONS itself
 		"catalog":  true, // the host is in regex mode through another Ingress
 		"approot":  true, // nginx's return drops the query

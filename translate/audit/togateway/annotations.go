@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,10 @@ type intent struct {
 	appRoot  string
 	// regex: use-regex or rewrite-target make every path a regular
 	// expression.
-	regex           bool
+	regex bool
+	// prefixIdiom: every path is ingress-nginx's prefix idiom,
+	// "<prefix>(/|$)(.*)", converted as a PathPrefix of <prefix>.
+	prefixIdiom     bool
 	rewrite         *gwapiv1.HTTPURLRewriteFilter
 	requestHeaders  *gwapiv1.HTTPHeaderFilter
 	responseHeaders *gwapiv1.HTTPHeaderFilter
@@ -113,15 +117,26 @@ func (c *converter) intentOf(ing *networkingv1.Ingress, values *annotations.Valu
 		done.set(annotations.UseRegex.Name(), Converted, "paths as RegularExpression matches, case-insensitive and anchored at the start only, as nginx's ~* location")
 	}
 	if rewrites {
-		if strings.Contains(target, "$") {
+		converted := true
+		switch replacement, idiom := prefixIdiom(ing, target); {
+		case idiom:
+			in.regex, in.prefixIdiom = false, true
+			if useRegex {
+				done.set(annotations.UseRegex.Name(), ConvertedWithDifference, "the paths of rewrite-target's idiom are PathPrefix matches, case-sensitive where nginx's are not")
+			}
+			in.rewrite = &gwapiv1.HTTPURLRewriteFilter{Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr(replacement)}}
+			done.set(annotations.RewriteTarget.Name(), ConvertedWithDifference, "the idiom path(/|$)(.*) with a target ending in /$2: a PathPrefix of the path with "+
+				"URLRewrite ReplacePrefixMatch; nginx matches the path case-insensitively, a PathPrefix as written (and /path alone becomes the target with its /)")
+		case strings.Contains(target, "$"):
+			converted = false
 			done.set(annotations.RewriteTarget.Name(), NotConverted, "no standard form: URLRewrite replaces the whole path or a prefix, never with the captures ($1...) of a regular expression (the paths are converted as regular expressions all the same)")
-		} else {
+		default:
 			in.rewrite = &gwapiv1.HTTPURLRewriteFilter{Path: &gwapiv1.HTTPPathModifier{Type: gwapiv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(target)}}
 			done.set(annotations.RewriteTarget.Name(), Converted, "URLRewrite ReplaceFullPath: nginx's rewrite replaces the whole path with a target without captures; the paths become regular expressions")
-			if prefix, ok := annotations.XForwardedPrefix.Get(values); ok {
-				in.requestHeaders = &gwapiv1.HTTPHeaderFilter{Set: []gwapiv1.HTTPHeader{{Name: "X-Forwarded-Prefix", Value: prefix}}}
-				done.set(annotations.XForwardedPrefix.Name(), Converted, "RequestHeaderModifier set")
-			}
+		}
+		if prefix, ok := annotations.XForwardedPrefix.Get(values); ok && converted {
+			in.requestHeaders = &gwapiv1.HTTPHeaderFilter{Set: []gwapiv1.HTTPHeader{{Name: "X-Forwarded-Prefix", Value: prefix}}}
+			done.set(annotations.XForwardedPrefix.Name(), Converted, "RequestHeaderModifier set")
 		}
 	}
 	if host, ok := annotations.UpstreamVhost.Get(values); ok {
@@ -134,6 +149,32 @@ func (c *converter) intentOf(ing *networkingv1.Ingress, values *annotations.Valu
 	c.customHeaders(ing, values, in, done)
 	corsOf(values, in, done)
 	return in
+}
+
+// idiomTail ends every path of ingress-nginx's documented idiom for
+// stripping a prefix: path "/menu(/|$)(.*)" with rewrite-target "/$2".
+const idiomTail = "(/|$)(.*)"
+
+// prefixIdiom reports whether every path of the Ingress is the idiom of a
+// literal prefix and the target keeps the second group after a literal
+// prefix, and returns ReplacePrefixMatch's replacement: "/" for "/$2",
+// "/api" for "/api/$2".
+func prefixIdiom(ing *networkingv1.Ingress, target string) (string, bool) {
+	head, ok := strings.CutSuffix(target, "/$2")
+	if !ok || strings.Contains(head, "$") || head != "" && !strings.HasPrefix(head, "/") {
+		return "", false
+	}
+	paths := 0
+	for _, hp := range hostsOf(ing) {
+		for _, p := range hp.paths {
+			prefix, ok := strings.CutSuffix(p.Path, idiomTail)
+			if !ok || !strings.HasPrefix(prefix, "/") || regexp.QuoteMeta(prefix) != prefix {
+				return "", false
+			}
+			paths++
+		}
+	}
+	return cmp.Or(head, "/"), paths > 0
 }
 
 // sslRedirects are ssl-redirect and force-ssl-redirect: a Route of the

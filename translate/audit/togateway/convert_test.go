@@ -109,6 +109,13 @@ func TestAnnotations(t *testing.T) {
 		{name: "rewrite-target with captures", annotations: map[string]string{nginx + "rewrite-target": "/$1"}, route: "app",
 			want:     []string{`"type":"RegularExpression"`},
 			outcomes: map[string]Outcome{"rewrite-target": NotConverted}},
+		{name: "rewrite-target: ingress-nginx's prefix idiom", annotations: map[string]string{nginx + "use-regex": "true", nginx + "rewrite-target": "/$2"}, route: "app",
+			edit: func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules[0].HTTP.Paths[0].Path = "/app(/|$)(.*)"
+				ing.Spec.Rules[0].HTTP.Paths[0].PathType = ptr(networkingv1.PathTypeImplementationSpecific)
+			},
+			want:     []string{`"type":"PathPrefix","value":"/app"`, `"type":"ReplacePrefixMatch","replacePrefixMatch":"/"`},
+			outcomes: map[string]Outcome{"rewrite-target": ConvertedWithDifference, "use-regex": ConvertedWithDifference}},
 		{name: "use-regex", annotations: map[string]string{nginx + "use-regex": "true"}, route: "app",
 			want: []string{`"type":"RegularExpression","value":"(?i)(?:/app).*"`}, outcomes: map[string]Outcome{"use-regex": Converted}},
 		// upstreamvhost.go

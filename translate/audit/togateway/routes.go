@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -184,6 +185,8 @@ func exactMatch(path string) gwapiv1.HTTPRouteMatch {
 func (in *intent) match(p networkingv1.HTTPIngressPath) gwapiv1.HTTPRouteMatch {
 	path := cmp.Or(p.Path, "/")
 	switch {
+	case in.prefixIdiom:
+		return gwapiv1.HTTPRouteMatch{Path: &gwapiv1.HTTPPathMatch{Type: ptr(gwapiv1.PathMatchPathPrefix), Value: ptr(strings.TrimSuffix(path, idiomTail))}}
 	case in.regex:
 		return gwapiv1.HTTPRouteMatch{Path: &gwapiv1.HTTPPathMatch{Type: ptr(gwapiv1.PathMatchRegularExpression), Value: ptr("(?i)(?:" + path + ").*")}}
 	case p.PathType != nil && *p.PathType == networkingv1.PathTypeExact:
