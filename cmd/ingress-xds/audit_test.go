@@ -85,7 +85,7 @@ func TestAuditToGatewayAPI(t *testing.T) {
 		!strings.Contains(out, "route differently through Gateway API") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	out, code = runCommand(t, "audit", "--to-gateway-api", "-f", cases+"listed.yaml", "--gateway-namespace", "gateways", "-o", "json")
+	out, code = runCommand(t, "audit", "--to-gateway-api", "-f", cases+"basic.yaml", "--gateway-namespace", "gateways", "-o", "json")
 	if code != 0 || !strings.Contains(out, "namespace: gateways") || !strings.Contains(out, `"sameRouting": true`) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}

@@ -78,6 +78,7 @@ func TestSameRoutingWhereConverted(t *testing.T) {
 		"catalog":  true, // the host is in regex mode through another Ingress
 		"approot":  true, // nginx's return drops the query
 		"fallback": true, // a Route without hostnames serves every host
+		"guarded":  true, // its rate limit and address rule are dropped
 	}
 	seen := 0
 	for _, input := range convCases(t) {

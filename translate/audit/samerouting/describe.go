@@ -164,6 +164,40 @@ func (d describer) edits(p *ir.RoutePolicy) []string {
 	if c := p.CORS; c != nil {
 		out = append(out, cors(c))
 	}
+	return append(out, access(p)...)
+}
+
+// access is who may reach the route's backends: not routing as such,
+// but a converted route that drops it serves what the Ingress guarded,
+// so it counts as a difference rather than as a policy left out.
+func access(p *ir.RoutePolicy) []string {
+	var out []string
+	if a := p.Auth; a != nil {
+		var kinds []string
+		if a.Basic != nil {
+			kinds = append(kinds, "basic")
+		}
+		if a.External != nil {
+			kinds = append(kinds, "external")
+		}
+		if a.Address != nil {
+			kinds = append(kinds, fmt.Sprintf("addresses allow %v deny %v", a.Address.Allow, a.Address.Deny))
+		}
+		join := " and "
+		if a.Any {
+			join = " or "
+		}
+		out = append(out, "access by "+strings.Join(kinds, join)+" authentication")
+	}
+	if r := p.IPRules; r != nil {
+		out = append(out, fmt.Sprintf("access by address: allow %v deny %v", r.Allow, r.Deny))
+	}
+	if p.RateLimit != nil {
+		out = append(out, "rate limited")
+	}
+	if p.Connections != nil {
+		out = append(out, "connections limited")
+	}
 	return out
 }
 

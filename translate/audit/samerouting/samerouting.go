@@ -7,7 +7,9 @@
 // answered, what HTTPS is) and host, each route's match (path, headers,
 // query), then what the route does: the backends and their shares of
 // the requests, a redirect's Location and status, a direct answer, and
-// the request's edits (rewrites, header changes, mirrors, CORS). The
+// the request's edits (rewrites, header changes, mirrors, CORS), and who
+// may reach the backends (authentication, address rules, limits), which
+// a conversion must not drop unseen. The
 // policies each front-end defaults differently (timeouts, retries,
 // access-log names, the clusters' settings) are left out, and so are
 // cluster names: two routes that send to the same Service port send to
