@@ -16,7 +16,7 @@ import "math/bits"
 const (
 	// AutoRouteScopesFrom is the number of virtual hosts from which the
 	// automatic sizing splits the routes into scopes.
-	AutoRouteScopesFrom = 1000
+	AutoRouteScopesFrom = 4000
 	// HostsPerAutoRouteScope is about how many hosts each scope holds
 	// past AutoRouteScopesFrom.
 	HostsPerAutoRouteScope = 20

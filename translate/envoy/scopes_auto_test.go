@@ -21,7 +21,7 @@ func TestAutoRouteScopesSizes(t *testing.T) {
 		{0, 0},
 		{from - 1, 0},
 		{from, pow2Above(from / per)},
-		{2000, pow2Above(2000 / per)},
+		{2 * from, pow2Above(2 * from / per)},
 		{20000, pow2Above(20000 / per)},
 		{per * envoy.MaxRouteScopes * 4, envoy.MaxRouteScopes},
 	} {
