@@ -83,19 +83,7 @@ func TestGatewayAPIBackendHeaderFilters(t *testing.T) {
 	}
 }
 
-const gatewayBackendFiltersYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  listeners: [{name: http, port: %d, protocol: HTTP}]
----
+const gatewayBackendFiltersYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: per-backend, namespace: default}

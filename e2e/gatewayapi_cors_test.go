@@ -93,19 +93,7 @@ func TestGatewayAPICORS(t *testing.T) {
 }
 
 // gatewayCORSYAML is the suite's httproute-cors.yaml on one Route.
-const gatewayCORSYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  listeners: [{name: http, port: %d, protocol: HTTP}]
----
+const gatewayCORSYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: cors, namespace: default}

@@ -134,19 +134,7 @@ func (f *flakyBackend) metTogether() bool {
 	return f.met
 }
 
-const gatewayRetryYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  listeners: [{name: http, port: %d, protocol: HTTP}]
----
+const gatewayRetryYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: retried, namespace: default}

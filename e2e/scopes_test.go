@@ -46,13 +46,7 @@ func TestRouteScopes(t *testing.T) {
 	writeManifest(t, dir, "hosts.yaml", scopedHostsYAML(hosts))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--route-scopes", strconv.Itoa(scopes))
 	cp.WaitReady(t)
-	envoys := []struct {
-		name  string
-		envoy *framework.Envoy
-	}{
-		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
-		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
-	}
+	envoys := sotwAndDelta(t, cp)
 	for _, e := range envoys {
 		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
 	}
@@ -348,13 +342,7 @@ func TestAutoRouteScopes(t *testing.T) {
 	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	cp := framework.StartControlPlane(t, "--manifests", dir)
 	cp.WaitReady(t)
-	envoys := []struct {
-		name  string
-		envoy *framework.Envoy
-	}{
-		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
-		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
-	}
+	envoys := sotwAndDelta(t, cp)
 	for _, e := range envoys {
 		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
 		framework.Eventually(t, convergeTimeout, e.name+": the cafe served", func() error {
@@ -438,5 +426,20 @@ func TestAutoRouteScopes(t *testing.T) {
 		if len(failed[i]) > 0 {
 			t.Errorf("%s: %d failed requests while the scopes changed, the first: %s", e.name, len(failed[i]), failed[i][0])
 		}
+	}
+}
+
+// protocolEnvoy is an Envoy and the name of the xDS protocol it speaks.
+type protocolEnvoy struct {
+	name  string
+	envoy *framework.Envoy
+}
+
+// sotwAndDelta starts a SotW and a delta Envoy fed by cp.
+func sotwAndDelta(t *testing.T, cp *framework.ControlPlane) []protocolEnvoy {
+	t.Helper()
+	return []protocolEnvoy{
+		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
+		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
 	}
 }

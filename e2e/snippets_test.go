@@ -495,18 +495,7 @@ func TestSnippetProxyAddForwardedForFull(t *testing.T) {
 		"allow-snippet-annotations":  "true",
 		"use-forwarded-headers":      "true",
 		"compute-full-forwarded-for": "true",
-	}, `
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: forwarded
-  namespace: default
-  annotations:
-    nginx.ingress.kubernetes.io/configuration-snippet: |
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-spec:
-  rules: [{host: forwarded.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
-`)
+	}, forwardedSnippetYAML)
 	framework.Eventually(t, convergeTimeout, "forwarded.example served", func() error {
 		return envoy.Expect("forwarded.example", "/", http.StatusOK, "alpha")
 	})
@@ -627,6 +616,21 @@ func startH2CEcho(t *testing.T, name string) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// forwardedSnippetYAML sets X-Forwarded-For to
+// $proxy_add_x_forwarded_for in a configuration-snippet.
+const forwardedSnippetYAML = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: forwarded
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+spec:
+  rules: [{host: forwarded.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+`
+
 const snippetsYAML = `
 apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -640,17 +644,7 @@ metadata:
 spec:
   rules: [{host: realip.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: forwarded
-  namespace: default
-  annotations:
-    nginx.ingress.kubernetes.io/configuration-snippet: |
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-spec:
-  rules: [{host: forwarded.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
----
+` + forwardedSnippetYAML + `---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
