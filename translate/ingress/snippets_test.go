@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // headersSnippetIngress is refuse_test.go's Ingress with a
@@ -159,13 +160,7 @@ func TestProxyAddForwardedForUnderForwardedForHeader(t *testing.T) {
 		{"a header of its own", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", use-forwarded-headers: "true", forwarded-for-header: X-Client-IP}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			manifests := strings.Replace(headersSnippetIngress, `'more_set_headers "X-A: 1";'`, snippet, 1) +
-				fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
-			st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
+			out := buildWithConfigMap(t, strings.Replace(headersSnippetIngress, `'more_set_headers "X-A: 1";'`, snippet, 1), cm, tc.data)
 			r := onlyRoute(t, out)
 			if served := r.Action.Forward != nil; served != tc.served {
 				t.Errorf("served %v (problems %v), want %v", served, out.Problems, tc.served)
@@ -198,16 +193,11 @@ func TestSnippetRealIPHeader(t *testing.T) {
 		{"enable-real-ip", `{annotations-risk-level: Critical, allow-snippet-annotations: "true", enable-real-ip: "true"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			manifests := strings.Replace(headersSnippetIngress, `nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-A: 1";'`, snippet, 1) +
-				fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
+			manifests := strings.Replace(headersSnippetIngress, `nginx.ingress.kubernetes.io/configuration-snippet: 'more_set_headers "X-A: 1";'`, snippet, 1)
 			if !strings.Contains(manifests, snippet) {
 				t.Fatal("the snippet is not in the manifests")
 			}
-			st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
+			out := buildWithConfigMap(t, manifests, cm, tc.data)
 			r := onlyRoute(t, out)
 			if served := r.Action.Forward != nil; served != tc.served {
 				t.Errorf("served %v (problems %v), want %v", served, out.Problems, tc.served)
@@ -217,4 +207,16 @@ func TestSnippetRealIPHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildWithConfigMap builds manifests beside the controller ConfigMap cm
+// holding data (a YAML map), with the builder reading it.
+func buildWithConfigMap(t *testing.T, manifests string, cm types.NamespacedName, data string) *ir.IR {
+	t.Helper()
+	manifests += fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, data)
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ingress.NewBuilder(ingress.Options{HTTPPort: 8080, ConfigMap: cm}).Build(st)
 }
