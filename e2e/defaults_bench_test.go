@@ -60,9 +60,9 @@ func BenchmarkShippedDefaults(b *testing.B) {
 	}
 	setups := []setup{
 		{"before", []string{"--route-scopes", "0", "--on-demand-clusters=false"}, framework.EnvoyOptions{SotW: true}},
-		{"below-the-line", []string{"--route-scopes", "0"}, framework.EnvoyOptions{}},
-		{"shipped", nil, framework.EnvoyOptions{}},
-		{"1024-scopes", []string{"--route-scopes", "1024"}, framework.EnvoyOptions{}},
+		{"below-the-line", []string{"--route-scopes", "0"}, framework.EnvoyOptions{Delta: true}},
+		{"shipped", nil, framework.EnvoyOptions{Delta: true}},
+		{"1024-scopes", []string{"--route-scopes", "1024"}, framework.EnvoyOptions{Delta: true}},
 	}
 	envoys := map[string]*framework.Envoy{}
 	for _, s := range setups {

@@ -32,7 +32,7 @@ func TestOnDemandClusters(t *testing.T) {
 	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--on-demand-clusters")
 	cp.WaitReady(t)
-	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})
+	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 	framework.Eventually(t, convergeTimeout, "the routes", func() error {
 		if routeUpdates(t, envoy) == 0 {

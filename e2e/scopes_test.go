@@ -440,6 +440,6 @@ func sotwAndDelta(t *testing.T, cp *framework.ControlPlane) []protocolEnvoy {
 	t.Helper()
 	return []protocolEnvoy{
 		{"sotw", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: true})},
-		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})},
+		{"delta", framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})},
 	}
 }

@@ -30,14 +30,14 @@ func TestPolicyClusterWarms(t *testing.T) {
 			writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 			cp := framework.StartControlPlane(t, "--manifests", dir)
 			cp.WaitReady(t)
-			envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: !delta})
+			envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{SotW: !delta, Delta: delta})
 			t.Cleanup(func() { assertNothingRejected(t, envoy) })
 			framework.Eventually(t, convergeTimeout, "the cafe served", func() error {
 				return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
 			})
 			for _, timeout := range []int{3, 4, 5} {
 				writeManifest(t, dir, "patient.yaml", patientIngressYAML(timeout))
-				if delta && framework.OnDemand() {
+				if delta {
 					// Envoy holds a cluster only once a request asks for
 					// it, and that request waits for it to warm: the
 					// first one is served (TestOnDemandClusters).

@@ -121,7 +121,7 @@ func TestSoak(t *testing.T) {
 	}
 	s := &soak{t: t, kc: kc, roots: roots, r: rand.New(rand.NewPCG(seed, seed>>1)), backendIP: netns.IP}
 	s.envoys[0] = &soakEnvoy{name: "sotw", cp: cps[0], opts: framework.EnvoyOptions{SotW: true}}
-	s.envoys[1] = &soakEnvoy{name: "delta", cp: cps[1], opts: framework.EnvoyOptions{}}
+	s.envoys[1] = &soakEnvoy{name: "delta", cp: cps[1], opts: framework.EnvoyOptions{Delta: true}}
 	for _, e := range s.envoys {
 		e.envoy = framework.StartEnvoyWith(t, e.cp, e.opts)
 	}

@@ -23,7 +23,7 @@ func TestVirtualHostDiscovery(t *testing.T) {
 	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
 	cp := framework.StartControlPlane(t, "--manifests", dir, "--vhds")
 	cp.WaitReady(t)
-	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{})
+	envoy := framework.StartEnvoyWith(t, cp, framework.EnvoyOptions{Delta: true})
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 	framework.Eventually(t, convergeTimeout, "first route served", func() error {
 		return envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")

@@ -55,6 +55,9 @@ type EnvoyOptions struct {
 	// --delta=false) rather than delta, bootstrap's default; the SotW
 	// suite sets it always (ondemand.go).
 	SotW bool
+	// Delta keeps delta xDS in the SotW suite too, for a test of what
+	// only delta does (VHDS, on-demand clusters) or of both protocols.
+	Delta bool
 }
 
 // StartEnvoyWith is StartEnvoy with options.
@@ -75,7 +78,7 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
-	if o.SotW || SotW() { // ondemand.go
+	if o.SotW || SotW() && !o.Delta { // ondemand.go
 		args = append(args, "--delta=false")
 	}
 	files := o.TLS
