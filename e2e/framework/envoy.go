@@ -53,7 +53,7 @@ type EnvoyOptions struct {
 	NoWait bool
 	// SotW bootstraps Envoy with state-of-the-world xDS (bootstrap
 	// --delta=false) rather than delta, bootstrap's default; the SotW
-	// suite sets it always (ondemand.go).
+	// suite sets it always (sotw.go).
 	SotW bool
 	// Delta keeps delta xDS in the SotW suite too, for a test of what
 	// only delta does (VHDS, on-demand clusters) or of both protocols.
@@ -78,7 +78,7 @@ func StartEnvoyWith(t testing.TB, cp *ControlPlane, o EnvoyOptions) *Envoy {
 		"--node-id", e.NodeID,
 		"--out", bootstrap,
 	}
-	if o.SotW || SotW() && !o.Delta { // ondemand.go
+	if o.SotW || SotW() && !o.Delta { // sotw.go
 		args = append(args, "--delta=false")
 	}
 	files := o.TLS

@@ -42,16 +42,7 @@ spec:
 // it; otherwise its requests answer 503 and the Ingress is told why.
 func TestRewriteLastChoosesTheLocationAgain(t *testing.T) {
 	beta := func(name, path, pathType, annotations string) string {
-		return `---
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: ` + name + `
-  namespace: default
-  annotations: {` + annotations + `}
-spec:
-  rules: [{host: a.example, http: {paths: [{path: ` + path + `, pathType: ` + pathType + `, backend: {service: {name: beta, port: {number: 80}}}}]}}]
-`
+		return aExampleIngressYAML(name, path, pathType, "beta", annotations)
 	}
 	for _, tc := range []struct {
 		name, snippet, others string
@@ -112,4 +103,20 @@ spec:
 			}
 		})
 	}
+}
+
+// aExampleIngressYAML is a YAML document (after a "---") of an Ingress
+// named name with one path of a.example to service's port 80, carrying
+// annotations (a YAML map's entries).
+func aExampleIngressYAML(name, path, pathType, service, annotations string) string {
+	return `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ` + name + `
+  namespace: default
+  annotations: {` + annotations + `}
+spec:
+  rules: [{host: a.example, http: {paths: [{path: ` + path + `, pathType: ` + pathType + `, backend: {service: {name: ` + service + `, port: {number: 80}}}}]}}]
+`
 }

@@ -16,16 +16,7 @@ import (
 // Ingress's paths of the host answer 503 and the Ingress is told.
 func TestServerSnippetErrorPage(t *testing.T) {
 	ingressYAML := func(name, path, annotations string) string {
-		return `---
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: ` + name + `
-  namespace: default
-  annotations: {` + annotations + `}
-spec:
-  rules: [{host: a.example, http: {paths: [{path: ` + path + `, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
-`
+		return aExampleIngressYAML(name, path, "Prefix", "echo", annotations)
 	}
 	service := `
 apiVersion: v1
