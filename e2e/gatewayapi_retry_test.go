@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,4 +148,124 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /together}}]
     retry: {codes: [500], attempts: 1}
     backendRefs: [{name: flaky, port: 80}]
+`
+
+// TestGatewayAPIRetryTimeoutAndReset: a rule with a retry stanza retries a
+// try that outlives its backendRequest timeout and a try whose connection
+// the backend resets, neither of them a status the stanza names, as the
+// specification asks (HTTPRouteRetry's doc and its backoff field's, in
+// apis/v1/httproute_types.go of sigs.k8s.io/gateway-api: "Implementations
+// SHOULD retry on connection errors (disconnect, reset, timeout, TCP
+// failure) if a retry stanza is configured"; the extended features
+// HTTPRouteRetryBackendTimeout and HTTPRouteRetryConnectionError, which
+// v1.6.3's suite has no test for).
+func TestGatewayAPIRetryTimeoutAndReset(t *testing.T) {
+	failing := startFirstTryFails(t)
+	fm := startFileMode(t, nil, manifest{"services.yaml", readyServiceYAML("failing", failing.backend)})
+	writeManifest(t, fm.dir, "gateway.yaml", fmt.Sprintf(gatewayRetryFailuresYAML, fm.cp.HTTPPort))
+	framework.Eventually(t, convergeTimeout, "the retried routes served", func() error {
+		return fm.envoy.Expect("anything.example.org", "/stall", http.StatusOK, "")
+	})
+	for _, path := range []string{"/stall", "/reset"} {
+		key := path[1:] + "-once"
+		r, err := fm.envoy.Get("anything.example.org", path+"?key="+key)
+		if err != nil || r.Status != http.StatusOK {
+			t.Errorf("GET %s, its first try failing: %v, %v; want 200 from its retry", path, r, err)
+		}
+		if n := failing.tries(key); n != 2 {
+			t.Errorf("GET %s: tried %d times, want 2", path, n)
+		}
+	}
+	// Without a retry stanza the same failures reach the client: what the
+	// stanza asks for is what retries them.
+	for path, want := range map[string]int{"/plain-stall": http.StatusGatewayTimeout, "/plain-reset": http.StatusBadGateway} {
+		key := path[1:] + "-once"
+		r, err := fm.envoy.Get("anything.example.org", path+"?key="+key)
+		if err != nil || r.Status != want {
+			t.Errorf("GET %s, no retry stanza: %v, %v; want %d", path, r, err, want)
+		}
+		if n := failing.tries(key); n != 1 {
+			t.Errorf("GET %s, no retry stanza: tried %d times, want 1", path, n)
+		}
+	}
+}
+
+// firstTryFails fails the first try of each request (by its query's key):
+// on a path ending in "stall" it answers only once the try is given up on,
+// on one ending in "reset" it closes the connection without an answer. A
+// later try, or a request without a key, gets 200.
+type firstTryFails struct {
+	backend *framework.Backend
+	mu      sync.Mutex
+	tried   map[string]int
+}
+
+func startFirstTryFails(t *testing.T) *firstTryFails {
+	t.Helper()
+	f := &firstTryFails{tried: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(srv.Close)
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	f.backend = &framework.Backend{Name: "failing", Host: host, Port: p}
+	return f
+}
+
+func (f *firstTryFails) serve(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		return
+	}
+	f.mu.Lock()
+	f.tried[key]++
+	first := f.tried[key] == 1
+	f.mu.Unlock()
+	switch {
+	case !first:
+	case strings.HasSuffix(r.URL.Path, "stall"):
+		// Envoy gives the try up at its backendRequest timeout and
+		// closes the connection; the bound only ends a failing test.
+		select {
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	case strings.HasSuffix(r.URL.Path, "reset"):
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			if tcp, ok := conn.(*net.TCPConn); ok {
+				_ = tcp.SetLinger(0) // a reset, not a clean close
+			}
+			_ = conn.Close()
+		}
+	}
+}
+
+func (f *firstTryFails) tries(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tried[key]
+}
+
+const gatewayRetryFailuresYAML = httpGatewayYAML + `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: retried-failures, namespace: default}
+spec:
+  parentRefs: [{name: web}]
+  rules:
+  - matches: [{path: {type: Exact, value: /stall}}]
+    retry: {codes: [500], attempts: 1, backoff: 10ms}
+    timeouts: {request: 20s, backendRequest: 500ms}
+    backendRefs: [{name: failing, port: 80}]
+  - matches: [{path: {type: Exact, value: /reset}}]
+    retry: {codes: [500], attempts: 1, backoff: 10ms}
+    backendRefs: [{name: failing, port: 80}]
+  - matches: [{path: {type: Exact, value: /plain-stall}}]
+    timeouts: {request: 20s, backendRequest: 500ms}
+    backendRefs: [{name: failing, port: 80}]
+  - matches: [{path: {type: Exact, value: /plain-reset}}]
+    backendRefs: [{name: failing, port: 80}]
 `
