@@ -21,7 +21,7 @@ import (
 const controllerName = "ingress-xds.io/gateway-controller"
 
 // TestGatewayAPIConformance makes the suite's GatewayClass, ours, and runs
-// the suite with the options of -conformance-options-file (options.yaml:
+// the suite, on the experimental channel's CRDs when run.sh asks, with the options of -conformance-options-file (options.yaml:
 // the profiles and the features claimed) and the flags run.sh adds (the
 // report's path, the version).
 func TestGatewayAPIConformance(t *testing.T) {
@@ -29,6 +29,14 @@ func TestGatewayAPIConformance(t *testing.T) {
 		t.Skip("needs a cluster with ingress-xds installed: run `make e2e-gateway-conformance`, or set KUBECONFIG")
 	}
 	opts := conformance.DefaultOptions(t)
+	// GATEWAY_API_EXPERIMENTAL_CRDS (run.sh sets it unless
+	// CONFORMANCE_CHANNEL=standard) names the experimental channel's CRDs;
+	// without it the suite runs on the cluster's, deploy/'s standard ones.
+	if dir := os.Getenv("GATEWAY_API_EXPERIMENTAL_CRDS"); dir != "" {
+		useExperimentalChannel(t, opts.Client, dir)
+	} else {
+		opts.SupportedFeatures = withoutExperimentalFeatures(t, opts.SupportedFeatures)
+	}
 	class := &gwapiv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: opts.GatewayClassName},
 		Spec:       gwapiv1.GatewayClassSpec{ControllerName: controllerName},

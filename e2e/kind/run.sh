@@ -28,6 +28,11 @@
 #                    work directory otherwise)
 #   CONFORMANCE_FLAGS   extra flags for the suite, e.g. "-run-test
 #                    HTTPRouteSimpleSameNamespace"
+#   CONFORMANCE_CHANNEL  "experimental" (the default): the suite first
+#                    replaces deploy/'s standard-channel CRDs with the
+#                    experimental channel's of the same version, whose
+#                    HTTPRoute carries retries; "standard" keeps deploy/'s
+#                    and claims none of the experimental channel's features
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -167,8 +172,15 @@ if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
   log "running Gateway API's conformance suite (e2e/gatewayconformance)"
   report="${CONFORMANCE_REPORT:-$work/conformance-report.yaml}"
   [[ "$report" == /* ]] || report="$PWD/$report"
+  experimental_crds=""
+  case "${CONFORMANCE_CHANNEL:-experimental}" in
+    experimental) experimental_crds="$(cd e2e/gatewayconformance && go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/experimental" ;;
+    standard) ;;
+    *) echo "CONFORMANCE_CHANNEL=$CONFORMANCE_CHANNEL: want experimental or standard" >&2; exit 1 ;;
+  esac
   # shellcheck disable=SC2086 # CONFORMANCE_FLAGS is a list of flags
   (cd e2e/gatewayconformance && KUBECONFIG="$work/kubeconfig" \
+    GATEWAY_API_EXPERIMENTAL_CRDS="$experimental_crds" \
     go test -count=1 -v -timeout 45m . -args \
       -conformance-options-file=options.yaml -report-output="$report" \
       -version="$(git describe --always --dirty 2>/dev/null || echo dev)" ${CONFORMANCE_FLAGS:-})
