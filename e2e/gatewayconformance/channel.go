@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"testing"
 	"time"
@@ -51,8 +52,18 @@ func useExperimentalChannel(t *testing.T, c client.Client, dir string) {
 		t.Fatal(err)
 	}
 	for _, crd := range crds {
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("ingress-xds-conformance"), client.ForceOwnership); err != nil {
-			t.Fatalf("applying CRD %s: %v", crd.GetName(), err)
+		// The API server's admission sees the policy gone a moment after
+		// it is: until then it still refuses.
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			last = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("ingress-xds-conformance"), client.ForceOwnership)
+			if last != nil && strings.Contains(last.Error(), safeUpgrades) {
+				return false, nil
+			}
+			return last == nil, last
+		})
+		if err != nil {
+			t.Fatalf("applying CRD %s: %v (last: %v)", crd.GetName(), err, last)
 		}
 	}
 	// The suite reads the channel off the CRDs, and Routes written before
