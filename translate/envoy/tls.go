@@ -25,7 +25,14 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	var chains []*listenerv3.FilterChain
 	var fallback *listenerv3.FilterChain
 	covered := coveredHosts(m.VirtualHosts)
+	shared, err := c.defaultChainHosts(l, m.VirtualHosts)
+	if err != nil {
+		return err
+	}
 	for _, vh := range m.VirtualHosts {
+		if shared.has(vh) {
+			continue // rendered into the default chain's routes below
+		}
 		if vh.Passthrough != nil {
 			// passthrough.go: TCP to the backend, whose TLS it is.
 			chain, err := passthroughChain(l, vh)
@@ -42,7 +49,11 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if err != nil {
 			return err
 		}
-		chain, err := c.filterChain(l, vh, rendered.uses|c.onDemandUse(), rendered.gzip) // ondemand.go
+		uses, gz := rendered.uses, rendered.gzip
+		if vh.Host == ir.WildcardHost {
+			uses, gz = uses|shared.uses, c.internGzip(gz.union(shared.gzip))
+		}
+		chain, err := c.filterChain(l, vh, uses|c.onDemandUse(), gz) // ondemand.go
 		if err != nil {
 			return err
 		}
@@ -70,13 +81,16 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 			rc.VirtualHosts = append(rc.VirtualHosts, misdirected(host))
 		}
 		if vh.Host == ir.WildcardHost {
-			// So does the default chain, for every host with a chain of
-			// its own.
+			// The hosts served among its connections, then, as on a
+			// wildcard chain, 421 for every host with a chain of its own.
+			rc.VirtualHosts = append(rc.VirtualHosts, shared.msgs...)
 			for _, other := range m.VirtualHosts {
-				if other.Host != ir.WildcardHost && (other.Certificate != "" || other.Passthrough != nil) {
+				if other.Host != ir.WildcardHost && (other.Certificate != "" || other.Passthrough != nil) && !shared.has(other) {
 					rc.VirtualHosts = append(rc.VirtualHosts, misdirected(other.Host))
 				}
 			}
+		} else if vh.MisdirectOthers {
+			rc.VirtualHosts = append(rc.VirtualHosts, misdirected("*"))
 		}
 		res.Routes = append(res.Routes, rc)
 	}
@@ -136,7 +150,50 @@ func coveredHosts(vhosts []*ir.VirtualHost) map[string][]string {
 	return out
 }
 
-// misdirected answers 421 for a host reached over a certificate not its own.
+// sharedChain is the hosts served on the default chain
+// (ir.VirtualHost.DefaultChain): their virtual hosts, which go into the
+// default chain's route configuration, and the filters and compression
+// those need in its connection manager.
+type sharedChain struct {
+	hosts map[*ir.VirtualHost]bool
+	msgs  []*routev3.VirtualHost
+	uses  filterSet
+	gzip  gzipSet
+}
+
+func (s *sharedChain) has(vh *ir.VirtualHost) bool { return s.hosts[vh] }
+
+// defaultChainHosts renders the hosts served on the default chain, when
+// there is one: WildcardHost served over HTTPS. Without it each has a
+// chain of its own, as any host with a certificate.
+func (c *Renderer) defaultChainHosts(l *ir.Listener, vhosts []*ir.VirtualHost) (*sharedChain, error) {
+	s := &sharedChain{}
+	if !slices.ContainsFunc(vhosts, func(vh *ir.VirtualHost) bool {
+		return vh.Host == ir.WildcardHost && vh.Certificate != "" && vh.Passthrough == nil
+	}) {
+		return s, nil
+	}
+	for _, vh := range vhosts {
+		if !vh.DefaultChain || vh.Host == ir.WildcardHost || vh.Certificate == "" || vh.Passthrough != nil {
+			continue
+		}
+		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port})
+		if err != nil {
+			return nil, err
+		}
+		if s.hosts == nil {
+			s.hosts = map[*ir.VirtualHost]bool{}
+		}
+		s.hosts[vh] = true
+		s.msgs = append(s.msgs, rendered.msg)
+		s.uses |= rendered.uses
+		s.gzip = s.gzip.union(rendered.gzip)
+	}
+	return s, nil
+}
+
+// misdirected answers 421 for a host reached over a certificate not its
+// own ("*": any host the route configuration has no other name for).
 func misdirected(host string) *routev3.VirtualHost {
 	return &routev3.VirtualHost{
 		Name:    host,

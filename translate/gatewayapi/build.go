@@ -332,6 +332,12 @@ func (b *build) model() *ir.IR {
 		switch {
 		case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
 			vh.Certificate = tls.certificate
+			// A listener takes only its own hosts: another's on its
+			// connections is misdirected (421). Those of the listener
+			// without a hostname are the connections no other
+			// listener's SNI takes, so its hosts are served there.
+			vh.MisdirectOthers = true
+			vh.DefaultChain = tls.hostname == ""
 		case tls != nil && name == ir.WildcardHost && tls.hostname == "":
 			// The HTTPS listener without a hostname: its certificate is
 			// the one of every other name (Envoy's default chain), with

@@ -163,6 +163,18 @@ type VirtualHost struct {
 	// Passthrough, when set, sends the host's TLS connections to a backend
 	// that terminates TLS itself; its routes still serve plain HTTP.
 	Passthrough *Passthrough `json:"passthrough,omitempty"`
+	// DefaultChain, with a Certificate, serves the host over HTTPS among
+	// the connections no SNI of another host takes (those of WildcardHost,
+	// with its certificate) rather than on a chain of its own: a Gateway
+	// API host attached through the HTTPS listener without a hostname
+	// belongs to that listener. Where no WildcardHost is served over
+	// HTTPS, the host has a chain of its own all the same.
+	DefaultChain bool `json:"defaultChain,omitempty"`
+	// MisdirectOthers, on a host with a chain of its own, answers 421
+	// (Misdirected Request) to a request of that chain whose Host it does
+	// not serve, where otherwise no route matches (404): a Gateway API
+	// HTTPS listener takes only its own hosts.
+	MisdirectOthers bool `json:"misdirectOthers,omitempty"`
 }
 
 // Object names the Kubernetes object a value came from, for problems and
