@@ -121,7 +121,8 @@ func find[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name str
 
 // TestHelmChart: helm lint passes; with its defaults the chart renders the
 // kustomize base's objects, field for field (less the Namespace, which helm
-// leaves to --create-namespace, and the chart's release labels); the values
+// leaves to --create-namespace, and the chart's release labels), and
+// deploy/gateway-api's (no cluster to ask: installCRDs auto); the values
 // an ingress-nginx chart user knows do what they say there; the
 // control plane's arguments are flags the binary has; and every rendering
 // is accepted by a real API server's server-side apply.
@@ -144,8 +145,23 @@ func TestHelmChart(t *testing.T) {
 		for _, u := range base[1:] {
 			want[objectKey(u)] = u
 		}
+		// And, with no cluster to ask, Gateway API's CRDs
+		// (gatewayAPI.installCRDs: auto), deploy/gateway-api's, which
+		// TestGatewayAPICRDs compares.
+		crds, err := Render("gateway-api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromCRDs := map[string]bool{}
+		for _, u := range crds {
+			fromCRDs[objectKey(u)] = true
+		}
 		got := map[string]*unstructured.Unstructured{}
 		for _, u := range chart {
+			if fromCRDs[objectKey(u)] {
+				delete(fromCRDs, objectKey(u))
+				continue
+			}
 			u = u.DeepCopy()
 			labels := u.GetLabels()
 			for _, l := range releaseLabels {
@@ -159,6 +175,9 @@ func TestHelmChart(t *testing.T) {
 			}
 			u.SetLabels(labels)
 			got[objectKey(u)] = u
+		}
+		if len(fromCRDs) > 0 {
+			t.Errorf("the chart's defaults render none of %s", strings.Join(slices.Sorted(maps.Keys(fromCRDs)), ", "))
 		}
 		if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
 			t.Fatalf("the chart renders\n  %s\nthe kustomize base\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))

@@ -30,7 +30,7 @@ import (
 // and the certificates its README has the user make). Either way with the
 // images under test, and c.objs the objects installed. Gateway API's CRDs
 // go in first, as the docs' optional step (deploy/gateway-api/, or the
-// chart's gatewayAPI.installCRDs): the control plane asks at start-up which
+// chart's gatewayAPI.installCRDs, auto by default): the control plane asks at start-up which
 // kinds are served, so every scenario runs with both front-ends on, and
 // Gateway API's conformance suite (e2e/gatewayconformance) runs on the
 // cluster afterwards.
@@ -89,7 +89,7 @@ func (c *cluster) installHelm(t *testing.T, image, envoy string) {
 		t.Fatal(err)
 	}
 	c.certgen(t)
-	values := append(imageValues("image", image), "--set", "gatewayAPI.installCRDs=true")
+	values := imageValues("image", image) // gatewayAPI.installCRDs: auto, the cluster has none
 	if envoy != "" {
 		values = append(values, imageValues("controller.image", envoy)...)
 	}
