@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -115,5 +117,59 @@ func clusterRoute(path, svc string) *gwapiv1.HTTPRoute {
 				}}},
 			}},
 		},
+	}
+}
+
+// TestGatewayAPICRDsAfterStart: Gateway API's CRDs installed after the
+// control plane started (as the chart's own CRDs may be, or an operator's
+// later install) are watched without a restart of the process: serve
+// starts over inside it, and the Envoy it feeds reconnects and serves the
+// HTTPRoute, while the Ingress it served before goes on being served.
+func TestGatewayAPICRDsAfterStart(t *testing.T) {
+	framework.Heavy(t)
+	framework.IngressXDS(t)
+	api := framework.StartAPIServer(t)
+	kc := api.Client
+	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
+	netns := framework.NewNetns(t)
+	startNetnsEcho(t, kc, netns, "legacy", 8080)
+	startNetnsEcho(t, kc, netns, "modern", 8081)
+	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("legacy", ptr(ourClass), "legacy.example.com", prefix("/", "legacy")))
+
+	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig)
+	framework.Eventually(t, 60*time.Second, "ingress-xds /readyz returns 200", cp.Ready)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "the Ingress served", func() error {
+		return envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy")
+	})
+
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{framework.GatewayAPICRDs(t)}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gwclient.NewForConfig(api.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, gw.GatewayV1().GatewayClasses(), &gwapiv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "xds"},
+		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "ingress-xds.io/gateway-controller"},
+	})
+	create(t, gw.GatewayV1().Gateways(namespace), &gwapiv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec: gwapiv1.GatewaySpec{GatewayClassName: "xds", Listeners: []gwapiv1.Listener{
+			{Name: "http", Port: gwapiv1.PortNumber(cp.HTTPPort), Protocol: gwapiv1.HTTPProtocolType},
+		}},
+	})
+	create(t, gw.GatewayV1().HTTPRoutes(namespace), clusterRoute("/", "modern"))
+	framework.Eventually(t, 60*time.Second, "the HTTPRoute served", func() error {
+		return envoy.Expect("modern.example.com", "/anything", http.StatusOK, "modern")
+	})
+	if err := envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy"); err != nil {
+		t.Errorf("the Ingress after the control plane started over: %v", err)
+	}
+	if !strings.Contains(cp.Output(), "the Gateway API kinds served changed: starting over") {
+		t.Error("the control plane never said it started over for the CRDs")
 	}
 }

@@ -178,7 +178,7 @@ func (f *GatewayInformerFactory) Shutdown() {
 func LogGatewayKinds(l *slog.Logger, kinds []string) {
 	l = loggerOr(l)
 	if len(kinds) == 0 {
-		l.Info("Gateway API is not served by the API server (CRDs not installed): watching Ingresses only; restart after installing the CRDs", "groupVersion", gwapiv1.GroupVersion.String())
+		l.Info("Gateway API is not served by the API server (CRDs not installed): watching Ingresses only until they are installed", "groupVersion", gwapiv1.GroupVersion.String())
 		return
 	}
 	missing := []string{}

@@ -15,19 +15,20 @@ import (
 // newGatewayInformerFactory makes the informers of the Gateway API kinds
 // the API server serves, or none (nil) when it serves none: without the
 // CRDs, serve goes on with Ingresses alone. Which kinds are watched is
-// decided once, at start-up, and logged.
-func newGatewayInformerFactory(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) (*kube.GatewayInformerFactory, error) {
+// decided at start-up, and logged; it returns them, which
+// kube.GatewayCRDWatch compares with the CRDs from then on.
+func newGatewayInformerFactory(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, logger *slog.Logger) (*kube.GatewayInformerFactory, []string, error) {
 	kinds, err := kube.ServedGatewayKinds(ctx, client.Discovery())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kube.LogGatewayKinds(logger, kinds)
 	if len(kinds) == 0 {
-		return nil, nil
+		return nil, kinds, nil
 	}
 	gw, err := gwclient.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating Gateway API client: %w", err)
+		return nil, nil, fmt.Errorf("creating Gateway API client: %w", err)
 	}
-	return kube.NewGatewayInformerFactory(gw, client, kinds), nil
+	return kube.NewGatewayInformerFactory(gw, client, kinds), kinds, nil
 }

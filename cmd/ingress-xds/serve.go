@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -94,7 +96,22 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	for {
+		err := serveOnce(ctx, &f, logger, xdsTLS)
+		var changed *kube.GatewayKindsChanged
+		if ctx.Err() != nil || !errors.As(err, &changed) {
+			return err
+		}
+		// Everything starts over, the xDS server too: each Envoy keeps
+		// its configuration and reconnects (ServeListener).
+		logger.Info("the Gateway API kinds served changed: starting over to watch them", "was", changed.Was, "now", changed.Now)
+	}
+}
 
+// serveOnce serves until ctx is done or the Gateway API kinds the API
+// server serves change (a *kube.GatewayKindsChanged among its errors),
+// which its informers, chosen at its start, cannot follow.
+func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *tls.Config) error {
 	// Two lanes into one pipeline: changes to endpoints alone take the fast
 	// path after a short holdoff; everything else is batched as usual.
 	batcher := xds.NewBatcher(f.holdoff, f.maxHoldoff)
@@ -109,6 +126,7 @@ func runServe(ctx context.Context, args []string) error {
 	var events *kube.EventReporter
 	var factories *kube.InformerFactories           // nil in file mode
 	var gatewayFactory *kube.GatewayInformerFactory // nil in file mode and without the CRDs
+	var crdWatch *kube.GatewayCRDWatch              // nil in file mode
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
 		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: f.translate.ingressReferences()}
@@ -122,9 +140,15 @@ func runServe(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
 		factories = kube.NewInformerFactoriesWith(client, kube.InformerOptions{List: !f.streamingList})
-		if gatewayFactory, err = newGatewayInformerFactory(ctx, cfg, client, logger.With("component", "informers")); err != nil {
+		var gatewayKinds []string
+		if gatewayFactory, gatewayKinds, err = newGatewayInformerFactory(ctx, cfg, client, logger.With("component", "informers")); err != nil {
 			return err
 		}
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("creating dynamic client: %w", err)
+		}
+		crdWatch = &kube.GatewayCRDWatch{Client: dyn, Started: gatewayKinds, Logger: logger}
 		informers := factories.Informers()
 		informers.Gateway = gatewayFactory.Informers()
 		source = &kube.ClusterSource{
@@ -203,6 +227,9 @@ func runServe(ctx context.Context, args []string) error {
 		status.setHold(p.Published())
 		status.leading = nginxMetrics
 		status.run(ctx, run)
+	}
+	if crdWatch != nil {
+		run("gateway-crds", func() error { return crdWatch.Run(ctx) })
 	}
 	run("xds", func() error { return server.Serve(ctx, f.xdsAddress) })
 	handler := pipeline.Handler(pipeline.HTTPOptions{Ready: p.Ready, Metrics: prometheus.Gatherers{server.Gatherer(), p.Gatherer(), nginxMetrics.Gatherer()}, Profiles: f.pprof})
