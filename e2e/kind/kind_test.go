@@ -122,6 +122,7 @@ func TestKind(t *testing.T) {
 	t.Run("readiness holds an envoy without configuration out", c.testReadiness)
 	t.Run("a control plane rollout fails no request", c.testRollout)
 	t.Run("leader failover", c.testFailover)
+	t.Run("two replicas share the envoys, and one lost moves its envoys", c.testFleetShared)
 	t.Run("an envoy daemonset rolling update fails no request", c.testEnvoyRollingUpdate)
 	t.Run("a node drained and uncordoned fails no request", c.testNodeDrain)
 	t.Run("control plane pods killed during changes fail no request", c.testControlPlaneKilled)
