@@ -55,6 +55,13 @@ func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, err
 	if !c.Requested() {
 		return downstreamTLS(vh.Certificate, d)
 	}
+	// The handshake succeeds whatever the client sends, and the routes
+	// decide (clientCertChecks); but for a policy of the handshake alone
+	// (Gateway API's) that requires a certificate that verifies.
+	trust, require := tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED, false
+	if c.Handshake && c.Verify == ir.VerifyOn {
+		trust, require = tlsv3.CertificateValidationContext_VERIFY_TRUST_CHAIN, true
+	}
 	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			// As downstreamTLS's.
@@ -62,14 +69,12 @@ func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, err
 			AlpnProtocols:                  alpn(d),
 			TlsParams:                      downstreamTLSParams(d),
 			ValidationContextType: &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{
-				TrustedCa:      &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.CA}},
-				MaxVerifyDepth: wrapperspb.UInt32(c.Depth),
-				// The handshake succeeds whatever the client sends; the
-				// routes decide (clientCertChecks).
-				TrustChainVerification: tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED,
+				TrustedCa:              &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: c.CA}},
+				MaxVerifyDepth:         wrapperspb.UInt32(c.Depth),
+				TrustChainVerification: trust,
 			}},
 		},
-		RequireClientCertificate: wrapperspb.Bool(false),
+		RequireClientCertificate: wrapperspb.Bool(require),
 		// A resumed session is not validated again, and Envoy then reports
 		// its certificate as not validated: every connection makes a full
 		// handshake, so that its certificate is checked.
@@ -89,8 +94,8 @@ func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, err
 // certificate policy on one side (plain HTTP or HTTPS), and says which
 // optional filters they then use.
 func applyClientCert(evh *routev3.VirtualHost, c *ir.ClientCert, l listenerSide) (filterSet, error) {
-	if c == nil {
-		return 0, nil
+	if c == nil || c.Handshake {
+		return 0, nil // the handshake alone applies it (hostTLS)
 	}
 	if !l.tls && c.MatchSubject != "" {
 		// ingress-nginx's server answers 403 to everything: a plain

@@ -49,6 +49,15 @@ type ClientCert struct {
 	// PassCertificate sends the client's certificate, URL-escaped PEM, in
 	// the ssl-client-cert request header.
 	PassCertificate bool `json:"passCertificate,omitempty"`
+	// Handshake makes the TLS handshake alone apply the policy, as
+	// Gateway API's frontend validation does: with VerifyOn a handshake
+	// without a certificate that verifies fails (the client sees no HTTP
+	// answer at all); with VerifyOptionalNoCA a certificate is asked for
+	// and none, or any, is accepted. No request is refused for its
+	// certificate, none is told of it (no ssl-client-* headers), and plain
+	// HTTP is left as it is. Only those two modes, without ErrorPage,
+	// MatchSubject or PassCertificate, which act on requests.
+	Handshake bool `json:"handshake,omitempty"`
 }
 
 // Requested says whether the TLS handshake asks the client for a
@@ -75,6 +84,14 @@ func (c *ClientCert) validate() error {
 		}
 		if _, err := url.Parse(c.ErrorPage); err != nil {
 			return invalid("ErrorPage", ErrBadPath, "error page: %w", err)
+		}
+	}
+	if c.Handshake {
+		switch {
+		case c.Verify != VerifyOn && c.Verify != VerifyOptionalNoCA:
+			return invalid("Verify", ErrConflict, "verify mode %q cannot be applied by the handshake alone (on and optional_no_ca can)", c.Verify)
+		case c.ErrorPage != "" || c.MatchSubject != "" || c.PassCertificate:
+			return invalid("Handshake", ErrConflict, "an error page, a subject match or passing the certificate act on requests, not on the handshake alone")
 		}
 	}
 	if c.MatchSubject != "" {

@@ -259,6 +259,20 @@ func TestValidateTLS(t *testing.T) {
 			func(*IR) violation {
 				return violation{KindVirtualHost, host, 0, "ClientCert.MatchSubject", ErrBadRegex, "subject match: error parsing regexp"}
 			}},
+		{"client certificates optional in the handshake alone", func(m *IR) {
+			c := clientCert(ClientCert{Verify: VerifyOptional, Handshake: true})
+			m.VirtualHosts[0].ClientCert = &c
+		},
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.Verify", ErrConflict, `verify mode "optional" cannot be applied by the handshake alone`}
+			}},
+		{"client certificates' error page in the handshake alone", func(m *IR) {
+			c := clientCert(ClientCert{ErrorPage: "/e", Handshake: true})
+			m.VirtualHosts[0].ClientCert = &c
+		},
+			func(*IR) violation {
+				return violation{KindVirtualHost, host, 0, "ClientCert.Handshake", ErrConflict, "act on requests, not on the handshake alone"}
+			}},
 		{"host cipher that is none", func(m *IR) { m.VirtualHosts[0].TLSCiphers = "ECDHE-RSA-AES128-GCM-SHA256:!MD5" },
 			func(*IR) violation {
 				return violation{KindVirtualHost, host, 0, "TLSCiphers", ErrBadCipher, `cipher "!MD5"`}
