@@ -270,10 +270,16 @@ func (s *ClusterSource) State() *State {
 		*st = *s.cached
 	}
 	everything := labels.Everything()
+	if dirty&partGateway != 0 {
+		st.Gateway = gatewayState(s.Informers.Gateway.objects())
+	}
 	if dirty&partIngresses != 0 {
 		st.Ingresses = s.ingressesSince(st.Ingresses)
-		// What the owned Ingresses refer to may have changed with them.
-		secrets, configMaps := s.referenced.update(st.Ingresses, s.References)
+	}
+	if dirty&(partIngresses|partGateway) != 0 {
+		// What the owned Ingresses and the Gateway API objects refer to
+		// may have changed with them.
+		secrets, configMaps := s.referenced.update(st.Ingresses, s.References, GatewayReferences(st.Gateway))
 		if secrets {
 			dirty |= partReferencedSecrets
 		}
@@ -296,9 +302,6 @@ func (s *ClusterSource) State() *State {
 	}
 	if dirty&partConfigMaps != 0 {
 		st.ConfigMaps = s.referenced.configMaps()
-	}
-	if dirty&partGateway != 0 {
-		st.Gateway = gatewayState(s.Informers.Gateway.objects())
 	}
 	s.cached = st
 	return st

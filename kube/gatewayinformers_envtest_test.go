@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -148,6 +150,41 @@ func TestClusterSourceGatewayAPI(t *testing.T) {
 	if after := src.State().Gateway; after != before {
 		t.Error("a status write made a new Gateway part")
 	}
+
+	// A ConfigMap a Gateway's tls.frontend names is watched and held,
+	// created after the Gateway names it.
+	web, err := gw.GatewayV1().Gateways("app").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web.Spec.TLS = &gwapiv1.GatewayTLSConfig{Frontend: &gwapiv1.FrontendTLSConfig{Default: gwapiv1.TLSConfig{
+		Validation: &gwapiv1.FrontendTLSValidation{CACertificateRefs: []gwapiv1.ObjectReference{{Kind: "ConfigMap", Name: "client-ca"}}},
+	}}}
+	if _, err := gw.GatewayV1().Gateways("app").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	caName := types.NamespacedName{Namespace: "app", Name: "client-ca"}
+	eventually(t, waitLong, "the Gateway's new tls.frontend in the State", func() error {
+		if gws := src.State().Gateway.Gateways; len(gws) != 1 || gws[0].Spec.TLS == nil {
+			return fmt.Errorf("gateways %v", gws)
+		}
+		return nil
+	})
+	if _, held := src.State().ConfigMaps[caName]; held {
+		t.Fatal("a ConfigMap that does not exist yet is in the State")
+	}
+	mustCreate(t, func() error {
+		_, err := client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "client-ca"}, Data: map[string]string{"ca.crt": "a bundle"},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	eventually(t, waitLong, "the CA ConfigMap in the State", func() error {
+		if cm := src.State().ConfigMaps[caName]; cm == nil || cm.Data["ca.crt"] != "a bundle" {
+			return fmt.Errorf("ConfigMap %v", cm)
+		}
+		return nil
+	})
 
 	if err := gw.GatewayV1().HTTPRoutes("app").Delete(ctx, "cafe", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

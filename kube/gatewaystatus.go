@@ -408,6 +408,10 @@ func setConditions(conds *[]metav1.Condition, want []metav1.Condition) bool {
 	return changed
 }
 
+// removableGatewayConditions are the Gateway conditions of ours that are
+// present only while they hold.
+var removableGatewayConditions = []string{string(gwapiv1.GatewayConditionInsecureFrontendValidationMode)}
+
 // mergeGatewayStatus is a Gateway's status with want (the front-end's)
 // merged in: its conditions by setConditions, its listeners as want lists
 // them (each listener's conditions merged into those of the listener of
@@ -416,6 +420,15 @@ func setConditions(conds *[]metav1.Condition, want []metav1.Condition) bool {
 func mergeGatewayStatus(current, want gwapiv1.GatewayStatus, addresses []gwapiv1.GatewayStatusAddress) (gwapiv1.GatewayStatus, bool) {
 	next := *current.DeepCopy()
 	changed := setConditions(&next.Conditions, want.Conditions)
+	// A condition of ours that the front-end writes only while it holds
+	// is taken off when want lacks it: the specification removes
+	// InsecureFrontendValidationMode once no validation allows an
+	// insecure fallback.
+	for _, t := range removableGatewayConditions {
+		if meta.FindStatusCondition(want.Conditions, t) == nil && meta.RemoveStatusCondition(&next.Conditions, t) {
+			changed = true
+		}
+	}
 
 	listeners := make([]gwapiv1.ListenerStatus, 0, len(want.Listeners))
 	for _, l := range want.Listeners {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"testing"
 	"time"
 
@@ -161,5 +162,25 @@ func TestMergeGatewayStatus(t *testing.T) {
 	}
 	if _, changed := mergeGatewayStatus(got, want, gatewayAddresses(addrs)); changed {
 		t.Error("the same status merged again is a change")
+	}
+
+	// InsecureFrontendValidationMode is written while it holds and taken
+	// off once the front-end no longer writes it; another controller's
+	// condition type stays.
+	insecure := cond("InsecureFrontendValidationMode", metav1.ConditionTrue, "ConfigurationChanged", 1, metav1.Time{})
+	foreign := cond("SomeoneElses", metav1.ConditionTrue, "Theirs", 1, past)
+	got.Conditions = append(got.Conditions, foreign)
+	withInsecure := *want.DeepCopy()
+	withInsecure.Conditions = append(withInsecure.Conditions, insecure)
+	got, changed = mergeGatewayStatus(got, withInsecure, gatewayAddresses(addrs))
+	if !changed || meta.FindStatusCondition(got.Conditions, "InsecureFrontendValidationMode") == nil {
+		t.Fatalf("InsecureFrontendValidationMode not written: %+v", got.Conditions)
+	}
+	got, changed = mergeGatewayStatus(got, want, gatewayAddresses(addrs))
+	if !changed || meta.FindStatusCondition(got.Conditions, "InsecureFrontendValidationMode") != nil {
+		t.Errorf("InsecureFrontendValidationMode not taken off: %+v", got.Conditions)
+	}
+	if meta.FindStatusCondition(got.Conditions, "SomeoneElses") == nil {
+		t.Errorf("another controller's condition was taken off: %+v", got.Conditions)
 	}
 }

@@ -33,7 +33,8 @@ type Objects struct {
 // State builds the translator's view: the Ingresses the filter owns (sorted
 // by namespace/name so that output never depends on input order), and the
 // objects they may refer to, indexed by name. It is StateWith without
-// references: of Secrets only TLS ones, no ConfigMaps.
+// references: of Secrets only TLS ones, of ConfigMaps only those Gateway
+// API objects name (GatewayReferences).
 func (o *Objects) State(filter ClassFilter) *State {
 	return o.StateWith(filter, nil)
 }
@@ -50,10 +51,16 @@ func (o *Objects) StateWith(filter ClassFilter, references func(*networkingv1.In
 		ConfigMaps:     map[types.NamespacedName]*corev1.ConfigMap{},
 		Gateway:        gatewayState(o.Gateway),
 	}
+	configMaps := indexByName(o.ConfigMaps)
+	for _, r := range GatewayReferences(st.Gateway) {
+		if cm := configMaps[r.NamespacedName]; cm != nil {
+			st.ConfigMaps[r.NamespacedName] = cm
+		}
+	}
 	if references == nil {
 		return st
 	}
-	secrets, configMaps := indexByName(o.Secrets), indexByName(o.ConfigMaps)
+	secrets := indexByName(o.Secrets)
 	for _, ing := range st.Ingresses {
 		for _, r := range references(ing) {
 			switch r.Kind {

@@ -88,14 +88,22 @@ func newReferenceWatches(ctx context.Context, listWatch func(Reference) cache.Li
 	return &referenceWatches{ctx: ctx, listWatch: listWatch, changed: changed, log: log, timeout: referenceSyncTimeout, watches: map[Reference]*objectWatch{}}
 }
 
-// update makes the watched objects those the ingresses refer to: it
-// starts the watches of new references and waits for their first list,
-// and stops those of references gone. It reports whether the set of
-// watched Secrets, and of watched ConfigMaps, changed.
-func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references func(*networkingv1.Ingress) []Reference) (secrets, configMaps bool) {
+// update makes the watched objects those the ingresses refer to, and
+// extra (GatewayReferences): it starts the watches of new references and
+// waits for their first list, and stops those of references gone. It
+// reports whether the set of watched Secrets, and of watched ConfigMaps,
+// changed.
+func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references func(*networkingv1.Ingress) []Reference, extra []Reference) (secrets, configMaps bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wanted := map[Reference]bool{}
+	if w.listWatch != nil {
+		for _, r := range extra {
+			if r.Kind == KindSecret || r.Kind == KindConfigMap {
+				wanted[r] = true
+			}
+		}
+	}
 	refsOf := make(map[*networkingv1.Ingress][]Reference, len(ingresses))
 	if references != nil && w.listWatch != nil {
 		for _, ing := range ingresses {

@@ -105,7 +105,7 @@ func TestReferenceThatCannotBeListed(t *testing.T) {
 	w.timeout = 50 * time.Millisecond
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web",
 		Annotations: map[string]string{testRefsAnnotation: "Secret/htpasswd"}}}
-	secrets, _ := w.update([]*networkingv1.Ingress{ing}, testReferences)
+	secrets, _ := w.update([]*networkingv1.Ingress{ing}, testReferences, nil)
 	if !secrets {
 		t.Error("a new reference did not change the watched Secrets")
 	}
