@@ -55,8 +55,10 @@ type group struct {
 	protocol ir.Protocol
 	hostname string
 	// certificate is an HTTPS group's: the first listener's (by Gateway
-	// namespace and name), from the one that gave it.
+	// namespace and name), from the one that gave it; so is clientCert,
+	// its validation of clients' certificates.
 	certificate string
+	clientCert  *ir.ClientCert
 	from        *listener
 	listeners   []*listener
 	hits        []hit
@@ -115,7 +117,7 @@ func (b *build) join(l *listener) {
 	key := groupKey(l.protocol, l.hostname)
 	g := b.groups[key]
 	if g == nil {
-		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, from: l, listeners: []*listener{l}}
+		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, clientCert: l.clientCert, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
 		switch {
 		case l.protocol == protocolTLS:
@@ -135,6 +137,11 @@ func (b *build) join(l *listener) {
 		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "CertificateConflict",
 			"%s: hostname %q is already served with certificate %s (Gateway %s/%s): %s is not used",
 			l.where(), l.hostname, g.certificate, g.from.gateway.Namespace, g.from.gateway.Name, l.certificate)
+	}
+	if !sameClientCert(g.clientCert, l.clientCert) {
+		b.problems.add(kindGateway, l.gateway.Namespace, l.gateway.Name, "ClientCertificateValidationConflict",
+			"%s: hostname %q is already served with the client-certificate validation of Gateway %s/%s: this listener's (tls.frontend) is not used",
+			l.where(), l.hostname, g.from.gateway.Namespace, g.from.gateway.Name)
 	}
 }
 
@@ -331,7 +338,7 @@ func (b *build) model() *ir.IR {
 		tls, secure := b.serving(name, ir.HTTPS)
 		switch {
 		case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
-			vh.Certificate = tls.certificate
+			vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
 			// A listener takes only its own hosts: another's on its
 			// connections is misdirected (421). Those of the listener
 			// without a hostname are the connections no other
@@ -342,7 +349,7 @@ func (b *build) model() *ir.IR {
 			// The HTTPS listener without a hostname: its certificate is
 			// the one of every other name (Envoy's default chain), with
 			// or without Routes.
-			vh.Certificate = tls.certificate
+			vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
 		}
 		vh.Routes = sides(plain, secure, vh.Certificate != "")
 		if p, ok := passed[name]; ok && b.passThrough(vh, p, plain) {

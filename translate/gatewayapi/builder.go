@@ -91,7 +91,8 @@ func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *mad
 }
 
 // Builder builds the IR of state after state. While nothing it reads
-// changed (the Gateway API objects, Services, EndpointSlices, Secrets:
+// changed (the Gateway API objects, Services, EndpointSlices, Secrets,
+// ConfigMaps:
 // each the very same list or map, as kube.State promises of an unchanged
 // part) it hands out the very same IR, so that the renderer reuses all of
 // its work: an Ingress change costs the Gateway API front-end nothing.
@@ -112,11 +113,11 @@ func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
 // changed.
 func (b *Builder) Build(st *kube.State) *ir.IR {
 	if b.last != nil && st.Gateway == b.read.Gateway && same(st.Services, b.read.Services) &&
-		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) {
+		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) && same(st.ConfigMaps, b.read.ConfigMaps) {
 		return b.last
 	}
 	b.last, b.status, b.made = buildAfter(st, b.opts, b.made)
-	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets}
+	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	return b.last
 }
 

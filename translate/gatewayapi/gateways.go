@@ -20,8 +20,10 @@ type listener struct {
 	protocol ir.Protocol
 	// hostname is the listener's, lower case; "" matches every host.
 	hostname string
-	// certificate names the IR certificate of an HTTPS listener.
+	// certificate names the IR certificate of an HTTPS listener;
+	// clientCert is its client-certificate validation (frontendtls.go).
 	certificate string
+	clientCert  *ir.ClientCert
 	allowed     *gwapiv1.AllowedRoutes
 	// programmed says the listener is served; the facts its status is
 	// made of are in status (status.go).
@@ -103,6 +105,18 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 		}
 	case gwapiv1.HTTPSProtocolType:
 		l.protocol = ir.HTTPS
+		// Checked before the port: a listener left without a valid CA is
+		// refused for that (NoValidCACertificate), whatever its port.
+		cc, err := b.frontendValidation(gw, l.port)
+		if err != nil {
+			reason := reasonOf(err, string(gwapiv1.ListenerReasonInvalidCACertificateRef))
+			l.status.unresolved, l.status.unresolvedMsg = reason, err.Error()
+			if cc == nil {
+				return bad(string(gwapiv1.ListenerReasonNoValidCACertificate), "tls.frontend: %v: no CA certificate to validate clients against: not programmed", err)
+			}
+			b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: tls.frontend: %v: validated against the other CAs", l.where(), err)
+		}
+		l.clientCert = cc
 		if !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
 			return bad("PortUnavailable", "port %d: Envoy serves HTTPS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
 		}

@@ -221,6 +221,13 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewaySt
 		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonListenersNotValid),
 			fmt.Sprintf("%d of %d listeners are not valid", len(listeners)-valid, len(listeners)), valid > 0, gen))
 	}
+	if insecureFrontend(gw) {
+		// frontendtls.go: written while some validation allows clients
+		// without a valid certificate; the status writer takes it off
+		// when none does any more.
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), string(gwapiv1.GatewayReasonConfigurationChanged),
+			"tls.frontend allows clients without a valid certificate (AllowInsecureFallback)", true, gen))
+	}
 	if programmed > 0 {
 		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionProgrammed), string(gwapiv1.GatewayReasonProgrammed), "", true, gen))
 	} else {

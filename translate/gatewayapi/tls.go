@@ -191,7 +191,7 @@ func (b *build) passThrough(vh *ir.VirtualHost, p passthrough, plain []*entry) b
 				vh.Host, p.route.namespace, p.route.name)
 		}
 	}
-	vh.Certificate = ""
+	vh.Certificate, vh.ClientCert = "", nil
 	vh.Routes = sides(plain, nil, false)
 	vh.Passthrough = p.to
 	return true
