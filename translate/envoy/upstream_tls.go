@@ -45,11 +45,20 @@ func upstreamTLS(t *ir.UpstreamTLS, protocol ir.UpstreamProtocol) (*corev3.Trans
 		if t.VerifyDepth > 0 {
 			v.MaxVerifyDepth = wrapperspb.UInt32(t.VerifyDepth)
 		}
+		san := func(t tlsv3.SubjectAltNameMatcher_SanType, name string) *tlsv3.SubjectAltNameMatcher {
+			return &tlsv3.SubjectAltNameMatcher{SanType: t, Matcher: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: name}}}
+		}
 		if t.VerifyName != "" {
-			v.MatchTypedSubjectAltNames = []*tlsv3.SubjectAltNameMatcher{{
-				SanType: tlsv3.SubjectAltNameMatcher_DNS,
-				Matcher: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: t.VerifyName}},
-			}}
+			v.MatchTypedSubjectAltNames = []*tlsv3.SubjectAltNameMatcher{san(tlsv3.SubjectAltNameMatcher_DNS, t.VerifyName)}
+		}
+		// Any one of them matches (Envoy's rule for a list, Gateway
+		// API's for subjectAltNames).
+		for _, n := range t.SubjectAltNames {
+			if n.DNS != "" {
+				v.MatchTypedSubjectAltNames = append(v.MatchTypedSubjectAltNames, san(tlsv3.SubjectAltNameMatcher_DNS, n.DNS))
+			} else {
+				v.MatchTypedSubjectAltNames = append(v.MatchTypedSubjectAltNames, san(tlsv3.SubjectAltNameMatcher_URI, n.URI))
+			}
 		}
 		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: v}
 	}

@@ -368,6 +368,10 @@ type UpstreamTLS struct {
 	CA PEM `json:"ca,omitempty"`
 	// VerifyName, with CA, is a DNS name the certificate must carry.
 	VerifyName string `json:"verifyName,omitempty"`
+	// SubjectAltNames, with CA and in place of VerifyName, are names of
+	// which the certificate must carry at least one (Gateway API's
+	// BackendTLSPolicy subjectAltNames).
+	SubjectAltNames []SubjectAltName `json:"subjectAltNames,omitempty"`
 	// VerifyDepth, with CA, bounds the chain (0: Envoy's default).
 	VerifyDepth uint32 `json:"verifyDepth,omitempty"`
 	// ClientChain and ClientKey, both or neither, are the certificate
@@ -379,6 +383,14 @@ type UpstreamTLS struct {
 	MaxVersion string `json:"maxVersion,omitempty"`
 	// Ciphers are TLS 1.2 cipher suite names; none: Envoy's.
 	Ciphers []string `json:"ciphers,omitempty"`
+}
+
+// SubjectAltName is one name an endpoint's certificate may carry: a DNS
+// name (a wildcard certificate's covers it too, Envoy's rule) or a URI
+// (a SPIFFE ID, say), exactly one of the two.
+type SubjectAltName struct {
+	DNS string `json:"dns,omitempty"`
+	URI string `json:"uri,omitempty"`
 }
 
 // CircuitBreakers bound what a cluster has in flight, per Envoy; zero

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -520,6 +521,14 @@ func (t *UpstreamTLS) validate() error {
 	if t.VerifyName != "" && validHost(t.VerifyName) != nil {
 		return invalid("VerifyName", ErrBadHost, "bad name to verify %q", t.VerifyName)
 	}
+	if len(t.SubjectAltNames) > 0 && (len(t.CA) == 0 || t.VerifyName != "") {
+		return invalid("SubjectAltNames", ErrConflict, "subject alt names need a CA, and take the place of a name to verify")
+	}
+	for i, san := range t.SubjectAltNames {
+		if err := san.validate(); err != nil {
+			return invalid(fmt.Sprintf("SubjectAltNames[%d]", i), ErrBadHost, "subject alt name: %w", err)
+		}
+	}
 	if (len(t.ClientChain) == 0) != (len(t.ClientKey) == 0) {
 		field := "ClientKey"
 		if len(t.ClientChain) == 0 {
@@ -745,4 +754,21 @@ func (p *RoutePolicy) responseHeaders() *HeaderChanges {
 		return nil
 	}
 	return p.ResponseHeaders
+}
+
+func (s SubjectAltName) validate() error {
+	switch {
+	case (s.DNS == "") == (s.URI == ""):
+		return errors.New("exactly one of a DNS name and a URI")
+	case s.DNS != "":
+		if err := validHost(s.DNS); err != nil {
+			return fmt.Errorf("DNS name %q: %w", s.DNS, err)
+		}
+	default:
+		u, err := url.Parse(s.URI)
+		if err != nil || u.Scheme == "" || hasControl(s.URI) || strings.ContainsAny(s.URI, " ") {
+			return fmt.Errorf("URI %q is no absolute URI", s.URI)
+		}
+	}
+	return nil
 }

@@ -41,7 +41,8 @@ var (
 	// ErrBadAddress: an IP address or CIDR that does not parse, or is
 	// not canonical.
 	ErrBadAddress = errors.New("bad address")
-	// ErrBadHost: a host name, alias, SNI or redirect host.
+	// ErrBadHost: a host name, alias, SNI or redirect host, or a name
+	// a certificate is verified by (a subject alt name).
 	ErrBadHost = errors.New("bad host")
 	// ErrBadPath: a path, prefix or URL that is not absolute or holds
 	// what it may not.

@@ -285,6 +285,18 @@ func TestValidateTLS(t *testing.T) {
 			func(m *IR) violation {
 				return violation{KindCluster, cluster(m), 0, "Policy.TLS.CA", ErrConflict, "a name or depth to verify without a CA"}
 			}},
+		{"upstream subject alt names without a CA", upstream(UpstreamTLS{SubjectAltNames: []SubjectAltName{{DNS: "b.example"}}}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.SubjectAltNames", ErrConflict, "subject alt names need a CA"}
+			}},
+		{"upstream subject alt name of both kinds", upstream(UpstreamTLS{CA: ca, SubjectAltNames: []SubjectAltName{{DNS: "b.example", URI: "spiffe://b"}}}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.SubjectAltNames[0]", ErrBadHost, "exactly one of a DNS name and a URI"}
+			}},
+		{"upstream subject alt name URI without a scheme", upstream(UpstreamTLS{CA: ca, SubjectAltNames: []SubjectAltName{{URI: "b/c"}}}),
+			func(m *IR) violation {
+				return violation{KindCluster, cluster(m), 0, "Policy.TLS.SubjectAltNames[0]", ErrBadHost, `URI "b/c" is no absolute URI`}
+			}},
 		{"upstream client key without its chain", upstream(UpstreamTLS{ClientKey: PEM("k")}),
 			func(m *IR) violation {
 				return violation{KindCluster, cluster(m), 0, "Policy.TLS.ClientChain", ErrConflict, "needs both chain and key"}
