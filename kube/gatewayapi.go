@@ -29,6 +29,8 @@ type GatewayObjects struct {
 	GRPCRoutes      []*gwapiv1.GRPCRoute
 	TLSRoutes       []*gwapiv1.TLSRoute
 	ReferenceGrants []*gwapiv1.ReferenceGrant
+	// BackendTLSPolicies say how Gateways reach Services over TLS.
+	BackendTLSPolicies []*gwapiv1.BackendTLSPolicy
 	// NamespaceLabels are the labels of each namespace, by name: a
 	// listener's allowedRoutes may select the namespaces whose Routes it
 	// takes by label. Namespaces alone are no Gateway API object (Empty).
@@ -37,7 +39,7 @@ type GatewayObjects struct {
 
 // Empty says whether there is no Gateway API object at all.
 func (g *GatewayObjects) Empty() bool {
-	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.GRPCRoutes)+len(g.TLSRoutes)+len(g.ReferenceGrants) == 0
+	return g == nil || len(g.GatewayClasses)+len(g.Gateways)+len(g.HTTPRoutes)+len(g.GRPCRoutes)+len(g.TLSRoutes)+len(g.ReferenceGrants)+len(g.BackendTLSPolicies) == 0
 }
 
 // manifestScheme knows client-go's built-in types and Gateway API's v1 and
@@ -97,6 +99,9 @@ func (o *Objects) addGatewayObject(obj runtime.Object) bool {
 	case *gwapiv1beta1.ReferenceGrant:
 		defaultNamespace(&v.Namespace)
 		g.ReferenceGrants = append(g.ReferenceGrants, (*gwapiv1.ReferenceGrant)(v))
+	case *gwapiv1.BackendTLSPolicy:
+		defaultNamespace(&v.Namespace)
+		g.BackendTLSPolicies = append(g.BackendTLSPolicies, v)
 	case *corev1.Namespace:
 		if g.NamespaceLabels == nil {
 			g.NamespaceLabels = map[string]map[string]string{}
@@ -115,13 +120,14 @@ func gatewayState(g GatewayObjects) *GatewayObjects {
 		return nil
 	}
 	return &GatewayObjects{
-		GatewayClasses:  sortedByName(lastByName(g.GatewayClasses)),
-		Gateways:        sortedByName(lastByName(g.Gateways)),
-		HTTPRoutes:      sortedByName(lastByName(g.HTTPRoutes)),
-		GRPCRoutes:      sortedByName(lastByName(g.GRPCRoutes)),
-		TLSRoutes:       sortedByName(lastByName(g.TLSRoutes)),
-		ReferenceGrants: sortedByName(lastByName(g.ReferenceGrants)),
-		NamespaceLabels: g.NamespaceLabels,
+		GatewayClasses:     sortedByName(lastByName(g.GatewayClasses)),
+		Gateways:           sortedByName(lastByName(g.Gateways)),
+		HTTPRoutes:         sortedByName(lastByName(g.HTTPRoutes)),
+		GRPCRoutes:         sortedByName(lastByName(g.GRPCRoutes)),
+		TLSRoutes:          sortedByName(lastByName(g.TLSRoutes)),
+		ReferenceGrants:    sortedByName(lastByName(g.ReferenceGrants)),
+		BackendTLSPolicies: sortedByName(lastByName(g.BackendTLSPolicies)),
+		NamespaceLabels:    g.NamespaceLabels,
 	}
 }
 

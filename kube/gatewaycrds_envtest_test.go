@@ -22,7 +22,7 @@ import (
 func TestGatewayCRDWatch(t *testing.T) {
 	cfg := startAPIServer(t)
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	all := []string{"GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}
+	all := []string{"BackendTLSPolicy", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}
 
 	changed := runCRDWatch(t, &GatewayCRDWatch{Client: dyn, Logger: testLogger(t)})
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{framework.GatewayAPICRDs(t)}, ErrorIfPathMissing: true}); err != nil {

@@ -24,12 +24,13 @@ import (
 // does not serve its kind (the CRDs are not installed): the Ingresses are
 // served all the same.
 type GatewayInformers struct {
-	GatewayClasses  cache.SharedIndexInformer
-	Gateways        cache.SharedIndexInformer
-	HTTPRoutes      cache.SharedIndexInformer
-	GRPCRoutes      cache.SharedIndexInformer
-	TLSRoutes       cache.SharedIndexInformer
-	ReferenceGrants cache.SharedIndexInformer
+	GatewayClasses     cache.SharedIndexInformer
+	Gateways           cache.SharedIndexInformer
+	HTTPRoutes         cache.SharedIndexInformer
+	GRPCRoutes         cache.SharedIndexInformer
+	TLSRoutes          cache.SharedIndexInformer
+	ReferenceGrants    cache.SharedIndexInformer
+	BackendTLSPolicies cache.SharedIndexInformer
 	// Namespaces, for their labels (allowedRoutes selectors); watched
 	// whenever some Gateway API kind is.
 	Namespaces cache.SharedIndexInformer
@@ -44,6 +45,7 @@ func (g GatewayInformers) all() []kindInformer {
 		{"GRPCRoute", g.GRPCRoutes},
 		{"TLSRoute", g.TLSRoutes},
 		{"ReferenceGrant", g.ReferenceGrants},
+		{"BackendTLSPolicy", g.BackendTLSPolicies},
 		{"Namespace", g.Namespaces},
 	}
 }
@@ -57,12 +59,13 @@ type kindInformer struct {
 // a package variable, so that nobody can change it).
 func gatewayResources() map[string]string {
 	return map[string]string{
-		"GatewayClass":   "gatewayclasses",
-		"Gateway":        "gateways",
-		"HTTPRoute":      "httproutes",
-		"GRPCRoute":      "grpcroutes",
-		"TLSRoute":       "tlsroutes",
-		"ReferenceGrant": "referencegrants",
+		"GatewayClass":     "gatewayclasses",
+		"Gateway":          "gateways",
+		"HTTPRoute":        "httproutes",
+		"GRPCRoute":        "grpcroutes",
+		"TLSRoute":         "tlsroutes",
+		"ReferenceGrant":   "referencegrants",
+		"BackendTLSPolicy": "backendtlspolicies",
 	}
 }
 
@@ -148,6 +151,8 @@ func (f *GatewayInformerFactory) Informers() GatewayInformers {
 			g.TLSRoutes = v1.TLSRoutes().Informer()
 		case "ReferenceGrant":
 			g.ReferenceGrants = v1.ReferenceGrants().Informer()
+		case "BackendTLSPolicy":
+			g.BackendTLSPolicies = v1.BackendTLSPolicies().Informer()
 		}
 	}
 	if len(f.kinds) > 0 {
@@ -194,13 +199,14 @@ func LogGatewayKinds(l *slog.Logger, kinds []string) {
 // gatewayObjects lists what the informers hold.
 func (g GatewayInformers) objects() GatewayObjects {
 	return GatewayObjects{
-		GatewayClasses:  keptIn[*gwapiv1.GatewayClass](g.GatewayClasses),
-		Gateways:        keptIn[*gwapiv1.Gateway](g.Gateways),
-		HTTPRoutes:      keptIn[*gwapiv1.HTTPRoute](g.HTTPRoutes),
-		GRPCRoutes:      keptIn[*gwapiv1.GRPCRoute](g.GRPCRoutes),
-		TLSRoutes:       keptIn[*gwapiv1.TLSRoute](g.TLSRoutes),
-		ReferenceGrants: keptIn[*gwapiv1.ReferenceGrant](g.ReferenceGrants),
-		NamespaceLabels: labelsOf(keptIn[*corev1.Namespace](g.Namespaces)),
+		GatewayClasses:     keptIn[*gwapiv1.GatewayClass](g.GatewayClasses),
+		Gateways:           keptIn[*gwapiv1.Gateway](g.Gateways),
+		HTTPRoutes:         keptIn[*gwapiv1.HTTPRoute](g.HTTPRoutes),
+		GRPCRoutes:         keptIn[*gwapiv1.GRPCRoute](g.GRPCRoutes),
+		TLSRoutes:          keptIn[*gwapiv1.TLSRoute](g.TLSRoutes),
+		ReferenceGrants:    keptIn[*gwapiv1.ReferenceGrant](g.ReferenceGrants),
+		BackendTLSPolicies: keptIn[*gwapiv1.BackendTLSPolicy](g.BackendTLSPolicies),
+		NamespaceLabels:    labelsOf(keptIn[*corev1.Namespace](g.Namespaces)),
 	}
 }
 

@@ -39,7 +39,7 @@ func TestClusterSourceGatewayAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}; !slices.Equal(kinds, want) {
+	if want := []string{"BackendTLSPolicy", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}; !slices.Equal(kinds, want) {
 		t.Fatalf("served kinds = %v, want %v", kinds, want)
 	}
 

@@ -7,7 +7,8 @@ import (
 
 // GatewayReferences are the ConfigMaps Gateway API objects name, which a
 // State then holds beside the Ingresses' references: the CA bundles of a
-// Gateway's client-certificate validation (spec.tls.frontend). Every
+// Gateway's client-certificate validation (spec.tls.frontend) and of a
+// BackendTLSPolicy (spec.validation.caCertificateRefs). Every
 // ConfigMap named is watched, of the object's namespace or another: the
 // front-end decides whether a ReferenceGrant lets the object read it.
 // (The Secrets Gateways name are TLS Secrets, which a State always holds.)
@@ -39,6 +40,13 @@ func GatewayReferences(g *GatewayObjects) []Reference {
 		for _, p := range f.PerPort {
 			if v := p.TLS.Validation; v != nil {
 				configMaps(gw.Namespace, v.CACertificateRefs)
+			}
+		}
+	}
+	for _, p := range g.BackendTLSPolicies {
+		for _, r := range p.Spec.Validation.CACertificateRefs {
+			if r.Group == "" && r.Kind == KindConfigMap {
+				out = append(out, Reference{Kind: KindConfigMap, NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: string(r.Name)}})
 			}
 		}
 	}

@@ -33,15 +33,18 @@ type GatewayStatuses struct {
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus
 	GRPCRoutes map[string]gwapiv1.GRPCRouteStatus
 	TLSRoutes  map[string]gwapiv1.TLSRouteStatus
+	// BackendTLSPolicies are the policies' status.ancestors of ours.
+	BackendTLSPolicies map[string]gwapiv1.PolicyStatus
 }
 
 // The kinds whose status the writer keeps.
 const (
-	kindGatewayClass = "GatewayClass"
-	kindGateway      = "Gateway"
-	kindHTTPRoute    = "HTTPRoute"
-	kindGRPCRoute    = "GRPCRoute"
-	kindTLSRoute     = "TLSRoute"
+	kindGatewayClass     = "GatewayClass"
+	kindGateway          = "Gateway"
+	kindHTTPRoute        = "HTTPRoute"
+	kindGRPCRoute        = "GRPCRoute"
+	kindTLSRoute         = "TLSRoute"
+	kindBackendTLSPolicy = "BackendTLSPolicy"
 )
 
 // gatewayStatusKey is one object whose status is to be looked at.
@@ -120,12 +123,14 @@ func (w *GatewayStatusWriter) informer(kind string) cache.SharedIndexInformer {
 		return w.Informers.GRPCRoutes
 	case kindTLSRoute:
 		return w.Informers.TLSRoutes
+	case kindBackendTLSPolicy:
+		return w.Informers.BackendTLSPolicies
 	}
 	return nil
 }
 
 func statusKinds() []string {
-	return []string{kindGatewayClass, kindGateway, kindHTTPRoute, kindGRPCRoute, kindTLSRoute}
+	return []string{kindGatewayClass, kindGateway, kindHTTPRoute, kindGRPCRoute, kindTLSRoute, kindBackendTLSPolicy}
 }
 
 // Run follows the objects until ctx is done: every event, a status
@@ -167,6 +172,7 @@ func (w *GatewayStatusWriter) Update(s GatewayStatuses) {
 		enqueueChanged(w.queue, kindHTTPRoute, old.HTTPRoutes, s.HTTPRoutes)
 		enqueueChanged(w.queue, kindGRPCRoute, old.GRPCRoutes, s.GRPCRoutes)
 		enqueueChanged(w.queue, kindTLSRoute, old.TLSRoutes, s.TLSRoutes)
+		enqueueChanged(w.queue, kindBackendTLSPolicy, old.BackendTLSPolicies, s.BackendTLSPolicies)
 	}
 	w.mu.Unlock()
 	w.computedOnce.Do(func() { close(w.computed) })
@@ -362,6 +368,17 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 			_, err := w.Client.GatewayV1().TLSRoutes(o.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 			return err
 		}
+	case *gwapiv1.BackendTLSPolicy:
+		ancestors, changed := mergeAncestors(o.Status.Ancestors, desired.BackendTLSPolicies[name].Ancestors, w.ControllerName, o.Namespace)
+		if !changed {
+			return nil
+		}
+		next := o.DeepCopy()
+		next.Status.Ancestors = ancestors
+		write = func() error {
+			_, err := w.Client.GatewayV1().BackendTLSPolicies(o.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+			return err
+		}
 	default:
 		return nil
 	}
@@ -522,6 +539,27 @@ func mergeParents(current, want []gwapiv1.RouteParentStatus, controller, namespa
 		return current, false
 	}
 	return append(others, merged...), true
+}
+
+// mergeAncestors is mergeParents for a policy's status.ancestors, whose
+// entries are a Route's parent entries by another name.
+func mergeAncestors(current, want []gwapiv1.PolicyAncestorStatus, controller, namespace string) ([]gwapiv1.PolicyAncestorStatus, bool) {
+	asParents := func(as []gwapiv1.PolicyAncestorStatus) []gwapiv1.RouteParentStatus {
+		out := make([]gwapiv1.RouteParentStatus, len(as))
+		for i, a := range as {
+			out[i] = gwapiv1.RouteParentStatus{ParentRef: a.AncestorRef, ControllerName: a.ControllerName, Conditions: a.Conditions}
+		}
+		return out
+	}
+	merged, changed := mergeParents(asParents(current), asParents(want), controller, namespace)
+	if !changed {
+		return current, false
+	}
+	out := make([]gwapiv1.PolicyAncestorStatus, len(merged))
+	for i, p := range merged {
+		out[i] = gwapiv1.PolicyAncestorStatus{AncestorRef: p.ParentRef, ControllerName: p.ControllerName, Conditions: p.Conditions}
+	}
+	return out, true
 }
 
 // defaultedParentRef is ref with the group and kind the API server

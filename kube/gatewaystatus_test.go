@@ -184,3 +184,23 @@ func TestMergeGatewayStatus(t *testing.T) {
 		t.Errorf("another controller's condition was taken off: %+v", got.Conditions)
 	}
 }
+
+// TestMergeAncestorsAsParents: a BackendTLSPolicy's ancestors merge as a
+// Route's parents do: another controller's entry stays, ours is
+// replaced, and merging the result again changes nothing.
+func TestMergeAncestorsAsParents(t *testing.T) {
+	asAncestor := func(p gwapiv1.RouteParentStatus) gwapiv1.PolicyAncestorStatus {
+		return gwapiv1.PolicyAncestorStatus{AncestorRef: p.ParentRef, ControllerName: p.ControllerName, Conditions: p.Conditions}
+	}
+	theirs := asAncestor(parent("their-gw", "example.com/other", cond("Accepted", metav1.ConditionTrue, "Accepted", 1, past)))
+	current := []gwapiv1.PolicyAncestorStatus{theirs, asAncestor(parent("gone", ourController, cond("Accepted", metav1.ConditionTrue, "Accepted", 1, past)))}
+	want := []gwapiv1.PolicyAncestorStatus{asAncestor(parent("web", ourController, cond("Accepted", metav1.ConditionFalse, "NoValidCACertificate", 2, metav1.Time{})))}
+	got, changed := mergeAncestors(current, want, ourController, "app")
+	if !changed || len(got) != 2 || got[0].ControllerName != theirs.ControllerName || got[1].AncestorRef.Name != "web" ||
+		got[1].Conditions[0].Reason != "NoValidCACertificate" || got[1].AncestorRef.Kind == nil {
+		t.Fatalf("ancestors = %+v, changed %v; want theirs, then ours for web", got, changed)
+	}
+	if again, changed := mergeAncestors(got, want, ourController, "app"); changed || len(again) != 2 {
+		t.Errorf("merging again changed %+v", again)
+	}
+}
