@@ -139,7 +139,8 @@ func TestManifestsAgainstAPIServer(t *testing.T) {
 	}
 
 	// Gateway API objects of our class, whose status the leader writes:
-	// a Gateway, and an HTTPRoute, a GRPCRoute and a TLSRoute attached to it.
+	// a Gateway, and an HTTPRoute, a GRPCRoute and a TLSRoute attached to it,
+	// and a BackendTLSPolicy for the HTTPRoute's backend.
 	gw := createGatewayObjects(t, api.config)
 
 	// The xDS certificates, made as the install guide says, by someone
@@ -395,7 +396,8 @@ func readAudit(t *testing.T, path, user string) (used map[access]bool, refused [
 // createGatewayObjects makes, in the default namespace, a GatewayClass
 // of the default controllerName, a Gateway of it with an HTTP listener,
 // and an HTTPRoute, a GRPCRoute and a TLSRoute attached to it (the last
-// refused by the HTTP listener: its status is written all the same).
+// refused by the HTTP listener: its status is written all the same), and
+// a BackendTLSPolicy for the HTTPRoute's Service.
 func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
 	t.Helper()
 	ctx := context.Background()
@@ -415,9 +417,23 @@ func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
 		t.Fatal(err)
 	}
 	parents := gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "web"}}}
+	port := gwapiv1.PortNumber(443)
 	if _, err := gw.GatewayV1().HTTPRoutes("default").Create(ctx, &gwapiv1.HTTPRoute{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec:       gwapiv1.HTTPRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"web.example.com"}},
+		Spec: gwapiv1.HTTPRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"web.example.com"},
+			Rules: []gwapiv1.HTTPRouteRule{{BackendRefs: []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{BackendObjectReference: gwapiv1.BackendObjectReference{Name: "secure", Port: &port}}}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A BackendTLSPolicy for the HTTPRoute's Service: its CA ConfigMap
+	// is watched, and its status written.
+	if _, err := gw.GatewayV1().BackendTLSPolicies("default").Create(ctx, &gwapiv1.BackendTLSPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "secure"},
+		Spec: gwapiv1.BackendTLSPolicySpec{
+			TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Kind: "Service", Name: "secure"}}},
+			Validation: gwapiv1.BackendTLSPolicyValidation{Hostname: "secure.example.com",
+				CACertificateRefs: []gwapiv1.LocalObjectReference{{Kind: "ConfigMap", Name: "secure-ca"}}},
+		},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +443,6 @@ func createGatewayObjects(t *testing.T, cfg *rest.Config) gwclient.Interface {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	port := gwapiv1.PortNumber(443)
 	if _, err := gw.GatewayV1().TLSRoutes("default").Create(ctx, &gwapiv1.TLSRoute{
 		ObjectMeta: metav1.ObjectMeta{Name: "tls"},
 		Spec: gwapiv1.TLSRouteSpec{CommonRouteSpec: parents, Hostnames: []gwapiv1.Hostname{"tls.example.com"},
@@ -504,5 +519,15 @@ func checkGatewayStatus(t *testing.T, gw gwclient.Interface, address string) {
 			return err
 		}
 		return ours(r.Status.Parents)
+	})
+	framework.Eventually(t, waitLong, "the BackendTLSPolicy's ancestor entry", func() error {
+		p, err := gw.GatewayV1().BackendTLSPolicies("default").Get(ctx, "secure", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if a := p.Status.Ancestors; len(a) != 1 || a[0].ControllerName != controller || a[0].AncestorRef.Name != "web" {
+			return fmt.Errorf("ancestors %+v", a)
+		}
+		return written(p.Status.Ancestors[0].Conditions)
 	})
 }

@@ -62,7 +62,7 @@ func TestGatewayAPICRDs(t *testing.T) {
 			t.Errorf("deploy/gateway-api's %s is not the module's: run hack/gateway-api-crds.sh", key)
 		}
 	}
-	for _, name := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"} {
+	for _, name := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants", "backendtlspolicies"} {
 		if got["CustomResourceDefinition /"+name+".gateway.networking.k8s.io"] == nil {
 			t.Errorf("no CRD of %s, which the controller watches", name)
 		}
@@ -130,7 +130,7 @@ func TestGatewayAPICRDs(t *testing.T) {
 		}
 	}
 	client := kubernetes.NewForConfigOrDie(api.Config)
-	wantKinds := []string{"GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}
+	wantKinds := []string{"BackendTLSPolicy", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "ReferenceGrant", "TLSRoute"}
 	framework.Eventually(t, waitLong, "the API server serves the kinds the controller watches", func() error {
 		kinds, err := kube.ServedGatewayKinds(ctx, client.Discovery())
 		if err != nil {

@@ -26,6 +26,17 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		if err == nil {
 			f, err = shareFilters(ref.Filters)
 		}
+		var p *ir.ClusterPolicy
+		if err == nil {
+			// A backend whose BackendTLSPolicy cannot be applied is
+			// answered 500, as the specification says, but its reference
+			// resolved: the policy's status says what is wrong.
+			if p, err = b.withBackendTLS(be, b.portPolicy(be, policy)); err != nil {
+				b.problem(r, "BackendTLSPolicyInvalid", "%s: %v: its share is answered 500", where, err)
+				invalid += weight
+				continue
+			}
+		}
 		if err != nil {
 			// Reported under the reason Gateway API's ResolvedRefs uses.
 			reason := reasonOf(err, string(gwapiv1.RouteReasonBackendNotFound))
@@ -37,7 +48,6 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 		if weight == 0 {
 			continue // no traffic, by the Route's own choice
 		}
-		p := b.portPolicy(be, policy)
 		if retried {
 			p = retryingPolicy(p)
 		}

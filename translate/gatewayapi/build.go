@@ -46,6 +46,10 @@ type build struct {
 	// passthroughOf is where each TLSRoute passes its hosts' connections
 	// (tls.go), by routeObject.key.
 	passthroughOf map[string]*ir.Passthrough
+	// policies are the BackendTLSPolicies that apply, by the Service port
+	// they target; policyList every one (backendtls.go).
+	policies   map[policyTarget]*backendPolicy
+	policyList []*backendPolicy
 }
 
 // group is the listeners of one protocol and hostname. Every Gateway's
@@ -106,7 +110,7 @@ func newBuild(st *kube.State, opts Options) *build {
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, made: newMade()}
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, made: newMade()}
 }
 
 // join puts a programmed listener in its group. Envoy serves one

@@ -85,6 +85,7 @@ func BuildWithStatus(st *kube.State, opts Options) (*ir.IR, *Status) {
 func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *made) {
 	b := newBuild(st, opts)
 	b.prev = prev
+	b.backendPolicies() // backendtls.go
 	b.gateways()
 	b.routes()
 	return b.model(), b.status(), b.made

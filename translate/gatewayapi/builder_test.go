@@ -166,3 +166,31 @@ func TestBuilderMatchesFreshBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestBuilderFollowsBackendTLS: a Route's routes are made again when
+// what its backends' BackendTLSPolicies read changes (a CA ConfigMap
+// gone, then a policy gone), never handed out as the last build made
+// them: each build equals a fresh one.
+func TestBuilderFollowsBackendTLS(t *testing.T) {
+	st, err := kube.LoadState("testdata/backendtls.yaml", kube.ClassFilter{WatchClassless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gatewayapi.NewBuilder(goldenOptions)
+	first := b.Build(st)
+
+	withoutCA := *st
+	withoutCA.ConfigMaps = maps.Clone(st.ConfigMaps)
+	delete(withoutCA.ConfigMaps, types.NamespacedName{Namespace: "default", Name: "backend-ca"})
+	second := b.Build(&withoutCA)
+	if second == first {
+		t.Fatal("a CA ConfigMap's removal gave the same IR")
+	}
+	sameAsFresh(t, b, second, &withoutCA)
+
+	withoutPolicy := withoutCA
+	g := *st.Gateway
+	g.BackendTLSPolicies = slices.DeleteFunc(slices.Clone(g.BackendTLSPolicies), func(p *gwapiv1.BackendTLSPolicy) bool { return p.Name == "no-ca" })
+	withoutPolicy.Gateway = &g
+	sameAsFresh(t, b, b.Build(&withoutPolicy), &withoutPolicy)
+}

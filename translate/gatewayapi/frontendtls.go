@@ -112,18 +112,7 @@ func (b *build) caBundle(gw *gwapiv1.Gateway, ref gwapiv1.ObjectReference) ([]by
 		return nil, refError{reason: string(gwapiv1.ListenerReasonRefNotPermitted),
 			err: fmt.Errorf("ConfigMap %s is in another namespace and no ReferenceGrant there allows it", name)}
 	}
-	cm := b.st.ConfigMaps[name]
-	if cm == nil {
-		return nil, fmt.Errorf("ConfigMap %s not found", name)
-	}
-	ca, ok := cm.Data[caKey]
-	if !ok {
-		return nil, fmt.Errorf("ConfigMap %s has no key %s", name, caKey)
-	}
-	if err := ir.CheckCABundle([]byte(ca)); err != nil {
-		return nil, fmt.Errorf("ConfigMap %s key %s: %w", name, caKey, err)
-	}
-	return []byte(ca), nil
+	return b.configMapCA(name) // backendtls.go
 }
 
 // sameClientCert says whether two listeners validate clients alike.

@@ -3,6 +3,8 @@ package gatewayapi
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -71,8 +73,13 @@ type routeReads struct {
 	clusters   map[string]*ir.Cluster
 	readGrants bool
 	grantList  []*gwapiv1.ReferenceGrant
-	problems   []ir.Problem
-	unresolved struct{ reason, msg string }
+	// readPolicies says a backend's BackendTLSPolicy was looked for:
+	// the policies and the ConfigMaps their CAs are in are then read.
+	readPolicies bool
+	policyList   []*gwapiv1.BackendTLSPolicy
+	configMaps   map[types.NamespacedName]*corev1.ConfigMap
+	problems     []ir.Problem
+	unresolved   struct{ reason, msg string }
 }
 
 func (r *routeReads) service(name types.NamespacedName, svc *kube.Service) {
@@ -84,6 +91,12 @@ func (r *routeReads) service(name types.NamespacedName, svc *kube.Service) {
 func (r *routeReads) grants() {
 	if r != nil {
 		r.readGrants = true
+	}
+}
+
+func (r *routeReads) policies() {
+	if r != nil {
+		r.readPolicies = true
 	}
 }
 
@@ -115,6 +128,9 @@ func (b *build) routeEntries(r *routeObject, make func() []*entry) []*entry {
 	if reads.readGrants {
 		reads.grantList = b.objs.ReferenceGrants
 	}
+	if reads.readPolicies {
+		reads.policyList, reads.configMaps = b.objs.BackendTLSPolicies, b.st.ConfigMaps
+	}
 	for id := range reads.backends {
 		reads.backends[id] = b.made.backends[id] // with the slices it was read from
 	}
@@ -136,7 +152,15 @@ func (b *build) unchanged(reads *routeReads) bool {
 			return false
 		}
 	}
+	if reads.readPolicies && (!slices.Equal(reads.policyList, b.objs.BackendTLSPolicies) || !sameOrBothEmpty(reads.configMaps, b.st.ConfigMaps)) {
+		return false
+	}
 	return !reads.readGrants || slices.Equal(reads.grantList, b.objs.ReferenceGrants)
+}
+
+// sameOrBothEmpty is same, where two empty maps count as the same.
+func sameOrBothEmpty[K comparable, V any](a, c map[K]V) bool {
+	return len(a) == 0 && len(c) == 0 || same(a, c)
 }
 
 // replay leaves behind what making the entries did: their backends and

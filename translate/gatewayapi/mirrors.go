@@ -25,7 +25,11 @@ func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter, p
 		if err != nil {
 			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
 		}
-		out = append(out, ir.Mirror{Cluster: b.cluster(be, b.portPolicy(be, policy)), Percent: percent})
+		p, err := b.withBackendTLS(be, b.portPolicy(be, policy)) // backendtls.go
+		if err != nil {
+			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
+		}
+		out = append(out, ir.Mirror{Cluster: b.cluster(be, p), Percent: percent})
 	}
 	return out, nil
 }

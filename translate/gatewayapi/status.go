@@ -20,6 +20,9 @@ type Status struct {
 	HTTPRoutes map[string]gwapiv1.HTTPRouteStatus `json:"httpRoutes"`
 	GRPCRoutes map[string]gwapiv1.GRPCRouteStatus `json:"grpcRoutes"`
 	TLSRoutes  map[string]gwapiv1.TLSRouteStatus  `json:"tlsRoutes"`
+	// BackendTLSPolicies are the policies' ancestors of ours
+	// (backendtls.go).
+	BackendTLSPolicies map[string]gwapiv1.PolicyStatus `json:"backendTLSPolicies,omitempty"`
 }
 
 // refError is an error with the status reason it stands for.
@@ -165,6 +168,7 @@ func (b *build) status() *Status {
 			out.TLSRoutes[name] = gwapiv1.TLSRouteStatus{RouteStatus: b.routeStatusOf(f)}
 		}
 	}
+	out.BackendTLSPolicies = b.policyStatus()
 	return out
 }
 

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/echo"
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestGatewayAPIBackendTLS checks BackendTLSPolicy through a real Envoy
+// and TLS backends (Go TLS servers), as the conformance suite's tests
+// do (tests/backendtlspolicy.go, tests/backendtlspolicy-san.go,
+// tests/backendtlspolicy-invalid-ca-certificate-ref.go of
+// sigs.k8s.io/gateway-api/conformance): a backend is reached over TLS
+// with the policy's hostname as SNI and its certificate verified against
+// the ConfigMap's CA; a certificate that does not carry the hostname, or
+// any of the subjectAltNames, or of another CA, fails the request; a
+// policy without a valid CA answers its backend's requests 500.
+func TestGatewayAPIBackendTLS(t *testing.T) {
+	backendCA, otherCA := framework.NewCA(t, "backend CA"), framework.NewCA(t, "another CA")
+	secure := startTLSEcho(t, "secure", backendCA.Issue(t, "backend", "secure.example.com"), backendCA)
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", portService("secure", secure.Port) + portService("mismatch", secure.Port) +
+			portService("san", secure.Port) + portService("san-mismatch", secure.Port) + portService("other-ca", secure.Port) +
+			portService("no-ca", secure.Port)},
+		manifest{"cas.yaml", caConfigMapYAML("backend-ca", caPEM(backendCA)) + caConfigMapYAML("other-ca", caPEM(otherCA))})
+	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds")
+	})
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayBackendTLSYAML, cp.HTTPPort))
+	seen := func(path string) (string, error) {
+		r := send(t, envoy, http.MethodGet, "app.example.com", path, nil)
+		var got echo.Reply
+		if r.status != http.StatusOK || r.backend != "secure" || json.Unmarshal([]byte(r.body), &got) != nil {
+			return "", fmt.Errorf("%s: got %s, want 200 from the TLS backend", path, r)
+		}
+		return got.Header.Get("X-Seen-SNI"), nil
+	}
+	framework.Eventually(t, convergeTimeout, "the TLS backend reached", func() error {
+		_, err := seen("/secure")
+		return err
+	})
+
+	t.Run("the policy's hostname is the SNI and the name verified", func(t *testing.T) {
+		if sni, err := seen("/secure"); err != nil || sni != "secure.example.com" {
+			t.Errorf("SNI %q, %v; want secure.example.com", sni, err)
+		}
+	})
+	t.Run("subjectAltNames verify in the hostname's place", func(t *testing.T) {
+		// The hostname is only the SNI: the certificate carries one of
+		// the names listed.
+		if sni, err := seen("/san"); err != nil || sni != "sni-only.example.com" {
+			t.Errorf("SNI %q, %v; want sni-only.example.com", sni, err)
+		}
+	})
+	// Each refused before any byte reaches the backend: Envoy answers 503
+	// for a handshake that fails verification.
+	for _, path := range []string{"/mismatch", "/san-mismatch", "/other-ca"} {
+		t.Run("a certificate that does not verify fails "+path, func(t *testing.T) {
+			before := secure.requests()
+			if r := send(t, envoy, http.MethodGet, "app.example.com", path, nil); r.status == http.StatusOK || r.status < 500 {
+				t.Errorf("got %s, want a 5xx answer", r)
+			}
+			if secure.requests() != before {
+				t.Error("the backend served a request whose certificate did not verify")
+			}
+		})
+	}
+	t.Run("a policy without a valid CA answers 500", func(t *testing.T) {
+		if r := send(t, envoy, http.MethodGet, "app.example.com", "/no-ca", nil); r.status != http.StatusInternalServerError {
+			t.Errorf("got %s, want 500", r)
+		}
+	})
+}
+
+// caPEM is a CA's certificate in PEM.
+func caPEM(ca *framework.CA) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+}
+
+// gatewayBackendTLSYAML takes Envoy's HTTP port.
+const gatewayBackendTLSYAML = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ingress-xds}
+spec: {controllerName: ingress-xds.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: default}
+spec:
+  gatewayClassName: ingress-xds
+  listeners:
+  - {name: http, port: %d, protocol: HTTP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app, namespace: default}
+spec:
+  parentRefs: [{name: web}]
+  hostnames: [app.example.com]
+  rules:
+  - matches: [{path: {type: Exact, value: /secure}}]
+    backendRefs: [{name: secure, port: 80}]
+  - matches: [{path: {type: Exact, value: /mismatch}}]
+    backendRefs: [{name: mismatch, port: 80}]
+  - matches: [{path: {type: Exact, value: /san}}]
+    backendRefs: [{name: san, port: 80}]
+  - matches: [{path: {type: Exact, value: /san-mismatch}}]
+    backendRefs: [{name: san-mismatch, port: 80}]
+  - matches: [{path: {type: Exact, value: /other-ca}}]
+    backendRefs: [{name: other-ca, port: 80}]
+  - matches: [{path: {type: Exact, value: /no-ca}}]
+    backendRefs: [{name: no-ca, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: secure, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: secure}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
+    hostname: secure.example.com
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: mismatch, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: mismatch}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
+    hostname: mismatch.example.com
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: san, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: san}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
+    hostname: sni-only.example.com
+    subjectAltNames:
+    - {type: URI, uri: "spiffe://cluster.local/ns/default/sa/nobody"}
+    - {type: Hostname, hostname: secure.example.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: san-mismatch, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: san-mismatch}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
+    hostname: secure.example.com
+    subjectAltNames: [{type: Hostname, hostname: other.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: other-ca, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: other-ca}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: other-ca}]
+    hostname: secure.example.com
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: no-ca, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: no-ca}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: no-such-configmap}]
+    hostname: secure.example.com
+`
