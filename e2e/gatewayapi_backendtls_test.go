@@ -19,27 +19,35 @@ import (
 // with the policy's hostname as SNI and its certificate verified against
 // the ConfigMap's CA; a certificate that does not carry the hostname, or
 // any of the subjectAltNames, or of another CA, fails the request; a
-// policy without a valid CA answers its backend's requests 500.
+// policy without a valid CA answers its backend's requests 500; and a
+// Gateway's tls.backend.clientCertificateRef is the certificate its
+// Routes' clusters present (tests/gateway-tls-backend-client-certificate.go).
 func TestGatewayAPIBackendTLS(t *testing.T) {
 	backendCA, otherCA := framework.NewCA(t, "backend CA"), framework.NewCA(t, "another CA")
 	secure := startTLSEcho(t, "secure", backendCA.Issue(t, "backend", "secure.example.com"), backendCA)
+	client := backendCA.Issue(t, "the gateway's client", "gateway.example.com")
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", portService("secure", secure.Port) + portService("mismatch", secure.Port) +
 			portService("san", secure.Port) + portService("san-mismatch", secure.Port) + portService("other-ca", secure.Port) +
 			portService("no-ca", secure.Port)},
-		manifest{"cas.yaml", caConfigMapYAML("backend-ca", caPEM(backendCA)) + caConfigMapYAML("other-ca", caPEM(otherCA))})
+		manifest{"cas.yaml", caConfigMapYAML("backend-ca", caPEM(backendCA)) + caConfigMapYAML("other-ca", caPEM(otherCA)) +
+			tlsSecretYAML("client-cert", client.CertPEM, client.KeyPEM)})
 	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds")
 	})
-	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayBackendTLSYAML, cp.HTTPPort))
-	seen := func(path string) (string, error) {
-		r := send(t, envoy, http.MethodGet, "app.example.com", path, nil)
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayBackendTLSYAML, cp.HTTPPort, cp.HTTPPort))
+	seenBy := func(host, path string) (echo.Reply, error) {
+		r := send(t, envoy, http.MethodGet, host, path, nil)
 		var got echo.Reply
 		if r.status != http.StatusOK || r.backend != "secure" || json.Unmarshal([]byte(r.body), &got) != nil {
-			return "", fmt.Errorf("%s: got %s, want 200 from the TLS backend", path, r)
+			return got, fmt.Errorf("%s%s: got %s, want 200 from the TLS backend", host, path, r)
 		}
-		return got.Header.Get("X-Seen-SNI"), nil
+		return got, nil
+	}
+	seen := func(path string) (string, error) {
+		got, err := seenBy("app.example.com", path)
+		return got.Header.Get("X-Seen-SNI"), err
 	}
 	framework.Eventually(t, convergeTimeout, "the TLS backend reached", func() error {
 		_, err := seen("/secure")
@@ -71,6 +79,17 @@ func TestGatewayAPIBackendTLS(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the Gateway's client certificate is presented to the backend", func(t *testing.T) {
+		got, err := seenBy("mtls.example.com", "/secure")
+		if cn := got.Header.Get("X-Seen-Client"); err != nil || cn != "the gateway's client" {
+			t.Errorf("the backend saw client certificate %q, %v; want the gateway's client", cn, err)
+		}
+		// The other Gateway names none: its cluster presents none.
+		got, err = seenBy("app.example.com", "/secure")
+		if cn := got.Header.Get("X-Seen-Client"); err != nil || cn != "" {
+			t.Errorf("through Gateway web the backend saw client certificate %q, %v; want none", cn, err)
+		}
+	})
 	t.Run("a policy without a valid CA answers 500", func(t *testing.T) {
 		if r := send(t, envoy, http.MethodGet, "app.example.com", "/no-ca", nil); r.status != http.StatusInternalServerError {
 			t.Errorf("got %s, want 500", r)
@@ -83,7 +102,7 @@ func caPEM(ca *framework.CA) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
 }
 
-// gatewayBackendTLSYAML takes Envoy's HTTP port.
+// gatewayBackendTLSYAML takes Envoy's HTTP port twice.
 const gatewayBackendTLSYAML = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -97,6 +116,24 @@ spec:
   gatewayClassName: ingress-xds
   listeners:
   - {name: http, port: %d, protocol: HTTP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mtls, namespace: default}
+spec:
+  gatewayClassName: ingress-xds
+  listeners:
+  - {name: http, port: %d, protocol: HTTP, hostname: mtls.example.com}
+  tls:
+    backend:
+      clientCertificateRef: {name: client-cert}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: mtls, namespace: default}
+spec:
+  parentRefs: [{name: mtls}]
+  rules: [{backendRefs: [{name: secure, port: 80}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

@@ -427,7 +427,7 @@ func setConditions(conds *[]metav1.Condition, want []metav1.Condition) bool {
 
 // removableGatewayConditions are the Gateway conditions of ours that are
 // present only while they hold.
-var removableGatewayConditions = []string{string(gwapiv1.GatewayConditionInsecureFrontendValidationMode)}
+var removableGatewayConditions = []string{string(gwapiv1.GatewayConditionInsecureFrontendValidationMode), string(gwapiv1.GatewayConditionResolvedRefs)}
 
 // mergeGatewayStatus is a Gateway's status with want (the front-end's)
 // merged in: its conditions by setConditions, its listeners as want lists
@@ -440,7 +440,8 @@ func mergeGatewayStatus(current, want gwapiv1.GatewayStatus, addresses []gwapiv1
 	// A condition of ours that the front-end writes only while it holds
 	// is taken off when want lacks it: the specification removes
 	// InsecureFrontendValidationMode once no validation allows an
-	// insecure fallback.
+	// insecure fallback, and ResolvedRefs (of tls.backend's client
+	// certificate) goes with the reference.
 	for _, t := range removableGatewayConditions {
 		if meta.FindStatusCondition(want.Conditions, t) == nil && meta.RemoveStatusCondition(&next.Conditions, t) {
 			changed = true

@@ -31,7 +31,7 @@ func (b *build) shares(r *routeObject, rule int, refs []gwapiv1.HTTPBackendRef, 
 			// A backend whose BackendTLSPolicy cannot be applied is
 			// answered 500, as the specification says, but its reference
 			// resolved: the policy's status says what is wrong.
-			if p, err = b.withBackendTLS(be, b.portPolicy(be, policy)); err != nil {
+			if p, err = b.withBackendTLS(r, be, b.portPolicy(be, policy)); err != nil {
 				b.problem(r, "BackendTLSPolicyInvalid", "%s: %v: its share is answered 500", where, err)
 				invalid += weight
 				continue

@@ -183,9 +183,10 @@ func (b *build) policyFor(be *ir.Backend) *backendPolicy {
 }
 
 // withBackendTLS is a backend's cluster policy p (nil: the default) with
-// the TLS its BackendTLSPolicy asks for; an error when the policy cannot
-// be applied, whose backend is then answered 500.
-func (b *build) withBackendTLS(be *ir.Backend, p *ir.ClusterPolicy) (*ir.ClusterPolicy, error) {
+// the TLS its BackendTLSPolicy asks for, presenting the client
+// certificate of r's Gateways (backendcert.go); an error when the policy
+// cannot be applied, whose backend is then answered 500.
+func (b *build) withBackendTLS(r *routeObject, be *ir.Backend, p *ir.ClusterPolicy) (*ir.ClusterPolicy, error) {
 	bp := b.policyFor(be)
 	if bp == nil {
 		return p, nil
@@ -198,6 +199,12 @@ func (b *build) withBackendTLS(be *ir.Backend, p *ir.ClusterPolicy) (*ir.Cluster
 		out = *p
 	}
 	out.TLS = bp.tls
+	b.reading.gatewayCerts()
+	if c := b.routeClientCert(r); c != nil {
+		tls := *bp.tls
+		tls.ClientChain, tls.ClientKey = c.Chain, c.Key
+		out.TLS = &tls
+	}
 	return &out, nil
 }
 
@@ -256,18 +263,14 @@ func (b *build) policyStatus() map[string]gwapiv1.PolicyStatus {
 func (b *build) gatewaysSendingTo() map[types.NamespacedName][]types.NamespacedName {
 	out := map[types.NamespacedName][]types.NamespacedName{}
 	add := func(r *routeObject, refs []gwapiv1.BackendObjectReference) {
-		f := b.routeStatus[r.key()]
-		if f == nil {
-			return
-		}
+		gateways := sortedGateways(b.parentGateways(r)) // backendcert.go
 		for _, ref := range refs {
 			if deref(ref.Group, "") != "" || deref(ref.Kind, "Service") != "Service" {
 				continue
 			}
 			svc := types.NamespacedName{Namespace: string(deref(ref.Namespace, gwapiv1.Namespace(r.namespace))), Name: string(ref.Name)}
-			for _, p := range f.parents {
-				gw := types.NamespacedName{Namespace: string(deref(p.ref.Namespace, gwapiv1.Namespace(r.namespace))), Name: string(p.ref.Name)}
-				if b.gatewayOf[gw] != nil && !slices.Contains(out[svc], gw) {
+			for _, gw := range gateways {
+				if !slices.Contains(out[svc], gw) {
 					out[svc] = append(out[svc], gw)
 				}
 			}

@@ -55,6 +55,9 @@ func (b *build) gateways() {
 		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
 		b.byGateway[key] = nil
 		b.gatewayOf[key] = gw
+		if c := b.backendClientCert(gw); c != nil { // backendcert.go
+			b.backendCerts[key] = c
+		}
 		seen := map[string]string{} // protocol and hostname -> listener name
 		for i := range gw.Spec.Listeners {
 			// Every listener is kept, programmed or not: Routes attach

@@ -78,8 +78,13 @@ type routeReads struct {
 	readPolicies bool
 	policyList   []*gwapiv1.BackendTLSPolicy
 	configMaps   map[types.NamespacedName]*corev1.ConfigMap
-	problems     []ir.Problem
-	unresolved   struct{ reason, msg string }
+	// readGatewayCerts says a cluster presents its Gateways' client
+	// certificate: the Gateways and the Secrets are then read.
+	readGatewayCerts bool
+	gatewayList      []*gwapiv1.Gateway
+	secrets          map[types.NamespacedName]*corev1.Secret
+	problems         []ir.Problem
+	unresolved       struct{ reason, msg string }
 }
 
 func (r *routeReads) service(name types.NamespacedName, svc *kube.Service) {
@@ -97,6 +102,12 @@ func (r *routeReads) grants() {
 func (r *routeReads) policies() {
 	if r != nil {
 		r.readPolicies = true
+	}
+}
+
+func (r *routeReads) gatewayCerts() {
+	if r != nil {
+		r.readGatewayCerts = true
 	}
 }
 
@@ -131,6 +142,9 @@ func (b *build) routeEntries(r *routeObject, make func() []*entry) []*entry {
 	if reads.readPolicies {
 		reads.policyList, reads.configMaps = b.objs.BackendTLSPolicies, b.st.ConfigMaps
 	}
+	if reads.readGatewayCerts {
+		reads.gatewayList, reads.secrets = b.objs.Gateways, b.st.Secrets
+	}
 	for id := range reads.backends {
 		reads.backends[id] = b.made.backends[id] // with the slices it was read from
 	}
@@ -153,6 +167,9 @@ func (b *build) unchanged(reads *routeReads) bool {
 		}
 	}
 	if reads.readPolicies && (!slices.Equal(reads.policyList, b.objs.BackendTLSPolicies) || !sameOrBothEmpty(reads.configMaps, b.st.ConfigMaps)) {
+		return false
+	}
+	if reads.readGatewayCerts && (!slices.Equal(reads.gatewayList, b.objs.Gateways) || !sameOrBothEmpty(reads.secrets, b.st.Secrets)) {
 		return false
 	}
 	return !reads.readGrants || slices.Equal(reads.grantList, b.objs.ReferenceGrants)

@@ -25,7 +25,7 @@ func (b *build) mirrors(r *routeObject, fs []*gwapiv1.HTTPRequestMirrorFilter, p
 		if err != nil {
 			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
 		}
-		p, err := b.withBackendTLS(be, b.portPolicy(be, policy)) // backendtls.go
+		p, err := b.withBackendTLS(r, be, b.portPolicy(be, policy)) // backendtls.go
 		if err != nil {
 			return nil, fmt.Errorf("RequestMirror %d: %w", i, err)
 		}

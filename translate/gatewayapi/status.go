@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -152,7 +153,7 @@ func condition(t, reason, msg string, ok bool, generation int64) metav1.Conditio
 func (b *build) status() *Status {
 	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}, TLSRoutes: map[string]gwapiv1.TLSRouteStatus{}}
 	for key, listeners := range b.byGateway {
-		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners)
+		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key])
 	}
 	for _, f := range b.routeStatus {
 		if len(f.parents) == 0 {
@@ -175,7 +176,7 @@ func (b *build) status() *Status {
 // gatewayStatus is a Gateway's conditions and its listeners'. It is
 // Accepted while some listener is (ListenersNotValid when some other is
 // not), and Programmed while some listener is served.
-func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewayStatus {
+func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gatewayBackendCert) gwapiv1.GatewayStatus {
 	gen := gw.Generation
 	var out gwapiv1.GatewayStatus
 	valid, programmed := 0, 0
@@ -224,6 +225,14 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener) gwapiv1.GatewaySt
 	default:
 		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonListenersNotValid),
 			fmt.Sprintf("%d of %d listeners are not valid", len(listeners)-valid, len(listeners)), valid > 0, gen))
+	}
+	if backendCert != nil {
+		// backendcert.go: the Gateway's own reference (its listeners'
+		// are theirs); written while it names one, taken off by the
+		// status writer once it does not.
+		ok := backendCert.reason == ""
+		reason := cmp.Or(backendCert.reason, string(gwapiv1.GatewayReasonResolvedRefs))
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionResolvedRefs), reason, backendCert.msg, ok, gen))
 	}
 	if insecureFrontend(gw) {
 		// frontendtls.go: written while some validation allows clients
