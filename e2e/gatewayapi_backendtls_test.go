@@ -102,21 +102,10 @@ func caPEM(ca *framework.CA) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
 }
 
-// gatewayBackendTLSYAML takes Envoy's HTTP port twice.
-const gatewayBackendTLSYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  listeners:
-  - {name: http, port: %d, protocol: HTTP}
----
+// gatewayBackendTLSYAML takes Envoy's HTTP port twice. Each path of
+// app.example.com goes to the Service of its name, which the
+// BackendTLSPolicy of that name targets.
+var gatewayBackendTLSYAML = httpGatewayYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: mtls, namespace: default}
@@ -141,75 +130,41 @@ metadata: {name: app, namespace: default}
 spec:
   parentRefs: [{name: web}]
   hostnames: [app.example.com]
-  rules:
-  - matches: [{path: {type: Exact, value: /secure}}]
-    backendRefs: [{name: secure, port: 80}]
-  - matches: [{path: {type: Exact, value: /mismatch}}]
-    backendRefs: [{name: mismatch, port: 80}]
-  - matches: [{path: {type: Exact, value: /san}}]
-    backendRefs: [{name: san, port: 80}]
-  - matches: [{path: {type: Exact, value: /san-mismatch}}]
-    backendRefs: [{name: san-mismatch, port: 80}]
-  - matches: [{path: {type: Exact, value: /other-ca}}]
-    backendRefs: [{name: other-ca, port: 80}]
-  - matches: [{path: {type: Exact, value: /no-ca}}]
-    backendRefs: [{name: no-ca, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {name: secure, namespace: default}
-spec:
-  targetRefs: [{group: "", kind: Service, name: secure}]
-  validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
-    hostname: secure.example.com
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {name: mismatch, namespace: default}
-spec:
-  targetRefs: [{group: "", kind: Service, name: mismatch}]
-  validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
-    hostname: mismatch.example.com
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {name: san, namespace: default}
-spec:
-  targetRefs: [{group: "", kind: Service, name: san}]
-  validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
-    hostname: sni-only.example.com
-    subjectAltNames:
+  rules:` + pathRule("secure") + pathRule("mismatch") + pathRule("san") + pathRule("san-mismatch") + pathRule("other-ca") + pathRule("no-ca") +
+	backendTLSPolicyYAML("secure", "backend-ca", "secure.example.com", "") +
+	backendTLSPolicyYAML("mismatch", "backend-ca", "mismatch.example.com", "") +
+	backendTLSPolicyYAML("san", "backend-ca", "sni-only.example.com", `
     - {type: URI, uri: "spiffe://cluster.local/ns/default/sa/nobody"}
-    - {type: Hostname, hostname: secure.example.com}
+    - {type: Hostname, hostname: secure.example.com}`) +
+	backendTLSPolicyYAML("san-mismatch", "backend-ca", "secure.example.com", `
+    - {type: Hostname, hostname: other.example.com}`) +
+	backendTLSPolicyYAML("other-ca", "other-ca", "secure.example.com", "") +
+	backendTLSPolicyYAML("no-ca", "no-such-configmap", "secure.example.com", "")
+
+// pathRule is an HTTPRoute rule sending the exact path /name to the
+// Service name's port 80.
+func pathRule(name string) string {
+	return fmt.Sprintf(`
+  - matches: [{path: {type: Exact, value: /%[1]s}}]
+    backendRefs: [{name: %[1]s, port: 80}]`, name)
+}
+
+// backendTLSPolicyYAML is a BackendTLSPolicy of the default namespace
+// for the Service of its name: the CA of ConfigMap ca, hostname, and
+// the subjectAltNames entries sans (YAML list items; none when empty).
+func backendTLSPolicyYAML(name, ca, hostname, sans string) string {
+	if sans != "" {
+		sans = "\n    subjectAltNames:" + sans
+	}
+	return fmt.Sprintf(`
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
-metadata: {name: san-mismatch, namespace: default}
+metadata: {name: %[1]s, namespace: default}
 spec:
-  targetRefs: [{group: "", kind: Service, name: san-mismatch}]
+  targetRefs: [{group: "", kind: Service, name: %[1]s}]
   validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: backend-ca}]
-    hostname: secure.example.com
-    subjectAltNames: [{type: Hostname, hostname: other.example.com}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {name: other-ca, namespace: default}
-spec:
-  targetRefs: [{group: "", kind: Service, name: other-ca}]
-  validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: other-ca}]
-    hostname: secure.example.com
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: BackendTLSPolicy
-metadata: {name: no-ca, namespace: default}
-spec:
-  targetRefs: [{group: "", kind: Service, name: no-ca}]
-  validation:
-    caCertificateRefs: [{group: "", kind: ConfigMap, name: no-such-configmap}]
-    hostname: secure.example.com
-`
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: %[2]s}]
+    hostname: %[3]s%[4]s
+`, name, ca, hostname, sans)
+}

@@ -37,7 +37,7 @@ func TestGatewayAPIClientCertificates(t *testing.T) {
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds")
 	})
-	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayClientCertYAML, cp.HTTPSPort, cp.HTTPPort, cp.HTTPSPort, cp.HTTPSPort))
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayClientCertYAML, cp.HTTPPort, cp.HTTPSPort, cp.HTTPSPort, cp.HTTPSPort))
 	framework.Eventually(t, convergeTimeout, "the strict listener served to a client of its CA", func() error {
 		r := mtlsGet(https, roots, "strict.example.com", &good, nil)
 		if r.err != nil || r.Status != http.StatusOK || r.Backend != "alpha" {
@@ -103,72 +103,18 @@ func caConfigMapYAML(name string, caPEM []byte) string {
 		name, strings.ReplaceAll(strings.TrimSpace(string(caPEM)), "\n", "\n    "))
 }
 
-// gatewayClientCertYAML takes Envoy's HTTPS port, its HTTP port, and its
-// HTTPS port twice more.
-const gatewayClientCertYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: strict, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  tls:
-    frontend:
-      default:
-        validation:
-          caCertificateRefs: [{kind: ConfigMap, group: "", name: clients-ca}]
-  listeners:
-  - name: https
-    port: %d
-    protocol: HTTPS
-    hostname: strict.example.com
-    tls: {certificateRefs: [{name: strict-cert}]}
-  - {name: http, port: %d, protocol: HTTP}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: fallback, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  tls:
-    frontend:
-      default:
-        validation:
-          mode: AllowInsecureFallback
-          caCertificateRefs: [{kind: ConfigMap, group: "", name: clients-ca}]
-  listeners:
-  - name: https
-    port: %d
-    protocol: HTTPS
-    hostname: fallback.example.com
-    tls: {certificateRefs: [{name: fallback-cert}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: broken, namespace: default}
-spec:
-  gatewayClassName: ingress-xds
-  tls:
-    frontend:
-      default:
-        validation:
-          caCertificateRefs: [{kind: ConfigMap, group: "", name: late-ca}]
-  listeners:
-  - name: https
-    port: %d
-    protocol: HTTPS
-    hostname: broken.example.com
-    tls: {certificateRefs: [{name: broken-cert}]}
----
+// gatewayClientCertYAML takes Envoy's HTTP port, then its HTTPS port
+// three times: Gateway web's HTTP listener, and a Gateway of an HTTPS
+// listener for each of strict, fallback and broken.example.com.
+var gatewayClientCertYAML = httpGatewayYAML +
+	mtlsGatewayYAML("strict", "strict-cert", "", "clients-ca") +
+	mtlsGatewayYAML("fallback", "fallback-cert", "AllowInsecureFallback", "clients-ca") +
+	mtlsGatewayYAML("broken", "broken-cert", "", "late-ca") + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: strict, namespace: default}
 spec:
-  parentRefs: [{name: strict}]
+  parentRefs: [{name: strict}, {name: web}]
   hostnames: [strict.example.com]
   rules: [{backendRefs: [{name: alpha, port: 80}]}]
 ---
@@ -183,7 +129,35 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: broken, namespace: default}
 spec:
-  parentRefs: [{name: broken}, {name: strict, sectionName: http}]
+  parentRefs: [{name: broken}, {name: web}]
   hostnames: [broken.example.com]
   rules: [{backendRefs: [{name: gamma, port: 80}]}]
 `
+
+// mtlsGatewayYAML is a Gateway of the default namespace with one HTTPS
+// listener (its port a %d) for name.example.com, its certificate the
+// Secret cert, validating clients against ConfigMap ca in mode (the
+// default when empty).
+func mtlsGatewayYAML(name, cert, mode, ca string) string {
+	if mode != "" {
+		mode = "\n          mode: " + mode
+	}
+	return fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: %[1]s, namespace: default}
+spec:
+  gatewayClassName: ingress-xds
+  tls:
+    frontend:
+      default:
+        validation:%[3]s
+          caCertificateRefs: [{kind: ConfigMap, group: "", name: %[4]s}]
+  listeners:
+  - name: https
+    port: %%d
+    protocol: HTTPS
+    hostname: %[1]s.example.com
+    tls: {certificateRefs: [{name: %[2]s}]}
+---`, name, cert, mode, ca)
+}
