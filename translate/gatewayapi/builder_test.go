@@ -194,3 +194,35 @@ func TestBuilderFollowsBackendTLS(t *testing.T) {
 	withoutPolicy.Gateway = &g
 	sameAsFresh(t, b, b.Build(&withoutPolicy), &withoutPolicy)
 }
+
+// TestBuilderKeepsClientCertificates: a listener's client-certificate
+// validation is the very same value after a change elsewhere, so that
+// the renderer keeps its hosts' filter chains.
+func TestBuilderKeepsClientCertificates(t *testing.T) {
+	st, err := kube.LoadState("testdata/clientcert.yaml", kube.ClassFilter{WatchClassless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gatewayapi.NewBuilder(goldenOptions)
+	first := b.Build(st)
+	next := *st
+	next.Services = maps.Clone(st.Services) // a change the validations do not read
+	second := b.Build(&next)
+	if second == first {
+		t.Fatal("a new Services map gave the same IR")
+	}
+	checked := 0
+	for i, vh := range second.VirtualHosts {
+		if vh.ClientCert == nil {
+			continue
+		}
+		checked++
+		if vh.ClientCert != first.VirtualHosts[i].ClientCert {
+			t.Errorf("host %s: a new client-certificate validation though nothing it reads changed", vh.Host)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no host of the clientcert case validates clients")
+	}
+	sameAsFresh(t, b, second, &next)
+}

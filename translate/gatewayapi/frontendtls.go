@@ -60,6 +60,14 @@ func (b *build) frontendValidation(gw *gwapiv1.Gateway, port uint32) (*ir.Client
 	if v.Mode == gwapiv1.AllowInsecureFallback {
 		c.Verify = ir.VerifyOptionalNoCA
 	}
+	// One value for equal validations, the same as the last build's
+	// where nothing changed: the renderer then keeps the host's filter
+	// chain as it made it.
+	if same := b.made.clientCert(c); same != c {
+		return same, firstErr
+	}
+	c = b.prev.clientCert(c)
+	b.made.clientCerts = append(b.made.clientCerts, c)
 	return c, firstErr
 }
 

@@ -21,6 +21,9 @@ type made struct {
 	backends map[string]madeBackend
 	clusters map[string]*ir.Cluster
 	routes   map[string]madeRoute // by routeObject.key
+	// clientCerts are the listeners' client-certificate validations,
+	// which the renderer compares by identity (frontendtls.go).
+	clientCerts []*ir.ClientCert
 }
 
 // madeBackend is a backend with the EndpointSlices it was read from.
@@ -45,6 +48,18 @@ func (m *made) backend(id string, port kube.ServicePort, now []*kube.EndpointSli
 		return nil
 	}
 	return p.be
+}
+
+// clientCert is the validation made last time that equals c, else c.
+func (m *made) clientCert(c *ir.ClientCert) *ir.ClientCert {
+	if m != nil {
+		for _, p := range m.clientCerts {
+			if sameClientCert(p, c) {
+				return p
+			}
+		}
+	}
+	return c
 }
 
 // cluster is the cluster of the name made last time; nil when none.
