@@ -172,10 +172,7 @@ func TestBuilderMatchesFreshBuild(t *testing.T) {
 // gone, then a policy gone), never handed out as the last build made
 // them: each build equals a fresh one.
 func TestBuilderFollowsBackendTLS(t *testing.T) {
-	st, err := kube.LoadState("testdata/backendtls.yaml", kube.ClassFilter{WatchClassless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := loadCase(t, "testdata/backendtls.yaml")
 	b := gatewayapi.NewBuilder(goldenOptions)
 	first := b.Build(st)
 
@@ -199,10 +196,7 @@ func TestBuilderFollowsBackendTLS(t *testing.T) {
 // validation is the very same value after a change elsewhere, so that
 // the renderer keeps its hosts' filter chains.
 func TestBuilderKeepsClientCertificates(t *testing.T) {
-	st, err := kube.LoadState("testdata/clientcert.yaml", kube.ClassFilter{WatchClassless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := loadCase(t, "testdata/clientcert.yaml")
 	b := gatewayapi.NewBuilder(goldenOptions)
 	first := b.Build(st)
 	next := *st

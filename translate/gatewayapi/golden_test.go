@@ -40,11 +40,17 @@ func build(t *testing.T, input string) *ir.IR {
 
 func buildWithStatus(t *testing.T, input string) (*ir.IR, *gatewayapi.Status) {
 	t.Helper()
+	return gatewayapi.BuildWithStatus(loadCase(t, input), goldenOptions)
+}
+
+// loadCase is a case's State, as the file source reads it.
+func loadCase(t *testing.T, input string) *kube.State {
+	t.Helper()
 	st, err := kube.LoadState(input, kube.ClassFilter{WatchClassless: true})
 	if err != nil {
 		t.Fatalf("loading %s: %v", input, err)
 	}
-	return gatewayapi.BuildWithStatus(st, goldenOptions)
+	return st
 }
 
 func render(t *testing.T, m *ir.IR) *envoy.Resources {
