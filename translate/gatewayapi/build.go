@@ -97,6 +97,8 @@ type hit struct {
 	route   *routeObject
 	parent  int
 	entries []*entry
+	// gateway is the Gateway of the listener that attached it.
+	gateway *gwapiv1.Gateway
 }
 
 func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + hostname }
@@ -240,7 +242,7 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 		g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 		for _, name := range a.hosts {
 			b.names[name] = true
-			g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, entries: list})
+			g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, entries: list, gateway: a.listener.gateway})
 		}
 	}
 }
@@ -303,6 +305,14 @@ func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
 			}
 		}
 	}
+	for _, h := range b.namedElsewhere(name, p, g) {
+		for _, e := range h.entries {
+			if _, seen := at[e.key]; !seen {
+				at[e.key] = len(list)
+				list = append(list, ranked{e, 1 << 16})
+			}
+		}
+	}
 	slices.SortStableFunc(list, func(a, c ranked) int {
 		return cmp.Or(cmp.Compare(c.rank, a.rank), precedence(a.e, c.e))
 	})
@@ -311,6 +321,68 @@ func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
 		out[i] = r.e
 	}
 	return g, out
+}
+
+// namedElsewhere are the hits that name a host outright through the
+// listeners of Gateways with none in g, the group that takes the host.
+// Gateway API chooses a listener within one Gateway; here every Gateway
+// shares Envoy's ports and addresses, so the listener is chosen across
+// them, and another Gateway's wider listener (a wildcard covering the
+// host) would take a host a Route names exactly through a Gateway of its
+// own. Each such Gateway chooses its own listener for the host, and the
+// Routes that name the host there are served beside g's. Routes without
+// hostnames, or with a wildcard, are not: the more specific listener
+// keeps the requests they would otherwise take (listener isolation).
+func (b *build) namedElsewhere(name string, p ir.Protocol, g *group) []*hit {
+	if strings.HasPrefix(name, "*") {
+		return nil
+	}
+	var out []*hit
+	for _, nn := range slices.SortedFunc(maps.Keys(b.byGateway), func(a, c types.NamespacedName) int {
+		return cmp.Compare(a.String(), c.String())
+	}) {
+		var own *listener
+		best := -1
+		for _, l := range b.byGateway[nn] {
+			if !l.programmed || l.protocol != p {
+				continue
+			}
+			if r := listenerRank(l.hostname, name); r > best {
+				own, best = l, r
+			}
+		}
+		if own == nil || own.hostname == g.hostname {
+			continue // no listener for the host, or one of g's
+		}
+		gg := b.groups[groupKey(p, own.hostname)]
+		if gg == nil {
+			continue
+		}
+		if gg.byHost == nil {
+			gg.index()
+		}
+		for _, i := range gg.byHost[name] {
+			if h := &gg.hits[i]; h.gateway == own.gateway {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// listenerRank is how a listener hostname takes a host, as Gateway API
+// chooses among a Gateway's listeners: the host itself first, then the
+// longest wildcard covering it, then none; -1 when it does not.
+func listenerRank(hostname, name string) int {
+	switch {
+	case hostname == name:
+		return 1 << 16
+	case hostname == "":
+		return 0
+	case covers(hostname, name):
+		return len(hostname)
+	}
+	return -1
 }
 
 // hostRank says whether a Route's hostname matches a host, and how

@@ -68,7 +68,7 @@ func (b *build) tlsRoutes() {
 					continue
 				}
 				b.names[name] = true
-				g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent})
+				g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, gateway: a.listener.gateway})
 			}
 		}
 		b.passthroughOf[r.key()] = to
