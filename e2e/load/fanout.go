@@ -19,6 +19,13 @@ import (
 // version of each type arrived when. It decodes no resource: 500 clients
 // that each decoded 10,000 load assignments would measure the load
 // command, not the control plane.
+//
+// With on-demand clusters (names.onDemand set, delta only) it subscribes
+// as a delta Envoy of the DaemonSet does: to every listener and to the
+// clusters' wildcard, which leaves out the clusters that come on demand;
+// by name to the clusters its traffic has asked for; and to the load
+// assignment of each cluster it is sent (names.edsOf), as those arrive,
+// rather than to every load assignment.
 type lightClient struct {
 	conn   *grpc.ClientConn
 	cancel context.CancelFunc
@@ -33,6 +40,13 @@ type lightClient struct {
 // names are the subscriptions of every light client.
 type names struct {
 	routes, endpoints []string
+	// onDemand, when not nil, are the clusters a delta client asks for
+	// by name besides the wildcard; it then subscribes to the load
+	// assignments of the clusters it is sent, edsOf naming each
+	// cluster's (a cluster not in it reads its own name), not to
+	// endpoints.
+	onDemand []string
+	edsOf    map[string]string
 }
 
 func dialLight(ctx context.Context, address string, id int, subs names, delta bool) (*lightClient, error) {
@@ -110,22 +124,83 @@ func (c *lightClient) startDelta(ctx context.Context, ads discoveryv3.Aggregated
 	}
 	for _, s := range subscriptions(subs) {
 		names := s.names
-		if names == nil {
+		switch {
+		case subs.onDemand != nil && s.typeURL == resource.ClusterType:
+			names = append([]string{"*"}, subs.onDemand...)
+		case subs.onDemand != nil && s.typeURL == resource.EndpointType:
+			continue // asked for as the clusters come
+		case names == nil:
 			names = []string{"*"}
 		}
 		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: s.typeURL, ResourceNamesSubscribe: names}); err != nil {
 			return err
 		}
 	}
+	eds := newEDSFollower(subs.edsOf)
 	go c.loop(func() error {
 		resp, err := stream.Recv()
 		if err != nil {
 			return err
 		}
 		c.record(resp.TypeUrl, resp.SystemVersionInfo)
-		return stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce})
+		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}); err != nil {
+			return err
+		}
+		if subs.onDemand == nil || resp.TypeUrl != resource.ClusterType {
+			return nil
+		}
+		subscribe, unsubscribe := eds.clusters(resp)
+		if len(subscribe) == 0 && len(unsubscribe) == 0 {
+			return nil
+		}
+		return stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType,
+			ResourceNamesSubscribe: subscribe, ResourceNamesUnsubscribe: unsubscribe})
 	})
 	return nil
+}
+
+// edsFollower subscribes a delta client to the load assignment of each
+// cluster it holds, as Envoy's EDS subscriptions follow its clusters.
+type edsFollower struct {
+	edsOf  map[string]string // cluster -> the load assignment it reads
+	held   map[string]string // clusters held -> the load assignment each reads
+	counts map[string]int    // load assignment -> clusters held reading it
+}
+
+func newEDSFollower(edsOf map[string]string) *edsFollower {
+	return &edsFollower{edsOf: edsOf, held: map[string]string{}, counts: map[string]int{}}
+}
+
+// clusters takes a delta cluster response and returns the load
+// assignments to subscribe to (the first cluster reading one came) and to
+// unsubscribe from (the last went). A cluster not in edsOf reads its own
+// name; one sent again (updated) counts once.
+func (f *edsFollower) clusters(resp *discoveryv3.DeltaDiscoveryResponse) (subscribe, unsubscribe []string) {
+	for _, r := range resp.Resources {
+		if _, ok := f.held[r.Name]; ok {
+			continue
+		}
+		name, ok := f.edsOf[r.Name]
+		if !ok {
+			name = r.Name
+		}
+		f.held[r.Name] = name
+		if f.counts[name]++; f.counts[name] == 1 {
+			subscribe = append(subscribe, name)
+		}
+	}
+	for _, cluster := range resp.RemovedResources {
+		name, ok := f.held[cluster]
+		if !ok {
+			continue
+		}
+		delete(f.held, cluster)
+		if f.counts[name]--; f.counts[name] == 0 {
+			delete(f.counts, name)
+			unsubscribe = append(unsubscribe, name)
+		}
+	}
+	return subscribe, unsubscribe
 }
 
 func (c *lightClient) loop(receiveOne func() error) {

@@ -1,8 +1,10 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
@@ -17,6 +20,10 @@ import (
 // one endpoint change, and how long until each had the new version.
 type Fanout struct {
 	Clients int `json:"clients"`
+	// OnDemandClusters is how many clusters each (delta) client asked for
+	// by name, subscribing to the load assignments of those it held; 0:
+	// every load assignment.
+	OnDemandClusters int `json:"on_demand_clusters,omitempty"`
 	// Connect is how long until every client held the current version of
 	// all four types.
 	ConnectSeconds float64 `json:"connect_seconds"`
@@ -43,6 +50,15 @@ type Fanout struct {
 	Reconnect *Reconnect `json:"reconnect,omitempty"`
 }
 
+// onDemandNote says, after the clients' count, how many clusters each
+// asked for on demand, if any.
+func (f *Fanout) onDemandNote() string {
+	if f.OnDemandClusters == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d clusters on demand each)", f.OnDemandClusters)
+}
+
 // Reconnect is the result of the reconnect storm.
 type Reconnect struct {
 	// Seconds is how long until every client held the current version of
@@ -67,15 +83,25 @@ func (a CPUSplit) minus(b CPUSplit) CPUSplit {
 }
 
 // fanout runs the fan-out test with count clients, and the change on the
-// EndpointSlice of Service svc. beforeChange runs once every client is
+// EndpointSlice of Service svc. With onDemand > 0 (delta only) each client
+// asks for that many clusters by name, svc's among them, and for the load
+// assignments of the clusters it holds (see lightClient); else for every
+// load assignment. beforeChange runs once every client is
 // connected and up to date, just before the change; afterChange once every
 // client has it. With reconnect (not nil), every client is then dropped
 // and dialled again at once, and reconnect runs once they are all up to
 // date again, told how long that took.
-func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration) error) (Fanout, error) {
+func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, onDemand, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration) error) (Fanout, error) {
 	result := Fanout{Clients: count}
 	main := c.ads.Snapshot()
 	subs := names{routes: sortedKeys(main.Routes), endpoints: sortedKeys(main.Endpoints)}
+	if delta && onDemand > 0 {
+		var err error
+		if subs.onDemand, subs.edsOf, err = onDemandClusters(main, svc, onDemand); err != nil {
+			return result, err
+		}
+		result.OnDemandClusters = len(subs.onDemand)
+	}
 
 	start := time.Now()
 	clients := make([]*lightClient, count)
@@ -210,6 +236,35 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	took := time.Since(start)
 	c.log.Info("fan-out clients reconnected", "clients", count, "took", took.Round(time.Millisecond))
 	return result, reconnect(took)
+}
+
+// onDemandClusters returns count clusters of the main client's snapshot
+// for a fan-out client to ask for on demand, those reading Service svc's
+// load assignment first and then others spread over the sorted names, and
+// the load assignment each cluster reads.
+func onDemandClusters(main *adsclient.Snapshot, svc, count int) ([]string, map[string]string, error) {
+	edsOf := make(map[string]string, len(main.Clusters))
+	for name, cl := range main.Clusters {
+		edsOf[name] = cmp.Or(cl.GetEdsClusterConfig().GetServiceName(), name)
+	}
+	changed := findLoadAssignment(main, EndpointAddress(svc, 1))
+	if changed == "" {
+		return nil, nil, fmt.Errorf("fan-out: no load assignment holds Service %d's endpoints", svc)
+	}
+	all := sortedKeys(main.Clusters)
+	var asked []string
+	for _, name := range all {
+		if edsOf[name] == changed {
+			asked = append(asked, name)
+		}
+	}
+	step := max(1, len(all)/count)
+	for i := 0; i < len(all) && len(asked) < count; i += step {
+		if !slices.Contains(asked, all[i]) {
+			asked = append(asked, all[i])
+		}
+	}
+	return asked, edsOf, nil
 }
 
 // waitAll polls until done(i) holds for every client i < count; an error

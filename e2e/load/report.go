@@ -49,8 +49,8 @@ func reportRows() []reportRow {
 			if f == nil {
 				return ""
 			}
-			return fmt.Sprintf("%s clients: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
-				thousands(f.Clients), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
+			return fmt.Sprintf("%s clients%s: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
+				thousands(f.Clients), f.onDemandNote(), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
 		}},
 		{"fanout_memory", "fan-out: control-plane RSS per client, connected and idle", func(r Result) string {
 			f := r.Fanout

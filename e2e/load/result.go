@@ -137,8 +137,8 @@ func (r *Result) WriteTable(out io.Writer) error {
 	row("Ingress change", "%s (API write %s)", percentiles(r.IngressChange), percentiles(r.IngressChangeAPI))
 	row("endpoint change", "%s (API write %s)", percentiles(r.EndpointChange), percentiles(r.EndpointAPI))
 	if f := r.Fanout; f != nil {
-		row("fan-out", "%d clients: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",
-			f.Clients, f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
+		row("fan-out", "%d clients%s: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",
+			f.Clients, f.onDemandNote(), f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
 		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
 		row("", "peak RSS %s with the fan-out clients; RSS %s with them connected, idle", bytesHuman(f.PeakRSSBytes), bytesHuman(f.ConnectedRSSBytes))

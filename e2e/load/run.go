@@ -51,6 +51,13 @@ type Config struct {
 	Interval time.Duration
 	// Fanout is how many clients the fan-out test connects; 0 skips it.
 	Fanout int
+	// FanoutClusters is, with Delta and OnDemandClusters, how many
+	// clusters each fan-out client asks for by name, as a delta Envoy
+	// whose traffic has reached that many backends (the fan-out change's
+	// among them); it then subscribes to the load assignments of the
+	// clusters it holds. With neither, it subscribes to every load
+	// assignment.
+	FanoutClusters int
 	// FanoutPause is how long the fan-out clients stay connected, the
 	// control plane idle, before the change: time to take its profiles.
 	FanoutPause time.Duration
@@ -367,7 +374,11 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 			return s.readProcess(func(st ProcStat) { storm.RSSBytes, storm.PeakRSSBytes = st.RSS, st.PeakRSS })
 		}
 	}
-	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, svc, beforeChange, afterChange, reconnect)
+	onDemand := 0
+	if s.cfg.Delta && s.cfg.OnDemandClusters {
+		onDemand = s.cfg.FanoutClusters
+	}
+	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, onDemand, svc, beforeChange, afterChange, reconnect)
 	if err != nil {
 		return err
 	}

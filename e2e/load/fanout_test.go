@@ -1,0 +1,33 @@
+package load
+
+import (
+	"slices"
+	"testing"
+
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+)
+
+// A fan-out client with on-demand clusters subscribes to the load
+// assignment of each cluster it holds, once however many clusters read it,
+// and unsubscribes when the last of them goes.
+func TestEDSFollowerFollowsClusters(t *testing.T) {
+	f := newEDSFollower(map[string]string{"a-1": "a", "a-2": "a", "b": "b-eds"})
+	step := func(sent, removed []string, wantSub, wantUnsub []string) {
+		t.Helper()
+		resp := &discoveryv3.DeltaDiscoveryResponse{RemovedResources: removed}
+		for _, name := range sent {
+			resp.Resources = append(resp.Resources, &discoveryv3.Resource{Name: name})
+		}
+		sub, unsub := f.clusters(resp)
+		slices.Sort(sub)
+		slices.Sort(unsub)
+		if !slices.Equal(sub, wantSub) || !slices.Equal(unsub, wantUnsub) {
+			t.Errorf("sent %v, removed %v: subscribe %v, unsubscribe %v; want %v, %v", sent, removed, sub, unsub, wantSub, wantUnsub)
+		}
+	}
+	step([]string{"a-1", "b", "c"}, nil, []string{"a", "b-eds", "c"}, nil)
+	step([]string{"a-1", "a-2"}, nil, nil, nil) // a-1 updated, a-2 reads a too
+	step(nil, []string{"a-1", "unknown"}, nil, nil)
+	step(nil, []string{"a-2", "c"}, nil, []string{"a", "c"})
+	step([]string{"a-2"}, nil, []string{"a"}, nil)
+}
