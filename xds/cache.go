@@ -194,8 +194,8 @@ func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot,
 func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, out chan cache.Response) (func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: req, sotwOut: out}
-	return c.open(w), nil // watch.go
+	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: withoutNames(req), sotwOut: out} // stream.go
+	return c.open(w), nil                                                                                                                      // watch.go
 }
 
 // sotwOutdated says whether a client lacks something of the current

@@ -59,14 +59,14 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 // already set, the cache answers a new stream anyway.
 func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
-	c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNames()) // stream.go
-	c.s.cache.bind(req, key)                                   // makebeforebreak.go
+	names := c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNames()) // stream.go
+	c.s.cache.bind(req, key)                                            // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	if !fullStateInSotw(req.GetTypeUrl()) {
 		// Resources of these types are added by partial responses and
 		// leave the client when it stops asking for them.
-		c.s.clients.keepOnly(key, req.GetTypeUrl(), req.GetResourceNames())
+		c.s.clients.keepOnly(key, req.GetTypeUrl(), names)
 	}
 	switch {
 	case ans == answerNACK:

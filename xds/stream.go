@@ -1,5 +1,7 @@
 package xds
 
+import "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+
 // streamState is what the cache knows of one xDS stream, SotW or delta: all
 // that the parts of the watch lifecycle keep per stream, in one place. It
 // is made when the request callback binds the stream's first request
@@ -100,20 +102,61 @@ func (c *resourceCache) forget(key streamKey) {
 // The callbacks call it before the server builds the subscription from
 // the request (assumption 2). A type's content is never written once set,
 // so the names are read outside the lock.
-func (c *resourceCache) intern(typeURL string, names []string) {
+//
+// It returns the names to keep of the request: the snapshot's own list
+// when the request names each of its resources once (a SotW Envoy's
+// request for every load assignment), else names. The request's slice of
+// 10,000 names is then garbage too, once its watch is (withoutNames):
+// kept by the client registry, it was 176 KB per SotW stream at 1,000
+// Ingresses (docs/benchmarks.md, "Issue 31: fan-out per client").
+func (c *resourceCache) intern(typeURL string, names []string) []string {
 	if len(names) == 0 {
-		return
+		return names
 	}
 	c.mu.Lock()
 	ts := c.types[typeURL]
 	c.mu.Unlock()
 	if ts == nil {
-		return
+		return names
 	}
 	lookup := ts.index.bulk(len(names))
+	var seen []uint64 // positions named, while every one may be
+	if len(names) == len(ts.names) {
+		seen = make([]uint64, (len(names)+63)/64)
+	}
 	for i, name := range names {
-		if j, ok := lookup(name); ok {
+		j, ok := lookup(name)
+		if ok {
 			names[i] = ts.names[j]
 		}
+		if seen == nil {
+			continue
+		}
+		if !ok || seen[j/64]&(1<<(j%64)) != 0 {
+			seen = nil // a name the snapshot lacks, or one named twice
+			continue
+		}
+		seen[j/64] |= 1 << (j % 64)
+	}
+	if seen != nil {
+		return ts.names
+	}
+	return names
+}
+
+// withoutNames is a SotW request as a watch keeps it: without the names
+// it subscribes to, which the server has made the subscription of
+// (assumption 2) and which nothing reads of a watch's request. A stored
+// watch keeps its request until an update answers it, an idle stream's
+// until the next change; a SotW Envoy's request names every load
+// assignment. The server reads only the type URL of a response's request
+// (to find its watch), the callbacks its node (assumption 15).
+func withoutNames(req *cache.Request) *cache.Request {
+	if len(req.GetResourceNames()) == 0 {
+		return req
+	}
+	return &cache.Request{
+		Node: req.GetNode(), TypeUrl: req.GetTypeUrl(), VersionInfo: req.GetVersionInfo(),
+		ResponseNonce: req.GetResponseNonce(), ErrorDetail: req.GetErrorDetail(),
 	}
 }
