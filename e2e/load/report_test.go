@@ -23,14 +23,16 @@ func TestReport(t *testing.T) {
 		Targets: map[string]string{"endpoint_change": "p90 < 30 ms"},
 		Peers:   map[string]map[string]string{"Contour": {"endpoint_change": "220 / 276 ms"}},
 	}}}
-	got := Report([]Result{run(1000, "delta", 14, nil), run(100, "sotw", 13, nil), run(1000, "sotw", 15, fanout)}, ref)
+	light := &Fanout{Clients: 2000, OnDemandClusters: 10, Arrival: Summary{Count: 2000, P50: 100, P90: 150, P99: 190, Max: 200}, WithinOneSecond: 2000,
+		ConnectedRSSBytes: (100 << 20) + 2000*(41<<10)}
+	got := Report([]Result{run(1000, "delta", 14, light), run(100, "sotw", 13, nil), run(1000, "sotw", 15, fanout)}, ref)
 	for _, want := range []string{
 		"**100 Ingresses** (1,000 Services, 10,000 endpoints):",
 		"**1,000 Ingresses** (10,000 Services, 100,000 endpoints):\n\n|  | Contour | target | ours, SotW | ours, delta |",
 		"| endpoint change p50 / p90 (p99) | 220 / 276 ms | p90 < 30 ms | 12.0 / 15.0 ms (20.0) | 12.0 / 14.0 ms (20.0) |",
 		"| initial convergence |  |  | 1.50 s | 1.50 s |",
-		"| fan-out: an endpoint change to every client, p50 / p90 / p99 / max |  |  | 2,000 clients: 100 / 200 / 300 / 400 ms (1,999 within 1 s) |  |",
-		"| fan-out: control-plane RSS per client, connected and idle |  |  | 2.00 MiB (4.00 GiB for 2,000) |  |",
+		"| fan-out: an endpoint change to every client, p50 / p90 / p99 / max |  |  | 2,000 clients: 100 / 200 / 300 / 400 ms (1,999 within 1 s) | 2,000 clients (10 clusters on demand each): 100 / 150 / 190 / 200 ms (2,000 within 1 s) |",
+		"| fan-out: control-plane RSS per client, connected and idle |  |  | 2.00 MiB (4.00 GiB for 2,000) | 41 KiB (180 MiB for 2,000) |",
 		"| reconnect storm: every client back, peak RSS |  |  | 12.2 s, 2.00 GiB |  |",
 	} {
 		if !strings.Contains(got, want) {
