@@ -142,7 +142,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 		byType[ch.typeURL] = ch.state
 	}
 	if c.updated(changes) { // watch.go
-		defer c.recheck(func(streamKey) bool { return true })
+		defer c.recheck()
 	}
 	for _, typeURL := range updateOrder {
 		if ts, ok := byType[typeURL]; ok {

@@ -174,8 +174,8 @@ func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bo
 	default:
 		return
 	}
-	if c.ready(key) {
-		c.recheck(func(k streamKey) bool { return k == key }) // watch.go
+	if s := c.streams[key]; s != nil && c.ready(key) {
+		c.recheckStream(s) // watch.go
 	}
 }
 

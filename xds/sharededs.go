@@ -99,7 +99,7 @@ func (e *sharedEDS) settled(c *resourceCache, at step, w *watch, r xdsResponse) 
 // none: its response is not even looked at, which at 10,000 Ingresses is
 // 100,000 clusters per Envoy connecting.
 func (c *resourceCache) sentDelta(key streamKey, ts *typeSnapshot, resp *deltaResponse) {
-	id, w := c.endpointWatch(key)
+	w := c.endpointWatch(key)
 	if w == nil && !c.asksLoads(key) {
 		return
 	}
@@ -114,30 +114,30 @@ func (c *resourceCache) sentDelta(key streamKey, ts *typeSnapshot, resp *deltaRe
 	if len(names) == 0 {
 		return
 	}
-	c.pushHeldLoads(key, id, w, names)
+	c.pushHeldLoads(key, w, names)
 }
 
-// endpointWatch is a stream's stored endpoint watch, if any.
-func (c *resourceCache) endpointWatch(key streamKey) (int64, *watch) {
-	for id, w := range c.watches[resource.EndpointType] {
-		if w.stream != nil && w.stream.key == key {
-			return id, w
-		}
+// endpointWatch is a stream's stored endpoint watch, if any: its own
+// (streamState.stored), not found among every stream's, which made each
+// cluster response cost as much as there are streams.
+func (c *resourceCache) endpointWatch(key streamKey) *watch {
+	if s := c.streams[key]; s != nil {
+		return s.stored[resource.EndpointType]
 	}
-	return 0, nil
+	return nil
 }
 
-// pushHeldLoads answers a stream's endpoint watch (id, w) with the named
-// load assignments it holds, or, with no watch open, keeps them for its
-// next endpoint request.
-func (c *resourceCache) pushHeldLoads(key streamKey, id int64, w *watch, names []string) {
+// pushHeldLoads answers a stream's endpoint watch w with the named load
+// assignments it holds, or, with no watch open, keeps them for its next
+// endpoint request.
+func (c *resourceCache) pushHeldLoads(key streamKey, w *watch, names []string) {
 	if w == nil {
 		c.dueLater(key, names)
 		return
 	}
 	if r := c.heldLoads(w, names); r != nil {
 		w.proto.deliver(c, w, r, stepPart)
-		delete(c.watches[resource.EndpointType], id)
+		c.unstore(w)
 	}
 }
 
@@ -196,8 +196,7 @@ func (e *sharedEDS) sentSotw(c *resourceCache, key streamKey, ts *typeSnapshot, 
 	resp.onSend = func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		id, w := c.endpointWatch(key)
-		c.pushHeldLoads(key, id, w, names)
+		c.pushHeldLoads(key, c.endpointWatch(key), names)
 	}
 }
 

@@ -30,6 +30,11 @@ type streamState struct {
 	// never answered, and the next request of the type, which does not
 	// name them again, must be compared with everything the client holds.
 	unheard map[string]bool
+	// stored is the stream's stored watch of each type (watch.go: store,
+	// unstore), one at a time (assumption 3): what concerns one stream
+	// (a recheck, the load assignments sent again after its clusters)
+	// looks at its own watches, not at every stream's.
+	stored map[string]*watch
 }
 
 // streamFor returns the state of a stream, made if new. The cache's lock

@@ -128,14 +128,7 @@ func (c *resourceCache) open(w *watch) func() {
 		w.proto.deliver(c, w, r, stepRequest)
 		return func() {}
 	}
-	c.next++
-	w.id = c.next
-	ws := c.watches[w.typeURL]
-	if ws == nil {
-		ws = map[int64]*watch{}
-		c.watches[w.typeURL] = ws
-	}
-	ws[w.id] = w
+	c.store(w)
 	c.settled(stepRequest, w, nil)
 	typeURL, id := w.typeURL, w.id
 	return func() {
@@ -149,15 +142,42 @@ func (c *resourceCache) open(w *watch) func() {
 			}
 			w.stream.unheard[typeURL] = true
 		}
-		delete(c.watches[typeURL], id)
+		c.unstore(w)
+	}
+}
+
+// store keeps a watch until an update or a part answers it, or the
+// server cancels it: among the type's watches, and as its stream's watch
+// of the type.
+func (c *resourceCache) store(w *watch) {
+	c.next++
+	w.id = c.next
+	ws := c.watches[w.typeURL]
+	if ws == nil {
+		ws = map[int64]*watch{}
+		c.watches[w.typeURL] = ws
+	}
+	ws[w.id] = w
+	if s := w.stream; s != nil {
+		if s.stored == nil {
+			s.stored = map[string]*watch{}
+		}
+		s.stored[w.typeURL] = w
+	}
+}
+
+// unstore forgets a stored watch, answered or cancelled; again is a no-op.
+func (c *resourceCache) unstore(w *watch) {
+	delete(c.watches[w.typeURL], w.id)
+	if s := w.stream; s != nil && s.stored[w.typeURL] == w {
+		delete(s.stored, w.typeURL)
 	}
 }
 
 // answerUpdate answers the stored watches of a type an update changed
 // (step 5), in the update's order (update, cache.go).
 func (c *resourceCache) answerUpdate(typeURL string, ts *typeSnapshot) {
-	ws := c.watches[typeURL]
-	for id, w := range ws {
+	for _, w := range c.watches[typeURL] {
 		if c.holds(w) {
 			w.held = true // answered by recheck
 			continue
@@ -171,33 +191,55 @@ func (c *resourceCache) answerUpdate(typeURL string, ts *typeSnapshot) {
 		}
 		if r != nil {
 			w.proto.deliver(c, w, r, stepUpdate)
-			delete(ws, id)
+			c.unstore(w)
 		}
 	}
 }
 
-// recheck answers the held watches of the streams which selects that are
-// held no more: from everything the client holds, since it missed at
-// least one change.
-func (c *resourceCache) recheck(which func(streamKey) bool) {
+// recheck answers the held watches of every stream that are held no
+// more: from everything the client holds, since it missed at least one
+// change.
+func (c *resourceCache) recheck() {
 	// In the update's order, which the delta server keeps (assumption 8).
 	for _, typeURL := range updateOrder {
 		ws, ts := c.watches[typeURL], c.types[typeURL]
 		if !heldBack(typeURL) || ts == nil {
 			continue
 		}
-		for id, w := range ws {
-			if !w.held || !which(w.stream.key) || c.holds(w) {
-				continue
-			}
-			w.held = false
-			if r := w.proto.now(w, ts); r != nil {
-				w.proto.deliver(c, w, r, stepRelease)
-				delete(ws, id)
-			} else {
-				c.settled(stepRelease, w, nil)
-			}
+		for _, w := range ws {
+			c.release(w, ts)
 		}
+	}
+}
+
+// recheckStream is recheck for one stream's watches alone. It looks at
+// the stream's own (streamState.stored): make-before-break rechecks a
+// stream on each of its endpoint requests, and going through every
+// stream's stored watches then made each acknowledgement cost as much as
+// there are streams, under the cache's lock (docs/benchmarks.md, "Issue
+// 31: fan-out per client").
+func (c *resourceCache) recheckStream(s *streamState) {
+	for _, typeURL := range updateOrder {
+		w, ts := s.stored[typeURL], c.types[typeURL]
+		if w == nil || !heldBack(typeURL) || ts == nil {
+			continue
+		}
+		c.release(w, ts)
+	}
+}
+
+// release answers a held watch whose hold has ended, or marks it not
+// held when its client lacks nothing.
+func (c *resourceCache) release(w *watch, ts *typeSnapshot) {
+	if !w.held || c.holds(w) {
+		return
+	}
+	w.held = false
+	if r := w.proto.now(w, ts); r != nil {
+		w.proto.deliver(c, w, r, stepRelease)
+		c.unstore(w)
+	} else {
+		c.settled(stepRelease, w, nil)
 	}
 }
 
