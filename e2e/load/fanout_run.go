@@ -62,8 +62,10 @@ func (f *Fanout) onDemandNote() string {
 // Reconnect is the result of the reconnect storm.
 type Reconnect struct {
 	// Seconds is how long until every client held the current version of
-	// all four types again, from the first dial.
+	// all four types again, from the first dial; Back summarises, over
+	// the clients, when each did (to the 10 ms of the polling).
 	Seconds float64 `json:"seconds"`
+	Back    Summary `json:"back"`
 	// RSSBytes and PeakRSSBytes are the control plane's memory once
 	// every client is back, and its peak since it started.
 	RSSBytes     int64 `json:"rss_bytes"`
@@ -91,7 +93,7 @@ func (a CPUSplit) minus(b CPUSplit) CPUSplit {
 // client has it. With reconnect (not nil), every client is then dropped
 // and dialled again at once, and reconnect runs once they are all up to
 // date again, told how long that took.
-func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, onDemand, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration) error) (Fanout, error) {
+func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, onDemand, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration, each Summary) error) (Fanout, error) {
 	result := Fanout{Clients: count}
 	main := c.ads.Snapshot()
 	subs := names{routes: sortedKeys(main.Routes), endpoints: sortedKeys(main.Endpoints)}
@@ -219,6 +221,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 			return result, fmt.Errorf("reconnect storm: %w", err)
 		}
 	}
+	back := make([]time.Duration, count)
 	if err := waitAll(ctx, count, func(i int) (bool, error) {
 		for _, t := range types {
 			v, _, err := clients[i].state(t)
@@ -229,13 +232,14 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 				return false, nil
 			}
 		}
+		back[i] = time.Since(start) // to the poll's 10 ms
 		return true, nil
 	}); err != nil {
 		return result, fmt.Errorf("reconnect storm: clients getting the current versions: %w", err)
 	}
 	took := time.Since(start)
 	c.log.Info("fan-out clients reconnected", "clients", count, "took", took.Round(time.Millisecond))
-	return result, reconnect(took)
+	return result, reconnect(took, Summarize(back))
 }
 
 // onDemandClusters returns count clusters of the main client's snapshot

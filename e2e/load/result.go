@@ -145,6 +145,7 @@ func (r *Result) WriteTable(out io.Writer) error {
 		if st := f.Reconnect; st != nil {
 			row("reconnect storm", "%d clients dropped and dialled again at once: all up to date after %s (CPU: control plane %.1f s, clients %.1f s); RSS %s after, peak %s",
 				f.Clients, secs(st.Seconds), st.CPU.ControlPlaneSeconds, st.CPU.ClientsSeconds, bytesHuman(st.RSSBytes), bytesHuman(st.PeakRSSBytes))
+			row("", "each client back after p50 %.0f / p90 %.0f / p99 %.0f ms", st.Back.P50, st.Back.P90, st.Back.P99)
 		}
 	}
 	if e := r.Envoy; e != nil {

@@ -363,14 +363,14 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 		return err
 	}
 	var storm *Reconnect
-	var reconnect func(time.Duration) error
+	var reconnect func(time.Duration, Summary) error
 	if s.cfg.FanoutReconnect {
-		reconnect = func(took time.Duration) error {
+		reconnect = func(took time.Duration, each Summary) error {
 			back, err := cpu()
 			if err != nil {
 				return err
 			}
-			storm = &Reconnect{Seconds: took.Seconds(), CPU: back.minus(end)}
+			storm = &Reconnect{Seconds: took.Seconds(), Back: each, CPU: back.minus(end)}
 			return s.readProcess(func(st ProcStat) { storm.RSSBytes, storm.PeakRSSBytes = st.RSS, st.PeakRSS })
 		}
 	}
