@@ -444,10 +444,18 @@ const wildcardName = "*"
 // the server's call: a request naming nothing is one (assumption 17).
 func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 	if sub.IsWildcard() && ts.lazy != nil {
-		// ondemand.go: the eager ones, and the lazy ones asked for.
+		// ondemand.go: the eager ones, and the lazy ones asked for; not
+		// every cluster, of which a delta Envoy connecting is sent a few
+		// (a name that does not exist, lacking skips).
+		eager, asked := ts.lazy.Eager, sub.SubscribedResources()
 		return func(yield func(string) bool) {
-			for _, name := range ts.names {
-				if ts.wantedBy(sub, name) && !yield(name) {
+			for name := range eager {
+				if !yield(name) {
+					return
+				}
+			}
+			for name := range asked {
+				if !yield(name) {
 					return
 				}
 			}
@@ -464,6 +472,9 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 
 // everythingCount is how many names everything yields, at most.
 func everythingCount(sub cache.Subscription, ts *typeSnapshot) int {
+	if sub.IsWildcard() && ts.lazy != nil {
+		return len(ts.lazy.Eager) + len(sub.SubscribedResources())
+	}
 	if sub.IsWildcard() || ts.namespaced {
 		return len(ts.names)
 	}
