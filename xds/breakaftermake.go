@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 
 	"github.com/ingress-xds/ingress-xds/internal/listdiff"
@@ -64,14 +65,26 @@ const keepAtMost = 60 * time.Second
 // Server publishes for them alone.
 const releaseQuiet = time.Second
 
-// keptCluster is a cluster the translator removed that is still published.
+// keptCluster is a cluster the translator removed that is still published;
+// or, with scope set, a route scope it removed, with the route
+// configuration the scope names. When the HTTP listener goes back from
+// route scopes to one route configuration (translate/envoy/scopes_auto.go),
+// the listener that uses the scopes serves until Envoy has the new one
+// warmed; a state-of-the-world answer without them, or their delta
+// removal, would leave it with no scope to route through (404) in
+// between. So they are kept as a removed cluster is.
 type keptCluster struct {
 	cluster envoyres.Cluster
+	scope   *routev3.ScopedRouteConfiguration
+	route   *routev3.RouteConfiguration
 	// seq is the cache update that removed it from what the translator
 	// produces (0 until that update is made).
 	seq      int64
 	deadline time.Time
 }
+
+// keptScopeKey is a kept scope's key among the kept clusters' names.
+func keptScopeKey(name string) string { return "scope\x00" + name }
 
 // keeping is the Server's part: what is kept, and the last translator
 // output, which a publish that lets clusters go publishes again.
@@ -94,7 +107,8 @@ type keeping struct {
 func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[string]*keptCluster) {
 	k := &s.keep
 	changed := k.input != nil && !sameClusters(k.input.Clusters, r.Clusters)
-	if len(k.kept) == 0 && !changed {
+	scopesChanged := k.input != nil && !sameScopes(k.input.ScopedRoutes, r.ScopedRoutes)
+	if len(k.kept) == 0 && !changed && !scopesChanged {
 		return r, nil // the common case: nothing to read of the streams
 	}
 	kept := make(map[string]*keptCluster, len(k.kept))
@@ -122,6 +136,9 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 			}
 		}
 	}
+	if prev := k.input; scopesChanged {
+		keepRemovedScopes(prev, r, kept, interested, now)
+	}
 	if len(kept) == 0 {
 		return r, kept
 	}
@@ -130,6 +147,43 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 
 func sameClusters(a, b []envoyres.Cluster) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+func sameScopes(a, b []*routev3.ScopedRouteConfiguration) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// keepRemovedScopes adds to kept the route scopes of prev that r no
+// longer has, each with its route configuration, and takes off those r
+// has again.
+func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluster, interested bool, now time.Time) {
+	now2 := map[string]bool{}
+	for _, sc := range r.ScopedRoutes {
+		now2[sc.GetName()] = true
+		delete(kept, keptScopeKey(sc.GetName()))
+	}
+	if !interested {
+		return
+	}
+	routes := map[string]*routev3.RouteConfiguration{}
+	for _, sc := range prev.ScopedRoutes {
+		if !now2[sc.GetName()] {
+			routes[sc.GetRouteConfigurationName()] = nil
+		}
+	}
+	if len(routes) == 0 {
+		return
+	}
+	for _, rc := range prev.Routes {
+		if _, ok := routes[rc.GetName()]; ok {
+			routes[rc.GetName()] = rc
+		}
+	}
+	for _, sc := range prev.ScopedRoutes {
+		if rc := routes[sc.GetRouteConfigurationName()]; rc != nil && !now2[sc.GetName()] {
+			kept[keptScopeKey(sc.GetName())] = &keptCluster{scope: sc, route: rc, deadline: now.Add(keepAtMost)}
+		}
+	}
 }
 
 // compose is r with the kept clusters after its own, and the load
@@ -150,7 +204,19 @@ func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *
 	out.Clusters = make([]envoyres.Cluster, 0, len(r.Clusters)+len(names))
 	out.Clusters = append(out.Clusters, r.Clusters...)
 	need := map[string]bool{}
+	routeNames := map[string]bool{}
+	for _, rc := range r.Routes {
+		routeNames[rc.GetName()] = true
+	}
 	for _, name := range names {
+		if kc := kept[name]; kc.scope != nil {
+			out.ScopedRoutes = append(slices.Clip(out.ScopedRoutes), kc.scope)
+			if !routeNames[kc.route.GetName()] {
+				routeNames[kc.route.GetName()] = true
+				out.Routes = append(slices.Clip(out.Routes), kc.route)
+			}
+			continue
+		}
 		c := kept[name].cluster
 		out.Clusters = append(out.Clusters, c)
 		if eds, ok := edsNameOf(c); ok { // sharededs.go

@@ -1,11 +1,14 @@
 package xds
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // scoped is switched's resources with route scopes, each on the fixture's
@@ -73,5 +76,54 @@ func TestScopesPart(t *testing.T) {
 		if ts.fullState != want {
 			t.Errorf("%s: fullState %v, want %v", typeURL, ts.fullState, want)
 		}
+	}
+}
+
+// TestBreakAfterMakeKeepsRemovedScopes: when the HTTP listener goes back
+// from route scopes to one route configuration, the scopes and the route
+// configurations they name stay published until the stream has
+// acknowledged the route types of that change (the listener that still
+// routes through them serves until Envoy has the new one warmed: without
+// them every request would answer 404 meanwhile), then go once the
+// publishes are quiet. Over both protocols.
+func TestBreakAfterMakeKeepsRemovedScopes(t *testing.T) {
+	for _, delta := range []bool{false, true} {
+		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
+			s, c := steppedServer()
+			withScopes := switched(t, "a", "a")
+			withScopes.ScopedRoutes = scoped(t, map[string]string{"s0": "0", "s1": "1"})
+			// The listener routes through the scopes: another listener
+			// than the unscoped one.
+			l := proto.Clone(withScopes.Listeners[0]).(*listenerv3.Listener)
+			l.StatPrefix = "scoped"
+			withScopes.Listeners = []*listenerv3.Listener{l}
+			for i, sc := range withScopes.ScopedRoutes {
+				sc.RouteConfigurationName = fmt.Sprintf("scoped/%d", i)
+				withScopes.Routes = append(withScopes.Routes, &routev3.RouteConfiguration{Name: sc.RouteConfigurationName})
+			}
+			publishOK(t, s, withScopes)
+			st := newADSStream(delta, 1, "a")
+			st.open(t, s.cache)
+			st.routes.slow = true // acknowledges at its next drain
+			st.listeners.slow = true
+
+			publishOK(t, s, switched(t, "a", "a"))
+			scopesAndRoutes := func() ([]string, []string) {
+				return sortedKeys(s.Snapshot().GetResources(resource.ScopedRouteType)), sortedKeys(s.Snapshot().GetResources(resource.RouteType))
+			}
+			if scopes, routes := scopesAndRoutes(); !slices.Equal(scopes, []string{"s0", "s1"}) || !slices.Equal(routes, []string{fixtureRoute, "scoped/0", "scoped/1"}) {
+				t.Fatalf("just unscoped: published scopes %v and routes %v, want the scopes and their routes kept", scopes, routes)
+			}
+			st.listeners.drain(t, s.cache) // the new listener, not acknowledged
+			c.Advance(notYet)
+			if scopes, _ := scopesAndRoutes(); len(scopes) != 2 {
+				t.Fatalf("routes sent, not acknowledged: published scopes %v, want both kept", scopes)
+			}
+			st.listeners.drain(t, s.cache) // the acknowledgement
+			c.Advance(releaseQuiet)
+			if scopes, routes := scopesAndRoutes(); len(scopes) != 0 || !slices.Equal(routes, []string{fixtureRoute}) {
+				t.Fatalf("after the acknowledgement: published scopes %v and routes %v, want none and %s", scopes, routes, fixtureRoute)
+			}
+		})
 	}
 }
