@@ -53,6 +53,9 @@ type build struct {
 	// backendCerts are our Gateways' client certificates for backends,
 	// those that name one (backendcert.go).
 	backendCerts map[types.NamespacedName]*gatewayBackendCert
+	// unsupportedAddress says why a Gateway is not accepted for its
+	// spec.addresses (gateways.go), by Gateway.
+	unsupportedAddress map[types.NamespacedName]string
 }
 
 // group is the listeners of one protocol and hostname. Every Gateway's
@@ -115,7 +118,7 @@ func newBuild(st *kube.State, opts Options) *build {
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, made: newMade()}
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, unsupportedAddress: map[types.NamespacedName]string{}, made: newMade()}
 }
 
 // join puts a programmed listener in its group. Envoy serves one

@@ -58,12 +58,20 @@ func (b *build) gateways() {
 		if c := b.backendClientCert(gw); c != nil { // backendcert.go
 			b.backendCerts[key] = c
 		}
+		unsupported := unsupportedAddress(gw)
+		if unsupported != "" {
+			b.problems.add(kindGateway, gw.Namespace, gw.Name, string(gwapiv1.GatewayReasonUnsupportedAddress), "%s: not accepted, none of its listeners served", unsupported)
+			b.unsupportedAddress[key] = unsupported
+		}
 		seen := map[string]string{} // protocol and hostname -> listener name
 		for i := range gw.Spec.Listeners {
 			// Every listener is kept, programmed or not: Routes attach
 			// to it all the same, and its status counts them.
 			l := b.listener(gw, &gw.Spec.Listeners[i])
 			b.byGateway[key] = append(b.byGateway[key], l)
+			if unsupported != "" {
+				l.programmed = false
+			}
 			if !l.programmed {
 				continue
 			}
@@ -79,6 +87,22 @@ func (b *build) gateways() {
 			b.join(l)
 		}
 	}
+}
+
+// unsupportedAddress says why a Gateway's spec.addresses cannot be
+// served, or "": an address is one of the Envoys' addresses, an IP
+// address or a hostname; which values they have is the status writer's
+// to check (kube.GatewayStatusWriter: AddressNotUsable), since the
+// front-end does not know the Envoys' addresses.
+func unsupportedAddress(gw *gwapiv1.Gateway) string {
+	for i, a := range gw.Spec.Addresses {
+		switch t := deref(a.Type, gwapiv1.IPAddressType); t {
+		case gwapiv1.IPAddressType, gwapiv1.HostnameAddressType:
+		default:
+			return fmt.Sprintf("spec.addresses[%d]: type %s is not supported (IPAddress and Hostname are: the Envoys' addresses)", i, t)
+		}
+	}
+	return ""
 }
 
 // listener checks one Gateway listener: programmed, or not with a

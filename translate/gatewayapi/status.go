@@ -153,7 +153,7 @@ func condition(t, reason, msg string, ok bool, generation int64) metav1.Conditio
 func (b *build) status() *Status {
 	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}, TLSRoutes: map[string]gwapiv1.TLSRouteStatus{}}
 	for key, listeners := range b.byGateway {
-		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key])
+		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key], b.unsupportedAddress[key])
 	}
 	for _, f := range b.routeStatus {
 		if len(f.parents) == 0 {
@@ -175,8 +175,10 @@ func (b *build) status() *Status {
 
 // gatewayStatus is a Gateway's conditions and its listeners'. It is
 // Accepted while some listener is (ListenersNotValid when some other is
-// not), and Programmed while some listener is served.
-func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gatewayBackendCert) gwapiv1.GatewayStatus {
+// not) and its addresses are of a type served (UnsupportedAddress, the
+// reason unsupportedAddr gives, otherwise), and Programmed while some
+// listener is served.
+func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gatewayBackendCert, unsupportedAddr string) gwapiv1.GatewayStatus {
 	gen := gw.Generation
 	var out gwapiv1.GatewayStatus
 	valid, programmed := 0, 0
@@ -220,6 +222,8 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gate
 		out.Listeners = append(out.Listeners, ls)
 	}
 	switch {
+	case unsupportedAddr != "":
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonUnsupportedAddress), unsupportedAddr, false, gen))
 	case valid == len(listeners):
 		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonAccepted), "", true, gen))
 	default:
