@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/netip"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -325,7 +327,11 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 		if !ok {
 			return nil // not ours: its controller's to write
 		}
-		status, changed := mergeGatewayStatus(o.Status, want, gatewayAddresses(w.Addresses))
+		addresses := gatewayAddresses(w.Addresses)
+		if w.Addresses != nil {
+			addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
+		}
+		status, changed := mergeGatewayStatus(o.Status, want, addresses)
 		if !changed {
 			return nil
 		}
@@ -625,4 +631,69 @@ func gatewayAddresses(source AddressSource) []gwapiv1.GatewayStatusAddress {
 		}
 	}
 	return out
+}
+
+// staticAddresses applies a Gateway's spec.addresses of a value to what
+// is written for it: each must be one of the Envoys' addresses (every
+// Envoy serves every Gateway, so a Gateway may pin one of them, a node's
+// address or the load balancer's, but no other), and status.addresses
+// lists those asked for rather than every Envoy's. One that is not the
+// Envoys' leaves the Gateway not Programmed (AddressNotUsable), as the
+// specification says, and out of status.addresses. The front-end refuses
+// an address of another type (UnsupportedAddress); one of a type and no
+// value gets the Envoys' (GatewayAddressEmpty).
+func staticAddresses(spec []gwapiv1.GatewaySpecAddress, envoys []gwapiv1.GatewayStatusAddress, want gwapiv1.GatewayStatus) ([]gwapiv1.GatewayStatusAddress, gwapiv1.GatewayStatus) {
+	var asked, usable []gwapiv1.GatewayStatusAddress
+	var unusable []string
+	for _, a := range spec {
+		t := gwapiv1.IPAddressType
+		if a.Type != nil {
+			t = *a.Type
+		}
+		if a.Value == "" || t != gwapiv1.IPAddressType && t != gwapiv1.HostnameAddressType {
+			continue
+		}
+		asked = append(asked, gwapiv1.GatewayStatusAddress{Type: &t, Value: a.Value})
+		if slices.ContainsFunc(envoys, func(e gwapiv1.GatewayStatusAddress) bool { return sameAddress(e, t, a.Value) }) {
+			usable = append(usable, asked[len(asked)-1])
+		} else {
+			unusable = append(unusable, a.Value)
+		}
+	}
+	if len(asked) == 0 {
+		return envoys, want
+	}
+	if len(unusable) > 0 {
+		want = *want.DeepCopy()
+		for i, c := range want.Conditions {
+			if c.Type == string(gwapiv1.GatewayConditionProgrammed) {
+				var have []string
+				for _, e := range envoys {
+					have = append(have, e.Value)
+				}
+				want.Conditions[i].Status = metav1.ConditionFalse
+				want.Conditions[i].Reason = string(gwapiv1.GatewayReasonAddressNotUsable)
+				want.Conditions[i].Message = fmt.Sprintf("spec.addresses: %s not an address of the Envoys (%s)", strings.Join(unusable, ", "), strings.Join(have, ", "))
+			}
+		}
+	}
+	return usable, want
+}
+
+// sameAddress says whether an Envoy address is value of type t (IP
+// addresses compared as addresses, hostnames without case).
+func sameAddress(e gwapiv1.GatewayStatusAddress, t gwapiv1.AddressType, value string) bool {
+	et := gwapiv1.IPAddressType
+	if e.Type != nil {
+		et = *e.Type
+	}
+	if et != t {
+		return false
+	}
+	if t == gwapiv1.IPAddressType {
+		a, errA := netip.ParseAddr(e.Value)
+		b, errB := netip.ParseAddr(value)
+		return errA == nil && errB == nil && a == b
+	}
+	return strings.EqualFold(e.Value, value)
 }

@@ -1,10 +1,11 @@
 package kube
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
+	"slices"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -202,5 +203,61 @@ func TestMergeAncestorsAsParents(t *testing.T) {
 	}
 	if again, changed := mergeAncestors(got, want, ourController, "app"); changed || len(again) != 2 {
 		t.Errorf("merging again changed %+v", again)
+	}
+}
+
+// TestStaticAddresses: a Gateway's spec.addresses of a value must be the
+// Envoys' (conformance tests/gateway-static-addresses.go of
+// sigs.k8s.io/gateway-api): one that is not leaves the Gateway not
+// Programmed (AddressNotUsable) and out of status.addresses; once every
+// one is, status.addresses are those asked for, not every Envoy's. An
+// address of a type without a value (GatewayAddressEmpty) or none at all
+// gets the Envoys'.
+func TestStaticAddresses(t *testing.T) {
+	source, err := NewStaticAddresses([]string{"192.0.2.1", "192.0.2.2", "lb.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envoys := gatewayAddresses(source)
+	ip, host := gwapiv1.IPAddressType, gwapiv1.HostnameAddressType
+	want := gwapiv1.GatewayStatus{Conditions: []metav1.Condition{
+		cond("Accepted", metav1.ConditionTrue, "Accepted", 3, metav1.Time{}),
+		cond("Programmed", metav1.ConditionTrue, "Programmed", 3, metav1.Time{}),
+	}}
+	values := func(a []gwapiv1.GatewayStatusAddress) []string {
+		var out []string
+		for _, x := range a {
+			out = append(out, string(*x.Type)+" "+x.Value)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		spec       []gwapiv1.GatewaySpecAddress
+		addresses  []string
+		programmed metav1.ConditionStatus
+		reason     string
+	}{
+		{"none asked", nil, []string{"IPAddress 192.0.2.1", "IPAddress 192.0.2.2", "Hostname lb.example.com"}, metav1.ConditionTrue, "Programmed"},
+		{"a type without a value", []gwapiv1.GatewaySpecAddress{{Type: &ip}}, []string{"IPAddress 192.0.2.1", "IPAddress 192.0.2.2", "Hostname lb.example.com"}, metav1.ConditionTrue, "Programmed"},
+		{"one of the Envoys'", []gwapiv1.GatewaySpecAddress{{Type: &ip, Value: "192.0.2.2"}}, []string{"IPAddress 192.0.2.2"}, metav1.ConditionTrue, "Programmed"},
+		{"a type left to its default", []gwapiv1.GatewaySpecAddress{{Value: "192.0.2.1"}}, []string{"IPAddress 192.0.2.1"}, metav1.ConditionTrue, "Programmed"},
+		{"a hostname, any case", []gwapiv1.GatewaySpecAddress{{Type: &host, Value: "LB.example.com"}}, []string{"Hostname LB.example.com"}, metav1.ConditionTrue, "Programmed"},
+		{"one not the Envoys'", []gwapiv1.GatewaySpecAddress{{Type: &ip, Value: "198.51.100.7"}, {Type: &ip, Value: "192.0.2.1"}}, []string{"IPAddress 192.0.2.1"}, metav1.ConditionFalse, "AddressNotUsable"},
+		{"an IP address named as a hostname", []gwapiv1.GatewaySpecAddress{{Type: &host, Value: "192.0.2.1"}}, nil, metav1.ConditionFalse, "AddressNotUsable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, status := staticAddresses(tc.spec, envoys, want)
+			if !slices.Equal(values(got), tc.addresses) {
+				t.Errorf("addresses = %v, want %v", values(got), tc.addresses)
+			}
+			p := meta.FindStatusCondition(status.Conditions, "Programmed")
+			if p == nil || p.Status != tc.programmed || p.Reason != tc.reason || p.ObservedGeneration != 3 {
+				t.Errorf("Programmed = %+v, want %s %s at generation 3", p, tc.programmed, tc.reason)
+			}
+			if w := meta.FindStatusCondition(want.Conditions, "Programmed"); w.Status != metav1.ConditionTrue {
+				t.Error("the front-end's status was changed in place")
+			}
+		})
 	}
 }
