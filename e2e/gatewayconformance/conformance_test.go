@@ -37,6 +37,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 	} else {
 		opts.SupportedFeatures = withoutExperimentalFeatures(t, opts.SupportedFeatures)
 	}
+	opts.UsableNetworkAddresses, opts.UnusableNetworkAddresses = staticAddressPools(t, opts.Clientset)
 	class := &gwapiv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: opts.GatewayClassName},
 		Spec:       gwapiv1.GatewayClassSpec{ControllerName: controllerName},
