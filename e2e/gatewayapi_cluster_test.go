@@ -24,28 +24,12 @@ func TestGatewayAPIClusterMode(t *testing.T) {
 	framework.Heavy(t)
 	framework.IngressXDS(t)
 	api := framework.StartAPIServerWith(t, framework.APIServerOptions{CRDs: []string{framework.GatewayAPICRDs(t)}})
-	kc := api.Client
 	gw, err := gwclient.NewForConfig(api.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-
-	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
-	netns := framework.NewNetns(t)
-	startNetnsEcho(t, kc, netns, "legacy", 8080)
-	startNetnsEcho(t, kc, netns, "modern", 8081)
-	startNetnsEcho(t, kc, netns, "next", 8082)
-	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("legacy", ptr(ourClass), "legacy.example.com", prefix("/", "legacy")))
-
-	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig)
-	framework.Eventually(t, 60*time.Second, "ingress-xds /readyz returns 200", cp.Ready)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	framework.Eventually(t, convergeTimeout, "the Ingress served", func() error {
-		return envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy")
-	})
+	cp, envoy := startLegacyIngress(t, api, "modern", "next")
 
 	// Created after the control plane started: through the informers'
 	// watches, not their initial list. The Gateway's listener is on the
@@ -129,21 +113,7 @@ func TestGatewayAPICRDsAfterStart(t *testing.T) {
 	framework.Heavy(t)
 	framework.IngressXDS(t)
 	api := framework.StartAPIServer(t)
-	kc := api.Client
-	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
-	netns := framework.NewNetns(t)
-	startNetnsEcho(t, kc, netns, "legacy", 8080)
-	startNetnsEcho(t, kc, netns, "modern", 8081)
-	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("legacy", ptr(ourClass), "legacy.example.com", prefix("/", "legacy")))
-
-	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig)
-	framework.Eventually(t, 60*time.Second, "ingress-xds /readyz returns 200", cp.Ready)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	framework.Eventually(t, convergeTimeout, "the Ingress served", func() error {
-		return envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy")
-	})
+	cp, envoy := startLegacyIngress(t, api, "modern")
 
 	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{framework.GatewayAPICRDs(t)}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatal(err)
@@ -172,4 +142,29 @@ func TestGatewayAPICRDsAfterStart(t *testing.T) {
 	if !strings.Contains(cp.Output(), "the Gateway API kinds served changed: starting over") {
 		t.Error("the control plane never said it started over for the CRDs")
 	}
+}
+
+// startLegacyIngress makes the cluster mode tests' start: the namespace,
+// our IngressClass, echo backends "legacy" and the others named (each a
+// Service of the namespace, on ports from 8080), the Ingress "legacy" of
+// legacy.example.com, then the control plane on api and an Envoy, which
+// serves the Ingress when it returns.
+func startLegacyIngress(t *testing.T, api *framework.APIServer, backends ...string) (*framework.ControlPlane, *framework.Envoy) {
+	t.Helper()
+	kc := api.Client
+	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
+	netns := framework.NewNetns(t)
+	for i, name := range append([]string{"legacy"}, backends...) {
+		startNetnsEcho(t, kc, netns, name, 8080+i)
+	}
+	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("legacy", ptr(ourClass), "legacy.example.com", prefix("/", "legacy")))
+	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig)
+	framework.Eventually(t, 60*time.Second, "ingress-xds /readyz returns 200", cp.Ready)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	framework.Eventually(t, convergeTimeout, "the Ingress served", func() error {
+		return envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy")
+	})
+	return cp, envoy
 }

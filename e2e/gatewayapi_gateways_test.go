@@ -31,12 +31,7 @@ func TestGatewayAPIGatewaysShareAPort(t *testing.T) {
 }
 
 // gatewaysSharingYAML takes Envoy's HTTP port twice.
-const gatewaysSharingYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
+const gatewaysSharingYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: wild, namespace: default}

@@ -100,12 +100,7 @@ func TestGatewayAPIListeners(t *testing.T) {
 }
 
 // gatewayListenersYAML takes Envoy's HTTP port and its HTTPS port twice.
-const gatewayListenersYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
+const gatewayListenersYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: default}

@@ -67,12 +67,7 @@ func TestGatewayAPIMisdirectedRequests(t *testing.T) {
 
 // gatewayMisdirectedYAML is the conformance suite's Gateway and Routes;
 // it takes Envoy's HTTPS port four times.
-const gatewayMisdirectedYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
+const gatewayMisdirectedYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: default}

@@ -161,14 +161,18 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
 
-// httpGatewayYAML is our GatewayClass and a Gateway "web" with one
-// HTTP listener, on Envoy's HTTP port (its %d).
-const httpGatewayYAML = `
+// gatewayClassYAML is our GatewayClass, the first document of the
+// Gateway API tests' manifests.
+const gatewayClassYAML = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: ingress-xds}
 spec: {controllerName: ingress-xds.io/gateway-controller}
----
+---`
+
+// httpGatewayYAML is our GatewayClass and a Gateway "web" with one
+// HTTP listener, on Envoy's HTTP port (its %d).
+const httpGatewayYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: default}

@@ -81,12 +81,7 @@ func connectionClosed(err error) bool {
 }
 
 // gatewayTLSRouteYAML takes Envoy's HTTPS port twice.
-const gatewayTLSRouteYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ingress-xds}
-spec: {controllerName: ingress-xds.io/gateway-controller}
----
+const gatewayTLSRouteYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: default}
