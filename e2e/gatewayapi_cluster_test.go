@@ -34,16 +34,7 @@ func TestGatewayAPIClusterMode(t *testing.T) {
 	// Created after the control plane started: through the informers'
 	// watches, not their initial list. The Gateway's listener is on the
 	// port Envoy serves HTTP on (docs/gateway-api.md).
-	create(t, gw.GatewayV1().GatewayClasses(), &gwapiv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "xds"},
-		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "ingress-xds.io/gateway-controller"},
-	})
-	create(t, gw.GatewayV1().Gateways(namespace), &gwapiv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
-		Spec: gwapiv1.GatewaySpec{GatewayClassName: "xds", Listeners: []gwapiv1.Listener{
-			{Name: "http", Port: gwapiv1.PortNumber(cp.HTTPPort), Protocol: gwapiv1.HTTPProtocolType},
-		}},
-	})
+	createWebGateway(t, gw, cp)
 	create(t, gw.GatewayV1().HTTPRoutes(namespace), clusterRoute("/", "modern"))
 	framework.Eventually(t, convergeTimeout, "the HTTPRoute served", func() error {
 		return envoy.Expect("modern.example.com", "/anything", http.StatusOK, "modern")
@@ -122,16 +113,7 @@ func TestGatewayAPICRDsAfterStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	create(t, gw.GatewayV1().GatewayClasses(), &gwapiv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "xds"},
-		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "ingress-xds.io/gateway-controller"},
-	})
-	create(t, gw.GatewayV1().Gateways(namespace), &gwapiv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
-		Spec: gwapiv1.GatewaySpec{GatewayClassName: "xds", Listeners: []gwapiv1.Listener{
-			{Name: "http", Port: gwapiv1.PortNumber(cp.HTTPPort), Protocol: gwapiv1.HTTPProtocolType},
-		}},
-	})
+	createWebGateway(t, gw, cp)
 	create(t, gw.GatewayV1().HTTPRoutes(namespace), clusterRoute("/", "modern"))
 	framework.Eventually(t, 60*time.Second, "the HTTPRoute served", func() error {
 		return envoy.Expect("modern.example.com", "/anything", http.StatusOK, "modern")
@@ -167,4 +149,20 @@ func startLegacyIngress(t *testing.T, api *framework.APIServer, backends ...stri
 		return envoy.Expect("legacy.example.com", "/", http.StatusOK, "legacy")
 	})
 	return cp, envoy
+}
+
+// createWebGateway creates our GatewayClass "xds" and its Gateway "web",
+// whose listener is on the port Envoy serves HTTP on (docs/gateway-api.md).
+func createWebGateway(t *testing.T, gw gwclient.Interface, cp *framework.ControlPlane) {
+	t.Helper()
+	create(t, gw.GatewayV1().GatewayClasses(), &gwapiv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "xds"},
+		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "ingress-xds.io/gateway-controller"},
+	})
+	create(t, gw.GatewayV1().Gateways(namespace), &gwapiv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec: gwapiv1.GatewaySpec{GatewayClassName: "xds", Listeners: []gwapiv1.Listener{
+			{Name: "http", Port: gwapiv1.PortNumber(cp.HTTPPort), Protocol: gwapiv1.HTTPProtocolType},
+		}},
+	})
 }

@@ -94,15 +94,22 @@ type flakyBackend struct {
 func startFlakyBackend(t *testing.T, together int) *flakyBackend {
 	t.Helper()
 	f := &flakyBackend{together: together, tried: map[string]bool{}, all: make(chan struct{})}
-	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	f.backend = handlerBackend(t, "flaky", f.serve)
+	return f
+}
+
+// handlerBackend serves handler on a loopback port for the test, as the
+// backend of the name.
+func handlerBackend(t *testing.T, name string, handler http.HandlerFunc) *framework.Backend {
+	t.Helper()
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, _ := strconv.Atoi(port)
-	f.backend = &framework.Backend{Name: "flaky", Host: host, Port: p}
-	return f
+	return &framework.Backend{Name: name, Host: host, Port: p}
 }
 
 func (f *flakyBackend) serve(w http.ResponseWriter, r *http.Request) {
@@ -203,14 +210,7 @@ type firstTryFails struct {
 func startFirstTryFails(t *testing.T) *firstTryFails {
 	t.Helper()
 	f := &firstTryFails{tried: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(srv.Close)
-	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := strconv.Atoi(port)
-	f.backend = &framework.Backend{Name: "failing", Host: host, Port: p}
+	f.backend = handlerBackend(t, "failing", f.serve)
 	return f
 }
 
