@@ -16,6 +16,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/internal/golden"
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -220,7 +221,7 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		st.Ingresses = slices.Clone(st.Ingresses)
 		st.Ingresses[i] = ing
 		return "toggle " + a.key + " of ingress " + ing.Name
-	case 9: // edit an HTTPRoute (drop its last rule) or delete it
+	case 9: // edit an HTTPRoute (its rules or hostnames), copy it or delete it
 		g := st.Gateway
 		if g.Empty() || len(g.HTTPRoutes) == 0 {
 			return "nothing"
@@ -230,10 +231,33 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 		i := rng.Intn(len(next.HTTPRoutes))
 		r := next.HTTPRoutes[i].DeepCopy()
 		st.Gateway = &next
-		if n := len(r.Spec.Rules); n > 1 && rng.Intn(3) > 0 {
+		switch n := len(r.Spec.Rules); {
+		case n > 1 && rng.Intn(3) == 0:
 			r.Spec.Rules = r.Spec.Rules[:n-1]
 			next.HTTPRoutes[i] = r
 			return "edit httproute " + r.Name
+		case rng.Intn(3) == 0:
+			// A hostname of another HTTPRoute or of an Ingress (which
+			// keeps it), or a new one.
+			host := gwapiv1.Hostname(fmt.Sprintf("route-%d.example.com", rng.Intn(5)))
+			if o := next.HTTPRoutes[rng.Intn(len(next.HTTPRoutes))]; len(o.Spec.Hostnames) > 0 && rng.Intn(2) == 0 {
+				host = o.Spec.Hostnames[0]
+			} else if len(st.Ingresses) > 0 && rng.Intn(2) == 0 && len(st.Ingresses[0].Spec.Rules) > 0 {
+				host = gwapiv1.Hostname(st.Ingresses[rng.Intn(len(st.Ingresses))].Spec.Rules[0].Host)
+			}
+			if len(r.Spec.Hostnames) > 0 && rng.Intn(2) == 0 {
+				r.Spec.Hostnames[rng.Intn(len(r.Spec.Hostnames))] = host
+			} else {
+				r.Spec.Hostnames = append(r.Spec.Hostnames, host)
+			}
+			next.HTTPRoutes[i] = r
+			return "edit httproute " + r.Name + " hostnames"
+		case rng.Intn(2) == 0:
+			r.Name = fmt.Sprintf("%s-copy-%d", r.Name, rng.Intn(1000))
+			if !slices.ContainsFunc(next.HTTPRoutes, func(o *gwapiv1.HTTPRoute) bool { return o.Namespace == r.Namespace && o.Name == r.Name }) {
+				next.HTTPRoutes = append(next.HTTPRoutes, r)
+			}
+			return "add httproute " + r.Name
 		}
 		next.HTTPRoutes = slices.Delete(next.HTTPRoutes, i, i+1)
 		return "delete httproute " + r.Name

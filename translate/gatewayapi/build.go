@@ -26,12 +26,27 @@ type build struct {
 	// (groupKey), across Gateways.
 	groups map[string]*group
 	// names are the hosts to serve: every hostname a Route serves, and
-	// every listener's.
-	names    map[string]bool
-	backends map[string]*ir.Backend
-	clusters map[string]*ir.Cluster
-	certs    map[string]*ir.Certificate
-	problems problems
+	// every listener's; listenerNames those a listener names, routeNames
+	// how many hits each Route's hostname has, hitsOf each Route's hits
+	// (by routeObject.key), so that a Route change finds what it touched
+	// (incremental.go).
+	names         map[string]bool
+	listenerNames map[string]bool
+	routeNames    map[string]int
+	hitsOf        map[string][]hitAt
+	// passed are the hosts passed through (tls.go), wide the served
+	// hosts that are a wildcard or *, used how many listed hosts use each
+	// cluster (by name) and certificate ("cert:" and its name),
+	// backendUse how many listed clusters send to each backend: what
+	// model made, which a Route change edits (incremental.go).
+	passed     map[string]passthrough
+	wide       []string
+	used       map[string]int
+	backendUse map[string]int
+	backends   map[string]*ir.Backend
+	clusters   map[string]*ir.Cluster
+	certs      map[string]*ir.Certificate
+	problems   problems
 	// prev is what the previous build made, whose values this one hands
 	// out again where nothing changed (memo.go); nil: none. made is this
 	// build's, for the next.
@@ -74,22 +89,37 @@ type group struct {
 	hits        []hit
 	// byHost indexes hits by host, wild lists those of a wildcard host
 	// or *: made once all Routes are attached (index), so that a host's
-	// routes are found without a walk of every hit.
-	byHost map[string][]int
-	wild   []int
+	// routes are found without a walk of every hit; a Route change
+	// (incremental.go) edits them in place of hits.
+	byHost map[string][]hit
+	wild   []hit
+	// others counts the hits of Routes other than HTTPRoutes, which a
+	// Route change does not edit in place (incremental.go).
+	others int
 }
 
-// index makes the group's indexes of its hits.
+// index makes the group's indexes of its hits, which hold them from
+// then on (hits is then nil).
 func (g *group) index() {
-	g.byHost = map[string][]int{}
+	g.byHost = map[string][]hit{}
 	g.wild = nil
-	for i, h := range g.hits {
+	for _, h := range g.hits {
 		if strings.HasPrefix(h.host, "*") {
-			g.wild = append(g.wild, i)
+			g.wild = append(g.wild, h)
 		} else {
-			g.byHost[h.host] = append(g.byHost[h.host], i)
+			g.byHost[h.host] = append(g.byHost[h.host], h)
 		}
 	}
+	g.hits = nil
+}
+
+// indexed is the group's hits that may serve a host: those of the host,
+// then those of a wildcard or none.
+func (g *group) indexed(name string) []hit {
+	if g.byHost == nil {
+		g.index()
+	}
+	return slices.Concat(g.byHost[name], g.wild)
 }
 
 // hit is a Route attached through a group's listener, with one hostname
@@ -104,6 +134,9 @@ type hit struct {
 	gateway *gwapiv1.Gateway
 }
 
+// hitAt is where a Route's hit is: its group's key and the host.
+type hitAt struct{ group, host string }
+
 func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + hostname }
 
 // entryKey names an entry: one per Route, rule and match (entry.key).
@@ -117,7 +150,8 @@ func newBuild(st *kube.State, opts Options) *build {
 		objs = &kube.GatewayObjects{}
 	}
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
-		groups: map[string]*group{}, names: map[string]bool{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
+		groups: map[string]*group{}, names: map[string]bool{}, listenerNames: map[string]bool{}, routeNames: map[string]int{}, hitsOf: map[string][]hitAt{},
+		used: map[string]int{}, backendUse: map[string]int{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
 		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, unsupportedAddress: map[types.NamespacedName]string{}, made: newMade()}
 }
 
@@ -135,12 +169,12 @@ func (b *build) join(l *listener) {
 		case l.protocol == protocolTLS:
 			// A host is passed through only where a TLSRoute serves it.
 		case l.hostname != "":
-			b.names[l.hostname] = true
+			b.names[l.hostname], b.listenerNames[l.hostname] = true, true
 		case l.protocol == ir.HTTPS:
 			// Its certificate answers connections whose SNI names no
 			// other listener's host, or none (then 404 where no Route
 			// serves the request).
-			b.names[ir.WildcardHost] = true
+			b.names[ir.WildcardHost], b.listenerNames[ir.WildcardHost] = true, true
 		}
 		return
 	}
@@ -242,11 +276,32 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 	// references' status and problems.
 	list := b.routeEntries(r, entries)
 	for _, a := range atts {
-		g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
+		key := groupKey(a.listener.protocol, a.listener.hostname)
 		for _, name := range a.hosts {
-			b.names[name] = true
-			g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, entries: list, gateway: a.listener.gateway})
+			b.addHit(key, hit{host: name, route: r, parent: a.parent, entries: list, gateway: a.listener.gateway})
 		}
+	}
+}
+
+// addHit attaches a Route to a host through a group: listed in the group,
+// and, once the group is indexed (a Route change, incremental.go), in
+// its index.
+func (b *build) addHit(key string, h hit) {
+	g := b.groups[key]
+	b.names[h.host] = true
+	b.routeNames[h.host]++
+	rk := h.route.key()
+	b.hitsOf[rk] = append(b.hitsOf[rk], hitAt{group: key, host: h.host})
+	if h.route.kind != kindHTTPRoute {
+		g.others++
+	}
+	switch {
+	case g.byHost == nil:
+		g.hits = append(g.hits, h)
+	case strings.HasPrefix(h.host, "*"):
+		g.wild = append(g.wild, h)
+	default:
+		g.byHost[h.host] = append(g.byHost[h.host], h)
 	}
 }
 
@@ -284,17 +339,13 @@ func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
 	if g == nil {
 		return nil, nil
 	}
-	if g.byHost == nil {
-		g.index()
-	}
 	type ranked struct {
 		e    *entry
 		rank int
 	}
 	at := map[string]int{} // entry key -> index in list
 	var list []ranked
-	for _, i := range slices.Concat(g.byHost[name], g.wild) {
-		h := &g.hits[i]
+	for _, h := range g.indexed(name) {
 		r, ok := hostRank(h.host, name)
 		if !ok {
 			continue
@@ -364,8 +415,8 @@ func (b *build) namedElsewhere(name string, p ir.Protocol, g *group) []*hit {
 		if gg.byHost == nil {
 			gg.index()
 		}
-		for _, i := range gg.byHost[name] {
-			if h := &gg.hits[i]; h.gateway == own.gateway {
+		for i := range gg.byHost[name] {
+			if h := &gg.byHost[name][i]; h.gateway == own.gateway {
 				out = append(out, h)
 			}
 		}
@@ -409,88 +460,111 @@ func hostRank(routeHost, name string) (int, bool) {
 func (b *build) model() *ir.IR {
 	out := &ir.IR{Listeners: []*ir.Listener{}, VirtualHosts: []*ir.VirtualHost{}, Clusters: []*ir.Cluster{},
 		Backends: []*ir.Backend{}, Certificates: []*ir.Certificate{}}
-	used := map[string]bool{}
-	var served []string // the hosts with routes
 	var vhosts []*ir.VirtualHost
-	passed := b.passthroughs() // tls.go
+	b.passed = b.passthroughs() // tls.go
 	for _, name := range slices.Sorted(maps.Keys(b.names)) {
-		// A Gateway API wildcard covers any number of labels.
-		vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
-		_, plain := b.serving(name, ir.HTTP)
-		tls, secure := b.serving(name, ir.HTTPS)
-		switch {
-		case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
-			vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
-			// A listener takes only its own hosts: another's on its
-			// connections is misdirected (421). Those of the listener
-			// without a hostname are the connections no other
-			// listener's SNI takes, so its hosts are served there.
-			vh.MisdirectOthers = true
-			vh.DefaultChain = tls.hostname == ""
-		case tls != nil && name == ir.WildcardHost && tls.hostname == "":
-			// The HTTPS listener without a hostname: its certificate is
-			// the one of every other name (Envoy's default chain), with
-			// or without Routes.
-			vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
-		}
-		vh.Routes = sides(plain, secure, vh.Certificate != "")
-		if p, ok := passed[name]; ok && b.passThrough(vh, p, plain) {
-			served = append(served, name)
-		}
-		if len(vh.Routes) > 0 || name == ir.WildcardHost && vh.Certificate != "" {
-			served = append(served, name)
+		vh, served := b.vhost(name)
+		if served && (name == ir.WildcardHost || strings.HasPrefix(name, "*")) {
+			b.wide = append(b.wide, name)
 		}
 		vhosts = append(vhosts, vh)
 	}
 	for _, vh := range vhosts {
-		// A listener's hostname without routes is a host only where a
-		// wider host with routes would otherwise take its requests: it
-		// answers 404, as its listener does.
-		if len(vh.Routes) == 0 && vh.Passthrough == nil && !slices.ContainsFunc(served, func(w string) bool { return w == ir.WildcardHost || covers(w, vh.Host) }) {
-			continue
+		if b.shown(vh) {
+			b.use(vh, 1)
+			out.VirtualHosts = append(out.VirtualHosts, vh)
 		}
-		if vh.Certificate != "" {
-			used["cert:"+vh.Certificate] = true
-		}
-		if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
-			used[vh.Passthrough.Cluster] = true
-		}
-		for _, r := range vh.Routes {
-			if fw := r.Action.Forward; fw != nil {
-				for _, c := range fw.Clusters {
-					used[c.Cluster] = true
-				}
-			}
-			if r.Policy != nil {
-				for _, m := range r.Policy.Mirrors {
-					used[m.Cluster] = true
-				}
-			}
-		}
-		out.VirtualHosts = append(out.VirtualHosts, vh)
 	}
 	// Clusters in name order, a backend's adjacent (its name is their
 	// prefix); backends in name order, those some listed cluster sends to.
-	usedBackends := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(b.clusters)) {
-		if used[name] {
+		if b.used[name] > 0 {
 			c := b.clusters[name]
 			out.Clusters = append(out.Clusters, c)
-			usedBackends[c.Backend] = true
+			b.backendUse[c.Backend]++
 			b.made.clusters[name] = c
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(usedBackends)) {
+	for _, id := range slices.Sorted(maps.Keys(b.backendUse)) {
 		out.Backends = append(out.Backends, b.backends[id])
 	}
 	for _, id := range slices.Sorted(maps.Keys(b.certs)) {
-		if used["cert:"+id] {
+		if b.used[certUse(id)] > 0 {
 			out.Certificates = append(out.Certificates, b.certs[id])
 		}
 	}
 	b.listeners(out)
 	out.Problems = b.problems.sorted()
 	return out
+}
+
+// vhost is the virtual host of a name, and whether it is served: it has
+// routes, is passed through, or is the certificate of every other name.
+func (b *build) vhost(name string) (*ir.VirtualHost, bool) {
+	// A Gateway API wildcard covers any number of labels.
+	vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
+	_, plain := b.serving(name, ir.HTTP)
+	tls, secure := b.serving(name, ir.HTTPS)
+	switch {
+	case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
+		vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
+		// A listener takes only its own hosts: another's on its
+		// connections is misdirected (421). Those of the listener
+		// without a hostname are the connections no other
+		// listener's SNI takes, so its hosts are served there.
+		vh.MisdirectOthers = true
+		vh.DefaultChain = tls.hostname == ""
+	case tls != nil && name == ir.WildcardHost && tls.hostname == "":
+		// The HTTPS listener without a hostname: its certificate is
+		// the one of every other name (Envoy's default chain), with
+		// or without Routes.
+		vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
+	}
+	vh.Routes = sides(plain, secure, vh.Certificate != "")
+	served := len(vh.Routes) > 0 || name == ir.WildcardHost && vh.Certificate != ""
+	if p, ok := b.passed[name]; ok && b.passThrough(vh, p, plain) {
+		served = true
+	}
+	return vh, served
+}
+
+// shown says whether a host is listed: a listener's hostname without
+// routes is a host only where a wider host with routes would otherwise
+// take its requests: it answers 404, as its listener does.
+func (b *build) shown(vh *ir.VirtualHost) bool {
+	return len(vh.Routes) > 0 || vh.Passthrough != nil || slices.ContainsFunc(b.wide, func(w string) bool { return w == ir.WildcardHost || covers(w, vh.Host) })
+}
+
+// certUse is a certificate's key in build.used.
+func certUse(name string) string { return "cert:" + name }
+
+// use counts (by n: 1 or -1) what a listed host uses: its certificate,
+// the cluster it passes its connections through to, the clusters its
+// routes forward and mirror to. It returns the clusters.
+func (b *build) use(vh *ir.VirtualHost, n int) []string {
+	var clusters []string
+	if vh.Certificate != "" {
+		b.used[certUse(vh.Certificate)] += n
+	}
+	if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
+		clusters = append(clusters, vh.Passthrough.Cluster)
+	}
+	for _, r := range vh.Routes {
+		if fw := r.Action.Forward; fw != nil {
+			for _, c := range fw.Clusters {
+				clusters = append(clusters, c.Cluster)
+			}
+		}
+		if r.Policy != nil {
+			for _, m := range r.Policy.Mirrors {
+				clusters = append(clusters, m.Cluster)
+			}
+		}
+	}
+	for _, c := range clusters {
+		b.used[c] += n
+	}
+	return clusters
 }
 
 // sides is one host's routes for both protocols' listeners: the same

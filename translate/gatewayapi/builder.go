@@ -15,8 +15,10 @@
 // Route's rules alone and reported on it, never felt by another Route.
 //
 // It is pure: no clients, no clocks, the same output for the same State.
-// It remembers nothing between builds yet (the Ingress front-end's memo
-// has no counterpart here): every build is a fresh one.
+// A Builder remembers its last build: it hands out again what did not
+// change (memo.go), and a change of HTTPRoutes alone edits that build,
+// touching only the hosts the changed Routes serve (incremental.go); the
+// result always equals a fresh build's.
 package gatewayapi
 
 import (
@@ -81,14 +83,17 @@ func BuildWithStatus(st *kube.State, opts Options) (*ir.IR, *Status) {
 }
 
 // buildAfter builds, handing out again what prev (a previous build's)
-// made where nothing changed, and says what it made.
-func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *made) {
+// made where nothing changed, and returns the build, which a change of
+// HTTPRoutes alone may edit (incremental.go).
+func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *build) {
 	b := newBuild(st, opts)
 	b.prev = prev
 	b.backendPolicies() // backendtls.go
 	b.gateways()
 	b.routes()
-	return b.model(), b.status(), b.made
+	m, status := b.model(), b.status()
+	b.prev = nil // what this build made is its own memo now
+	return m, status, b
 }
 
 // Builder builds the IR of state after state. While nothing it reads
@@ -97,14 +102,17 @@ func buildAfter(st *kube.State, opts Options, prev *made) (*ir.IR, *Status, *mad
 // each the very same list or map, as kube.State promises of an unchanged
 // part) it hands out the very same IR, so that the renderer reuses all of
 // its work: an Ingress change costs the Gateway API front-end nothing.
-// Any change rebuilds it whole (per-Route work is left for later). It is
-// not safe for concurrent use.
+// A change of HTTPRoutes alone edits the last build, touching only the
+// hosts the changed Routes served or serve (incremental.go); any other
+// change builds anew, handing out again what did not change (memo.go).
+// It is not safe for concurrent use.
 type Builder struct {
 	opts   Options
 	last   *ir.IR
 	status *Status
-	made   *made      // what the last build made (memo.go)
+	live   *build     // the last build, with what it made (memo.go)
 	read   kube.State // the parts of the State last read
+	edits  int        // the builds made by editing the last one
 }
 
 // NewBuilder returns a Builder with nothing remembered yet.
@@ -117,7 +125,18 @@ func (b *Builder) Build(st *kube.State) *ir.IR {
 		same(st.EndpointSlices, b.read.EndpointSlices) && same(st.Secrets, b.read.Secrets) && same(st.ConfigMaps, b.read.ConfigMaps) {
 		return b.last
 	}
-	b.last, b.status, b.made = buildAfter(st, b.opts, b.made)
+	if b.live != nil && onlyHTTPRoutes(st, b.read) {
+		if m, status, ok := b.live.changeRoutes(st, b.last, b.status); ok {
+			b.last, b.status, b.read.Gateway = m, status, st.Gateway
+			b.edits++
+			return b.last
+		}
+	}
+	var prev *made
+	if b.live != nil {
+		prev = b.live.made
+	}
+	b.last, b.status, b.live = buildAfter(st, b.opts, prev)
 	b.read = kube.State{Gateway: st.Gateway, Services: st.Services, EndpointSlices: st.EndpointSlices, Secrets: st.Secrets, ConfigMaps: st.ConfigMaps}
 	return b.last
 }

@@ -1,12 +1,15 @@
 package gatewayapi_test
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand"
 	"os"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,6 +17,7 @@ import (
 	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // TestBuilderHandsOutUnchangedValues holds the Builder to the IR's
@@ -114,7 +118,7 @@ func TestBuilderMatchesFreshBuild(t *testing.T) {
 	st := objs.State(kube.ClassFilter{WatchClassless: true})
 	b := gatewayapi.NewBuilder(goldenOptions)
 	rng := rand.New(rand.NewSource(1))
-	for step := 0; step < 200; step++ {
+	for step := 0; step < 500; step++ {
 		next := *st
 		g := *st.Gateway
 		next.Gateway = &g
@@ -219,4 +223,217 @@ func TestBuilderKeepsClientCertificates(t *testing.T) {
 		t.Fatal("no host of the clientcert case validates clients")
 	}
 	sameAsFresh(t, b, second, &next)
+}
+
+// incrementalGateway is a Gateway of its own hostnames beside the golden
+// cases' (whose listeners' groups hold GRPCRoutes, TLSRoutes and
+// wildcards): an exact and a wildcard HTTP listener, an HTTPS one with
+// the https case's certificate, so that HTTPRoutes of hosts by name are
+// edited in place there.
+const incrementalGateway = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: incr, namespace: default}
+spec:
+  gatewayClassName: ingress-xds
+  listeners:
+  - {name: a, port: 8080, protocol: HTTP, hostname: a.incr.example.com, allowedRoutes: {namespaces: {from: All}}}
+  - {name: http, port: 8080, protocol: HTTP, hostname: "*.incr.example.com", allowedRoutes: {namespaces: {from: All}}}
+  - name: https
+    port: 8443
+    protocol: HTTPS
+    hostname: "*.incr.example.com"
+    tls: {certificateRefs: [{name: tls-cert}]}
+    allowedRoutes: {namespaces: {from: All}}
+`
+
+// TestBuilderEditsRoutesAsFreshBuilds runs a long random series of
+// HTTPRoute changes (edits of hostnames and rules, hostnames moved
+// between Routes, Routes added and deleted, several Routes of one host
+// ordered by precedence and age, Routes not attached, wildcard
+// hostnames that the Builder does not edit in place), with now and then
+// a change of something else (a Service, a ReferenceGrant), and holds
+// the Builder's IR and status to a fresh build's after each step; the
+// values of the hosts a change did not touch stay the same.
+func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
+	var objs kube.Objects
+	for _, input := range goldenCases(t) {
+		f, err := os.Open(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = kube.DecodeManifests(f, input, &objs)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kube.DecodeManifests(strings.NewReader(incrementalGateway), "incr", &objs); err != nil {
+		t.Fatal(err)
+	}
+	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	rng := rand.New(rand.NewSource(7))
+	hosts := []gwapiv1.Hostname{"a.incr.example.com", "b.incr.example.com", "c.incr.example.com", "d.x.incr.example.com",
+		"e.incr.example.com", "other.example.org", "*.w.incr.example.com", "B.incr.example.com"}
+	services := []string{"shop-v1", "shop-v2", "missing"}
+	paths := []string{"/", "/a", "/a/b", "/b", "/a/"}
+	gwNamespace, https := gwapiv1.Namespace("default"), gwapiv1.SectionName("https")
+	random := func(name string) *gwapiv1.HTTPRoute {
+		r := &gwapiv1.HTTPRoute{}
+		r.Namespace, r.Name = []string{"default", "team"}[rng.Intn(2)], name
+		r.CreationTimestamp.Time = time.Date(2026, 1, 1+rng.Intn(3), 0, 0, 0, 0, time.UTC)
+		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "incr", Namespace: &gwNamespace}}
+		if rng.Intn(4) == 0 {
+			r.Spec.ParentRefs[0].SectionName = &https
+		}
+		for range 1 + rng.Intn(2) {
+			r.Spec.Hostnames = append(r.Spec.Hostnames, hosts[rng.Intn(len(hosts)-2)])
+		}
+		if rng.Intn(10) == 0 {
+			r.Spec.Hostnames = append(r.Spec.Hostnames, hosts[len(hosts)-2+rng.Intn(2)])
+		}
+		for range 1 + rng.Intn(3) {
+			r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
+		}
+		return r
+	}
+	g := *st.Gateway
+	for i := range 30 {
+		g.HTTPRoutes = append(g.HTTPRoutes, random(fmt.Sprintf("incr-%d", i)))
+	}
+	st.Gateway = &g
+
+	b := gatewayapi.NewBuilder(goldenOptions)
+	b.Build(st)
+	added := 30
+	for step := range 1000 {
+		next := *st
+		g := *st.Gateway
+		next.Gateway = &g
+		g.HTTPRoutes = slices.Clone(g.HTTPRoutes)
+		// The series' own Routes, so that the other Gateways' hosts are
+		// never touched (TestBuilderMatchesFreshBuild edits theirs).
+		pick := func() int {
+			for {
+				if i := rng.Intn(len(g.HTTPRoutes)); strings.HasPrefix(g.HTTPRoutes[i].Name, "incr-") {
+					return i
+				}
+			}
+		}
+		i := pick()
+		switch op := rng.Intn(12); {
+		case op < 3: // a hostname changed
+			r := g.HTTPRoutes[i].DeepCopy()
+			if len(r.Spec.Hostnames) > 0 {
+				r.Spec.Hostnames[rng.Intn(len(r.Spec.Hostnames))] = hosts[rng.Intn(len(hosts))]
+			}
+			g.HTTPRoutes[i] = r
+		case op < 5: // a rule added, dropped or changed
+			r := g.HTTPRoutes[i].DeepCopy()
+			switch n := len(r.Spec.Rules); {
+			case n > 1 && rng.Intn(2) == 0:
+				k := rng.Intn(n)
+				r.Spec.Rules = slices.Delete(r.Spec.Rules, k, k+1)
+			case n > 0 && rng.Intn(2) == 0:
+				r.Spec.Rules[rng.Intn(n)] = randomRule(rng, paths, services)
+			default:
+				r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
+			}
+			g.HTTPRoutes[i] = r
+		case op < 6: // a hostname moved to another Route
+			j := pick()
+			from, to := g.HTTPRoutes[i].DeepCopy(), g.HTTPRoutes[j].DeepCopy()
+			if i != j && len(from.Spec.Hostnames) > 0 {
+				to.Spec.Hostnames = append(to.Spec.Hostnames, from.Spec.Hostnames[0])
+				from.Spec.Hostnames = from.Spec.Hostnames[1:]
+				g.HTTPRoutes[i], g.HTTPRoutes[j] = from, to
+			}
+		case op < 7: // a Route added, in name order
+			added++
+			g.HTTPRoutes = append(g.HTTPRoutes, random(fmt.Sprintf("incr-%d", added)))
+			slices.SortFunc(g.HTTPRoutes, func(a, c *gwapiv1.HTTPRoute) int {
+				return cmp.Or(cmp.Compare(a.Namespace, c.Namespace), cmp.Compare(a.Name, c.Name))
+			})
+		case op < 8: // a Route deleted
+			if len(g.HTTPRoutes) > 40 {
+				g.HTTPRoutes = slices.Delete(g.HTTPRoutes, i, i+1)
+			}
+		case op < 9: // a Route's parentRef moved to the other listener, or off ours
+			r := g.HTTPRoutes[i].DeepCopy()
+			switch ref := &r.Spec.ParentRefs[0]; {
+			case ref.Name != "incr":
+				ref.Name = "incr"
+			case ref.SectionName == nil:
+				ref.SectionName = &https
+			case rng.Intn(2) == 0:
+				ref.SectionName = nil
+			default:
+				ref.Name = "not-ours"
+			}
+			g.HTTPRoutes[i] = r
+		case op < 10: // two Routes changed at once
+			for range 2 {
+				k := pick()
+				r := g.HTTPRoutes[k].DeepCopy()
+				r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
+				g.HTTPRoutes[k] = r
+			}
+		case op < 11: // nothing, or the same objects in new lists
+			g.Gateways = slices.Clone(g.Gateways)
+		default: // something other than a Route: a Service gone or back
+			next.Services = maps.Clone(st.Services)
+			name := types.NamespacedName{Namespace: "default", Name: "shop-v2"}
+			if next.Services[name] != nil {
+				delete(next.Services, name)
+			} else {
+				next.Services[name] = objs.State(kube.ClassFilter{WatchClassless: true}).Services[name]
+			}
+		}
+		before, edits := b.Build(st), gatewayapi.EditsOf(b)
+		st = &next
+		got := b.Build(st)
+		sameAsFresh(t, b, got, st)
+		if t.Failed() {
+			t.Fatalf("step %d", step)
+		}
+		if gatewayapi.EditsOf(b) == edits {
+			continue
+		}
+		// Edited in place: the other Gateways' hosts are the same values.
+		for _, vh := range got.VirtualHosts {
+			if !strings.HasSuffix(vh.Host, "incr.example.com") && vh.Host != "other.example.org" && hostIn(before, vh.Host) != vh {
+				t.Fatalf("step %d: host %s, which the change did not touch, is a new value", step, vh.Host)
+			}
+		}
+	}
+	n := gatewayapi.EditsOf(b)
+	t.Logf("%d of 1000 changes edited the last build in place", n)
+	if n < 400 {
+		t.Errorf("%d of 1000 builds edited the last one in place: the series hardly tests it", n)
+	}
+}
+
+// hostIn is the virtual host of a name in m, nil when none.
+func hostIn(m *ir.IR, name string) *ir.VirtualHost {
+	for _, vh := range m.VirtualHosts {
+		if vh.Host == name {
+			return vh
+		}
+	}
+	return nil
+}
+
+// randomRule is a rule of one or two path matches to a Service (or a
+// missing one).
+func randomRule(rng *rand.Rand, paths, services []string) gwapiv1.HTTPRouteRule {
+	var rule gwapiv1.HTTPRouteRule
+	for range 1 + rng.Intn(2) {
+		kind := []gwapiv1.PathMatchType{gwapiv1.PathMatchPathPrefix, gwapiv1.PathMatchExact}[rng.Intn(2)]
+		path := paths[rng.Intn(len(paths))]
+		rule.Matches = append(rule.Matches, gwapiv1.HTTPRouteMatch{Path: &gwapiv1.HTTPPathMatch{Type: &kind, Value: &path}})
+	}
+	port := gwapiv1.PortNumber(80)
+	rule.BackendRefs = []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{BackendObjectReference: gwapiv1.BackendObjectReference{
+		Name: gwapiv1.ObjectName(services[rng.Intn(len(services))]), Port: &port}}}}
+	return rule
 }

@@ -32,6 +32,17 @@ func (p *problems) add(kind, namespace, name, reason, format string, args ...any
 	p.list = append(p.list, pr)
 }
 
+// drop forgets the problems of one object.
+func (p *problems) drop(kind, namespace, name string) {
+	p.list = slices.DeleteFunc(p.list, func(pr ir.Problem) bool {
+		if pr.Kind != kind || pr.Namespace != namespace || pr.Name != name {
+			return false
+		}
+		delete(p.seen, pr)
+		return true
+	})
+}
+
 // sorted is the problems by object, then message, as the IR wants them.
 func (p *problems) sorted() []ir.Problem {
 	out := slices.Clone(p.list)

@@ -151,26 +151,38 @@ func condition(t, reason, msg string, ok bool, generation int64) metav1.Conditio
 
 // status is the build's Status.
 func (b *build) status() *Status {
-	out := &Status{Gateways: map[string]gwapiv1.GatewayStatus{}, HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}, TLSRoutes: map[string]gwapiv1.TLSRouteStatus{}}
-	for key, listeners := range b.byGateway {
-		out.Gateways[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key], b.unsupportedAddress[key])
-	}
+	out := &Status{Gateways: b.gatewayStatuses(), HTTPRoutes: map[string]gwapiv1.HTTPRouteStatus{}, GRPCRoutes: map[string]gwapiv1.GRPCRouteStatus{}, TLSRoutes: map[string]gwapiv1.TLSRouteStatus{}}
 	for _, f := range b.routeStatus {
-		if len(f.parents) == 0 {
-			continue
-		}
-		name := f.route.namespace + "/" + f.route.name
-		switch f.route.kind {
-		case kindHTTPRoute:
-			out.HTTPRoutes[name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
-		case kindGRPCRoute:
-			out.GRPCRoutes[name] = gwapiv1.GRPCRouteStatus{RouteStatus: b.routeStatusOf(f)}
-		case kindTLSRoute:
-			out.TLSRoutes[name] = gwapiv1.TLSRouteStatus{RouteStatus: b.routeStatusOf(f)}
-		}
+		b.routeStatusInto(out, f)
 	}
 	out.BackendTLSPolicies = b.policyStatus()
 	return out
+}
+
+// gatewayStatuses are our Gateways' statuses, by namespace/name.
+func (b *build) gatewayStatuses() map[string]gwapiv1.GatewayStatus {
+	out := map[string]gwapiv1.GatewayStatus{}
+	for key, listeners := range b.byGateway {
+		out[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key], b.unsupportedAddress[key])
+	}
+	return out
+}
+
+// routeStatusInto puts a Route's status in out, when it has a parentRef
+// of ours.
+func (b *build) routeStatusInto(out *Status, f *routeFacts) {
+	if len(f.parents) == 0 {
+		return
+	}
+	name := f.route.namespace + "/" + f.route.name
+	switch f.route.kind {
+	case kindHTTPRoute:
+		out.HTTPRoutes[name] = gwapiv1.HTTPRouteStatus{RouteStatus: b.routeStatusOf(f)}
+	case kindGRPCRoute:
+		out.GRPCRoutes[name] = gwapiv1.GRPCRouteStatus{RouteStatus: b.routeStatusOf(f)}
+	case kindTLSRoute:
+		out.TLSRoutes[name] = gwapiv1.TLSRouteStatus{RouteStatus: b.routeStatusOf(f)}
+	}
 }
 
 // gatewayStatus is a Gateway's conditions and its listeners'. It is

@@ -60,15 +60,13 @@ func (b *build) tlsRoutes() {
 		// references' status and problems.
 		to := b.passthroughTo(r, tr)
 		for _, a := range atts {
-			g := b.groups[groupKey(a.listener.protocol, a.listener.hostname)]
 			for _, name := range a.hosts {
 				if name == ir.WildcardHost {
 					b.problem(r, "PassthroughNeedsHostname", "%s: neither the Route nor the listener has a hostname: TLS passthrough routes by SNI, so it serves nothing there",
 						a.listener.where())
 					continue
 				}
-				b.names[name] = true
-				g.hits = append(g.hits, hit{host: name, route: r, parent: a.parent, gateway: a.listener.gateway})
+				b.addHit(groupKey(a.listener.protocol, a.listener.hostname), hit{host: name, route: r, parent: a.parent, gateway: a.listener.gateway})
 			}
 		}
 		b.passthroughOf[r.key()] = to
@@ -155,12 +153,8 @@ func (b *build) httpsClaims(name string) []*routeObject {
 	if g == nil {
 		return nil
 	}
-	if g.byHost == nil {
-		g.index()
-	}
 	var out []*routeObject
-	for _, i := range slices.Concat(g.byHost[name], g.wild) {
-		h := &g.hits[i]
+	for _, h := range g.indexed(name) {
 		if h.host == ir.WildcardHost && g.hostname == "" {
 			continue
 		}
