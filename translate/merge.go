@@ -51,18 +51,29 @@ func merge(ing, gw *ir.IR) *ir.IR {
 			taken[a] = "an alias of the Ingresses' host " + vh.Host
 		}
 	}
-	var hosts []*ir.VirtualHost
-	for _, vh := range gw.VirtualHosts {
-		if why, ok := taken[vh.Host]; ok {
-			for _, src := range sources(vh) {
-				out.Problems = append(out.Problems, ir.Problem{Kind: src.Kind, Namespace: src.Namespace, Name: src.Name, Reason: "HostConflict",
-					Message: fmt.Sprintf("host %s is %s: the Route's rules for it are not served", vh.Host, why)})
+	hosts := gw.VirtualHosts
+	if len(taken) > 0 {
+		hosts = nil
+		for _, vh := range gw.VirtualHosts {
+			if why, ok := taken[vh.Host]; ok {
+				for _, src := range sources(vh) {
+					out.Problems = append(out.Problems, ir.Problem{Kind: src.Kind, Namespace: src.Namespace, Name: src.Name, Reason: "HostConflict",
+						Message: fmt.Sprintf("host %s is %s: the Route's rules for it are not served", vh.Host, why)})
+				}
+				continue
 			}
-			continue
+			hosts = append(hosts, vh)
 		}
-		hosts = append(hosts, vh)
 	}
 	out.VirtualHosts = mergeByName(ing.VirtualHosts, hosts, func(v *ir.VirtualHost) string { return v.Host })
+	if len(hosts) == len(gw.VirtualHosts) {
+		// No host dropped: the front-end lists what its hosts use, no
+		// more (a Route change thus costs the merge nothing per host).
+		out.Clusters = mergeByName(ing.Clusters, gw.Clusters, func(c *ir.Cluster) string { return c.Name })
+		out.Backends = mergeByName(ing.Backends, gw.Backends, func(b *ir.Backend) string { return b.Name })
+		out.Certificates = mergeByName(ing.Certificates, gw.Certificates, func(c *ir.Certificate) string { return c.Name })
+		return mergedProblems(&out, gw)
+	}
 
 	// What the Gateway hosts still served use: a dropped host's clusters
 	// must not be listed (every cluster listed is one a route forwards or
@@ -95,11 +106,17 @@ func merge(ing, gw *ir.IR) *ir.IR {
 	out.Backends = mergeByName(ing.Backends, filter(gw.Backends, func(b *ir.Backend) bool { return usedBackends[b.Name] }), func(b *ir.Backend) string { return b.Name })
 	out.Certificates = mergeByName(ing.Certificates, filter(gw.Certificates, func(c *ir.Certificate) bool { return usedCerts[c.Name] }), func(c *ir.Certificate) string { return c.Name })
 
+	return mergedProblems(&out, gw)
+}
+
+// mergedProblems is out with the Gateway API front-end's problems added
+// to its own, sorted.
+func mergedProblems(out, gw *ir.IR) *ir.IR {
 	out.Problems = append(out.Problems, gw.Problems...)
 	slices.SortStableFunc(out.Problems, func(a, b ir.Problem) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Message, b.Message), cmp.Compare(a.Reason, b.Reason))
 	})
-	return &out
+	return out
 }
 
 // sources are the objects whose routes a virtual host serves, once each.
@@ -116,10 +133,13 @@ func sources(vh *ir.VirtualHost) []*ir.Object {
 }
 
 // mergeByName merges two lists sorted by name into one, a's value kept
-// where both have a name. With b empty, it is a itself.
+// where both have a name. With b empty, it is a itself; with a empty, b.
 func mergeByName[T any](a, b []T, name func(T) string) []T {
 	if len(b) == 0 {
 		return a
+	}
+	if len(a) == 0 {
+		return b
 	}
 	out := make([]T, 0, len(a)+len(b))
 	i, j := 0, 0
