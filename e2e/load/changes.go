@@ -9,6 +9,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
 )
@@ -27,6 +28,7 @@ type Sample struct {
 // changer makes changes one at a time and times each.
 type changer struct {
 	kube     kubernetes.Interface
+	gateway  gwclient.Interface // the Gateway API workload's (Workload.GatewayAPI)
 	ads      *adsclient.Client
 	w        Workload
 	run      string // names this run's change Ingresses
@@ -41,27 +43,37 @@ func pick(k, count int) int { return (k*7919 + 3) % count }
 // ingressChanges creates count Ingresses, one at a time, each with new
 // hosts, and times each until the client routes both hosts.
 func (c *changer) ingressChanges(ctx context.Context, count int) ([]Sample, error) {
-	var samples []Sample
-	for k := range count {
+	return c.hostChanges(ctx, count, "Ingress", func(ctx context.Context, k int) (string, []string, error) {
 		ing := c.w.ChangeIngress(c.run, k, pick(k, c.w.N))
 		hosts := make([]string, 0, len(ing.Spec.Rules))
 		for _, r := range ing.Spec.Rules {
 			hosts = append(hosts, r.Host)
 		}
-		watch := &hostWatch{hosts: hosts}
+		_, err := c.kube.NetworkingV1().Ingresses(c.w.Namespace).Create(ctx, ing, metav1.CreateOptions{})
+		return ing.Name, hosts, err
+	})
+}
 
+// hostChanges creates count objects of a kind, one at a time (create
+// writes sample k's and says its name and new hosts), and times each
+// until the client routes all its hosts.
+func (c *changer) hostChanges(ctx context.Context, count int, kind string, create func(context.Context, int) (string, []string, error)) ([]Sample, error) {
+	var samples []Sample
+	for k := range count {
 		start := time.Now()
-		if _, err := c.kube.NetworkingV1().Ingresses(c.w.Namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
-			return samples, fmt.Errorf("Ingress change %d: creating %s: %w", k, ing.Name, err)
+		name, hosts, err := create(ctx, k)
+		if err != nil {
+			return samples, fmt.Errorf("%s change %d: creating %s: %w", kind, k, name, err)
 		}
 		api := time.Since(start)
+		watch := &hostWatch{hosts: hosts}
 		snap, err := c.ads.WaitFor(ctx, watch.ready)
 		if err != nil {
-			return samples, fmt.Errorf("Ingress change %d: waiting for hosts %v: %w (client holds %s)", k, hosts, err, describe(snap))
+			return samples, fmt.Errorf("%s change %d: waiting for hosts %v: %w (client holds %s)", kind, k, hosts, err, describe(snap))
 		}
 		s := Sample{Latency: snap.Received[resource.RouteType].Sub(start), API: api}
 		samples = append(samples, s)
-		c.log.Debug("Ingress change", "sample", k, "latency", s.Latency, "api", s.API)
+		c.log.Debug(kind+" change", "sample", k, "latency", s.Latency, "api", s.API)
 		if err := c.pause(ctx); err != nil {
 			return samples, err
 		}

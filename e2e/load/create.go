@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 )
 
 // CreateStats says how the workload creation went.
@@ -22,10 +23,11 @@ type CreateStats struct {
 }
 
 // Create writes the workload into the cluster with workers requests in
-// flight: Services first, then their EndpointSlices, then the Ingresses, so
-// that a control plane already watching sees complete backends. Objects
-// that already exist are left as they are.
-func Create(ctx context.Context, client kubernetes.Interface, w Workload, workers int, log *slog.Logger) (CreateStats, error) {
+// flight: Services first, then their EndpointSlices, then the Ingresses
+// (or the Gateway API workload's HTTPRoutes, through gw), so that a
+// control plane already watching sees complete backends. Objects that
+// already exist are left as they are.
+func Create(ctx context.Context, client kubernetes.Interface, gw gwclient.Interface, w Workload, workers int, log *slog.Logger) (CreateStats, error) {
 	start := time.Now()
 	c := &creator{client: client, w: w, log: log}
 	if err := c.one(ctx, "namespace", func(ctx context.Context) error {
@@ -58,6 +60,16 @@ func Create(ctx context.Context, client kubernetes.Interface, w Workload, worker
 			_, err := client.NetworkingV1().Ingresses(ns).Create(ctx, w.Ingress(i), metav1.CreateOptions{})
 			return err
 		}},
+	}
+	if w.GatewayAPI {
+		if err := c.createGateway(ctx, gw); err != nil {
+			return CreateStats{}, err
+		}
+		phases[2].kind, phases[2].count = "HTTPRoutes", w.N*HostsPerIngress
+		phases[2].create = func(ctx context.Context, k int) error {
+			_, err := gw.GatewayV1().HTTPRoutes(ns).Create(ctx, w.HTTPRoute(k/HostsPerIngress, k%HostsPerIngress), metav1.CreateOptions{})
+			return err
+		}
 	}
 	for _, p := range phases {
 		if err := c.parallel(ctx, p.kind, p.count, workers, p.create); err != nil {

@@ -17,7 +17,7 @@ func TestCreateIsCompleteAndRepeatable(t *testing.T) {
 	w := Workload{N: 4, Namespace: "load"}
 	log := slog.New(slog.DiscardHandler)
 
-	stats, err := Create(ctx, client, w, 3, log)
+	stats, err := Create(ctx, client, nil, w, 3, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestCreateIsCompleteAndRepeatable(t *testing.T) {
 			len(services.Items), len(slices.Items), len(ingresses.Items), len(classes.Items), w.Services(), w.Services(), w.N)
 	}
 
-	again, err := Create(ctx, client, w, 3, log)
+	again, err := Create(ctx, client, nil, w, 3, log)
 	if err != nil {
 		t.Fatalf("second run: %v", err)
 	}

@@ -36,6 +36,10 @@ type Result struct {
 	// plane's log does not say.
 	Startup *Startup `json:"startup,omitempty"`
 
+	// GatewayAPI says the workload was Gateway API's (Workload.GatewayAPI):
+	// its Ingresses are HTTPRoutes, one per host, and IngressChange times
+	// new HTTPRoutes.
+	GatewayAPI       bool    `json:"gateway_api,omitempty"`
 	IngressChange    Summary `json:"ingress_change"`
 	IngressChangeAPI Summary `json:"ingress_change_api"`
 	EndpointChange   Summary `json:"endpoint_change"`
@@ -122,8 +126,13 @@ func (r *Result) WriteTable(out io.Writer) error {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{name}, args...)...)
 	}
-	row("workload", "%d Ingresses, %d Services, %d EndpointSlices (%d endpoints each), %s xDS",
-		r.Ingresses, r.Services, r.Services, EndpointsPerSlice, r.Protocol)
+	if r.GatewayAPI {
+		row("workload", "%d HTTPRoutes (the hosts of %d Ingresses) on one Gateway, %d Services, %d EndpointSlices (%d endpoints each), %s xDS",
+			r.Ingresses*HostsPerIngress, r.Ingresses, r.Services, r.Services, EndpointsPerSlice, r.Protocol)
+	} else {
+		row("workload", "%d Ingresses, %d Services, %d EndpointSlices (%d endpoints each), %s xDS",
+			r.Ingresses, r.Services, r.Services, EndpointsPerSlice, r.Protocol)
+	}
 	row("machine", "%d CPUs (%s), %s memory, load average %s at start", r.Machine.CPUs, r.Machine.CPUModel, bytesHuman(r.Machine.MemoryBytes), r.Machine.LoadAverage)
 	row("objects created", "%d in %.1f s (%d existed)", r.Create.Objects, r.Create.Seconds, r.Create.Existing)
 	c := r.Convergence
@@ -134,7 +143,11 @@ func (r *Result) WriteTable(out io.Writer) error {
 		row("status on every Ingress", "%s after the start, %s after convergence", secs(st.FromStartSeconds), secs(st.AfterConvergenceSeconds))
 	}
 	r.Startup.writeRows(row)
-	row("Ingress change", "%s (API write %s)", percentiles(r.IngressChange), percentiles(r.IngressChangeAPI))
+	change := "Ingress change"
+	if r.GatewayAPI {
+		change = "HTTPRoute change"
+	}
+	row(change, "%s (API write %s)", percentiles(r.IngressChange), percentiles(r.IngressChangeAPI))
 	row("endpoint change", "%s (API write %s)", percentiles(r.EndpointChange), percentiles(r.EndpointAPI))
 	if f := r.Fanout; f != nil {
 		row("fan-out", "%d clients%s: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",

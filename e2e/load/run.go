@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/e2e/adsclient"
 	"github.com/ingress-xds/ingress-xds/e2e/ports"
@@ -109,7 +110,7 @@ type Config struct {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	w := cfg.Workload
 	s := &session{cfg: cfg, log: cfg.Log, res: &Result{
-		N: w.N, Ingresses: w.N, Services: w.Services(), Protocol: protocol(cfg.Delta),
+		N: w.N, Ingresses: w.N, GatewayAPI: w.GatewayAPI, Services: w.Services(), Protocol: protocol(cfg.Delta),
 		Command: cfg.Command, Started: time.Now().UTC().Format(time.RFC3339),
 		Machine: DescribeMachine(),
 	}}
@@ -129,11 +130,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if s.kube, err = kubernetes.NewForConfig(fastClient(restCfg)); err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
+	if w.GatewayAPI {
+		if s.gateway, err = gwclient.NewForConfig(fastClient(restCfg)); err != nil {
+			return nil, fmt.Errorf("creating a Gateway API client: %w", err)
+		}
+	}
 	if err := s.createWorkload(ctx); err != nil {
 		return nil, err
 	}
 	var status *statusWatch
-	if cfg.Status {
+	if cfg.Status && !w.GatewayAPI { // an Ingress's status address
 		if status, err = watchStatus(ctx, s.kube, w); err != nil {
 			return nil, err
 		}
@@ -162,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.quiesce(ctx, "convergence"); err != nil {
 		return nil, err
 	}
-	ch := &changer{kube: s.kube, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, log: s.log}
+	ch := &changer{kube: s.kube, gateway: s.gateway, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, log: s.log}
 	if err := s.profiled("changes", func() error { return s.changes(ctx, ch) }); err != nil {
 		return nil, err
 	}
@@ -198,10 +204,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // session is the state of one run as it goes through its phases.
 type session struct {
-	cfg  Config
-	log  *slog.Logger
-	res  *Result
-	kube kubernetes.Interface
+	cfg     Config
+	log     *slog.Logger
+	res     *Result
+	kube    kubernetes.Interface
+	gateway gwclient.Interface // the Gateway API workload's; nil for Ingresses
 
 	cp       *ControlPlane
 	xds      string    // the control plane's xDS address
@@ -218,7 +225,7 @@ func (s *session) createWorkload(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	var err error
-	if s.res.Create, err = Create(ctx, s.kube, w, s.cfg.CreateWorkers, s.log); err != nil {
+	if s.res.Create, err = Create(ctx, s.kube, s.gateway, w, s.cfg.CreateWorkers, s.log); err != nil {
 		return err
 	}
 	s.log.Info("workload created", "objects", s.res.Create.Objects, "took", s.res.Create.Took.Round(time.Millisecond))
@@ -304,14 +311,18 @@ func (s *session) waitStatus(ctx context.Context, status *statusWatch) error {
 	return nil
 }
 
-// changes takes the Ingress and endpoint change samples.
+// changes takes the Ingress (or HTTPRoute) and endpoint change samples.
 func (s *session) changes(ctx context.Context, ch *changer) error {
-	ing, err := ch.ingressChanges(ctx, s.cfg.Changes)
+	changes, kind := ch.ingressChanges, "Ingress changes"
+	if s.cfg.Workload.GatewayAPI {
+		changes, kind = ch.httpRouteChanges, "HTTPRoute changes"
+	}
+	ing, err := changes(ctx, s.cfg.Changes)
 	if err != nil {
 		return err
 	}
 	s.res.IngressChange, s.res.IngressChangeAPI = Summarize(latencies(ing)), Summarize(apiLatencies(ing))
-	s.log.Info("Ingress changes", "p50ms", s.res.IngressChange.P50, "p90ms", s.res.IngressChange.P90)
+	s.log.Info(kind, "p50ms", s.res.IngressChange.P50, "p90ms", s.res.IngressChange.P90)
 	ep, err := ch.endpointChanges(ctx, s.cfg.Changes)
 	if err != nil {
 		return err
@@ -553,6 +564,12 @@ func (cfg Config) Validate() error {
 		if len(cfg.EnvoyKinds) == 0 {
 			errs = append(errs, errors.New("-envoy-kinds must name at least one kind of change"))
 		}
+	}
+	if cfg.Workload.GatewayAPI && (cfg.EnvoyChanges > 0 || cfg.Fanout > 0 || cfg.Kubeconfig != "") {
+		errs = append(errs, errors.New("-gateway-api runs the convergence and the changes on a cluster of its own: not with -envoy-changes, -fanout or -kubeconfig yet"))
+	}
+	if cfg.Workload.GatewayAPI && cfg.CRDs == "" {
+		errs = append(errs, errors.New("-gateway-api needs the Gateway API CRDs: give -crds deploy/gateway-api/standard-install.yaml"))
 	}
 	if cfg.Kubeconfig == "" && cfg.KubeAssets == "" {
 		errs = append(errs, errors.New("give -kubeconfig, or kube-apiserver and etcd binaries with -kube-assets or KUBEBUILDER_ASSETS"))

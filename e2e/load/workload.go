@@ -56,6 +56,10 @@ type Workload struct {
 	// annotations in annotationMix, in turn: the shapes of config users
 	// bring, at the same counts of routes, clusters and endpoints.
 	AnnotatedEvery int
+	// GatewayAPI makes the workload Gateway API's: in place of each
+	// Ingress, an HTTPRoute per host on one Gateway (gatewayapi.go), the
+	// same hosts, paths, Services and EndpointSlices.
+	GatewayAPI bool
 }
 
 // annotationMix are the sets of ingress-nginx annotations annotated
@@ -81,8 +85,14 @@ func (w Workload) Annotations(i int) map[string]string {
 func (w Workload) Services() int { return w.N * ServicesPerIngress }
 
 // Objects is how many objects the workload creates, namespace and
-// IngressClass included.
-func (w Workload) Objects() int { return 2 + w.N + 2*w.Services() }
+// IngressClass included (and the GatewayClass and Gateway of a Gateway
+// API workload).
+func (w Workload) Objects() int {
+	if w.GatewayAPI {
+		return 4 + w.N*HostsPerIngress + 2*w.Services()
+	}
+	return 2 + w.N + 2*w.Services()
+}
 
 // IngressName names workload Ingress i.
 func IngressName(i int) string { return fmt.Sprintf("ing-%05d", i) }

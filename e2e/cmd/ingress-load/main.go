@@ -46,6 +46,7 @@ func run() error {
 	flag.IntVar(&cfg.Workload.N, "n", 100, "number of Ingresses (each with 10 Services and 10 EndpointSlices)")
 	flag.StringVar(&cfg.Workload.Namespace, "namespace", "ingress-load", "namespace of the workload")
 	flag.IntVar(&cfg.Workload.AnnotatedEvery, "annotated-every", 0, "give every Nth Ingress one of a mix of ingress-nginx annotations (4: a quarter of them; 0: none)")
+	flag.BoolVar(&cfg.Workload.GatewayAPI, "gateway-api", false, "the workload as Gateway API: each Ingress's host an HTTPRoute of its own on one Gateway, and the change samples new HTTPRoutes (needs -crds deploy/gateway-api/standard-install.yaml)")
 	flag.BoolVar(&cfg.Workload.Headless, "headless", true, "create headless Services: the control plane routes to endpoints either way, and allocating 100,000 ClusterIPs makes creation 20 times slower")
 	flag.BoolVar(&cfg.ValidateIR, "validate-ir", true, "add --validate-ir to an ingress-xds serve -cmd: a broken IR contract is logged and counted (it lengthens full builds, docs/benchmarks.md; false to measure without)")
 	flag.StringVar(&cfg.Command, "cmd", "", "control plane command line; {kubeconfig}, {xds} (127.0.0.1:port), {xds_port} and {http_port} (a free port for Envoy's HTTP listener) are filled in")
