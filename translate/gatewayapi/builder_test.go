@@ -77,6 +77,25 @@ func TestBuilderHandsOutUnchangedValues(t *testing.T) {
 	sameAsFresh(t, b, out, &third)
 }
 
+// goldenObjects are every golden case's objects (of two of one name, the
+// later file's).
+func goldenObjects(t *testing.T) kube.Objects {
+	t.Helper()
+	var objs kube.Objects
+	for _, input := range goldenCases(t) {
+		f, err := os.Open(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = kube.DecodeManifests(f, input, &objs)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return objs
+}
+
 // sameAsFresh compares the Builder's IR and status with a fresh build's.
 func sameAsFresh(t *testing.T, b *gatewayapi.Builder, got any, st *kube.State) {
 	t.Helper()
@@ -103,18 +122,7 @@ func mustJSON(t *testing.T, v any) string {
 // as sources make them (changed objects and lists are new values), and
 // holds the Builder's IR and status to a fresh build's after each.
 func TestBuilderMatchesFreshBuild(t *testing.T) {
-	var objs kube.Objects
-	for _, input := range goldenCases(t) {
-		f, err := os.Open(input)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = kube.DecodeManifests(f, input, &objs)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	objs := goldenObjects(t)
 	st := objs.State(kube.ClassFilter{WatchClassless: true})
 	b := gatewayapi.NewBuilder(goldenOptions)
 	rng := rand.New(rand.NewSource(1))
@@ -252,22 +260,11 @@ spec:
 // between Routes, Routes added and deleted, several Routes of one host
 // ordered by precedence and age, Routes not attached, wildcard
 // hostnames that the Builder does not edit in place), with now and then
-// a change of something else (a Service, a ReferenceGrant), and holds
+// a change of something else (a Service gone or back), and holds
 // the Builder's IR and status to a fresh build's after each step; the
 // values of the hosts a change did not touch stay the same.
 func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
-	var objs kube.Objects
-	for _, input := range goldenCases(t) {
-		f, err := os.Open(input)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = kube.DecodeManifests(f, input, &objs)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	objs := goldenObjects(t)
 	if err := kube.DecodeManifests(strings.NewReader(incrementalGateway), "incr", &objs); err != nil {
 		t.Fatal(err)
 	}
