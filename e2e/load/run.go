@@ -131,7 +131,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
 	if w.GatewayAPI {
-		if s.gateway, err = gwclient.NewForConfig(fastClient(restCfg)); err != nil {
+		// Custom resources speak JSON only.
+		gwCfg := fastClient(restCfg)
+		gwCfg.ContentType, gwCfg.AcceptContentTypes = "application/json", "application/json"
+		if s.gateway, err = gwclient.NewForConfig(gwCfg); err != nil {
 			return nil, fmt.Errorf("creating a Gateway API client: %w", err)
 		}
 	}
