@@ -255,12 +255,17 @@ spec:
     allowedRoutes: {namespaces: {from: All}}
 `
 
+// incrListenerA is the incr Gateway's first listener, which the series
+// takes away and puts back.
+var incrListenerA gwapiv1.Listener
+
 // TestBuilderEditsRoutesAsFreshBuilds runs a long random series of
 // HTTPRoute changes (edits of hostnames and rules, hostnames moved
 // between Routes, Routes added and deleted, several Routes of one host
 // ordered by precedence and age, Routes not attached, wildcard
 // hostnames that the Builder does not edit in place), with now and then
-// a change of something else (a Service gone or back), and holds
+// a change of something else (a Service gone or back, a Gateway's status
+// written, its spec changed), and holds
 // the Builder's IR and status to a fresh build's after each step; the
 // values of the hosts a change did not touch stay the same.
 func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
@@ -269,6 +274,11 @@ func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := objs.State(kube.ClassFilter{WatchClassless: true})
+	for _, gw := range st.Gateway.Gateways {
+		if gw.Name == "incr" {
+			incrListenerA = gw.Spec.Listeners[0]
+		}
+	}
 	rng := rand.New(rand.NewSource(7))
 	hosts := []gwapiv1.Hostname{"a.incr.example.com", "b.incr.example.com", "c.incr.example.com", "d.x.incr.example.com",
 		"e.incr.example.com", "other.example.org", "*.w.incr.example.com", "B.incr.example.com"}
@@ -375,8 +385,21 @@ func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
 				r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
 				g.HTTPRoutes[k] = r
 			}
-		case op < 11: // nothing, or the same objects in new lists
+		case op < 11: // the same objects in new lists, a Gateway's status written (a new object of the same spec)
 			g.Gateways = slices.Clone(g.Gateways)
+			k := rng.Intn(len(g.Gateways))
+			written := g.Gateways[k].DeepCopy()
+			written.Status.Listeners = append(written.Status.Listeners, gwapiv1.ListenerStatus{Name: "written", AttachedRoutes: int32(step)})
+			if written.Name == "incr" && rng.Intn(3) == 0 {
+				// Its spec changed too, the generation not (as in a
+				// file): listener a taken away or put back.
+				if written.Spec.Listeners[0].Name == "a" {
+					written.Spec.Listeners = written.Spec.Listeners[1:]
+				} else {
+					written.Spec.Listeners = append([]gwapiv1.Listener{incrListenerA}, written.Spec.Listeners...)
+				}
+			}
+			g.Gateways[k] = written
 		default: // something other than a Route: a Service gone or back
 			next.Services = maps.Clone(st.Services)
 			name := types.NamespacedName{Namespace: "default", Name: "shop-v2"}

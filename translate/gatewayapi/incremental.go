@@ -41,12 +41,19 @@ type routeChange struct {
 
 // onlyHTTPRoutes says whether st differs from what the last build read
 // in its HTTPRoutes alone: every other part the same (the maps the very
-// same, the lists of the same objects).
+// same, the lists of the same objects, or for GatewayClasses and
+// Gateways of objects alike in all the build reads of them: the status
+// the leader writes after each Route change makes a new Gateway).
 func onlyHTTPRoutes(st *kube.State, read kube.State) bool {
 	g, r := st.Gateway, read.Gateway
 	return g != nil && r != nil && sameOrBothEmpty(st.Services, read.Services) && sameOrBothEmpty(st.EndpointSlices, read.EndpointSlices) &&
 		sameOrBothEmpty(st.Secrets, read.Secrets) && sameOrBothEmpty(st.ConfigMaps, read.ConfigMaps) &&
-		slices.Equal(g.GatewayClasses, r.GatewayClasses) && slices.Equal(g.Gateways, r.Gateways) &&
+		slices.EqualFunc(g.GatewayClasses, r.GatewayClasses, func(a, c *gwapiv1.GatewayClass) bool {
+			return a == c || a.Name == c.Name && a.Generation == c.Generation && reflect.DeepEqual(a.Spec, c.Spec)
+		}) &&
+		slices.EqualFunc(g.Gateways, r.Gateways, func(a, c *gwapiv1.Gateway) bool {
+			return a == c || a.Namespace == c.Namespace && a.Name == c.Name && a.Generation == c.Generation && reflect.DeepEqual(a.Spec, c.Spec)
+		}) &&
 		slices.Equal(g.GRPCRoutes, r.GRPCRoutes) && slices.Equal(g.TLSRoutes, r.TLSRoutes) &&
 		slices.Equal(g.ReferenceGrants, r.ReferenceGrants) && slices.Equal(g.BackendTLSPolicies, r.BackendTLSPolicies) &&
 		maps.EqualFunc(g.NamespaceLabels, r.NamespaceLabels, maps.Equal)
