@@ -37,6 +37,12 @@ type GatewayStatuses struct {
 	TLSRoutes  map[string]gwapiv1.TLSRouteStatus
 	// BackendTLSPolicies are the policies' status.ancestors of ours.
 	BackendTLSPolicies map[string]gwapiv1.PolicyStatus
+	// HTTPRoutesSince, when set, is the map HTTPRoutes was made from,
+	// and HTTPRoutesChanged the HTTPRoutes whose entries may differ from
+	// it: every other entry is the same. Handed over after the map the
+	// writer holds, they spare it a comparison of every entry.
+	HTTPRoutesSince   map[string]gwapiv1.HTTPRouteStatus
+	HTTPRoutesChanged []string
 }
 
 // The kinds whose status the writer keeps.
@@ -170,11 +176,11 @@ func (w *GatewayStatusWriter) Update(s GatewayStatuses) {
 	old := w.desired
 	w.desired = &s
 	if w.queue != nil && old != nil {
-		enqueueChanged(w.queue, kindGateway, old.Gateways, s.Gateways)
-		enqueueChanged(w.queue, kindHTTPRoute, old.HTTPRoutes, s.HTTPRoutes)
-		enqueueChanged(w.queue, kindGRPCRoute, old.GRPCRoutes, s.GRPCRoutes)
-		enqueueChanged(w.queue, kindTLSRoute, old.TLSRoutes, s.TLSRoutes)
-		enqueueChanged(w.queue, kindBackendTLSPolicy, old.BackendTLSPolicies, s.BackendTLSPolicies)
+		enqueueChanged(w.queue, kindGateway, old.Gateways, s.Gateways, nil, nil)
+		enqueueChanged(w.queue, kindHTTPRoute, old.HTTPRoutes, s.HTTPRoutes, s.HTTPRoutesSince, s.HTTPRoutesChanged)
+		enqueueChanged(w.queue, kindGRPCRoute, old.GRPCRoutes, s.GRPCRoutes, nil, nil)
+		enqueueChanged(w.queue, kindTLSRoute, old.TLSRoutes, s.TLSRoutes, nil, nil)
+		enqueueChanged(w.queue, kindBackendTLSPolicy, old.BackendTLSPolicies, s.BackendTLSPolicies, nil, nil)
 	}
 	w.mu.Unlock()
 	w.computedOnce.Do(func() { close(w.computed) })
@@ -263,18 +269,29 @@ func (w *GatewayStatusWriter) addKind(queue workqueue.TypedRateLimitingInterface
 }
 
 // enqueueChanged queues the objects of a kind whose computed status
-// differs between two builds (one that came or went included).
-func enqueueChanged[V any](queue workqueue.TypedRateLimitingInterface[gatewayStatusKey], kind string, old, next map[string]V) {
+// differs between two builds (one that came or went included). When
+// next was made from old (since is old), changed says which entries may
+// differ, and those alone are queued.
+func enqueueChanged[V any](queue workqueue.TypedRateLimitingInterface[gatewayStatusKey], kind string, old, next, since map[string]V, changed []string) {
 	if len(old) == 0 && len(next) == 0 {
 		return
 	}
-	if old != nil && reflect.ValueOf(old).UnsafePointer() == reflect.ValueOf(next).UnsafePointer() {
+	sameMap := func(a, b map[string]V) bool {
+		return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	if sameMap(old, next) {
 		return // the very same map: the front-end hands it out again while nothing changed
 	}
 	add := func(key string) {
 		if name, err := cache.ParseObjectName(key); err == nil {
 			queue.Add(gatewayStatusKey{kind: kind, name: name})
 		}
+	}
+	if sameMap(old, since) {
+		for _, key := range changed {
+			add(key)
+		}
+		return
 	}
 	for key, v := range next {
 		if o, ok := old[key]; !ok || !apiequality.Semantic.DeepEqual(o, v) {

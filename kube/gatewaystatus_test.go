@@ -1,12 +1,14 @@
 package kube
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -259,5 +261,43 @@ func TestStaticAddresses(t *testing.T) {
 				t.Error("the front-end's status was changed in place")
 			}
 		})
+	}
+}
+
+// A status made from the map the writer holds, with the Routes whose
+// entries may differ, has those alone queued; made from another map (a
+// build the writer was not handed), every entry is compared again.
+func TestEnqueueChangedFollowsTheAccount(t *testing.T) {
+	accepted := func(gen int64) gwapiv1.HTTPRouteStatus {
+		return gwapiv1.HTTPRouteStatus{RouteStatus: gwapiv1.RouteStatus{Parents: []gwapiv1.RouteParentStatus{
+			parent("web", ourController, cond("Accepted", metav1.ConditionTrue, "Accepted", gen, metav1.Time{}))}}}
+	}
+	old := map[string]gwapiv1.HTTPRouteStatus{"ns/a": accepted(1), "ns/b": accepted(1), "ns/c": accepted(1)}
+	next := maps.Clone(old)
+	next["ns/b"] = accepted(2)
+	next["ns/d"] = accepted(1)
+	queued := func(since map[string]gwapiv1.HTTPRouteStatus, changed []string) []string {
+		queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[gatewayStatusKey]())
+		defer queue.ShutDown()
+		enqueueChanged(queue, kindHTTPRoute, old, next, since, changed)
+		var out []string
+		for queue.Len() > 0 {
+			key, _ := queue.Get()
+			out = append(out, key.name.String())
+			queue.Done(key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := queued(old, []string{"ns/b", "ns/d"}), []string{"ns/b", "ns/d"}; !slices.Equal(got, want) {
+		t.Errorf("with the account: queued %v, want %v", got, want)
+	}
+	// An account against another map is not taken: all compared, both
+	// differences found although the account names one.
+	if got, want := queued(maps.Clone(old), []string{"ns/b"}), []string{"ns/b", "ns/d"}; !slices.Equal(got, want) {
+		t.Errorf("with an account against another map: queued %v, want %v", got, want)
+	}
+	if got, want := queued(nil, nil), []string{"ns/b", "ns/d"}; !slices.Equal(got, want) {
+		t.Errorf("without an account: queued %v, want %v", got, want)
 	}
 }

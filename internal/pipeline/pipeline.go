@@ -183,7 +183,8 @@ func gatewayStatuses(s *gatewayapi.Status) kube.GatewayStatuses {
 	if s == nil {
 		return kube.GatewayStatuses{}
 	}
-	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes, TLSRoutes: s.TLSRoutes, BackendTLSPolicies: s.BackendTLSPolicies}
+	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes, TLSRoutes: s.TLSRoutes, BackendTLSPolicies: s.BackendTLSPolicies,
+		HTTPRoutesSince: s.HTTPRoutesSince, HTTPRoutesChanged: s.HTTPRoutesChanged}
 }
 
 // reportProblems logs each problem once, when it first appears, rather than

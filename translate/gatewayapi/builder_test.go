@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -410,11 +411,26 @@ func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
 			}
 		}
 		before, edits := b.Build(st), gatewayapi.EditsOf(b)
+		was := b.Status()
 		st = &next
 		got := b.Build(st)
 		sameAsFresh(t, b, got, st)
 		if t.Failed() {
 			t.Fatalf("step %d", step)
+		}
+		// The account of the HTTPRoutes' status: every entry but those
+		// it names is the last status's.
+		if now := b.Status(); now.HTTPRoutesSince != nil {
+			if reflect.ValueOf(now.HTTPRoutesSince).UnsafePointer() != reflect.ValueOf(was.HTTPRoutes).UnsafePointer() {
+				t.Fatalf("step %d: the HTTPRoutes' status is accounted against another map than the last status's", step)
+			}
+			for _, m := range []map[string]gwapiv1.HTTPRouteStatus{was.HTTPRoutes, now.HTTPRoutes} {
+				for key := range m {
+					if !slices.Contains(now.HTTPRoutesChanged, key) && !reflect.DeepEqual(was.HTTPRoutes[key], now.HTTPRoutes[key]) {
+						t.Fatalf("step %d: HTTPRoute %s's status changed, and the account does not name it", step, key)
+					}
+				}
+			}
 		}
 		if gatewayapi.EditsOf(b) == edits {
 			continue

@@ -339,7 +339,9 @@ func (b *build) restatus(status *Status, changes []routeChange) *Status {
 	out := *status
 	out.Gateways = b.gatewayStatuses()
 	out.HTTPRoutes = maps.Clone(status.HTTPRoutes)
+	out.HTTPRoutesSince, out.HTTPRoutesChanged = status.HTTPRoutes, nil
 	for _, c := range changes {
+		out.HTTPRoutesChanged = append(out.HTTPRoutesChanged, c.namespace+"/"+c.name)
 		delete(out.HTTPRoutes, c.namespace+"/"+c.name)
 		if f := b.routeStatus[c.key]; f != nil {
 			b.routeStatusInto(&out, f)

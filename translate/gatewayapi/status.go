@@ -24,6 +24,13 @@ type Status struct {
 	// BackendTLSPolicies are the policies' ancestors of ours
 	// (backendtls.go).
 	BackendTLSPolicies map[string]gwapiv1.PolicyStatus `json:"backendTLSPolicies,omitempty"`
+	// HTTPRoutesSince, after a change of HTTPRoutes alone
+	// (incremental.go), is the last build's HTTPRoutes map, from which
+	// this one was made, and HTTPRoutesChanged the HTTPRoutes whose
+	// entries may differ from it: every other is the same. Nil after a
+	// full build.
+	HTTPRoutesSince   map[string]gwapiv1.HTTPRouteStatus `json:"-"`
+	HTTPRoutesChanged []string                           `json:"-"`
 }
 
 // refError is an error with the status reason it stands for.
