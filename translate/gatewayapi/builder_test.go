@@ -356,12 +356,19 @@ func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
 				from.Spec.Hostnames = from.Spec.Hostnames[1:]
 				g.HTTPRoutes[i], g.HTTPRoutes[j] = from, to
 			}
-		case op < 7: // a Route added, in name order
+		case op < 7: // a Route added, in name order (as a State's list is) or at the end, maybe another edited too
 			added++
+			if rng.Intn(2) == 0 {
+				r := g.HTTPRoutes[i].DeepCopy()
+				r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
+				g.HTTPRoutes[i] = r
+			}
 			g.HTTPRoutes = append(g.HTTPRoutes, random(fmt.Sprintf("incr-%d", added)))
-			slices.SortFunc(g.HTTPRoutes, func(a, c *gwapiv1.HTTPRoute) int {
-				return cmp.Or(cmp.Compare(a.Namespace, c.Namespace), cmp.Compare(a.Name, c.Name))
-			})
+			if rng.Intn(4) > 0 {
+				slices.SortFunc(g.HTTPRoutes, func(a, c *gwapiv1.HTTPRoute) int {
+					return cmp.Or(cmp.Compare(a.Namespace, c.Namespace), cmp.Compare(a.Name, c.Name))
+				})
+			}
 		case op < 8: // a Route deleted
 			if len(g.HTTPRoutes) > 40 {
 				g.HTTPRoutes = slices.Delete(g.HTTPRoutes, i, i+1)

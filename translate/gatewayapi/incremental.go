@@ -60,14 +60,12 @@ func onlyHTTPRoutes(st *kube.State, read kube.State) bool {
 }
 
 // httpRouteChanges are the HTTPRoutes that differ between two lists, by
-// namespace and name, in that order; false when a list names one Route
-// twice. Lists of one length whose Routes are of the same names where
-// they differ (an edit) are compared by position.
+// namespace and name; false when a list names one Route twice. Lists of
+// one length whose Routes are of the same names where they differ (an
+// edit) are compared by position; lists sorted by namespace and name, as
+// the State's are, side by side (a Route added or deleted); others by a
+// map of names.
 func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
-	change := func(o, n *gwapiv1.HTTPRoute) routeChange {
-		r := cmp.Or(n, o)
-		return routeChange{key: kindHTTPRoute + " " + r.Namespace + "/" + r.Name, namespace: r.Namespace, name: r.Name, old: o, now: n}
-	}
 	var out []routeChange
 	if len(old) == len(now) {
 		for i, n := range now {
@@ -76,13 +74,17 @@ func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 					out = nil
 					break
 				}
-				out = append(out, change(o, n))
+				out = append(out, routeChangeOf(o, n))
 			}
 		}
 		if out != nil {
 			return out, true
 		}
 	}
+	if out, ok := sortedRouteChanges(old, now); ok {
+		return out, true
+	}
+	out = nil
 	type name struct{ namespace, name string }
 	before := make(map[name]*gwapiv1.HTTPRoute, len(old))
 	for _, o := range old {
@@ -99,14 +101,56 @@ func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 		}
 		seen[k] = true
 		if o := before[k]; o != n {
-			out = append(out, change(o, n))
+			out = append(out, routeChangeOf(o, n))
 		}
 		delete(before, k)
 	}
 	for _, o := range before {
-		out = append(out, change(o, nil))
+		out = append(out, routeChangeOf(o, nil))
 	}
 	slices.SortFunc(out, func(a, c routeChange) int { return cmp.Compare(a.key, c.key) })
+	return out, true
+}
+
+// routeChangeOf is the change of an HTTPRoute from o to n (either nil).
+func routeChangeOf(o, n *gwapiv1.HTTPRoute) routeChange {
+	r := cmp.Or(n, o)
+	return routeChange{key: kindHTTPRoute + " " + r.Namespace + "/" + r.Name, namespace: r.Namespace, name: r.Name, old: o, now: n}
+}
+
+// sortedRouteChanges are the changes between two lists walked side by
+// side; false when either is not strictly sorted by namespace and name.
+func sortedRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
+	order := func(a, c *gwapiv1.HTTPRoute) int {
+		return cmp.Or(strings.Compare(a.Namespace, c.Namespace), strings.Compare(a.Name, c.Name))
+	}
+	var out []routeChange
+	i, j := 0, 0
+	for i < len(old) || j < len(now) {
+		if i > 0 && i < len(old) && order(old[i-1], old[i]) >= 0 || j > 0 && j < len(now) && order(now[j-1], now[j]) >= 0 {
+			return nil, false
+		}
+		c := -1
+		switch {
+		case i == len(old):
+			c = 1
+		case j < len(now):
+			c = order(old[i], now[j])
+		}
+		switch {
+		case c < 0:
+			out = append(out, routeChangeOf(old[i], nil))
+			i++
+		case c > 0:
+			out = append(out, routeChangeOf(nil, now[j]))
+			j++
+		default:
+			if old[i] != now[j] {
+				out = append(out, routeChangeOf(old[i], now[j]))
+			}
+			i, j = i+1, j+1
+		}
+	}
 	return out, true
 }
 
