@@ -393,7 +393,13 @@ func TestBuilderEditsRoutesAsFreshBuilds(t *testing.T) {
 				r.Spec.Rules = append(r.Spec.Rules, randomRule(rng, paths, services))
 				g.HTTPRoutes[k] = r
 			}
-		case op < 11: // the same objects in new lists, a Gateway's status written (a new object of the same spec)
+		case op < 11: // the same objects in new lists, a Gateway's and Routes' status written (new objects of the same spec)
+			for range rng.Intn(3) {
+				k := pick()
+				written := g.HTTPRoutes[k].DeepCopy()
+				written.Status.Parents = append(written.Status.Parents, gwapiv1.RouteParentStatus{ControllerName: "example.com/written"})
+				g.HTTPRoutes[k] = written
+			}
 			g.Gateways = slices.Clone(g.Gateways)
 			k := rng.Intn(len(g.Gateways))
 			written := g.Gateways[k].DeepCopy()

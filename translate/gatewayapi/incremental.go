@@ -69,7 +69,7 @@ func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 	var out []routeChange
 	if len(old) == len(now) {
 		for i, n := range now {
-			if o := old[i]; o != n {
+			if o := old[i]; !alikeRoutes(o, n) {
 				if o.Namespace != n.Namespace || o.Name != n.Name {
 					out = nil
 					break
@@ -100,7 +100,7 @@ func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 			return nil, false
 		}
 		seen[k] = true
-		if o := before[k]; o != n {
+		if o := before[k]; o == nil || !alikeRoutes(o, n) {
 			out = append(out, routeChangeOf(o, n))
 		}
 		delete(before, k)
@@ -110,6 +110,15 @@ func httpRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 	}
 	slices.SortFunc(out, func(a, c routeChange) int { return cmp.Compare(a.key, c.key) })
 	return out, true
+}
+
+// alikeRoutes says whether two HTTPRoutes are alike in all the build
+// reads of them: the same object, or one of the same name, creation,
+// generation and spec (the status the leader writes makes a new object
+// of each Route it writes; after the first build, of every Route).
+func alikeRoutes(a, c *gwapiv1.HTTPRoute) bool {
+	return a == c || a.Namespace == c.Namespace && a.Name == c.Name && a.Generation == c.Generation &&
+		a.CreationTimestamp.Equal(&c.CreationTimestamp) && reflect.DeepEqual(a.Spec, c.Spec)
 }
 
 // routeChangeOf is the change of an HTTPRoute from o to n (either nil).
@@ -145,7 +154,7 @@ func sortedRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 			out = append(out, routeChangeOf(nil, now[j]))
 			j++
 		default:
-			if old[i] != now[j] {
+			if !alikeRoutes(old[i], now[j]) {
 				out = append(out, routeChangeOf(old[i], now[j]))
 			}
 			i, j = i+1, j+1
