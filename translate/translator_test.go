@@ -242,8 +242,10 @@ func mutate(rng *rand.Rand, st *kube.State) string {
 			host := gwapiv1.Hostname(fmt.Sprintf("route-%d.example.com", rng.Intn(5)))
 			if o := next.HTTPRoutes[rng.Intn(len(next.HTTPRoutes))]; len(o.Spec.Hostnames) > 0 && rng.Intn(2) == 0 {
 				host = o.Spec.Hostnames[0]
-			} else if len(st.Ingresses) > 0 && rng.Intn(2) == 0 && len(st.Ingresses[0].Spec.Rules) > 0 {
-				host = gwapiv1.Hostname(st.Ingresses[rng.Intn(len(st.Ingresses))].Spec.Rules[0].Host)
+			} else if len(st.Ingresses) > 0 && rng.Intn(2) == 0 {
+				if ing := st.Ingresses[rng.Intn(len(st.Ingresses))]; len(ing.Spec.Rules) > 0 && ing.Spec.Rules[0].Host != "" {
+					host = gwapiv1.Hostname(ing.Spec.Rules[0].Host)
+				}
 			}
 			if len(r.Spec.Hostnames) > 0 && rng.Intn(2) == 0 {
 				r.Spec.Hostnames[rng.Intn(len(r.Spec.Hostnames))] = host
