@@ -157,9 +157,9 @@ func sameScopes(a, b []*routev3.ScopedRouteConfiguration) bool {
 // longer has, each with its route configuration, and takes off those r
 // has again.
 func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluster, interested bool, now time.Time) {
-	now2 := map[string]bool{}
+	stillThere := map[string]bool{}
 	for _, sc := range r.ScopedRoutes {
-		now2[sc.GetName()] = true
+		stillThere[sc.GetName()] = true
 		delete(kept, keptScopeKey(sc.GetName()))
 	}
 	if !interested {
@@ -167,7 +167,7 @@ func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluste
 	}
 	routes := map[string]*routev3.RouteConfiguration{}
 	for _, sc := range prev.ScopedRoutes {
-		if !now2[sc.GetName()] {
+		if !stillThere[sc.GetName()] {
 			routes[sc.GetRouteConfigurationName()] = nil
 		}
 	}
@@ -180,7 +180,7 @@ func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluste
 		}
 	}
 	for _, sc := range prev.ScopedRoutes {
-		if rc := routes[sc.GetRouteConfigurationName()]; rc != nil && !now2[sc.GetName()] {
+		if rc := routes[sc.GetRouteConfigurationName()]; rc != nil && !stillThere[sc.GetName()] {
 			kept[keptScopeKey(sc.GetName())] = &keptCluster{scope: sc, route: rc, deadline: now.Add(keepAtMost)}
 		}
 	}
