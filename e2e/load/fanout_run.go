@@ -32,6 +32,13 @@ type Fanout struct {
 	Arrival Summary `json:"arrival"`
 	// WithinOneSecond counts the clients that had it within 1 s.
 	WithinOneSecond int `json:"within_one_second"`
+	// IngressArrival summarises, over the clients, the time from the API
+	// write of a new Ingress (two new hosts, to Services that exist) to
+	// a route configuration version with it reaching each: the endpoint
+	// change's figure for a route change. IngressWithinOneSecond counts
+	// the clients that had it within 1 s.
+	IngressArrival         *Summary `json:"ingress_arrival,omitempty"`
+	IngressWithinOneSecond int      `json:"ingress_within_one_second,omitempty"`
 	// PeakRSSBytes is the control plane's peak memory, fan-out included.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// ConnectedRSSBytes is the control plane's memory with every client
@@ -188,12 +195,11 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 		return result, fmt.Errorf("fan-out clients getting the change: %w", err)
 	}
 	result.Arrival = Summarize(arrivals)
-	for _, d := range arrivals {
-		if d <= time.Second {
-			result.WithinOneSecond++
-		}
-	}
+	result.WithinOneSecond = withinOneSecond(arrivals)
 	if err := afterChange(); err != nil {
+		return result, err
+	}
+	if err := c.fanoutIngressChange(ctx, clients, &result); err != nil {
 		return result, err
 	}
 	if reconnect == nil {
@@ -240,6 +246,53 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	took := time.Since(start)
 	c.log.Info("fan-out clients reconnected", "clients", count, "took", took.Round(time.Millisecond))
 	return result, reconnect(took, Summarize(back))
+}
+
+// fanoutIngressChange creates one more Ingress of the workload's shape,
+// two new hosts routed to Services that exist, once the control plane has
+// settled after the endpoint change, and times until each client holds a
+// route configuration version with it: the clients are told nothing of
+// hosts, so a new route version after the write is the change (nothing
+// else changes routes meanwhile).
+func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClient, result *Fanout) error {
+	if err := c.pause(ctx); err != nil {
+		return err
+	}
+	before := make([]string, len(clients))
+	for i, cl := range clients {
+		before[i], _, _ = cl.state(resource.RouteType)
+	}
+	ing := c.w.ChangeIngress(c.run+"f", 0, pick(0, c.w.N))
+	changed := time.Now()
+	if _, err := c.kube.NetworkingV1().Ingresses(c.w.Namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("fan-out Ingress change: creating %s: %w", ing.Name, err)
+	}
+	arrivals := make([]time.Duration, len(clients))
+	if err := waitAll(ctx, len(clients), func(i int) (bool, error) {
+		v, at, err := clients[i].state(resource.RouteType)
+		if err != nil || v == before[i] {
+			return false, err
+		}
+		arrivals[i] = at.Sub(changed)
+		return true, nil
+	}); err != nil {
+		return fmt.Errorf("fan-out clients getting the Ingress change: %w", err)
+	}
+	s := Summarize(arrivals)
+	result.IngressArrival, result.IngressWithinOneSecond = &s, withinOneSecond(arrivals)
+	c.log.Info("fan-out clients have the new Ingress", "clients", len(clients), "p99", s.P99)
+	return nil
+}
+
+// withinOneSecond counts the durations of a second or less.
+func withinOneSecond(ds []time.Duration) int {
+	n := 0
+	for _, d := range ds {
+		if d <= time.Second {
+			n++
+		}
+	}
+	return n
 }
 
 // onDemandClusters returns count clusters of the main client's snapshot

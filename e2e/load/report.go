@@ -52,6 +52,15 @@ func reportRows() []reportRow {
 			return fmt.Sprintf("%s clients%s: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
 				thousands(f.Clients), f.onDemandNote(), f.Arrival.P50, f.Arrival.P90, f.Arrival.P99, f.Arrival.Max, thousands(f.WithinOneSecond))
 		}},
+		{"fanout_ingress", "fan-out: an Ingress change to every client, p50 / p90 / p99 / max", func(r Result) string {
+			f := r.Fanout
+			if f == nil || f.IngressArrival == nil {
+				return ""
+			}
+			a := f.IngressArrival
+			return fmt.Sprintf("%s clients: %.0f / %.0f / %.0f / %.0f ms (%s within 1 s)",
+				thousands(f.Clients), a.P50, a.P90, a.P99, a.Max, thousands(f.IngressWithinOneSecond))
+		}},
 		{"fanout_memory", "fan-out: control-plane RSS per client, connected and idle", func(r Result) string {
 			f := r.Fanout
 			if f == nil || f.ConnectedRSSBytes == 0 || f.Clients == 0 {

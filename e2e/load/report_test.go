@@ -24,6 +24,7 @@ func TestReport(t *testing.T) {
 		Peers:   map[string]map[string]string{"Contour": {"endpoint_change": "220 / 276 ms"}},
 	}}}
 	light := &Fanout{Clients: 2000, OnDemandClusters: 10, Arrival: Summary{Count: 2000, P50: 100, P90: 150, P99: 190, Max: 200}, WithinOneSecond: 2000,
+		IngressArrival: &Summary{Count: 2000, P50: 110, P90: 160, P99: 1200, Max: 1300}, IngressWithinOneSecond: 1990,
 		ConnectedRSSBytes: (100 << 20) + 2000*(41<<10)}
 	got := Report([]Result{run(1000, "delta", 14, light), run(100, "sotw", 13, nil), run(1000, "sotw", 15, fanout)}, ref)
 	for _, want := range []string{
@@ -32,6 +33,7 @@ func TestReport(t *testing.T) {
 		"| endpoint change p50 / p90 (p99) | 220 / 276 ms | p90 < 30 ms | 12.0 / 15.0 ms (20.0) | 12.0 / 14.0 ms (20.0) |",
 		"| initial convergence |  |  | 1.50 s | 1.50 s |",
 		"| fan-out: an endpoint change to every client, p50 / p90 / p99 / max |  |  | 2,000 clients: 100 / 200 / 300 / 400 ms (1,999 within 1 s) | 2,000 clients (10 clusters on demand each): 100 / 150 / 190 / 200 ms (2,000 within 1 s) |",
+		"| fan-out: an Ingress change to every client, p50 / p90 / p99 / max |  |  |  | 2,000 clients: 110 / 160 / 1200 / 1300 ms (1,990 within 1 s) |",
 		"| fan-out: control-plane RSS per client, connected and idle |  |  | 2.00 MiB (4.00 GiB for 2,000) | 41 KiB (180 MiB for 2,000) |",
 		"| reconnect storm: every client back, peak RSS |  |  | 12.2 s, 2.00 GiB |  |",
 	} {

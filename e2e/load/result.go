@@ -152,6 +152,9 @@ func (r *Result) WriteTable(out io.Writer) error {
 	if f := r.Fanout; f != nil {
 		row("fan-out", "%d clients%s: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",
 			f.Clients, f.onDemandNote(), f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
+		if a := f.IngressArrival; a != nil {
+			row("", "a new Ingress: all had it after %.0f ms (p50 %.0f, p90 %.0f, p99 %.0f); %d within 1 s", a.Max, a.P50, a.P90, a.P99, f.IngressWithinOneSecond)
+		}
 		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)
 		row("", "peak RSS %s with the fan-out clients; RSS %s with them connected, idle", bytesHuman(f.PeakRSSBytes), bytesHuman(f.ConnectedRSSBytes))
