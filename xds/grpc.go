@@ -78,7 +78,7 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		grpc.MaxConcurrentStreams(1 << 16),
 		// Ping idle connections so that a vanished Envoy (node lost, network
 		// cut) is noticed and its watches released.
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: o.KeepaliveTime, Timeout: o.KeepaliveTimeout}),
+		grpc.KeepaliveParams(o.keepalive()),
 		// Our bootstrap has Envoy ping every 30s (less jitter); allow that,
 		// with or without an open stream, rather than answering with GOAWAY
 		// too_many_pings.
@@ -92,6 +92,15 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	return grpc.NewServer(opts...)
+}
+
+// keepalive is the transport's keepalive: pings, and the connections' age.
+func (o Options) keepalive() keepalive.ServerParameters {
+	p := keepalive.ServerParameters{Time: o.KeepaliveTime, Timeout: o.KeepaliveTimeout}
+	if o.MaxConnectionAge > 0 {
+		p.MaxConnectionAge, p.MaxConnectionAgeGrace = o.MaxConnectionAge, o.MaxConnectionAgeGrace
+	}
+	return p
 }
 
 // smallBufferPool pools only the buffers gRPC's default pool sizes (up to

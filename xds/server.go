@@ -52,6 +52,16 @@ type Options struct {
 	// pings it; KeepaliveTimeout how long it waits for the answer before
 	// dropping a dead Envoy and its watches. Defaults 30s and 10s.
 	KeepaliveTime, KeepaliveTimeout time.Duration
+	// MaxConnectionAge is how long an Envoy's connection lasts before
+	// the server asks it to move to a new one (gRPC's GOAWAY, jittered by
+	// gRPC by a tenth either way), so that Envoys spread again over the
+	// replicas: an Envoy stays on the replica it reached, and after a
+	// rollout the replica that stayed up holds every Envoy
+	// (docs/install.md, "Envoys across the replicas"). Its streams may finish for
+	// MaxConnectionAgeGrace, then the connection is closed and the Envoy,
+	// keeping its configuration, reopens its stream on the new connection.
+	// Defaults 30m (Istio's) and 10s; negative: connections never age.
+	MaxConnectionAge, MaxConnectionAgeGrace time.Duration
 	// StopTimeout bounds a graceful stop. Default 10s.
 	StopTimeout time.Duration
 	// TLS, when set, serves gRPC over TLS with it (see ServerTLS for
@@ -77,6 +87,10 @@ func (o Options) withDefaults() Options {
 	defDur(&o.KeepaliveTime, 30*time.Second)
 	defDur(&o.KeepaliveTimeout, 10*time.Second)
 	defDur(&o.StopTimeout, 10*time.Second)
+	if o.MaxConnectionAge == 0 {
+		o.MaxConnectionAge = 30 * time.Minute
+	}
+	defDur(&o.MaxConnectionAgeGrace, 10*time.Second)
 	return o
 }
 

@@ -39,6 +39,7 @@ type serveFlags struct {
 	translate       translateFlags
 	xdsAddress      string
 	xdsTLS          serveTLSFlags
+	xdsMaxAge       time.Duration
 	metricsAddress  string
 	pprof           bool
 	gcPercent       int
@@ -60,6 +61,7 @@ func runServe(ctx context.Context, args []string) error {
 	f.registerClass(fs)
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
+	fs.DurationVar(&f.xdsMaxAge, "xds-max-connection-age", 30*time.Minute, "ask an Envoy to reconnect once its connection is this old (gRPC's GOAWAY, give or take a tenth), so that Envoys spread again over the replicas after a rollout; the Envoy keeps its configuration meanwhile; 0: never")
 	f.xdsTLS.register(fs)
 	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz, /readyz and /metrics")
 	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-address")
@@ -106,6 +108,15 @@ func runServe(ctx context.Context, args []string) error {
 		// its configuration and reconnects (ServeListener).
 		logger.Info("the Gateway API kinds served changed: starting over to watch them", "was", changed.Was, "now", changed.Now)
 	}
+}
+
+// maxConnectionAge is xds.Options' for the flag's value: the flag's 0
+// (never) is the option's negative.
+func maxConnectionAge(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 // serveOnce serves until ctx is done or the Gateway API kinds the API
@@ -174,7 +185,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 		Namespace: podNamespace(), Class: f.controllerClass, Pod: os.Getenv("POD_NAME"),
 		Release: version, Build: vcsRevision(), Repository: "https://github.com/ingress-xds/ingress-xds",
 	})
-	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS, Answers: nginxMetrics})
+	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS, Answers: nginxMetrics, MaxConnectionAge: maxConnectionAge(f.xdsMaxAge)})
 	translator := translate.NewTranslator(f.translate.options())
 	translator.SetValidate(f.validateIR)
 	opts := pipeline.Options{
