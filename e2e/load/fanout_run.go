@@ -196,6 +196,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	}
 	result.Arrival = Summarize(arrivals)
 	result.WithinOneSecond = withinOneSecond(arrivals)
+	c.log.Info("fan-out clients have the endpoint change", "clients", count, "p99", result.Arrival.P99)
 	if err := afterChange(); err != nil {
 		return result, err
 	}
