@@ -952,3 +952,118 @@ spec:
 		return nil
 	})
 }
+
+// snippetClientVerifyHosts are TestSnippetsClientVerify's hosts, by the
+// auth-tls-verify-client of each (none: no auth-tls).
+var snippetClientVerifyHosts = []string{"none.verify.test", "on.verify.test", "optional.verify.test"}
+
+// TestSnippetsClientVerify proves through a real Envoy, with real client
+// certificates, the snippets' conditions on $ssl_client_verify, the
+// corpus's (docs) "if ($ssl_client_verify != SUCCESS) { return 401; }".
+// nginx's variable is empty over plain HTTP and, over TLS, "NONE" without
+// a certificate, "SUCCESS" for one that verifies (ngx_http_ssl_variable in
+// src/http/modules/ngx_http_ssl_module.c, ngx_ssl_get_client_verify in
+// src/event/ngx_event_openssl.c); ingress-nginx's ssl_verify_client is the
+// host's auth-tls-verify-client (nginx.tmpl), and with on nginx answers 400
+// before any location to a request without a certificate that verifies
+// (ngx_http_process_request in src/http/ngx_http_request.c). The snippet's
+// return runs in the rewrite phase, before ingress-nginx's redirect to
+// HTTPS (its Lua, later in the phase).
+func TestSnippetsClientVerify(t *testing.T) {
+	b := echoBackends(t, "alpha")
+	serverCA := framework.NewCA(t, "verify server CA")
+	clientCA := newClientCA(t, "verify client CA")
+	client := clientCA.issue(t, "verify")
+	var secrets strings.Builder
+	for _, host := range snippetClientVerifyHosts {
+		pair := serverCA.Issue(t, host, host)
+		secrets.WriteString(tlsSecretYAML(strings.Split(host, ".")[0]+"-verify-cert", pair.CertPEM, pair.KeyPEM))
+	}
+	secrets.WriteString(clientCASecretYAML("client-ca", clientCA.certPEM))
+	var ingresses strings.Builder
+	for _, host := range snippetClientVerifyHosts {
+		name := strings.Split(host, ".")[0]
+		annotations := ""
+		if name != "none" {
+			annotations = fmt.Sprintf("    nginx.ingress.kubernetes.io/auth-tls-secret: default/client-ca\n    nginx.ingress.kubernetes.io/auth-tls-verify-client: %q\n", name)
+		}
+		fmt.Fprintf(&ingresses, `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: verify-%s
+  annotations:
+%s    nginx.ingress.kubernetes.io/configuration-snippet: |
+      if ($ssl_client_verify != SUCCESS) {
+        return 401;
+      }
+      proxy_set_header Authorization "Bearer lab-token";
+spec:
+  tls: [{hosts: [%s], secretName: %s-verify-cert}]
+  rules:
+  - host: %s
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`, name, annotations, host, name, host)
+	}
+	fm := startFileMode(t, nil,
+		manifest{"services.yaml", echoServicesYAML(b[0])},
+		manifest{"secrets.yaml", secrets.String()},
+		manifest{"ingresses.yaml", ingresses.String()})
+	envoy := fm.envoy
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+	roots := serverCA.Pool()
+	get := func(host string, withCert bool) mtlsResult {
+		if withCert {
+			return mtlsGet(envoy.HTTPSAddress, roots, host, &client, nil)
+		}
+		return mtlsGet(envoy.HTTPSAddress, roots, host, nil, nil)
+	}
+	framework.Eventually(t, convergeTimeout, "the hosts served over HTTPS", func() error {
+		for _, host := range snippetClientVerifyHosts {
+			if r := get(host, true); r.err != nil || r.Status == http.StatusNotFound {
+				return fmt.Errorf("%s: %v %v", host, r.Response, r.err)
+			}
+		}
+		return nil
+	})
+
+	// No auth-tls: nginx asks for no certificate, so the variable is NONE
+	// over TLS (even for a client that would send one) and empty over
+	// plain HTTP: never SUCCESS, every request is answered 401.
+	t.Run("without auth-tls: 401 on every listener", func(t *testing.T) {
+		for _, withCert := range []bool{false, true} {
+			if r := get("none.verify.test", withCert); r.err != nil || r.Status != http.StatusUnauthorized || r.Backend != "" {
+				t.Errorf("HTTPS, a certificate offered %v: got %v, %v; want 401 from the snippet", withCert, r.Response, r.err)
+			}
+		}
+		if a := snippetRequest(t, envoy, http.MethodGet, "none.verify.test", "/", nil); a.status != http.StatusUnauthorized || a.seen != nil {
+			t.Errorf("plain HTTP: %d, want 401 from the snippet", a.status)
+		}
+	})
+	// auth-tls-verify-client on: a certificate that verifies reaches the
+	// location with SUCCESS, and the request goes upstream with the
+	// snippet's header; without one nginx answers 400 first; over plain
+	// HTTP the variable is empty and the snippet answers 401.
+	t.Run("on: SUCCESS over HTTPS, empty over plain HTTP", func(t *testing.T) {
+		r := get("on.verify.test", true)
+		if r.err != nil || r.Status != http.StatusOK || r.Backend != "alpha" {
+			t.Fatalf("HTTPS with a certificate: got %v, %v; want 200 from alpha", r.Response, r.err)
+		}
+		if got := r.Echo.Header.Get("Authorization"); got != "Bearer lab-token" {
+			t.Errorf("HTTPS with a certificate: Authorization %q upstream, want the snippet's", got)
+		}
+		if r := get("on.verify.test", false); r.err != nil || r.Status != http.StatusBadRequest {
+			t.Errorf("HTTPS without a certificate: got %v, %v; want nginx's 400", r.Response, r.err)
+		}
+		if a := snippetRequest(t, envoy, http.MethodGet, "on.verify.test", "/", nil); a.status != http.StatusUnauthorized || a.seen != nil {
+			t.Errorf("plain HTTP: %d, want 401 from the snippet, before the redirect to HTTPS", a.status)
+		}
+	})
+	// optional: the value depends on the client's certificate, which is
+	// not translated: the Ingress is refused, its path answers 503.
+	t.Run("optional: refused", func(t *testing.T) {
+		if r := get("optional.verify.test", true); r.err != nil || r.Status != http.StatusServiceUnavailable {
+			t.Errorf("got %v, %v; want 503", r.Response, r.err)
+		}
+	})
+}

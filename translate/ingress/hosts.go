@@ -188,6 +188,7 @@ func (m *memo) mergeHost(host string, e *hostEntry, secrets map[types.Namespaced
 	out.mergeAppRoot(host, frags)
 	out.resolveReselects(kept)              // reselect.go
 	out.mergeClientCert(host, frags)        // clientcert.go
+	out.resolveClientVerify(host, frags)    // clientverify.go
 	out.mergeSSLCiphers(host, frags)        // sslciphers.go
 	out.mergePassthrough(host, frags, kept) // passthrough.go
 	return out

@@ -298,6 +298,17 @@ func conditionHeader(name string) (string, bool) {
 	return "", false
 }
 
+// ClientVerifyMatch names, in a branch's conditions, a condition on
+// $ssl_client_verify rather than a header: nginx's verdict on the
+// client's certificate ("SUCCESS", "FAILED:reason", "NONE" over TLS, ""
+// over plain HTTP; ngx_ssl_get_client_verify in
+// src/event/ngx_event_openssl.c), which depends on the host's auth-tls,
+// a server's setting that a snippet does not know. The front-end decides
+// it for each listener (translate/ingress/clientverify.go). It is no
+// header name (a parenthesis is not a token character), so that one left
+// undecided fails the IR's validation rather than matching a header.
+const ClientVerifyMatch = "(ssl_client_verify)"
+
 // rewrittenBeforeRouting says whether Envoy's connection manager replaces
 // a request header before routing (X-Forwarded-For and -Proto for a
 // client it does not trust, X-Request-ID, its own x-envoy-*): a route
@@ -380,6 +391,11 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 		return t.staticCondition(d, t.uri, op, rhs)
 	}
 	header, ok := conditionHeader(lhs)
+	if lhs == "ssl_client_verify" {
+		// Decided per host and listener by the front-end, which knows the
+		// host's auth-tls (ClientVerifyMatch).
+		header, ok = ClientVerifyMatch, true
+	}
 	if !ok {
 		return cond{}, t.refuse(d, "variable $%s: %s", lhs, unknownVariable(lhs))
 	}
