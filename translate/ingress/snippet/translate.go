@@ -561,6 +561,23 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		t.unlessRealIP = append(t.unlessRealIP, DirectiveRef{Directive: d.Name, Line: d.Line})
 		t.verdict(d, NoEffect, "nginx's realip module does nothing without set_real_ip_from, which ingress-nginx writes only with use-forwarded-headers or enable-real-ip (then the snippet is refused)")
 		return nil
+	case "underscores_in_headers":
+		// ngx_http_core_module takes it in http and server blocks alone.
+		// In a server it governs the requests that reach the server by
+		// its TLS name (the default server's governs the others: headers
+		// are read before the Host header chooses a server). With on,
+		// nginx keeps a header spelled with underscores, and its $http_*
+		// variables then read it as the dashed name
+		// (ngx_http_variable_unknown_header in
+		// src/http/ngx_http_variables.c turns "-" into "_"): an
+		// X_Request_ID becomes ingress-nginx's $http_x_request_id, the
+		// request ID the template sends, a condition on $http_x_api_key
+		// reads an X_Api_Key. Envoy passes such headers on, but its
+		// matches and request IDs read the dashed name alone.
+		if lv != serverLevel {
+			return t.refuse(d, "nginx takes it in http and server blocks alone: nginx refuses it")
+		}
+		return t.refuse(d, "nginx's $http_* variables would read a header spelled with underscores as the dashed name (an X_Request_ID as the request ID the template sends), which Envoy's matches and request IDs do not: not translated")
 	case "server_tokens":
 		// ingress-nginx turns server_tokens off and clears Server at http
 		// level (server-tokens: false); in a snippet it changes only
