@@ -162,8 +162,9 @@ func (t *translator) headerValue(d nginxconf.Directive, lv level, name, value st
 // unknownVariable says why a variable is not translated, naming the ones
 // nginx itself does not know in ingress-nginx's build: a name with upper
 // case (nginx's own are lower case, and a template placeholder such as
-// ${DOMAIN} left unrendered is one), and the legacy GeoIP module's, which
-// ingress-nginx's nginx does not load ($geoip2_* are GeoIP2's).
+// ${DOMAIN} left unrendered is one), the legacy GeoIP module's, which
+// ingress-nginx's nginx does not load ($geoip2_* are GeoIP2's), and the
+// opentracing module's, which it no longer ships.
 func unknownVariable(name string) string {
 	prefixed := slices.ContainsFunc([]string{"http_", "sent_http_", "upstream_http_", "cookie_", "upstream_cookie_", "arg_"},
 		func(p string) bool { return strings.HasPrefix(name, p) })
@@ -174,6 +175,10 @@ func unknownVariable(name string) string {
 		return "not translated but as the whole value of proxy_set_header X-Forwarded-For"
 	case strings.HasPrefix(name, "geoip_"):
 		return "the legacy GeoIP module's, which ingress-nginx's nginx does not load: nginx refuses it"
+	case strings.HasPrefix(name, "opentracing_"):
+		// changelog/controller-1.10.0.md: "This version dropped
+		// Opentracing and zipkin modules, just Opentelemetry is supported".
+		return "the opentracing module's, which ingress-nginx dropped in v1.10: nginx refuses it"
 	}
 	return "not translated"
 }
