@@ -291,6 +291,24 @@ func clientCASecretYAML(name string, caPEM []byte) string {
 		name, base64.StdEncoding.EncodeToString(caPEM))
 }
 
+// clientCertSecrets is what a test of client certificates starts from: a
+// server CA and a certificate of it per host, in a Secret named by
+// secretName, a client CA's Secret "client-ca", and a client certificate
+// that CA issued (common name what); the Secrets as one manifest.
+func clientCertSecrets(t testing.TB, what string, hosts []string, secretName func(host string) string) (serverCA *framework.CA, client tls.Certificate, manifest string) {
+	t.Helper()
+	serverCA = framework.NewCA(t, what+" server CA")
+	clientCA := newClientCA(t, what+" client CA")
+	client = clientCA.issue(t, what)
+	var secrets strings.Builder
+	for _, host := range hosts {
+		pair := serverCA.Issue(t, host, host)
+		secrets.WriteString(tlsSecretYAML(secretName(host), pair.CertPEM, pair.KeyPEM))
+	}
+	secrets.WriteString(clientCASecretYAML("client-ca", clientCA.certPEM))
+	return serverCA, client, secrets.String()
+}
+
 // clientCA issues client certificates (ExtKeyUsageClientAuth, which the
 // framework's server certificates lack).
 type clientCA struct {
@@ -426,19 +444,13 @@ func BenchmarkClientCert(b *testing.B) {
 	framework.Heavy(b)
 	framework.FindTools(b)
 	backend := framework.StartBackend(b, "alpha")
-	serverCA := framework.NewCA(b, "bench server CA")
-	clientCA := newClientCA(b, "bench client CA")
-	client := clientCA.issue(b, "authtls")
-	var secrets strings.Builder
-	for _, host := range authTLSHosts {
-		pair := serverCA.Issue(b, host, host)
-		secrets.WriteString(tlsSecretYAML("authtls-"+strings.Split(host, ".")[0]+"-cert", pair.CertPEM, pair.KeyPEM))
-	}
-	secrets.WriteString(clientCASecretYAML("client-ca", clientCA.certPEM))
+	serverCA, client, secrets := clientCertSecrets(b, "authtls", authTLSHosts, func(host string) string {
+		return "authtls-" + strings.Split(host, ".")[0] + "-cert"
+	})
 	dir := b.TempDir()
 	for name, content := range map[string]string{
 		"services.yaml": echoServicesYAML(backend),
-		"secrets.yaml":  secrets.String(),
+		"secrets.yaml":  secrets,
 		// on.authtls.test with a subject check too: every check at once.
 		"ingresses.yaml": strings.Replace(authTLSIngressesYAML("CN=authtls"), "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn: \"CN=authtls\", nginx.ingress.kubernetes.io/auth-tls-pass-certificate-to-upstream", 1),
 	} {

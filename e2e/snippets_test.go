@@ -971,15 +971,9 @@ var snippetClientVerifyHosts = []string{"none.verify.test", "on.verify.test", "o
 // HTTPS (its Lua, later in the phase).
 func TestSnippetsClientVerify(t *testing.T) {
 	b := echoBackends(t, "alpha")
-	serverCA := framework.NewCA(t, "verify server CA")
-	clientCA := newClientCA(t, "verify client CA")
-	client := clientCA.issue(t, "verify")
-	var secrets strings.Builder
-	for _, host := range snippetClientVerifyHosts {
-		pair := serverCA.Issue(t, host, host)
-		secrets.WriteString(tlsSecretYAML(strings.Split(host, ".")[0]+"-verify-cert", pair.CertPEM, pair.KeyPEM))
-	}
-	secrets.WriteString(clientCASecretYAML("client-ca", clientCA.certPEM))
+	serverCA, client, secrets := clientCertSecrets(t, "verify", snippetClientVerifyHosts, func(host string) string {
+		return strings.Split(host, ".")[0] + "-verify-cert"
+	})
 	var ingresses strings.Builder
 	for _, host := range snippetClientVerifyHosts {
 		name := strings.Split(host, ".")[0]
@@ -1007,7 +1001,7 @@ spec:
 	}
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(b[0])},
-		manifest{"secrets.yaml", secrets.String()},
+		manifest{"secrets.yaml", secrets},
 		manifest{"ingresses.yaml", ingresses.String()})
 	envoy := fm.envoy
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
