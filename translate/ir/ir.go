@@ -43,6 +43,19 @@ type IR struct {
 	// Upstream is how Envoy keeps its connections to every backend
 	// (connections.go); nil: Envoy's way.
 	Upstream *Upstream `json:"upstream,omitempty"`
+	// OwnListeners each serve virtual hosts of their own, apart from
+	// VirtualHosts and from one another: a port (and an address in front
+	// of it) that only its hosts are reached on, as a Gateway with an
+	// address of its own is (translate/gatewayapi). Sorted by the
+	// listener's Port; their names and ports are every listener's own.
+	OwnListeners []*OwnListener `json:"ownListeners,omitempty"`
+}
+
+// OwnListener is a listener with the virtual hosts it alone serves,
+// sorted by Host; they use the IR's clusters and certificates.
+type OwnListener struct {
+	Listener     *Listener      `json:"listener"`
+	VirtualHosts []*VirtualHost `json:"virtualHosts"`
 }
 
 // Protocol is what a listener speaks.
@@ -90,6 +103,17 @@ type Listener struct {
 	// metrics (nginx_ingress_controller_requests, ...), labelled with
 	// the names of the route's Log.
 	RequestMetrics bool `json:"requestMetrics,omitempty"`
+	// KeepHostPort passes a request's Host to the backend as the client
+	// sent it, a port included, and matches virtual hosts without the
+	// port (Gateway API's way). Otherwise the port is dropped before
+	// routing, and nothing after sees it (nginx's $host, which the
+	// Ingress front-end's redirects, hashing and snippets read).
+	KeepHostPort bool `json:"keepHostPort,omitempty"`
+	// PublicPort, when set, is the port clients reach the listener on
+	// (a Service's port in front of it), where it differs from Port: a
+	// redirect to another host on the same scheme names it, as the
+	// listener's port (Gateway API's RequestRedirect without a port).
+	PublicPort uint32 `json:"publicPort,omitempty"`
 }
 
 // LocalReplyCodes replace the status Envoy gives its own answer when a

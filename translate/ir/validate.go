@@ -32,51 +32,24 @@ func (r *IR) Validate() error {
 	}
 	ports := map[uint32]bool{}
 	for _, l := range r.Listeners {
-		var v violations
-		if l.Port == 0 || l.Port > 65535 {
-			v.add("Port", ErrOutOfRange, "port %d out of range", l.Port)
+		errs = l.validate(ports).of(errs, KindListener, l.Name, 0)
+	}
+	listenerNames := names(r.Listeners, func(l *Listener) string { return l.Name })
+	for i, o := range r.OwnListeners {
+		if o.Listener == nil {
+			errs = append(errs, &ValidationError{Kind: KindListener, Name: fmt.Sprintf("OwnListeners[%d]", i), Err: ErrBadValue, msg: "no listener"})
+			continue
 		}
-		if ports[l.Port] {
-			v.add("Port", ErrDuplicate, "port %d used twice", l.Port)
+		l := o.Listener
+		if listenerNames[l.Name] {
+			errs = append(errs, &ValidationError{Kind: KindListener, Name: l.Name, Err: ErrDuplicate, msg: "listed twice"})
 		}
-		ports[l.Port] = true
-		if l.Protocol != HTTP && l.Protocol != HTTPS {
-			v.add("Protocol", ErrUnknownValue, "unknown protocol %q", l.Protocol)
+		listenerNames[l.Name] = true
+		if i > 0 && r.OwnListeners[i-1].Listener != nil && r.OwnListeners[i-1].Listener.Port > l.Port {
+			errs = append(errs, &ValidationError{Kind: KindListener, Name: l.Name, Field: "Port", Err: ErrUnsorted,
+				msg: fmt.Sprintf("own listeners are not sorted by port: %d after %d", l.Port, r.OwnListeners[i-1].Listener.Port)})
 		}
-		if _, err := netip.ParseAddr(l.Address); err != nil {
-			v.add("Address", ErrBadAddress, "address %q: %w", l.Address, err)
-		}
-		switch l.EscapedSlashes {
-		case EscapedSlashesRedirect, EscapedSlashesForward, EscapedSlashesReject, EscapedSlashesKeep:
-		default:
-			v.add("EscapedSlashes", ErrUnknownValue, "unknown escaped-slashes action %q", l.EscapedSlashes)
-		}
-		if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
-			v.add("HSTS", ErrBadHeader, "HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.HSTS)
-		}
-		if l.Block != nil {
-			v.nest("Block", "", ErrBadValue, l.Block.validate())
-		}
-		if l.Downstream != nil {
-			v.nest("Downstream", "", ErrBadValue, l.Downstream.validate(l))
-		}
-		if l.Tracing != nil {
-			v.nest("Tracing", "", ErrBadValue, l.Tracing.validate())
-		}
-		if c := l.LocalReplyCodes; c != nil {
-			for _, f := range []struct {
-				field string
-				code  uint32
-			}{{"UpstreamFailure", c.UpstreamFailure}, {"ConnectTimeout", c.ConnectTimeout}} {
-				if f.code != 0 && (f.code < 200 || f.code > 599) {
-					v.add("LocalReplyCodes."+f.field, ErrOutOfRange, "local reply status %d (200 to 599)", f.code)
-				}
-			}
-			if *c == (LocalReplyCodes{}) {
-				v.add("LocalReplyCodes", ErrNoOp, "local reply codes that change nothing (nil says that)")
-			}
-		}
-		errs = v.of(errs, KindListener, l.Name, 0)
+		errs = l.validate(ports).of(errs, KindListener, l.Name, 0)
 	}
 
 	certs := names(r.Certificates, func(c *Certificate) string { return c.Name })
@@ -93,43 +66,9 @@ func (r *IR) Validate() error {
 		backendAt[b.Name] = i
 	}
 
-	errs = sortedUnique(errs, KindVirtualHost, r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
-	hosts := names(r.VirtualHosts, func(v *VirtualHost) string { return v.Host })
-	aliased := map[string]string{}
-	for _, vh := range r.VirtualHosts {
-		var v violations
-		if err := validHost(vh.Host); err != nil {
-			v.add("Host", ErrBadHost, "%w", err)
-		}
-		if vh.AnyDepth && !strings.HasPrefix(vh.Host, "*.") {
-			v.add("AnyDepth", ErrBadHost, "any depth for %q, which is no *. wildcard", vh.Host)
-		}
-		for i, alias := range vh.Aliases {
-			field := func(sub string) string { return joinField(fmt.Sprintf("Aliases[%d]", i), sub) }
-			switch err := validHost(alias); {
-			case err != nil || strings.HasPrefix(alias, "*") || strings.HasPrefix(vh.Host, "*"):
-				v.add(field(""), ErrBadHost, "alias %q: only exact names alias exact hosts", alias)
-			case hosts[alias]:
-				v.add(field(""), ErrDuplicate, "alias %q is a virtual host of its own", alias)
-			case aliased[alias] != "":
-				v.add(field(""), ErrDuplicate, "alias %q is already an alias of %q", alias, aliased[alias])
-			}
-			aliased[alias] = vh.Host
-		}
-		if vh.Certificate != "" && !certs[vh.Certificate] {
-			v.add("Certificate", ErrUnlistedCertificate, "certificate %q is not listed", vh.Certificate)
-		}
-		if vh.ClientCert != nil {
-			v.nest("ClientCert", "client certificates: ", ErrBadValue, vh.ClientCert.validate())
-		}
-		v.nest("TLSCiphers", "", ErrBadValue, validCiphers(vh.TLSCiphers))
-		if vh.Passthrough != nil {
-			v.nest("Passthrough", "passthrough: ", ErrBadValue, vh.Passthrough.validate(vh, clusters))
-		}
-		errs = v.of(errs, KindVirtualHost, vh.Host, 0)
-		for i, rt := range vh.Routes {
-			errs = rt.validate(clusters).of(errs, KindRoute, vh.Host, i)
-		}
+	errs = validateVirtualHosts(errs, r.VirtualHosts, certs, clusters)
+	for _, o := range r.OwnListeners {
+		errs = validateVirtualHosts(errs, o.VirtualHosts, certs, clusters)
 	}
 
 	errs = sortedUnique(errs, KindCluster, r.Clusters, func(c *Cluster) string { return c.Name })
@@ -190,6 +129,100 @@ func (r *IR) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validate checks one listener; ports are those of the listeners checked
+// before it, to which it adds its own.
+func (l *Listener) validate(ports map[uint32]bool) violations {
+	var v violations
+	if l.Port == 0 || l.Port > 65535 {
+		v.add("Port", ErrOutOfRange, "port %d out of range", l.Port)
+	}
+	if ports[l.Port] {
+		v.add("Port", ErrDuplicate, "port %d used twice", l.Port)
+	}
+	ports[l.Port] = true
+	if l.Protocol != HTTP && l.Protocol != HTTPS {
+		v.add("Protocol", ErrUnknownValue, "unknown protocol %q", l.Protocol)
+	}
+	if _, err := netip.ParseAddr(l.Address); err != nil {
+		v.add("Address", ErrBadAddress, "address %q: %w", l.Address, err)
+	}
+	switch l.EscapedSlashes {
+	case EscapedSlashesRedirect, EscapedSlashesForward, EscapedSlashesReject, EscapedSlashesKeep:
+	default:
+		v.add("EscapedSlashes", ErrUnknownValue, "unknown escaped-slashes action %q", l.EscapedSlashes)
+	}
+	if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
+		v.add("HSTS", ErrBadHeader, "HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.HSTS)
+	}
+	if l.Block != nil {
+		v.nest("Block", "", ErrBadValue, l.Block.validate())
+	}
+	if l.Downstream != nil {
+		v.nest("Downstream", "", ErrBadValue, l.Downstream.validate(l))
+	}
+	if l.Tracing != nil {
+		v.nest("Tracing", "", ErrBadValue, l.Tracing.validate())
+	}
+	if c := l.LocalReplyCodes; c != nil {
+		for _, f := range []struct {
+			field string
+			code  uint32
+		}{{"UpstreamFailure", c.UpstreamFailure}, {"ConnectTimeout", c.ConnectTimeout}} {
+			if f.code != 0 && (f.code < 200 || f.code > 599) {
+				v.add("LocalReplyCodes."+f.field, ErrOutOfRange, "local reply status %d (200 to 599)", f.code)
+			}
+		}
+		if *c == (LocalReplyCodes{}) {
+			v.add("LocalReplyCodes", ErrNoOp, "local reply codes that change nothing (nil says that)")
+		}
+	}
+	return v
+}
+
+// validateVirtualHosts checks one listener's (or every shared listener's)
+// virtual hosts.
+func validateVirtualHosts(errs []error, vhosts []*VirtualHost, certs map[string]bool, clusters map[string]*Cluster) []error {
+	errs = sortedUnique(errs, KindVirtualHost, vhosts, func(v *VirtualHost) string { return v.Host })
+	hosts := names(vhosts, func(v *VirtualHost) string { return v.Host })
+	aliased := map[string]string{}
+	for _, vh := range vhosts {
+		var v violations
+		if err := validHost(vh.Host); err != nil {
+			v.add("Host", ErrBadHost, "%w", err)
+		}
+		if vh.AnyDepth && !strings.HasPrefix(vh.Host, "*.") {
+			v.add("AnyDepth", ErrBadHost, "any depth for %q, which is no *. wildcard", vh.Host)
+		}
+		for i, alias := range vh.Aliases {
+			field := func(sub string) string { return joinField(fmt.Sprintf("Aliases[%d]", i), sub) }
+			switch err := validHost(alias); {
+			case err != nil || strings.HasPrefix(alias, "*") || strings.HasPrefix(vh.Host, "*"):
+				v.add(field(""), ErrBadHost, "alias %q: only exact names alias exact hosts", alias)
+			case hosts[alias]:
+				v.add(field(""), ErrDuplicate, "alias %q is a virtual host of its own", alias)
+			case aliased[alias] != "":
+				v.add(field(""), ErrDuplicate, "alias %q is already an alias of %q", alias, aliased[alias])
+			}
+			aliased[alias] = vh.Host
+		}
+		if vh.Certificate != "" && !certs[vh.Certificate] {
+			v.add("Certificate", ErrUnlistedCertificate, "certificate %q is not listed", vh.Certificate)
+		}
+		if vh.ClientCert != nil {
+			v.nest("ClientCert", "client certificates: ", ErrBadValue, vh.ClientCert.validate())
+		}
+		v.nest("TLSCiphers", "", ErrBadValue, validCiphers(vh.TLSCiphers))
+		if vh.Passthrough != nil {
+			v.nest("Passthrough", "passthrough: ", ErrBadValue, vh.Passthrough.validate(vh, clusters))
+		}
+		errs = v.of(errs, KindVirtualHost, vh.Host, 0)
+		for i, rt := range vh.Routes {
+			errs = rt.validate(clusters).of(errs, KindRoute, vh.Host, i)
+		}
+	}
+	return errs
 }
 
 func (rt *Route) validate(clusters map[string]*Cluster) violations {
