@@ -213,8 +213,6 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 			RouteConfigName: routeName,
 		}},
 		HttpFilters: filters,
-		// Hosts match without their port, whatever port the client used.
-		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 		// example.com. is example.com.
 		StripTrailingHostDot: true,
 		// /a/../b must not slip past a route for /b's neighbours.
@@ -242,6 +240,12 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 		// WebSocket upgrades pass on every route, as through nginx (whose
 		// template sets the Upgrade and Connection headers everywhere).
 		UpgradeConfigs: []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}},
+	}
+	if !l.KeepHostPort {
+		// Hosts match without their port, whatever port the client
+		// used, and nothing after routing sees it (nginx's $host); with
+		// KeepHostPort the route configurations ignore it instead.
+		hcm.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}
 	}
 	if hcm.LocalReplyConfig, err = localReplyConfig(l.LocalReplyCodes); err != nil { // localreply.go
 		return nil, err

@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -121,7 +122,11 @@ func (c *Renderer) onDemand(m *ir.IR) *OnDemand {
 			eager[member] = struct{}{}
 		}
 	}
-	for _, vh := range m.VirtualHosts {
+	vhosts := m.VirtualHosts
+	for _, o := range m.OwnListeners {
+		vhosts = append(slices.Clip(vhosts), o.VirtualHosts...)
+	}
+	for _, vh := range vhosts {
 		if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
 			eager[vh.Passthrough.Cluster] = struct{}{}
 		}

@@ -17,6 +17,8 @@ import (
 type listenerSide struct {
 	tls  bool
 	port uint32
+	// publicPort is ir.Listener.PublicPort.
+	publicPort uint32
 	// discoveredIn names the route configuration whose virtual hosts are
 	// sent over VHDS (vhds.go), or is empty.
 	discoveredIn string
@@ -78,6 +80,10 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 			action.PortRedirect = l.port
 			action.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: l.scheme()}
 		}
+		if a.Host != "" && a.Port == 0 && a.Scheme == "" && !a.ListenerPort && l.publicPort != 0 && l.publicPort != defaultPort(l.tls) {
+			// Another host, on this listener's scheme: its port too.
+			action.PortRedirect = l.publicPort
+		}
 		scheme := firstOf(a.Scheme, action.GetSchemeRedirect(), l.scheme())
 		host := firstOf(a.Host, requestHost)
 		root = scheme + "://" + literal(host) + port(action.PortRedirect)
@@ -107,6 +113,14 @@ func httpsRedirectOn(p *ir.RoutePolicy, vh *ir.VirtualHost, l listenerSide) *ir.
 		return nil
 	}
 	return p.HTTPSRedirect
+}
+
+// defaultPort is the scheme's well-known port.
+func defaultPort(tls bool) uint32 {
+	if tls {
+		return 443
+	}
+	return 80
 }
 
 // requestHost is the request's host in a header value: the HTTP

@@ -72,6 +72,12 @@ type Renderer struct {
 	// upstream is the IR's Upstream the clusters were rendered with
 	// (upstream_pool.go): a change renders every cluster again.
 	upstream ir.Upstream
+	// own are the renderers of the IR's own listeners (ir.OwnListener),
+	// by listener name (own.go); httpsRoutePrefix names the route
+	// configurations of HTTPS hosts, HTTPSRoutePrefix but in an own
+	// listener's renderer.
+	own              map[string]*Renderer
+	httpsRoutePrefix string
 }
 
 // Options are the renderer's settings that are not in the IR: where Envoy
@@ -192,6 +198,8 @@ func NewRendererWith(o Options) *Renderer {
 		loads:       map[string]*loadEntry{},
 		vhosts:      map[vhostKey]*vhostEntry{},
 		parts:       newClusterParts(),
+
+		httpsRoutePrefix: HTTPSRoutePrefix,
 	}
 }
 
@@ -241,7 +249,12 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			return nil, fmt.Errorf("listener %s: unknown protocol %q", l.Name, l.Protocol)
 		}
 	}
-	if len(c.next.chains) > 0 {
+	ownUses, ownChains, err := c.renderOwn(res, m) // own.go
+	if err != nil {
+		return nil, err
+	}
+	used |= ownUses
+	if len(c.next.chains) > 0 || ownChains {
 		for _, cert := range m.Certificates {
 			res.Secrets = append(res.Secrets, c.secret(cert))
 		}
@@ -362,7 +375,8 @@ func (c *Renderer) pairWithLast(m *ir.IR) (clusters, backends []int) {
 // found in place by identity, without a lookup each.
 func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHost) (*routev3.RouteConfiguration, filterSet, gzipSet, error) {
 	rc := &routev3.RouteConfiguration{Name: l.Name, VirtualHosts: make([]*routev3.VirtualHost, len(vhosts)),
-		TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
+		TypedPerFilterConfig:     c.onDemandRouteConfig(), // ondemand.go
+		IgnorePortInHostMatching: l.KeepHostPort,
 		// A route's header changes after these: nginx's snippets
 		// and annotations act after the template's forwarded headers
 		// and HSTS (translate/ingress/snippet).
@@ -506,7 +520,7 @@ func (c *Renderer) virtualHost(vh *ir.VirtualHost, l listenerSide) (*renderedHos
 func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet, gz gzipSet) (*listenerv3.FilterChain, error) {
 	e := c.chains[vh.Host]
 	if e == nil || e.listener != *l || e.cert != vh.Certificate || e.ciphers != vh.TLSCiphers || e.uses != uses || e.gzip != gz || !slices.Equal(e.aliases, vh.Aliases) || e.client != vh.ClientCert {
-		msg, err := sniFilterChain(l, vh, uses, gz)
+		msg, err := sniFilterChain(l, vh, c.httpsRoutePrefix+vh.Host, uses, gz)
 		if err != nil {
 			return nil, err
 		}

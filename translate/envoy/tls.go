@@ -45,7 +45,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		if vh.Certificate == "" {
 			continue
 		}
-		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port})
+		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port, publicPort: l.PublicPort})
 		if err != nil {
 			return err
 		}
@@ -65,8 +65,9 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		} else {
 			chains = append(chains, chain)
 		}
-		rc := &routev3.RouteConfiguration{Name: HTTPSRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
-			TypedPerFilterConfig: c.onDemandRouteConfig(), // ondemand.go
+		rc := &routev3.RouteConfiguration{Name: c.httpsRoutePrefix + vh.Host, VirtualHosts: []*routev3.VirtualHost{rendered.msg},
+			TypedPerFilterConfig:     c.onDemandRouteConfig(), // ondemand.go
+			IgnorePortInHostMatching: l.KeepHostPort,
 			// A route's header changes after these: nginx's snippets
 			// and annotations act after the template's forwarded headers
 			// and HSTS (translate/ingress/snippet).
@@ -177,7 +178,7 @@ func (c *Renderer) defaultChainHosts(l *ir.Listener, vhosts []*ir.VirtualHost) (
 		if !vh.DefaultChain || vh.Host == ir.WildcardHost || vh.Certificate == "" || vh.Passthrough != nil {
 			continue
 		}
-		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port})
+		rendered, err := c.virtualHost(vh, listenerSide{tls: true, port: l.Port, publicPort: l.PublicPort})
 		if err != nil {
 			return nil, err
 		}
@@ -208,9 +209,10 @@ func misdirected(host string) *routev3.VirtualHost {
 	}
 }
 
-// sniFilterChain serves one host: its certificate, and its own routes only.
-func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSet, gz gzipSet) (*listenerv3.FilterChain, error) {
-	hcm, err := httpConnectionManager(l, HTTPSRoutePrefix+vh.Host, uses, gz)
+// sniFilterChain serves one host: its certificate, and its own routes only
+// (the route configuration routeName).
+func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, routeName string, uses filterSet, gz gzipSet) (*listenerv3.FilterChain, error) {
+	hcm, err := httpConnectionManager(l, routeName, uses, gz)
 	if err != nil {
 		return nil, err
 	}
