@@ -21,6 +21,9 @@ import (
 //   - A listener is the Ingress front-end's where both have one on a port
 //     (it carries the controller ConfigMap's settings); a port only
 //     Gateways use gets the Gateway API front-end's.
+//   - The Gateway API front-end's own listeners (a Gateway's port and
+//     address of its own) are its alone: no Ingress host is served there,
+//     and an Ingress host does not take one of theirs.
 //   - Backends, clusters and certificates of one name are the same Service
 //     port, policy or Secret in both (the front-ends name them alike): the
 //     Ingress front-end's value is kept, so that its identity carries
@@ -31,6 +34,7 @@ func merge(ing, gw *ir.IR) *ir.IR {
 	}
 	out := *ing
 	out.Problems = slices.Clone(ing.Problems)
+	out.OwnListeners = gw.OwnListeners
 
 	ports := map[uint32]bool{}
 	for _, l := range ing.Listeners {
@@ -79,7 +83,11 @@ func merge(ing, gw *ir.IR) *ir.IR {
 	// must not be listed (every cluster listed is one a route forwards or
 	// mirrors to, or a host passes its TLS through to).
 	usedClusters, usedCerts := map[string]bool{}, map[string]bool{}
-	for _, vh := range hosts {
+	all := slices.Clone(hosts)
+	for _, o := range gw.OwnListeners {
+		all = append(all, o.VirtualHosts...)
+	}
+	for _, vh := range all {
 		usedCerts[vh.Certificate] = vh.Certificate != ""
 		if p := vh.Passthrough; p != nil && p.Cluster != "" {
 			usedClusters[p.Cluster] = true // a TLSRoute's

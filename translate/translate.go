@@ -170,7 +170,8 @@ func (t *Translator) gatewayAPI(st *kube.State) *ir.IR {
 	if t.gateway == nil {
 		t.gateway = gatewayapi.NewBuilder(gatewayapi.Options{ControllerName: t.opts.GatewayControllerName, HTTPPort: t.opts.HTTPPort, HTTPSPort: t.opts.HTTPSPort, ListenAddress: t.opts.ListenAddress,
 			PublishedHTTPPort: configmap.ForwardedHTTPPort, PublishedHTTPSPort: configmap.ForwardedHTTPSPort,
-			HTTPListener: ingress.HTTPListenerName, HTTPSListener: ingress.HTTPSListenerName})
+			HTTPListener: ingress.HTTPListenerName, HTTPSListener: ingress.HTTPSListenerName,
+			OwnAddresses: t.opts.GatewayOwnAddresses})
 	}
 	return t.gateway.Build(st)
 }

@@ -71,12 +71,19 @@ type build struct {
 	// unsupportedAddress says why a Gateway is not accepted for its
 	// spec.addresses (gateways.go), by Gateway.
 	unsupportedAddress map[types.NamespacedName]string
+	// setNames are the hosts each own listener serves (names is the
+	// shared listeners'), by set; ownPorts each set's Envoy port, and
+	// ownGateway its Gateway and listener port (own.go).
+	setNames   map[string]map[string]bool
+	ownPorts   map[string]uint32
+	ownGateway map[string]ownSetOf
 }
 
 // group is the listeners of one protocol and hostname. Every Gateway's
 // listeners share Envoy's one port per protocol, so listeners alike take
 // the same requests, and their Routes are served together.
 type group struct {
+	set      string // listener.set
 	protocol ir.Protocol
 	hostname string
 	// certificate is an HTTPS group's: the first listener's (by Gateway
@@ -137,7 +144,10 @@ type hit struct {
 // hitAt is where a Route's hit is: its group's key and the host.
 type hitAt struct{ group, host string }
 
-func groupKey(p ir.Protocol, hostname string) string { return string(p) + " " + hostname }
+// groupKey names a group: its set (listener.set), protocol and hostname.
+func groupKey(set string, p ir.Protocol, hostname string) string {
+	return set + "|" + string(p) + " " + hostname
+}
 
 // entryKey names an entry: one per Route, rule and match (entry.key).
 func entryKey(e *entry) string {
@@ -152,7 +162,8 @@ func newBuild(st *kube.State, opts Options) *build {
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, listenerNames: map[string]bool{}, routeNames: map[string]int{}, hitsOf: map[string][]hitAt{},
 		used: map[string]int{}, backendUse: map[string]int{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, unsupportedAddress: map[types.NamespacedName]string{}, made: newMade()}
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, unsupportedAddress: map[types.NamespacedName]string{}, made: newMade(),
+		setNames: map[string]map[string]bool{}, ownPorts: map[string]uint32{}, ownGateway: map[string]ownSetOf{}}
 }
 
 // join puts a programmed listener in its group. Envoy serves one
@@ -160,21 +171,22 @@ func newBuild(st *kube.State, opts Options) *build {
 // different certificates, the first Gateway's wins and the other is
 // reported.
 func (b *build) join(l *listener) {
-	key := groupKey(l.protocol, l.hostname)
+	key := groupKey(l.set, l.protocol, l.hostname)
 	g := b.groups[key]
+	names := b.namesOf(l.set)
 	if g == nil {
-		g = &group{protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, clientCert: l.clientCert, from: l, listeners: []*listener{l}}
+		g = &group{set: l.set, protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, clientCert: l.clientCert, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
 		switch {
 		case l.protocol == protocolTLS:
 			// A host is passed through only where a TLSRoute serves it.
 		case l.hostname != "":
-			b.names[l.hostname], b.listenerNames[l.hostname] = true, true
+			names[l.hostname], b.listenerNames[l.hostname] = true, l.set == "" || b.listenerNames[l.hostname]
 		case l.protocol == ir.HTTPS:
 			// Its certificate answers connections whose SNI names no
 			// other listener's host, or none (then 404 where no Route
 			// serves the request).
-			b.names[ir.WildcardHost], b.listenerNames[ir.WildcardHost] = true, true
+			names[ir.WildcardHost], b.listenerNames[ir.WildcardHost] = true, l.set == "" || b.listenerNames[ir.WildcardHost]
 		}
 		return
 	}
@@ -276,7 +288,7 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 	// references' status and problems.
 	list := b.routeEntries(r, entries)
 	for _, a := range atts {
-		key := groupKey(a.listener.protocol, a.listener.hostname)
+		key := groupKey(a.listener.set, a.listener.protocol, a.listener.hostname)
 		for _, name := range a.hosts {
 			b.addHit(key, hit{host: name, route: r, parent: a.parent, entries: list, gateway: a.listener.gateway})
 		}
@@ -288,7 +300,7 @@ func (b *build) attachEntries(r *routeObject, entries func() []*entry) {
 // its index.
 func (b *build) addHit(key string, h hit) {
 	g := b.groups[key]
-	b.names[h.host] = true
+	b.namesOf(g.set)[h.host] = true
 	b.routeNames[h.host]++
 	rk := h.route.key()
 	b.hitsOf[rk] = append(b.hitsOf[rk], hitAt{group: key, host: h.host})
@@ -309,13 +321,13 @@ func (b *build) addHit(key string, h hit) {
 // port: as Gateway API chooses a listener, the one whose hostname is the
 // host, else the longest wildcard covering it, else the one without a
 // hostname; nil when none does.
-func (b *build) listenerFor(name string, p ir.Protocol) *group {
-	if g := b.groups[groupKey(p, name)]; g != nil {
+func (b *build) listenerFor(set, name string, p ir.Protocol) *group {
+	if g := b.groups[groupKey(set, p, name)]; g != nil {
 		return g
 	}
 	var best *group
 	for _, g := range b.groups {
-		if g.protocol != p || g.hostname == "" || !covers(g.hostname, name) {
+		if g.set != set || g.protocol != p || g.hostname == "" || !covers(g.hostname, name) {
 			continue
 		}
 		if best == nil || len(g.hostname) > len(best.hostname) {
@@ -323,7 +335,7 @@ func (b *build) listenerFor(name string, p ir.Protocol) *group {
 		}
 	}
 	if best == nil {
-		best = b.groups[groupKey(p, "")]
+		best = b.groups[groupKey(set, p, "")]
 	}
 	return best
 }
@@ -334,8 +346,8 @@ func (b *build) listenerFor(name string, p ir.Protocol) *group {
 // exact name, then the longest wildcard, then none), then Gateway API's
 // match precedence. A Route's rule is listed once, at its most specific
 // hostname.
-func (b *build) serving(name string, p ir.Protocol) (*group, []*entry) {
-	g := b.listenerFor(name, p)
+func (b *build) serving(set, name string, p ir.Protocol) (*group, []*entry) {
+	g := b.listenerFor(set, name, p)
 	if g == nil {
 		return nil, nil
 	}
@@ -398,7 +410,7 @@ func (b *build) namedElsewhere(name string, p ir.Protocol, g *group) []*hit {
 		var own *listener
 		best := -1
 		for _, l := range b.byGateway[nn] {
-			if !l.programmed || l.protocol != p {
+			if !l.programmed || l.protocol != p || l.set != g.set {
 				continue
 			}
 			if r := listenerRank(l.hostname, name); r > best {
@@ -408,7 +420,7 @@ func (b *build) namedElsewhere(name string, p ir.Protocol, g *group) []*hit {
 		if own == nil || own.hostname == g.hostname {
 			continue // no listener for the host, or one of g's
 		}
-		gg := b.groups[groupKey(p, own.hostname)]
+		gg := b.groups[groupKey(g.set, p, own.hostname)]
 		if gg == nil {
 			continue
 		}
@@ -460,21 +472,16 @@ func hostRank(routeHost, name string) (int, bool) {
 func (b *build) model() *ir.IR {
 	out := &ir.IR{Listeners: []*ir.Listener{}, VirtualHosts: []*ir.VirtualHost{}, Clusters: []*ir.Cluster{},
 		Backends: []*ir.Backend{}, Certificates: []*ir.Certificate{}}
-	var vhosts []*ir.VirtualHost
-	b.passed = b.passthroughs() // tls.go
-	for _, name := range slices.Sorted(maps.Keys(b.names)) {
-		vh, served := b.vhost(name)
-		if served && (name == ir.WildcardHost || strings.HasPrefix(name, "*")) {
-			b.wide = append(b.wide, name)
-		}
-		vhosts = append(vhosts, vh)
-	}
-	for _, vh := range vhosts {
-		if b.shown(vh) {
-			b.use(vh, 1)
-			out.VirtualHosts = append(out.VirtualHosts, vh)
+	// Each own listener's hosts (own.go), then the shared listeners',
+	// whose passthroughs and wide hosts stay the build's for a Route
+	// change (incremental.go).
+	for _, set := range slices.Sorted(maps.Keys(b.setNames)) {
+		if o := b.ownListener(set, b.hostsOf(set)); o != nil {
+			out.OwnListeners = append(out.OwnListeners, o)
 		}
 	}
+	slices.SortFunc(out.OwnListeners, func(a, c *ir.OwnListener) int { return cmp.Compare(a.Listener.Port, c.Listener.Port) })
+	out.VirtualHosts = append(out.VirtualHosts, b.hostsOf("")...)
 	// Clusters in name order, a backend's adjacent (its name is their
 	// prefix); backends in name order, those some listed cluster sends to.
 	for _, name := range slices.Sorted(maps.Keys(b.clusters)) {
@@ -498,13 +505,35 @@ func (b *build) model() *ir.IR {
 	return out
 }
 
-// vhost is the virtual host of a name, and whether it is served: it has
-// routes, is passed through, or is the certificate of every other name.
-func (b *build) vhost(name string) (*ir.VirtualHost, bool) {
+// hostsOf is the virtual hosts a set serves (listener.set), each counted
+// as used; it leaves b.passed and b.wide the set's.
+func (b *build) hostsOf(set string) []*ir.VirtualHost {
+	b.passed, b.wide = b.passthroughs(set), nil // tls.go
+	var vhosts, out []*ir.VirtualHost
+	for _, name := range slices.Sorted(maps.Keys(b.namesOf(set))) {
+		vh, served := b.vhost(set, name)
+		if served && (name == ir.WildcardHost || strings.HasPrefix(name, "*")) {
+			b.wide = append(b.wide, name)
+		}
+		vhosts = append(vhosts, vh)
+	}
+	for _, vh := range vhosts {
+		if b.shown(vh) {
+			b.use(vh, 1)
+			out = append(out, vh)
+		}
+	}
+	return out
+}
+
+// vhost is the virtual host of a name in a set, and whether it is
+// served: it has routes, is passed through, or is the certificate of
+// every other name.
+func (b *build) vhost(set, name string) (*ir.VirtualHost, bool) {
 	// A Gateway API wildcard covers any number of labels.
 	vh := &ir.VirtualHost{Host: name, AnyDepth: strings.HasPrefix(name, "*.")}
-	_, plain := b.serving(name, ir.HTTP)
-	tls, secure := b.serving(name, ir.HTTPS)
+	_, plain := b.serving(set, name, ir.HTTP)
+	tls, secure := b.serving(set, name, ir.HTTPS)
 	switch {
 	case tls != nil && len(secure) > 0 && name != ir.WildcardHost:
 		vh.Certificate, vh.ClientCert = tls.certificate, tls.clientCert
@@ -522,7 +551,7 @@ func (b *build) vhost(name string) (*ir.VirtualHost, bool) {
 	}
 	vh.Routes = sides(plain, secure, vh.Certificate != "")
 	served := len(vh.Routes) > 0 || name == ir.WildcardHost && vh.Certificate != ""
-	if p, ok := b.passed[name]; ok && b.passThrough(vh, p, plain) {
+	if p, ok := b.passed[name]; ok && b.passThrough(set, vh, p, plain) {
 		served = true
 	}
 	return vh, served
@@ -605,6 +634,9 @@ func (b *build) listeners(out *ir.IR) {
 	address := cmp.Or(b.opts.ListenAddress, "0.0.0.0")
 	var http, https bool
 	for _, g := range b.groups {
+		if g.set != "" {
+			continue // its own listener's (own.go)
+		}
 		http = http || g.protocol == ir.HTTP
 		https = https || g.protocol == ir.HTTPS || g.protocol == protocolTLS
 	}

@@ -64,6 +64,16 @@ type Options struct {
 	// asks for it first, and the IR's listeners are sorted by name and by
 	// port alike.
 	HTTPListener, HTTPSListener string
+	// OwnAddresses gives each of our Gateways an address of its own:
+	// each of its listener ports is an Envoy listener of its own, serving
+	// its hosts alone, on a port of OwnPorts (own.go), which kube puts
+	// behind a Service per Gateway; no Gateway is served on HTTPPort and
+	// HTTPSPort then.
+	OwnAddresses bool
+	// OwnPortFirst and OwnPortCount are the range own listeners' Envoy
+	// ports are chosen from; DefaultOwnPortFirst and DefaultOwnPortCount
+	// when 0.
+	OwnPortFirst, OwnPortCount uint32
 }
 
 func (o Options) controllerName() string { return cmp.Or(o.ControllerName, DefaultControllerName) }

@@ -18,6 +18,12 @@ type listener struct {
 	name     string
 	port     uint32
 	protocol ir.Protocol
+	// set is where the listener is served: "" on Envoy's shared ports,
+	// beside every other Gateway's listeners, or, with
+	// Options.OwnAddresses, its Gateway's port's own Envoy listener
+	// (ownSet): listeners are grouped, and a host's listener chosen,
+	// within a set.
+	set string
 	// hostname is the listener's, lower case; "" matches every host.
 	hostname string
 	// certificate names the IR certificate of an HTTPS listener;
@@ -63,7 +69,8 @@ func (b *build) gateways() {
 			b.problems.add(kindGateway, gw.Namespace, gw.Name, string(gwapiv1.GatewayReasonUnsupportedAddress), "%s: not accepted, none of its listeners served", unsupported)
 			b.unsupportedAddress[key] = unsupported
 		}
-		seen := map[string]string{} // protocol and hostname -> listener name
+		seen := map[string]string{}      // set, protocol and hostname -> listener name
+		family := map[string]*listener{} // set -> its first listener programmed (own.go)
 		for i := range gw.Spec.Listeners {
 			// Every listener is kept, programmed or not: Routes attach
 			// to it all the same, and its status counts them.
@@ -75,7 +82,15 @@ func (b *build) gateways() {
 			if !l.programmed {
 				continue
 			}
-			id := string(l.protocol) + " " + l.hostname
+			if other, clash := b.protocolClash(l, family); clash {
+				b.problems.add(kindGateway, gw.Namespace, gw.Name, string(gwapiv1.ListenerReasonProtocolConflict),
+					"%s: port %d is already listener %q's, of a protocol that cannot share it: not programmed", l.where(), l.port, other)
+				l.programmed = false
+				l.status.conflicted = fmt.Sprintf("port %d is already listener %q's, of a protocol that cannot share it", l.port, other)
+				l.status.conflictReason = string(gwapiv1.ListenerReasonProtocolConflict)
+				continue
+			}
+			id := l.set + " " + string(l.protocol) + " " + l.hostname
 			if other, dup := seen[id]; dup {
 				b.problems.add(kindGateway, gw.Namespace, gw.Name, "ListenerConflicted",
 					"%s: same protocol, port and hostname as listener %q: not programmed", l.where(), other)
@@ -87,6 +102,7 @@ func (b *build) gateways() {
 			b.join(l)
 		}
 	}
+	b.allocateOwnPorts() // own.go
 }
 
 // unsupportedAddress says why a Gateway's spec.addresses cannot be
@@ -109,6 +125,9 @@ func unsupportedAddress(gw *gwapiv1.Gateway) string {
 // problem and the condition that says why.
 func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener {
 	l := &listener{gateway: gw, name: string(spec.Name), port: uint32(spec.Port), allowed: spec.AllowedRoutes}
+	if b.opts.OwnAddresses {
+		l.set = ownSet(gw, l.port)
+	}
 	if spec.Hostname != nil {
 		l.hostname = strings.ToLower(string(*spec.Hostname))
 	}
@@ -127,7 +146,7 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 	switch spec.Protocol {
 	case gwapiv1.HTTPProtocolType:
 		l.protocol = ir.HTTP
-		if !servedPort(l.port, b.opts.HTTPPort, b.opts.PublishedHTTPPort) {
+		if l.set == "" && !servedPort(l.port, b.opts.HTTPPort, b.opts.PublishedHTTPPort) {
 			return bad("PortUnavailable", "port %d: Envoy serves plain HTTP on port %s only: not programmed", l.port, portsOf(b.opts.HTTPPort, b.opts.PublishedHTTPPort))
 		}
 	case gwapiv1.HTTPSProtocolType:
@@ -144,7 +163,7 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 			b.problems.add(kindGateway, gw.Namespace, gw.Name, reason, "%s: tls.frontend: %v: validated against the other CAs", l.where(), err)
 		}
 		l.clientCert = cc
-		if !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
+		if l.set == "" && !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
 			return bad("PortUnavailable", "port %d: Envoy serves HTTPS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
 		}
 		cert, err := b.listenerCertificate(gw, spec.TLS)
@@ -159,7 +178,7 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 			return bad(string(gwapiv1.ListenerReasonUnsupportedValue), "%v: not programmed", err)
 		}
 		// Passed through on the HTTPS port, by SNI (tls.go).
-		if !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
+		if l.set == "" && !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
 			return bad("PortUnavailable", "port %d: Envoy serves TLS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
 		}
 	default:

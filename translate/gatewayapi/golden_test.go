@@ -40,7 +40,15 @@ func build(t *testing.T, input string) *ir.IR {
 
 func buildWithStatus(t *testing.T, input string) (*ir.IR, *gatewayapi.Status) {
 	t.Helper()
-	return gatewayapi.BuildWithStatus(loadCase(t, input), goldenOptions)
+	return gatewayapi.BuildWithStatus(loadCase(t, input), caseOptions(input))
+}
+
+// caseOptions are a case's options: goldenOptions, with own addresses
+// for a case whose name starts with own-.
+func caseOptions(input string) gatewayapi.Options {
+	o := goldenOptions
+	o.OwnAddresses = strings.HasPrefix(filepath.Base(input), "own-")
+	return o
 }
 
 // loadCase is a case's State, as the file source reads it.

@@ -184,6 +184,9 @@ func (b *build) editable(hits []hitAt) bool {
 // cannot be made so: the build is then not to be edited again (its memo
 // of what it made stays true).
 func (b *build) changeRoutes(st *kube.State, last *ir.IR, status *Status) (*ir.IR, *Status, bool) {
+	if len(b.setNames) > 0 {
+		return nil, nil, false // own listeners (own.go): built anew
+	}
 	changes, ok := httpRouteChanges(b.objs.HTTPRoutes, st.Gateway.HTTPRoutes)
 	if !ok {
 		return nil, nil, false
@@ -268,7 +271,7 @@ func (b *build) remodel(last *ir.IR, names []string) *ir.IR {
 		old, _ := find(last.VirtualHosts, name, hostName)
 		var vh *ir.VirtualHost
 		if b.names[name] {
-			if v, _ := b.vhost(name); b.shown(v) {
+			if v, _ := b.vhost("", name); b.shown(v) {
 				vh = v
 			}
 		}

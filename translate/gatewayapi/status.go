@@ -31,6 +31,10 @@ type Status struct {
 	// full build.
 	HTTPRoutesSince   map[string]gwapiv1.HTTPRouteStatus `json:"-"`
 	HTTPRoutesChanged []string                           `json:"-"`
+	// OwnPorts are, with Options.OwnAddresses, each Gateway's listener
+	// ports' Envoy ports (own.go), by namespace/name: what the Service
+	// in front of the Gateway sends each port to.
+	OwnPorts map[string]map[uint32]uint32 `json:"ownPorts,omitempty"`
 }
 
 // refError is an error with the status reason it stands for.
@@ -60,9 +64,12 @@ type listenerFacts struct {
 	refused, refusedMsg       string
 	unresolved, unresolvedMsg string
 	conflicted                string
-	kinds                     []gwapiv1.RouteGroupKind
-	badKinds                  bool
-	attached                  map[string]bool // by routeObject.key
+	// conflictReason is the Conflicted condition's reason:
+	// HostnameConflict when empty.
+	conflictReason string
+	kinds          []gwapiv1.RouteGroupKind
+	badKinds       bool
+	attached       map[string]bool // by routeObject.key
 }
 
 // setRefused files a listener's problem under the condition it belongs to.
@@ -163,6 +170,7 @@ func (b *build) status() *Status {
 		b.routeStatusInto(out, f)
 	}
 	out.BackendTLSPolicies = b.policyStatus()
+	out.OwnPorts = b.ownPortsByGateway()
 	return out
 }
 
@@ -192,6 +200,15 @@ func (b *build) routeStatusInto(out *Status, f *routeFacts) {
 	}
 }
 
+// conflictReasonOr is the listener's conflict reason, HostnameConflict
+// unless another is set.
+func (f *listenerFacts) conflictReasonOr() string {
+	if f.conflictReason != "" {
+		return f.conflictReason
+	}
+	return string(gwapiv1.ListenerReasonHostnameConflict)
+}
+
 // gatewayStatus is a Gateway's conditions and its listeners'. It is
 // Accepted while some listener is (ListenersNotValid when some other is
 // not) and its addresses are of a type served (UnsupportedAddress, the
@@ -215,12 +232,12 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gate
 		case f.refused != "":
 			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), f.refused, f.refusedMsg, false, gen))
 		case f.conflicted != "":
-			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), string(gwapiv1.ListenerReasonHostnameConflict), f.conflicted, false, gen))
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), f.conflictReasonOr(), f.conflicted, false, gen))
 		default:
 			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionAccepted), string(gwapiv1.ListenerReasonAccepted), "", true, gen))
 		}
 		if f.conflicted != "" {
-			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionConflicted), string(gwapiv1.ListenerReasonHostnameConflict), f.conflicted, true, gen))
+			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionConflicted), f.conflictReasonOr(), f.conflicted, true, gen))
 		} else {
 			ls.Conditions = append(ls.Conditions, condition(string(gwapiv1.ListenerConditionConflicted), string(gwapiv1.ListenerReasonNoConflicts), "", false, gen))
 		}

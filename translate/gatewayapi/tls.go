@@ -66,7 +66,7 @@ func (b *build) tlsRoutes() {
 						a.listener.where())
 					continue
 				}
-				b.addHit(groupKey(a.listener.protocol, a.listener.hostname), hit{host: name, route: r, parent: a.parent, gateway: a.listener.gateway})
+				b.addHit(groupKey(a.listener.set, a.listener.protocol, a.listener.hostname), hit{host: name, route: r, parent: a.parent, gateway: a.listener.gateway})
 			}
 		}
 		b.passthroughOf[r.key()] = to
@@ -113,11 +113,11 @@ func (b *build) passthroughTo(r *routeObject, tr *gwapiv1.TLSRoute) *ir.Passthro
 // passthroughs are the hosts TLSRoutes pass through, each to the oldest
 // TLSRoute's backend that names it (then the first by namespace/name);
 // the others are reported.
-func (b *build) passthroughs() map[string]passthrough {
+func (b *build) passthroughs(set string) map[string]passthrough {
 	out := map[string]passthrough{}
 	for _, key := range slices.Sorted(maps.Keys(b.groups)) {
 		g := b.groups[key]
-		if g.protocol != protocolTLS {
+		if g.protocol != protocolTLS || g.set != set {
 			continue
 		}
 		for _, h := range g.hits {
@@ -148,8 +148,8 @@ func routeOrder(a, c *routeObject) int {
 // it. A Route without hostnames on the HTTPS listener without one (a
 // catch-all) claims no particular host: a host passed through is simply
 // not served there.
-func (b *build) httpsClaims(name string) []*routeObject {
-	g := b.listenerFor(name, ir.HTTPS)
+func (b *build) httpsClaims(set, name string) []*routeObject {
+	g := b.listenerFor(set, name, ir.HTTPS)
 	if g == nil {
 		return nil
 	}
@@ -171,8 +171,8 @@ func (b *build) httpsClaims(name string) []*routeObject {
 // through. The older claim wins (then the first by kind, namespace and
 // name) and the other is reported. Passed through, the host keeps its
 // plain HTTP routes only.
-func (b *build) passThrough(vh *ir.VirtualHost, p passthrough, plain []*entry) bool {
-	claims := b.httpsClaims(vh.Host)
+func (b *build) passThrough(set string, vh *ir.VirtualHost, p passthrough, plain []*entry) bool {
+	claims := b.httpsClaims(set, vh.Host)
 	if vh.Certificate != "" && len(claims) > 0 {
 		oldest := slices.MinFunc(claims, routeOrder)
 		if routeOrder(oldest, p.route) < 0 {

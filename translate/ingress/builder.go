@@ -104,6 +104,9 @@ type Options struct {
 	// --gateway-controller-name; gatewayapi.DefaultControllerName when
 	// empty). translate uses it, not the front-end.
 	GatewayControllerName string
+	// GatewayOwnAddresses gives each Gateway an address and Envoy ports
+	// of its own (gatewayapi.Options.OwnAddresses).
+	GatewayOwnAddresses bool
 
 	// NginxDefaults gives every Ingress ingress-nginx's defaults where
 	// they differ from Envoy's (serve --nginx-defaults;
