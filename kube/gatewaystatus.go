@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -43,6 +45,10 @@ type GatewayStatuses struct {
 	// writer holds, they spare it a comparison of every entry.
 	HTTPRoutesSince   map[string]gwapiv1.HTTPRouteStatus
 	HTTPRoutesChanged []string
+	// OwnPorts are, for the Gateways served on Envoy ports of their own,
+	// each listener port's Envoy port, by namespace/name: what their
+	// Services send each port to (GatewayServices).
+	OwnPorts map[string]map[uint32]uint32
 }
 
 // The kinds whose status the writer keeps.
@@ -91,6 +97,12 @@ type GatewayStatusWriter struct {
 	Workers int
 	Hold    <-chan struct{}
 	Logger  *slog.Logger
+	// Services, when set, keeps the Services of the Gateways served on
+	// ports of their own (GatewayStatuses.OwnPorts), whose addresses are
+	// then those Gateways' status.addresses.
+	Services *GatewayServices
+
+	servicesFor map[string]map[uint32]uint32 // the OwnPorts Services were last synced to; guarded by mu
 
 	holding atomic.Bool
 
@@ -215,6 +227,25 @@ func (w *GatewayStatusWriter) Lead(ctx context.Context) {
 	}
 	if ctx.Err() != nil || !waitHold(ctx, w.Hold, &w.holding, w.Logger, "gateway API status") {
 		return
+	}
+	if w.Services != nil {
+		err := w.Services.Watch(ctx, func(gateway string) {
+			name, err := cache.ParseObjectName(gateway)
+			if err != nil {
+				return
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.queue != nil {
+				w.queue.Add(gatewayStatusKey{kind: kindGateway, name: name})
+			}
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.Logger.Error("not writing gateway API status", "err", err)
+			}
+			return
+		}
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[gatewayStatusKey](),
@@ -345,7 +376,16 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 			return nil // not ours: its controller's to write
 		}
 		addresses := gatewayAddresses(w.Addresses)
-		if w.Addresses != nil {
+		if _, own := desired.OwnPorts[name]; own && w.Services != nil {
+			var pending string
+			var err error
+			if addresses, pending, err = w.ownAddresses(ctx, desired, name); err != nil {
+				return err
+			}
+			if pending != "" {
+				want = addressNotAssigned(want, pending)
+			}
+		} else if w.Addresses != nil {
 			addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
 		}
 		status, changed := mergeGatewayStatus(o.Status, want, addresses)
@@ -625,6 +665,56 @@ func sameParents(a, b []gwapiv1.RouteParentStatus) bool {
 		}
 	}
 	return true
+}
+
+// ownAddresses are the addresses of a Gateway served on ports of its own:
+// its Service's, once the Services are synced to the build's OwnPorts;
+// pending says what they wait for (Services.Watch queues the Gateway
+// again when its Service or endpoints change).
+func (w *GatewayStatusWriter) ownAddresses(ctx context.Context, desired *GatewayStatuses, name string) ([]gwapiv1.GatewayStatusAddress, string, error) {
+	w.mu.Lock()
+	stale := !sameOwnPorts(w.servicesFor, desired.OwnPorts)
+	w.mu.Unlock()
+	if stale {
+		if err := w.Services.Sync(ctx, desired.OwnPorts); err != nil {
+			return nil, "", err
+		}
+		w.mu.Lock()
+		w.servicesFor = desired.OwnPorts
+		w.mu.Unlock()
+	}
+	values, pending, err := w.Services.Addresses(name)
+	if err != nil || pending != "" {
+		return nil, pending, err
+	}
+	var out []gwapiv1.GatewayStatusAddress
+	for _, a := range values {
+		t := gwapiv1.IPAddressType
+		if net.ParseIP(a) == nil {
+			t = gwapiv1.HostnameAddressType
+		}
+		out = append(out, gwapiv1.GatewayStatusAddress{Type: &t, Value: a})
+	}
+	return out, "", nil
+}
+
+// addressNotAssigned is want with Programmed false for the reason the
+// specification names while a Gateway has no address yet.
+func addressNotAssigned(want gwapiv1.GatewayStatus, pending string) gwapiv1.GatewayStatus {
+	want = *want.DeepCopy()
+	for i, c := range want.Conditions {
+		if c.Type == string(gwapiv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue {
+			want.Conditions[i].Status = metav1.ConditionFalse
+			want.Conditions[i].Reason = string(gwapiv1.GatewayReasonAddressNotAssigned)
+			want.Conditions[i].Message = "waiting for an address: " + pending
+		}
+	}
+	return want
+}
+
+// sameOwnPorts says whether two builds' OwnPorts are alike.
+func sameOwnPorts(a, b map[string]map[uint32]uint32) bool {
+	return maps.EqualFunc(a, b, func(x, y map[uint32]uint32) bool { return maps.Equal(x, y) })
 }
 
 // gatewayAddresses are the Envoys' addresses (the Ingresses' status

@@ -184,7 +184,7 @@ func gatewayStatuses(s *gatewayapi.Status) kube.GatewayStatuses {
 		return kube.GatewayStatuses{}
 	}
 	return kube.GatewayStatuses{Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, GRPCRoutes: s.GRPCRoutes, TLSRoutes: s.TLSRoutes, BackendTLSPolicies: s.BackendTLSPolicies,
-		HTTPRoutesSince: s.HTTPRoutesSince, HTTPRoutesChanged: s.HTTPRoutesChanged}
+		HTTPRoutesSince: s.HTTPRoutesSince, HTTPRoutesChanged: s.HTTPRoutesChanged, OwnPorts: s.OwnPorts}
 }
 
 // reportProblems logs each problem once, when it first appears, rather than
