@@ -60,6 +60,8 @@ type translateFlags struct {
 	routeScopes routeScopesFlag
 	// gatewayController is the GatewayClass controllerName served.
 	gatewayController string
+	// gatewayOwnAddresses gives each Gateway Envoy ports of its own.
+	gatewayOwnAddresses bool
 }
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
@@ -80,6 +82,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.requestMetrics, "request-metrics", false, "have each Envoy send every request's figures over its gRPC access log to the authorisation service beside it (--authz-address), which counts them as ingress-nginx's request metrics (nginx_ingress_controller_requests, ...) and serves them on its own --metrics-address (docs/observability.md)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", true, "have each Envoy on delta xDS (bootstrap's default) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 	fs.StringVar(&t.gatewayController, "gateway-controller-name", gatewayapi.DefaultControllerName, "the spec.controllerName of the GatewayClasses whose Gateways and HTTPRoutes are served (docs/gateway-api.md)")
+	fs.BoolVar(&t.gatewayOwnAddresses, "gateway-own-addresses", false, "serve each Gateway's listener ports on Envoy ports of its own, apart from every other Gateway's and Ingress's, rather than on --http-port and --https-port beside them (docs/gateway-api.md; work in progress: no Service is made for them yet)")
 	t.routeScopes = routeScopesFlag{auto: true}
 	fs.Var(&t.routeScopes, "route-scopes", "split the HTTP listener's routes into this many route configurations (Envoy's scoped routes), each host in the one its name hashes to, so that an Ingress change has each Envoy rebuild that one rather than a table of every host; SotW and delta Envoys alike; a power of two, each of whose log2 bits costs each request two regular expressions over its Host to pick its scope. auto: none below "+strconv.Itoa(envoy.AutoRouteScopesFrom)+" hosts, above it one per "+strconv.Itoa(envoy.HostsPerAutoRouteScope)+" or so (off with --vhds); 0: one route configuration (docs/benchmarks.md, issues 18 and 31)")
 }
@@ -162,6 +165,7 @@ func (t *translateFlags) options() translate.Options {
 		RequestMetrics:       t.requestMetrics,
 
 		GatewayControllerName: t.gatewayController,
+		GatewayOwnAddresses:   t.gatewayOwnAddresses,
 	}
 }
 

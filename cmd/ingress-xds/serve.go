@@ -171,6 +171,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 		}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()
+		f.status.ownAddresses = f.translate.gatewayOwnAddresses
 		if status, err = f.status.newStatusRunner(cfg, client, filter, informers.Gateway, cmp.Or(f.translate.gatewayController, gatewayapi.DefaultControllerName), logger); err != nil {
 			return err
 		}

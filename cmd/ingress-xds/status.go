@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"log/slog"
 	"os"
 	"strings"
@@ -32,6 +33,11 @@ type statusFlags struct {
 	qps            float64
 	burst          int
 	workers        int
+	// gatewayServiceType is the type of the Services of Gateways on
+	// ports of their own; ownAddresses, set by serve from
+	// --gateway-own-addresses, says there are such Gateways.
+	gatewayServiceType string
+	ownAddresses       bool
 
 	leaderElect   bool
 	leaseNS       string
@@ -47,6 +53,7 @@ func (s *statusFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.envoyService, "envoy-service", "", "NAMESPACE/NAME of the Service in front of Envoy, whose status.loadBalancer goes into Ingress status (second choice)")
 	fs.StringVar(&s.envoyNamespace, "envoy-namespace", ns, "namespace of the Envoy DaemonSet, whose nodes' addresses go into Ingress status when neither --status-address nor --envoy-service is set")
 	fs.StringVar(&s.envoySelector, "envoy-selector", "app.kubernetes.io/name=envoy", "label selector of the Envoy pods")
+	fs.StringVar(&s.gatewayServiceType, "gateway-service-type", string(corev1.ServiceTypeLoadBalancer), "with --gateway-own-addresses: the type of the Service made per Gateway in --envoy-namespace, selecting the --envoy-selector pods, whose addresses are the Gateway's: LoadBalancer, NodePort or ClusterIP")
 	fs.Float64Var(&s.qps, "status-qps", 250, "at most this many Ingress status writes per second, sustained")
 	fs.IntVar(&s.burst, "status-burst", 500, "at most this many Ingress status writes in a burst")
 	fs.IntVar(&s.workers, "status-workers", 16, "Ingress status writes in flight at once")
@@ -135,6 +142,14 @@ func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interf
 		}
 		r.gateway = kube.NewGatewayStatusWriter(gwClient, gatewayController, gateway, addresses, limiter, s.workers, log)
 		r.writer.AddressesChanged = r.gateway.AddressesChanged
+		if s.ownAddresses {
+			selector, err := labels.ConvertSelectorToLabelsMap(s.envoySelector)
+			if err != nil {
+				return nil, fmt.Errorf("--envoy-selector, for the Gateways' Services: %w", err)
+			}
+			r.gateway.Services = &kube.GatewayServices{Client: statusClient, Namespace: s.envoyNamespace, Selector: selector,
+				Type: corev1.ServiceType(s.gatewayServiceType), Logger: log}
+		}
 	}
 	if s.leaderElect {
 		r.election = &kube.LeaderElection{
