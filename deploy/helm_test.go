@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -140,55 +141,27 @@ func TestHelmChart(t *testing.T) {
 		t.Fatalf("the kustomize base renders %s first, not its Namespace", objectKey(base[0]))
 	}
 	chart := helmTemplate(t, helm, ns)
-	t.Run("defaults render the kustomize base", func(t *testing.T) {
-		want := map[string]*unstructured.Unstructured{}
-		for _, u := range base[1:] {
-			want[objectKey(u)] = u
-		}
-		// And, with no cluster to ask, Gateway API's CRDs
-		// (gatewayAPI.installCRDs: auto), deploy/gateway-api's, which
-		// TestGatewayAPICRDs compares.
-		crds, err := Render("gateway-api")
+	t.Run("defaults render the kustomize base", func(t *testing.T) { sameAsKustomize(t, chart, base) })
+	t.Run("gatewayAPI.ownAddresses renders deploy/gateway-own-addresses", func(t *testing.T) {
+		// deploy/ with the component, as the component's comment says.
+		dir := t.TempDir()
+		abs, err := filepath.Abs(".")
 		if err != nil {
 			t.Fatal(err)
 		}
-		fromCRDs := map[string]bool{}
-		for _, u := range crds {
-			fromCRDs[objectKey(u)] = true
+		rel, err := filepath.Rel(dir, abs) // kustomize takes no absolute root
+		if err != nil {
+			t.Fatal(err)
 		}
-		got := map[string]*unstructured.Unstructured{}
-		for _, u := range chart {
-			if fromCRDs[objectKey(u)] {
-				delete(fromCRDs, objectKey(u))
-				continue
-			}
-			u = u.DeepCopy()
-			labels := u.GetLabels()
-			for _, l := range releaseLabels {
-				if labels[l] == "" {
-					t.Errorf("%s lacks the label %s", objectKey(u), l)
-				}
-				delete(labels, l)
-			}
-			if len(labels) == 0 {
-				labels = nil
-			}
-			u.SetLabels(labels)
-			got[objectKey(u)] = u
+		kustomization := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, "gateway-own-addresses") + "]\n"
+		if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if len(fromCRDs) > 0 {
-			t.Errorf("the chart's defaults render none of %s", strings.Join(slices.Sorted(maps.Keys(fromCRDs)), ", "))
+		own, err := Render(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
-			t.Fatalf("the chart renders\n  %s\nthe kustomize base\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
-		}
-		for key, w := range want {
-			if g := got[key]; !reflect.DeepEqual(g.Object, w.Object) {
-				gy, _ := yaml.Marshal(g.Object)
-				wy, _ := yaml.Marshal(w.Object)
-				t.Errorf("%s differs from the kustomize base's:\n%s", key, lineDiff(string(wy), string(gy)))
-			}
-		}
+		sameAsKustomize(t, helmTemplate(t, helm, ns, "gatewayAPI.ownAddresses.enabled=true"), own)
 	})
 
 	// What an ingress-nginx chart user would set: Envoy as a Deployment
@@ -545,4 +518,60 @@ func lineDiff(want, got string) string {
 		return "(the same lines, in another order)"
 	}
 	return strings.Join(out, "\n")
+}
+
+// sameAsKustomize checks that a chart's objects are a kustomize
+// rendering's (base, its Namespace first), with the release labels aside
+// and, with no cluster to ask, Gateway API's CRDs (gatewayAPI.installCRDs:
+// auto), deploy/gateway-api's, which TestGatewayAPICRDs compares.
+func sameAsKustomize(t *testing.T, chart, base []*unstructured.Unstructured) {
+	t.Helper()
+	want := map[string]*unstructured.Unstructured{}
+	for _, u := range base[1:] {
+		want[objectKey(u)] = u
+	}
+	// And, with no cluster to ask, Gateway API's CRDs
+	// (gatewayAPI.installCRDs: auto), deploy/gateway-api's, which
+	// TestGatewayAPICRDs compares.
+	crds, err := Render("gateway-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCRDs := map[string]bool{}
+	for _, u := range crds {
+		fromCRDs[objectKey(u)] = true
+	}
+	got := map[string]*unstructured.Unstructured{}
+	for _, u := range chart {
+		if fromCRDs[objectKey(u)] {
+			delete(fromCRDs, objectKey(u))
+			continue
+		}
+		u = u.DeepCopy()
+		labels := u.GetLabels()
+		for _, l := range releaseLabels {
+			if labels[l] == "" {
+				t.Errorf("%s lacks the label %s", objectKey(u), l)
+			}
+			delete(labels, l)
+		}
+		if len(labels) == 0 {
+			labels = nil
+		}
+		u.SetLabels(labels)
+		got[objectKey(u)] = u
+	}
+	if len(fromCRDs) > 0 {
+		t.Errorf("the chart's defaults render none of %s", strings.Join(slices.Sorted(maps.Keys(fromCRDs)), ", "))
+	}
+	if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+		t.Fatalf("the chart renders\n  %s\nthe kustomize base\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
+	}
+	for key, w := range want {
+		if g := got[key]; !reflect.DeepEqual(g.Object, w.Object) {
+			gy, _ := yaml.Marshal(g.Object)
+			wy, _ := yaml.Marshal(w.Object)
+			t.Errorf("%s differs from the kustomize base's:\n%s", key, lineDiff(string(wy), string(gy)))
+		}
+	}
 }
