@@ -110,6 +110,8 @@ cleanup() {
   if [[ -n "$created" && "${KEEP_CLUSTER:-}" != 1 ]]; then
     log "deleting cluster $CLUSTER"
     "$KIND" delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true
+    # The route to its Service network, if the conformance run made it.
+    ip route del 198.19.96.0/20 2>/dev/null || true
   elif [[ -n "$created" ]]; then
     log "cluster $CLUSTER kept: export KUBECONFIG=$work/kubeconfig"
   fi
@@ -169,6 +171,25 @@ if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
   mapfile -t conformance_images <<<"$conformance_images"
   "$KIND" load docker-image --name "$CLUSTER" "${conformance_images[@]}"
   timed "conformance images"
+  options=options.yaml
+  if [[ "${CONFORMANCE_OWN_ADDRESSES:-1}" == 1 ]]; then
+    # Each Gateway on Envoy ports of its own behind a ClusterIP Service of
+    # its own (deploy/gateway-own-addresses/, with ClusterIP: kind has no
+    # load balancer), which the suite reaches through a route to the
+    # Service network via the first worker.
+    log "serving each Gateway on addresses of its own (--gateway-own-addresses)"
+    k=(kubectl --kubeconfig "$work/kubeconfig" -n ingress-xds)
+    "${k[@]}" apply -f deploy/gateway-own-addresses/rbac.yaml
+    "${k[@]}" patch deployment ingress-xds --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--gateway-own-addresses"},{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--gateway-service-type=ClusterIP"}]'
+    "${k[@]}" rollout status deployment ingress-xds --timeout=180s
+    worker="$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$CLUSTER-worker")"
+    ip route replace 198.19.96.0/20 via "$worker"
+    # A connection to a Service the worker's kube-proxy does not forward
+    # yet is reset, not looped back: conntrack would otherwise keep the
+    # first packet's fate for every retry of that connection.
+    docker exec "$CLUSTER-worker" iptables -I FORWARD -d 198.19.96.0/20 -p tcp -j REJECT --reject-with tcp-reset
+    options=options-own.yaml
+  fi
   log "running Gateway API's conformance suite (e2e/gatewayconformance)"
   report="${CONFORMANCE_REPORT:-$work/conformance-report.yaml}"
   [[ "$report" == /* ]] || report="$PWD/$report"
@@ -182,7 +203,7 @@ if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
   (cd e2e/gatewayconformance && KUBECONFIG="$work/kubeconfig" \
     GATEWAY_API_EXPERIMENTAL_CRDS="$experimental_crds" \
     go test -count=1 -v -timeout 45m . -args \
-      -conformance-options-file=options.yaml -report-output="$report" \
+      -conformance-options-file="$options" -report-output="$report" \
       -version="$(git describe --always --dirty 2>/dev/null || echo dev)" ${CONFORMANCE_FLAGS:-})
   timed "gateway api conformance"
 fi
