@@ -71,11 +71,19 @@ func GatewayServiceName(gateway string) string {
 	return prefix + strings.TrimRight(name, "-") + "-" + strconv.FormatUint(uint64(h.Sum32()), 36)
 }
 
-// Sync makes the Services those of want: per Gateway (namespace/name) its
-// listener ports' Envoy ports. Each Service is written on its own, so one
-// that fails does not keep the others from being written; the errors are
-// joined.
-func (s *GatewayServices) Sync(ctx context.Context, want map[string]map[uint32]uint32) error {
+// GatewayService is what a Gateway's Service is made of: each listener
+// port's Envoy port, and the IP addresses its spec.addresses asks for, in
+// order, of which the Service takes the first the API server (ClusterIP)
+// or load balancer (LoadBalancer) grants.
+type GatewayService struct {
+	Ports     map[uint32]uint32
+	Addresses []string
+}
+
+// Sync makes the Services those of want, by Gateway (namespace/name). Each
+// Service is written on its own, so one that fails does not keep the
+// others from being written; the errors are joined.
+func (s *GatewayServices) Sync(ctx context.Context, want map[string]GatewayService) error {
 	services := s.Client.CoreV1().Services(s.Namespace)
 	list, err := services.List(ctx, metav1.ListOptions{LabelSelector: GatewayServiceLabel + "=true"})
 	if err != nil {
@@ -91,9 +99,17 @@ func (s *GatewayServices) Sync(ctx context.Context, want map[string]map[uint32]u
 		svc := s.service(gateway, want[gateway])
 		wanted[svc.Name] = true
 		cur := have[svc.Name]
+		if cur != nil && s.repin(cur, want[gateway].Addresses) {
+			// A cluster IP cannot change: the Service is made again.
+			if err := services.Delete(ctx, cur.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting Service %s/%s of Gateway %s for another cluster IP: %w", s.Namespace, svc.Name, gateway, err))
+				continue
+			}
+			cur = nil
+		}
 		switch {
 		case cur == nil:
-			if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err := s.create(ctx, svc, want[gateway].Addresses); err != nil {
 				errs = append(errs, fmt.Errorf("creating Service %s/%s of Gateway %s: %w", s.Namespace, svc.Name, gateway, err))
 				continue
 			}
@@ -101,6 +117,7 @@ func (s *GatewayServices) Sync(ctx context.Context, want map[string]map[uint32]u
 		case !sameServiceSpec(cur, svc):
 			next := cur.DeepCopy()
 			next.Spec.Type, next.Spec.Selector, next.Spec.Ports = svc.Spec.Type, svc.Spec.Selector, svc.Spec.Ports
+			next.Spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 			next.Annotations = svc.Annotations
 			if _, err := services.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 				errs = append(errs, fmt.Errorf("updating Service %s/%s of Gateway %s: %w", s.Namespace, svc.Name, gateway, err))
@@ -120,14 +137,62 @@ func (s *GatewayServices) Sync(ctx context.Context, want map[string]map[uint32]u
 	return errors.Join(errs...)
 }
 
+// create makes a Gateway's Service; of a ClusterIP type, with the first
+// of the addresses asked for that the API server grants (one outside the
+// Service network, or taken, is refused), else with one it chooses: the
+// Gateway is then told its addresses are not usable.
+func (s *GatewayServices) create(ctx context.Context, svc *corev1.Service, asked []string) error {
+	services := s.Client.CoreV1().Services(s.Namespace)
+	if svc.Spec.Type == corev1.ServiceTypeClusterIP {
+		for _, ip := range asked {
+			pinned := svc.DeepCopy()
+			pinned.Spec.ClusterIP = ip
+			_, err := services.Create(ctx, pinned, metav1.CreateOptions{})
+			switch {
+			case err == nil || apierrors.IsAlreadyExists(err):
+				return nil
+			case !apierrors.IsInvalid(err):
+				return err
+			}
+			s.logger().Info("a Gateway's address cannot be its Service's cluster IP", "service", svc.Name,
+				"gateway", svc.Annotations[GatewayServiceAnnotation], "address", ip, "err", err)
+		}
+	}
+	if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// repin says whether a ClusterIP Service is to be made again for
+// addresses asked anew: its cluster IP is none of them, and it was not
+// made for these very ones (which the API server refused then).
+func (s *GatewayServices) repin(cur *corev1.Service, asked []string) bool {
+	return cur.Spec.Type == corev1.ServiceTypeClusterIP && s.Type == corev1.ServiceTypeClusterIP && len(asked) > 0 &&
+		!slices.Contains(asked, cur.Spec.ClusterIP) && cur.Annotations[gatewayAddressesAnnotation] != strings.Join(asked, ",")
+}
+
+// gatewayAddressesAnnotation records the addresses a Service was made
+// for, so that those the API server refused are not asked again.
+const gatewayAddressesAnnotation = "ingress-xds.io/gateway-addresses"
+
 // service is the Service a Gateway wants.
-func (s *GatewayServices) service(gateway string, ports map[uint32]uint32) *corev1.Service {
+func (s *GatewayServices) service(gateway string, want GatewayService) *corev1.Service {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: GatewayServiceName(gateway), Namespace: s.Namespace,
 			Labels:      map[string]string{GatewayServiceLabel: "true"},
 			Annotations: map[string]string{GatewayServiceAnnotation: gateway}},
 		Spec: corev1.ServiceSpec{Type: s.Type, Selector: s.Selector},
 	}
+	if len(want.Addresses) > 0 {
+		svc.Annotations[gatewayAddressesAnnotation] = strings.Join(want.Addresses, ",")
+		if s.Type == corev1.ServiceTypeLoadBalancer {
+			// Deprecated in the API, still what load balancers read; the
+			// status tells whether it was granted.
+			svc.Spec.LoadBalancerIP = want.Addresses[0]
+		}
+	}
+	ports := want.Ports
 	for _, port := range slices.Sorted(maps.Keys(ports)) {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
 			Name: "port-" + strconv.FormatUint(uint64(port), 10), Protocol: corev1.ProtocolTCP,
@@ -141,7 +206,9 @@ func (s *GatewayServices) service(gateway string, ports map[uint32]uint32) *core
 // set (the API server fills in the rest: node ports, cluster IPs).
 func sameServiceSpec(cur, want *corev1.Service) bool {
 	if cur.Spec.Type != want.Spec.Type || !maps.Equal(cur.Spec.Selector, want.Spec.Selector) ||
-		cur.Annotations[GatewayServiceAnnotation] != want.Annotations[GatewayServiceAnnotation] || len(cur.Spec.Ports) != len(want.Spec.Ports) {
+		cur.Annotations[GatewayServiceAnnotation] != want.Annotations[GatewayServiceAnnotation] ||
+		cur.Annotations[gatewayAddressesAnnotation] != want.Annotations[gatewayAddressesAnnotation] ||
+		cur.Spec.LoadBalancerIP != want.Spec.LoadBalancerIP || len(cur.Spec.Ports) != len(want.Spec.Ports) {
 		return false
 	}
 	for i, p := range want.Spec.Ports {

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestGatewayServices(t *testing.T) {
 		}
 		return svc
 	}
-	want := map[string]map[uint32]uint32{"a/one": {80: 22417}, "b/one": {80: 29507, 8080: 23285}}
+	want := map[string]GatewayService{"a/one": {Ports: map[uint32]uint32{80: 22417}}, "b/one": {Ports: map[uint32]uint32{80: 29507, 8080: 23285}}}
 	if err := s.Sync(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestGatewayServices(t *testing.T) {
 	}
 	version := one.ResourceVersion
 
-	want["b/one"] = map[uint32]uint32{80: 29507}
+	want["b/one"] = GatewayService{Ports: map[uint32]uint32{80: 29507}}
 	if err := s.Sync(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestGatewayServicesWatch(t *testing.T) {
 	if _, pending, _ := s.Addresses("a/one"); !strings.Contains(pending, "not made yet") {
 		t.Errorf("before Sync, a/one pending %q", pending)
 	}
-	if err := s.Sync(ctx, map[string]map[uint32]uint32{"a/one": {80: 22417}}); err != nil {
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: map[uint32]uint32{80: 22417}}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("a/one", func(_ []string, pending string) bool { return strings.Contains(pending, "no Envoy is ready") })
@@ -143,4 +144,68 @@ func TestGatewayServicesWatch(t *testing.T) {
 	waitFor("a/one", func(addresses []string, pending string) bool {
 		return pending == "" && len(addresses) == 1 && addresses[0] == "203.0.113.9"
 	})
+}
+
+// A Gateway's spec.addresses pin its ClusterIP Service's cluster IP: the
+// first the API server grants; one outside the Service network is
+// refused, the Service made with an IP of the API server's choosing and
+// not made again until other addresses are asked for; asking anew for
+// a grantable one makes the Service again with it.
+func TestGatewayServicesPinned(t *testing.T) {
+	client := kubernetes.NewForConfigOrDie(startAPIServer(t))
+	ctx := context.Background()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ingress-xds"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The kubernetes Service holds the Service network's first address;
+	// dynamic allocation leaves the network's lower band alone.
+	api, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := netip.MustParseAddr(api.Spec.ClusterIP)
+	grantable := first.Next().Next().Next().String()
+	const outside = "198.51.100.254" // TEST-NET-2
+	s := &GatewayServices{Client: client, Namespace: "ingress-xds", Selector: map[string]string{"app.kubernetes.io/name": "envoy"},
+		Type: corev1.ServiceTypeClusterIP, Logger: slog.New(slog.DiscardHandler)}
+	ports := map[uint32]uint32{80: 22417}
+	get := func() *corev1.Service {
+		t.Helper()
+		svc, err := client.CoreV1().Services("ingress-xds").Get(ctx, GatewayServiceName("a/one"), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports, Addresses: []string{outside, grantable}}}); err != nil {
+		t.Fatal(err)
+	}
+	if ip := get().Spec.ClusterIP; ip != grantable {
+		t.Fatalf("asked for %s then %s: cluster IP %s", outside, grantable, ip)
+	}
+
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports, Addresses: []string{outside}}}); err != nil {
+		t.Fatal(err)
+	}
+	refused := get()
+	if refused.Spec.ClusterIP == outside || refused.Spec.ClusterIP == "" {
+		t.Fatalf("asked for %s alone: cluster IP %q", outside, refused.Spec.ClusterIP)
+	}
+	if got := GatewayServiceAddresses(refused); len(got) != 1 || got[0] == outside {
+		t.Errorf("addresses %v", got)
+	}
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: map[uint32]uint32{80: 22417, 443: 20001}, Addresses: []string{outside}}}); err != nil {
+		t.Fatal(err)
+	}
+	if again := get(); again.UID != refused.UID || again.Spec.ClusterIP != refused.Spec.ClusterIP {
+		t.Errorf("the Service was made again for the address refused before (%s, was %s)", again.Spec.ClusterIP, refused.Spec.ClusterIP)
+	}
+
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports, Addresses: []string{grantable}}}); err != nil {
+		t.Fatal(err)
+	}
+	if ip := get().Spec.ClusterIP; ip != grantable {
+		t.Errorf("asked for %s again: cluster IP %s", grantable, ip)
+	}
 }

@@ -102,7 +102,7 @@ type GatewayStatusWriter struct {
 	// then those Gateways' status.addresses.
 	Services *GatewayServices
 
-	servicesFor map[string]map[uint32]uint32 // the OwnPorts Services were last synced to; guarded by mu
+	servicesFor map[string]GatewayService // what the Services were last synced to; guarded by mu
 
 	holding atomic.Bool
 
@@ -384,6 +384,8 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 			}
 			if pending != "" {
 				want = addressNotAssigned(want, pending)
+			} else {
+				addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
 			}
 		} else if w.Addresses != nil {
 			addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
@@ -672,15 +674,16 @@ func sameParents(a, b []gwapiv1.RouteParentStatus) bool {
 // pending says what they wait for (Services.Watch queues the Gateway
 // again when its Service or endpoints change).
 func (w *GatewayStatusWriter) ownAddresses(ctx context.Context, desired *GatewayStatuses, name string) ([]gwapiv1.GatewayStatusAddress, string, error) {
+	want := w.ownServices(desired.OwnPorts)
 	w.mu.Lock()
-	stale := !sameOwnPorts(w.servicesFor, desired.OwnPorts)
+	stale := !sameOwnServices(w.servicesFor, want)
 	w.mu.Unlock()
 	if stale {
-		if err := w.Services.Sync(ctx, desired.OwnPorts); err != nil {
+		if err := w.Services.Sync(ctx, want); err != nil {
 			return nil, "", err
 		}
 		w.mu.Lock()
-		w.servicesFor = desired.OwnPorts
+		w.servicesFor = want
 		w.mu.Unlock()
 	}
 	values, pending, err := w.Services.Addresses(name)
@@ -712,9 +715,36 @@ func addressNotAssigned(want gwapiv1.GatewayStatus, pending string) gwapiv1.Gate
 	return want
 }
 
-// sameOwnPorts says whether two builds' OwnPorts are alike.
-func sameOwnPorts(a, b map[string]map[uint32]uint32) bool {
-	return maps.EqualFunc(a, b, func(x, y map[uint32]uint32) bool { return maps.Equal(x, y) })
+// ownServices are the Services of the Gateways on ports of their own:
+// their ports, and the IP addresses their spec.addresses ask for (read
+// here rather than carried by the build: only the Services need them).
+func (w *GatewayStatusWriter) ownServices(ports map[string]map[uint32]uint32) map[string]GatewayService {
+	out := make(map[string]GatewayService, len(ports))
+	for name, p := range ports {
+		gs := GatewayService{Ports: p}
+		if w.Informers.Gateways == nil {
+			out[name] = gs
+			continue
+		}
+		if obj, ok, _ := w.Informers.Gateways.GetStore().GetByKey(name); ok {
+			if gw, ok := obj.(*gwapiv1.Gateway); ok {
+				for _, a := range gw.Spec.Addresses {
+					if (a.Type == nil || *a.Type == gwapiv1.IPAddressType) && net.ParseIP(a.Value) != nil {
+						gs.Addresses = append(gs.Addresses, a.Value)
+					}
+				}
+			}
+		}
+		out[name] = gs
+	}
+	return out
+}
+
+// sameOwnServices says whether two syncs' Services are alike.
+func sameOwnServices(a, b map[string]GatewayService) bool {
+	return maps.EqualFunc(a, b, func(x, y GatewayService) bool {
+		return maps.Equal(x.Ports, y.Ports) && slices.Equal(x.Addresses, y.Addresses)
+	})
 }
 
 // gatewayAddresses are the Envoys' addresses (the Ingresses' status
