@@ -42,7 +42,7 @@ func parseResponseRewrite(values *annotations.Values) (*ir.ResponseRewrite, []pr
 	if c, _ := annotations.ProxyCookiePath.Get(values); c != nil && plainText(annotations.ProxyCookiePath.Name(), c.From) {
 		rw.CookiePath = &ir.Replace{From: c.From, To: c.To}
 	}
-	if rw == (ir.ResponseRewrite{}) {
+	if rw.Redirect == nil && rw.CookieDomain == nil && rw.CookiePath == nil {
 		return nil, problems
 	}
 	return &rw, problems

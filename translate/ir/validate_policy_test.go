@@ -340,6 +340,16 @@ func TestValidateNamesAndRewrites(t *testing.T) {
 			route("Policy.ResponseRewrite.Redirect", ErrBadHeader, "response rewrite redirect: control characters")},
 		{"cookie path rewrite with a ;", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookiePath: &Replace{From: "/a", To: "/b; Secure"}}},
 			route("Policy.ResponseRewrite.CookiePath", ErrBadHeader, "is no cookie attribute")},
+		{"cookie flags of an unknown match", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: "Regex", Text: "a"}, Flags: []CookieFlag{CookieSecure}}}}},
+			route("Policy.ResponseRewrite.CookieFlags[0].Cookie.Match", ErrUnknownValue, `name match "Regex"`)},
+		{"cookie flags of an empty exact name", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: CookieNameExact}, Flags: []CookieFlag{CookieSecure}}}}},
+			route("Policy.ResponseRewrite.CookieFlags[0].Cookie.Text", ErrBadName, "no name to match exactly")},
+		{"cookie flags of a name with a ;", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: CookieNamePrefix, Text: "a;b"}, Flags: []CookieFlag{CookieSecure}}}}},
+			route("Policy.ResponseRewrite.CookieFlags[0].Cookie.Text", ErrBadName, `name "a;b"`)},
+		{"cookie flag nginx does not know", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: CookieNameContains}, Flags: []CookieFlag{CookieSecure, "samesite"}}}}},
+			route("Policy.ResponseRewrite.CookieFlags[0].Flags[1]", ErrUnknownValue, `flag "samesite"`)},
+		{"cookie flags without a flag", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: CookieNameExact, Text: "a"}}}}},
+			route("Policy.ResponseRewrite.CookieFlags", ErrNoOp, "no rule has a flag")},
 	})
 	t.Run("query parameter with no name", func(t *testing.T) {
 		m := valid()
