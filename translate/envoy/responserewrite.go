@@ -11,7 +11,8 @@ import (
 // luaFilter rewrites response headers by pattern (ir.ResponseRewrite):
 // Envoy's header mutations can set a header from request data but cannot
 // replace part of a response header's value, which nginx's proxy_redirect
-// and proxy_cookie_* do. One script serves every route; a route's
+// and proxy_cookie_* do, nor edit a cookie's attributes, which
+// proxy_cookie_flags does. One script serves every route; a route's
 // configuration (LuaPerRoute's filter_context) carries only its texts, so
 // no script is built from user input.
 const luaFilter = "envoy.filters.http.lua"
@@ -19,8 +20,9 @@ const luaFilter = "envoy.filters.http.lua"
 // responseRewriteScript applies the route's filter context to the
 // upstream's response, as nginx does (ngx_http_proxy_module: the rewrite of
 // Location and Refresh, and of the domain and path attributes of each
-// Set-Cookie). Plain string operations only: string.find with plain=true
-// and comparisons, so no text of the context is read as a Lua pattern.
+// Set-Cookie, and the flags of each Set-Cookie). Plain string operations
+// only: string.find with plain=true and comparisons, so no text of the
+// context is read as a Lua pattern.
 const responseRewriteScript = `
 local function replace_prefix(value, from, to)
   if from ~= nil and value:sub(1, #from) == from then
@@ -68,6 +70,93 @@ local function rewrite_cookie(value, ctx)
   return table.concat(parts, ";")
 end
 
+-- proxy_cookie_flags, as ngx_http_proxy_module does it: the cookie split
+-- at each ";" into attributes, spaces trimmed around names and values
+-- (ngx_http_proxy_parse_cookie); the first rule whose name matches applies
+-- (ngx_http_proxy_rewrite_cookie_flags); its flags edited in order of the
+-- attributes and the missing ones appended (ngx_http_proxy_edit_cookie_flags);
+-- then the cookie written again, "; " between attributes, as nginx writes
+-- it whenever a rule with a flag matched. A cookie whose first attribute
+-- has no "=" is left as it is, as nginx leaves it.
+local function parse_cookie(value)
+  local attrs = {}
+  for seg in (value .. ";"):gmatch("([^;]*);") do
+    seg = (seg:gsub("^ +", ""))
+    local eq = seg:find("=", 1, true)
+    if eq ~= nil then
+      attrs[#attrs + 1] = {key = (seg:sub(1, eq - 1):gsub(" +$", "")), value = (seg:sub(eq + 1):gsub("^ +", ""):gsub(" +$", ""))}
+    else
+      attrs[#attrs + 1] = {key = (seg:gsub(" +$", ""))}
+    end
+  end
+  return attrs
+end
+
+-- Names compare in ASCII case (string.lower is the C locale's), as
+-- nginx's ngx_strncasecmp and its caseless expressions on bytes do.
+local function name_matches(name, rule)
+  local n, t, m = name:lower(), (rule.text or ""):lower(), rule.match
+  if m == "Exact" then return n == t end
+  if m == "Prefix" then return n:sub(1, #t) == t end
+  if m == "Suffix" then return #t == 0 or n:sub(-#t) == t end
+  return n:find(t, 1, true) ~= nil
+end
+
+local function edit_flags(attrs, flags)
+  local f = {}
+  for _, x in ipairs(flags) do f[x] = true end
+  local secure, nosecure = f["secure"], f["nosecure"]
+  local httponly, nohttponly = f["httponly"], f["nohttponly"]
+  local strict, lax, none, nosamesite = f["samesite=strict"], f["samesite=lax"], f["samesite=none"], f["nosamesite"]
+  for i = 2, #attrs do
+    local a = attrs[i]
+    local k = a.key:lower()
+    if k == "secure" then
+      if secure then secure = false elseif nosecure then a.removed = true end
+    elseif k == "httponly" then
+      if httponly then httponly = false elseif nohttponly then a.removed = true end
+    elseif k == "samesite" then
+      local v = (a.value or ""):lower()
+      if strict then
+        strict = false
+        if v ~= "strict" then a.key, a.value = "SameSite", "Strict" end
+      elseif lax then
+        lax = false
+        if v ~= "lax" then a.key, a.value = "SameSite", "Lax" end
+      elseif none then
+        none = false
+        if v ~= "none" then a.key, a.value = "SameSite", "None" end
+      elseif nosamesite then
+        a.removed = true
+      end
+    end
+  end
+  if secure then attrs[#attrs + 1] = {key = "Secure"} end
+  if httponly then attrs[#attrs + 1] = {key = "HttpOnly"} end
+  if strict then attrs[#attrs + 1] = {key = "SameSite", value = "Strict"}
+  elseif lax then attrs[#attrs + 1] = {key = "SameSite", value = "Lax"}
+  elseif none then attrs[#attrs + 1] = {key = "SameSite", value = "None"} end
+end
+
+local function cookie_flags(value, rules)
+  local attrs = parse_cookie(value)
+  if attrs[1].value == nil then return nil end
+  for _, rule in ipairs(rules) do
+    if name_matches(attrs[1].key, rule) then
+      if rule.flags == nil or #rule.flags == 0 then return nil end
+      edit_flags(attrs, rule.flags)
+      local out = {}
+      for _, a in ipairs(attrs) do
+        if not a.removed then
+          if a.value ~= nil then out[#out + 1] = a.key .. "=" .. a.value else out[#out + 1] = a.key end
+        end
+      end
+      return table.concat(out, "; ")
+    end
+  end
+  return nil
+end
+
 function envoy_on_response(handle)
   local ctx = handle:filterContext()
   local headers = handle:headers()
@@ -84,7 +173,8 @@ function envoy_on_response(handle)
       if v ~= nil then headers:replace("refresh", v) end
     end
   end
-  if ctx:get("cookieDomainFrom") == nil and ctx:get("cookiePathFrom") == nil then return end
+  local flags = ctx:get("cookieFlags")
+  if ctx:get("cookieDomainFrom") == nil and ctx:get("cookiePathFrom") == nil and flags == nil then return end
   local n = headers:getNumValues("set-cookie")
   if n == 0 then return end
   local cookies, changed = {}, false
@@ -92,6 +182,10 @@ function envoy_on_response(handle)
     local c = headers:getAtIndex("set-cookie", i)
     local v = rewrite_cookie(c, ctx)
     if v ~= nil then c, changed = v, true end
+    if flags ~= nil then
+      v = cookie_flags(c, flags)
+      if v ~= nil then c, changed = v, true end
+    end
     cookies[#cookies + 1] = c
   end
   if not changed then return end
@@ -119,6 +213,19 @@ func responseRewrite(rw *ir.ResponseRewrite) (*luav3.LuaPerRoute, error) {
 	}
 	if r := rw.CookiePath; r != nil {
 		fields["cookiePathFrom"], fields["cookiePathTo"] = r.From, r.To
+	}
+	if len(rw.CookieFlags) > 0 {
+		// A list of rules in nginx's order, each its name match and its
+		// flags as nginx spells them (cookie_flags in the script).
+		rules := make([]any, len(rw.CookieFlags))
+		for i, r := range rw.CookieFlags {
+			flags := make([]any, len(r.Flags))
+			for j, f := range r.Flags {
+				flags[j] = string(f)
+			}
+			rules[i] = map[string]any{"match": string(r.Cookie.Match), "text": r.Cookie.Text, "flags": flags}
+		}
+		fields["cookieFlags"] = rules
 	}
 	ctx, err := structpb.NewStruct(fields)
 	if err != nil {
