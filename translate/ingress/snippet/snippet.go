@@ -109,6 +109,14 @@ type Result struct {
 	// the rate and connection limits refuse (limit_req_status,
 	// limit_conn_status); 0: unchanged.
 	LimitReqStatus, LimitConnStatus uint32
+	// CookieFlags are a configuration-snippet's proxy_cookie_flags rules
+	// with their flags, in order: the backend's Set-Cookie lines each
+	// get the first matching rule's (cookie.go).
+	CookieFlags []ir.CookieFlagsRule `json:",omitempty"`
+	// CookieFlagsAt is the block's first proxy_cookie_flags, off
+	// included: the block has a list of its own, which the outer
+	// level's does not reach.
+	CookieFlagsAt *DirectiveRef `json:",omitempty"`
 	// Branches are the rewrite phase's outcomes that do not simply
 	// forward the request, each with the conditions that lead to it; a
 	// request that matches none is forwarded with Edits.

@@ -203,6 +203,7 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 		}
 	}
 	gzipSeen := map[string]bool{}
+	cookieOff := false
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
 			return nil, err
@@ -224,6 +225,10 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 				if res.LimitReq == nil {
 					res.LimitReq = &DirectiveRef{Directive: d.Name, Line: d.Line}
 				}
+			}
+		case d.Name == "proxy_cookie_flags":
+			if err := t.cookieFlags(res, &cookieOff, d, lv); err != nil { // cookie.go
+				return nil, err
 			}
 		case d.Name == "expires":
 			if err := t.expires(&res.Edits, d); err != nil {
@@ -452,7 +457,7 @@ func (t *translator) checkIfBody(d nginxconf.Directive, lv level) error {
 			if !ifHeaderDirectives[b.Name] {
 				return t.refuse(b, "not allowed in an if: nginx refuses it")
 			}
-		case b.Name == "allow" || b.Name == "deny":
+		case b.Name == "allow" || b.Name == "deny" || b.Name == "proxy_cookie_flags":
 			return t.refuse(b, "not allowed in an if: nginx refuses it")
 		default:
 			return t.refuse(b, "inside an if: not translated")
