@@ -191,6 +191,18 @@ func checkLocationSnippet(g *groups) []problem {
 	if g.externalAuth != nil && len(loc.UnlessExternalAuth) > 0 {
 		return refuse(loc.UnlessExternalAuth[0], "it reads the auth service's answer, which with auth-url is not translated here")
 	}
+	if len(loc.CookieFlags) > 0 {
+		// nginx edits the backend's Set-Cookie lines alone, before
+		// headers-more and add_header write theirs; Envoy's router writes
+		// a route's headers into the response before any filter sees it.
+		cookie := setsCookie(&loc.Edits.Response) || setsCookie(&ir.HeaderChanges{Set: g.customHeaders.set})
+		for _, b := range loc.Branches {
+			cookie = cookie || b.Outcome.Edits != nil && setsCookie(&b.Outcome.Edits.Response)
+		}
+		if cookie {
+			return refuse(*loc.CookieFlagsAt, "beside a Set-Cookie of more_set_headers, add_header always or custom-headers, which nginx leaves as it is and Envoy's route would hand to the cookie filter: not translated")
+		}
+	}
 	if len(loc.ErrorPages) == 0 {
 		return nil
 	}
@@ -404,6 +416,33 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 	p.ResponseHeaders = mergeHeaderChanges(&loc.Edits.Response, p.ResponseHeaders)
 	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
 	limitStatuses(p, loc)
+	p.ResponseRewrite = withCookieFlags(p.ResponseRewrite, loc.CookieFlags)
+}
+
+// withCookieFlags is rw (proxy-cookie-domain and -path, proxy-redirect-*)
+// with a configuration-snippet's proxy_cookie_flags rules, a new value;
+// rules none of which has a flag change nothing and are left out.
+func withCookieFlags(rw *ir.ResponseRewrite, rules []ir.CookieFlagsRule) *ir.ResponseRewrite {
+	if !slices.ContainsFunc(rules, func(r ir.CookieFlagsRule) bool { return len(r.Flags) > 0 }) {
+		return rw
+	}
+	var c ir.ResponseRewrite
+	if rw != nil {
+		c = *rw
+	}
+	c.CookieFlags = rules
+	return &c
+}
+
+// setsCookie says whether headers set or add a Set-Cookie line that
+// Envoy's router writes into the response (more_set_headers, add_header
+// always, custom-headers), before the filter that edits the backend's
+// cookies sees it.
+func setsCookie(h *ir.HeaderChanges) bool {
+	if h == nil {
+		return false
+	}
+	return slices.ContainsFunc(slices.Concat(h.Set, h.Add), func(x ir.Header) bool { return strings.EqualFold(x.Name, "Set-Cookie") })
 }
 
 // mergeSnippetAccess adds a configuration-snippet's allow and deny to the
