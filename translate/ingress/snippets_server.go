@@ -41,6 +41,7 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 	front := 0
 	var gzip snippet.Gzip
 	if first := out.oldestServerSnippet(host, frags); first != nil && out.vhost != nil && out.serverErrorPages(first, blocked) {
+		out.refuseCookieFlagsUnder(host, frags, first.serverSnippet)
 		gzip = first.serverSnippet.Gzip
 		src := &ir.Object{Kind: "Ingress", Namespace: first.ingress.Namespace, Name: first.ingress.Name}
 		if len(first.routes) > 0 {
@@ -49,10 +50,51 @@ func (out *hostMerge) mergeServerSnippet(host string, frags []*fragment, regexMo
 		front = out.applyServerSnippet(first.serverSnippet, src, first, regexMode, 0)
 	}
 	if config != nil && out.vhost != nil {
+		out.refuseCookieFlagsUnder(host, frags, config)
 		out.applyServerSnippet(config, &ir.Object{Kind: "ConfigMap", Name: "server-snippet"}, nil, regexMode, front)
 		gzip = gzip.Under(config.Gzip)
 	}
 	return gzip
+}
+
+// refuseCookieFlagsUnder refuses on the host the Ingresses whose
+// configuration-snippet's proxy_cookie_flags would meet a Set-Cookie the
+// server snippet s writes into their routes (more_set_headers, add_header
+// always): nginx edits the backend's cookies alone, before headers-more
+// and add_header, but Envoy's router writes the route's headers before
+// the cookie filter sees the response. Their paths of the host answer
+// 503 and the Ingress is told.
+func (out *hostMerge) refuseCookieFlagsUnder(host string, frags []*fragment, s *snippet.Result) {
+	if !setsCookie(&s.Edits.Response) {
+		return
+	}
+	refused := map[ir.Object]bool{}
+	for _, r := range out.vhost.Routes {
+		if p := r.Policy; r.Source != nil && p != nil && p.ResponseRewrite != nil && len(p.ResponseRewrite.CookieFlags) > 0 &&
+			setsCookie(serverPolicy(s, p).ResponseHeaders) {
+			refused[*r.Source] = true
+		}
+	}
+	if len(refused) == 0 {
+		return
+	}
+	for i, r := range out.vhost.Routes {
+		if r.Source == nil || !refused[*r.Source] {
+			continue
+		}
+		c := *r
+		c.Policy = nil
+		c.Action = ir.Action{Direct: &ir.DirectResponse{Status: 503, Body: refusedBody}}
+		out.vhost.Routes[i] = &c
+	}
+	for _, f := range frags {
+		if refused[ir.Object{Kind: "Ingress", Namespace: f.ingress.Namespace, Name: f.ingress.Name}] && routesHost(f, host) {
+			out.problems = append(out.problems, newProblem(f.ingress, "AnnotationRefused",
+				"annotation configuration-snippet: directive proxy_cookie_flags: on host %q, a server-snippet writes a Set-Cookie into its responses, which nginx leaves as it is and Envoy's route would hand to the cookie filter: not translated (the Ingress's paths of the host answer 503)",
+				host))
+		}
+	}
+	out.clusters = usedClusters(out.clusters, out.vhost.Routes)
 }
 
 // serverErrorPages says whether the error_page directives of owner's
