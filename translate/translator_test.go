@@ -505,6 +505,11 @@ var toggledAnnotations = []struct{ key, value string }{
 	// again in the host's merge.
 	{"nginx.ingress.kubernetes.io/configuration-snippet", "gzip on; gzip_types application/json;"},
 	{"nginx.ingress.kubernetes.io/server-snippet", "gzip off; gzip_comp_level 7;"},
+	// Cookie flags (cookie.go): the Lua filter's rules on the response
+	// rewrite beside proxy-cookie-path; a server-snippet's Set-Cookie
+	// refuses them on its hosts, in the host's merge.
+	{"nginx.ingress.kubernetes.io/configuration-snippet", "proxy_cookie_flags sid nosecure; proxy_cookie_flags ~ secure httponly samesite=lax;"},
+	{"nginx.ingress.kubernetes.io/server-snippet", "more_set_headers \"Set-Cookie: srv=1\";"},
 	{"nginx.ingress.kubernetes.io/limit-rps", "10"},
 	{"nginx.ingress.kubernetes.io/limit-rpm", "600"},
 	{"nginx.ingress.kubernetes.io/limit-allowlist", "10.0.0.0/8"},
