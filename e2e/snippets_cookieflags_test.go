@@ -119,6 +119,25 @@ func TestSnippetsCookieFlags(t *testing.T) {
 			t.Errorf("Set-Cookie\n got %q\nwant %q", got, want)
 		}
 	})
+	// With proxy-cookie-path on the same route (one response rewrite):
+	// nginx rewrites the path first, then the flags, and writes a cookie
+	// either changed again from its attributes; one whose first
+	// attribute has no "=" is changed by neither.
+	t.Run("the path is rewritten, then the flags", func(t *testing.T) {
+		got := cookies(t, "path.cookies.test")
+		want := []string{
+			"a=1",
+			"b=2; samesite=Strict; httponly",
+			"c=3; Path=/app/",
+			"SID=4; Path=/app/; secure; HttpOnly; SameSite=Strict",
+			"pref_lang=en; SameSite=Lax",
+			"other=5; Path=/app/x",
+			"novalue; Path=/",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Set-Cookie\n got %q\nwant %q", got, want)
+		}
+	})
 }
 
 const cookieFlagsIngressesYAML = `
@@ -148,5 +167,19 @@ metadata:
 spec:
   rules:
   - host: named.cookies.test
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: cookies, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: path
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-cookie-path: / /app/
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_cookie_flags ~^sid$ samesite=strict;
+spec:
+  rules:
+  - host: path.cookies.test
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: cookies, port: {number: 80}}}}]}
 `

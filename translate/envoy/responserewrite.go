@@ -20,7 +20,8 @@ const luaFilter = "envoy.filters.http.lua"
 // responseRewriteScript applies the route's filter context to the
 // upstream's response, as nginx does (ngx_http_proxy_module: the rewrite of
 // Location and Refresh, and of the domain and path attributes of each
-// Set-Cookie, and the flags of each Set-Cookie). Plain string operations
+// Set-Cookie, and the flags of each Set-Cookie, a cookie so changed
+// written again from its attributes). Plain string operations
 // only: string.find with plain=true and comparisons, so no text of the
 // context is read as a Lua pattern.
 const responseRewriteScript = `
@@ -76,8 +77,7 @@ end
 -- (ngx_http_proxy_rewrite_cookie_flags); its flags edited in order of the
 -- attributes and the missing ones appended (ngx_http_proxy_edit_cookie_flags);
 -- then the cookie written again, "; " between attributes, as nginx writes
--- it whenever a rule with a flag matched. A cookie whose first attribute
--- has no "=" is left as it is, as nginx leaves it.
+-- it whenever a rule with a flag matched.
 local function parse_cookie(value)
   local attrs = {}
   for seg in (value .. ";"):gmatch("([^;]*);") do
@@ -138,23 +138,42 @@ local function edit_flags(attrs, flags)
   elseif none then attrs[#attrs + 1] = {key = "SameSite", value = "None"} end
 end
 
-local function cookie_flags(value, rules)
-  local attrs = parse_cookie(value)
-  if attrs[1].value == nil then return nil end
+-- cookie_flags edits attrs by the first rule whose name matches, and says
+-- whether nginx writes the cookie again: a rule with a flag matched.
+local function cookie_flags(attrs, rules)
   for _, rule in ipairs(rules) do
     if name_matches(attrs[1].key, rule) then
-      if rule.flags == nil or #rule.flags == 0 then return nil end
+      if rule.flags == nil or #rule.flags == 0 then return false end
       edit_flags(attrs, rule.flags)
-      local out = {}
-      for _, a in ipairs(attrs) do
-        if not a.removed then
-          if a.value ~= nil then out[#out + 1] = a.key .. "=" .. a.value else out[#out + 1] = a.key end
-        end
-      end
-      return table.concat(out, "; ")
+      return true
     end
   end
-  return nil
+  return false
+end
+
+local function write_cookie(attrs)
+  local out = {}
+  for _, a in ipairs(attrs) do
+    if not a.removed then
+      if a.value ~= nil then out[#out + 1] = a.key .. "=" .. a.value else out[#out + 1] = a.key end
+    end
+  end
+  return table.concat(out, "; ")
+end
+
+-- set_cookie is ngx_http_proxy_rewrite_cookie: a cookie whose first
+-- attribute has no "=" is left alone; else its domain and path are
+-- rewritten, then its flags edited, and a cookie changed by either is
+-- written again from its attributes.
+local function set_cookie(value, ctx, flags)
+  local attrs = parse_cookie(value)
+  if attrs[1].value == nil then return nil end
+  local v = rewrite_cookie(value, ctx)
+  if v ~= nil then attrs = parse_cookie(v) end
+  local edited = v ~= nil
+  if flags ~= nil and cookie_flags(attrs, flags) then edited = true end
+  if not edited then return nil end
+  return write_cookie(attrs)
 end
 
 function envoy_on_response(handle)
@@ -180,12 +199,8 @@ function envoy_on_response(handle)
   local cookies, changed = {}, false
   for i = 0, n - 1 do
     local c = headers:getAtIndex("set-cookie", i)
-    local v = rewrite_cookie(c, ctx)
+    local v = set_cookie(c, ctx, flags)
     if v ~= nil then c, changed = v, true end
-    if flags ~= nil then
-      v = cookie_flags(c, flags)
-      if v ~= nil then c, changed = v, true end
-    end
     cookies[#cookies + 1] = c
   end
   if not changed then return end
