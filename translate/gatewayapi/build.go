@@ -68,9 +68,9 @@ type build struct {
 	// backendCerts are our Gateways' client certificates for backends,
 	// those that name one (backendcert.go).
 	backendCerts map[types.NamespacedName]*gatewayBackendCert
-	// unsupportedAddress says why a Gateway is not accepted for its
-	// spec.addresses (gateways.go), by Gateway.
-	unsupportedAddress map[types.NamespacedName]string
+	// refusedGateways say why a Gateway is not accepted for its spec
+	// (gateways.go: its addresses, its parameters), by Gateway.
+	refusedGateways map[types.NamespacedName]gatewayRefusal
 	// setNames are the hosts each own listener serves (names is the
 	// shared listeners'), by set; ownPorts each set's Envoy port, and
 	// ownGateway its Gateway and listener port (own.go).
@@ -162,7 +162,7 @@ func newBuild(st *kube.State, opts Options) *build {
 	return &build{st: st, objs: objs, opts: opts, byGateway: map[types.NamespacedName][]*listener{},
 		groups: map[string]*group{}, names: map[string]bool{}, listenerNames: map[string]bool{}, routeNames: map[string]int{}, hitsOf: map[string][]hitAt{},
 		used: map[string]int{}, backendUse: map[string]int{}, backends: map[string]*ir.Backend{}, clusters: map[string]*ir.Cluster{}, certs: map[string]*ir.Certificate{},
-		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, unsupportedAddress: map[types.NamespacedName]string{}, made: newMade(),
+		gatewayOf: map[types.NamespacedName]*gwapiv1.Gateway{}, routeStatus: map[string]*routeFacts{}, passthroughOf: map[string]*ir.Passthrough{}, policies: map[policyTarget]*backendPolicy{}, backendCerts: map[types.NamespacedName]*gatewayBackendCert{}, refusedGateways: map[types.NamespacedName]gatewayRefusal{}, made: newMade(),
 		setNames: map[string]map[string]bool{}, ownPorts: map[string]uint32{}, ownGateway: map[string]ownSetOf{}}
 }
 

@@ -64,10 +64,10 @@ func (b *build) gateways() {
 		if c := b.backendClientCert(gw); c != nil { // backendcert.go
 			b.backendCerts[key] = c
 		}
-		unsupported := unsupportedAddress(gw)
-		if unsupported != "" {
-			b.problems.add(kindGateway, gw.Namespace, gw.Name, string(gwapiv1.GatewayReasonUnsupportedAddress), "%s: not accepted, none of its listeners served", unsupported)
-			b.unsupportedAddress[key] = unsupported
+		refused := refusedGateway(gw)
+		if refused.reason != "" {
+			b.problems.add(kindGateway, gw.Namespace, gw.Name, refused.reason, "%s: not accepted, none of its listeners served", refused.msg)
+			b.refusedGateways[key] = refused
 		}
 		seen := map[string]string{}      // set, protocol and hostname -> listener name
 		family := map[string]*listener{} // set -> its first listener programmed (own.go)
@@ -76,7 +76,7 @@ func (b *build) gateways() {
 			// to it all the same, and its status counts them.
 			l := b.listener(gw, &gw.Spec.Listeners[i])
 			b.byGateway[key] = append(b.byGateway[key], l)
-			if unsupported != "" {
+			if refused.reason != "" {
 				l.programmed = false
 			}
 			if !l.programmed {
@@ -103,6 +103,25 @@ func (b *build) gateways() {
 		}
 	}
 	b.allocateOwnPorts() // own.go
+}
+
+// gatewayRefusal is why a Gateway is not accepted, none of its
+// listeners served: the reason of its Accepted condition and a message.
+type gatewayRefusal struct{ reason, msg string }
+
+// refusedGateway says why a Gateway's spec cannot be served, if it
+// cannot: an address of a type not served, or parameters, of which no
+// kind is served (the specification's InvalidParameters, for a kind it
+// does not support).
+func refusedGateway(gw *gwapiv1.Gateway) gatewayRefusal {
+	if msg := unsupportedAddress(gw); msg != "" {
+		return gatewayRefusal{string(gwapiv1.GatewayReasonUnsupportedAddress), msg}
+	}
+	if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil {
+		return gatewayRefusal{string(gwapiv1.GatewayReasonInvalidParameters), fmt.Sprintf(
+			"spec.infrastructure.parametersRef: %s %q: no kind of parameters is served", inf.ParametersRef.Kind, inf.ParametersRef.Name)}
+	}
+	return gatewayRefusal{}
 }
 
 // unsupportedAddress says why a Gateway's spec.addresses cannot be

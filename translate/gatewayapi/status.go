@@ -178,7 +178,7 @@ func (b *build) status() *Status {
 func (b *build) gatewayStatuses() map[string]gwapiv1.GatewayStatus {
 	out := map[string]gwapiv1.GatewayStatus{}
 	for key, listeners := range b.byGateway {
-		out[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key], b.unsupportedAddress[key])
+		out[key.String()] = gatewayStatus(b.gatewayOf[key], listeners, b.backendCerts[key], b.refusedGateways[key])
 	}
 	return out
 }
@@ -211,10 +211,10 @@ func (f *listenerFacts) conflictReasonOr() string {
 
 // gatewayStatus is a Gateway's conditions and its listeners'. It is
 // Accepted while some listener is (ListenersNotValid when some other is
-// not) and its addresses are of a type served (UnsupportedAddress, the
-// reason unsupportedAddr gives, otherwise), and Programmed while some
+// not) and its spec is not refused (the refusal's reason otherwise:
+// UnsupportedAddress, InvalidParameters), and Programmed while some
 // listener is served.
-func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gatewayBackendCert, unsupportedAddr string) gwapiv1.GatewayStatus {
+func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gatewayBackendCert, refused gatewayRefusal) gwapiv1.GatewayStatus {
 	gen := gw.Generation
 	var out gwapiv1.GatewayStatus
 	valid, programmed := 0, 0
@@ -258,8 +258,8 @@ func gatewayStatus(gw *gwapiv1.Gateway, listeners []*listener, backendCert *gate
 		out.Listeners = append(out.Listeners, ls)
 	}
 	switch {
-	case unsupportedAddr != "":
-		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonUnsupportedAddress), unsupportedAddr, false, gen))
+	case refused.reason != "":
+		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), refused.reason, refused.msg, false, gen))
 	case valid == len(listeners):
 		out.Conditions = append(out.Conditions, condition(string(gwapiv1.GatewayConditionAccepted), string(gwapiv1.GatewayReasonAccepted), "", true, gen))
 	default:
