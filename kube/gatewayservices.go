@@ -16,11 +16,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // The labels and annotation of the Services GatewayServices keeps.
@@ -78,6 +80,10 @@ func GatewayServiceName(gateway string) string {
 type GatewayService struct {
 	Ports     map[uint32]uint32
 	Addresses []string
+	// Labels and Annotations are the Gateway's spec.infrastructure's,
+	// which Gateway API asks be put on what is made for the Gateway: a
+	// cloud's load-balancer annotations, a team's labels.
+	Labels, Annotations map[string]string
 }
 
 // Sync makes the Services those of want, by Gateway (namespace/name). Each
@@ -118,7 +124,7 @@ func (s *GatewayServices) Sync(ctx context.Context, want map[string]GatewayServi
 			next := cur.DeepCopy()
 			next.Spec.Type, next.Spec.Selector, next.Spec.Ports = svc.Spec.Type, svc.Spec.Selector, svc.Spec.Ports
 			next.Spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
-			next.Annotations = svc.Annotations
+			next.Labels, next.Annotations = withMetadata(cur, svc)
 			if _, err := services.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 				errs = append(errs, fmt.Errorf("updating Service %s/%s of Gateway %s: %w", s.Namespace, svc.Name, gateway, err))
 			}
@@ -184,6 +190,18 @@ func (s *GatewayServices) service(gateway string, want GatewayService) *corev1.S
 			Annotations: map[string]string{GatewayServiceAnnotation: gateway}},
 		Spec: corev1.ServiceSpec{Type: s.Type, Selector: s.Selector},
 	}
+	// Ours are set last: a Gateway's cannot take them over.
+	maps.Copy(svc.Labels, want.Labels)
+	svc.Labels[GatewayServiceLabel] = "true"
+	if _, name, _ := strings.Cut(gateway, "/"); len(name) <= validation.LabelValueMaxLength {
+		// Gateway API's label for what is made for a Gateway.
+		svc.Labels[gwapiv1.GatewayNameLabelKey] = name
+	}
+	maps.Copy(svc.Annotations, want.Annotations)
+	svc.Annotations[GatewayServiceAnnotation] = gateway
+	if keys := infrastructureKeys(want); keys != "" {
+		svc.Annotations[gatewayInfrastructureAnnotation] = keys
+	}
 	if len(want.Addresses) > 0 {
 		svc.Annotations[gatewayAddressesAnnotation] = strings.Join(want.Addresses, ",")
 		if s.Type == corev1.ServiceTypeLoadBalancer {
@@ -202,12 +220,57 @@ func (s *GatewayServices) service(gateway string, want GatewayService) *corev1.S
 	return svc
 }
 
+// gatewayInfrastructureAnnotation lists the labels and annotations a
+// Service carries for its Gateway's spec.infrastructure, so that one the
+// Gateway no longer asks for is taken off, and those others (a cloud
+// controller) put on the Service are left alone.
+const gatewayInfrastructureAnnotation = "ingress-xds.io/gateway-infrastructure"
+
+// infrastructureKeys is that annotation's value: label:KEY and
+// annotation:KEY, sorted, comma-separated.
+func infrastructureKeys(want GatewayService) string {
+	var keys []string
+	for k := range want.Labels {
+		keys = append(keys, "label:"+k)
+	}
+	for k := range want.Annotations {
+		keys = append(keys, "annotation:"+k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ",")
+}
+
+// withMetadata is cur's labels and annotations made want's, in what is
+// ours: those the Gateway no longer asks for taken off, others' kept.
+func withMetadata(cur, want *corev1.Service) (labels, annotations map[string]string) {
+	labels, annotations = maps.Clone(cur.Labels), maps.Clone(cur.Annotations)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for _, key := range strings.Split(cur.Annotations[gatewayInfrastructureAnnotation], ",") {
+		if k, ok := strings.CutPrefix(key, "label:"); ok {
+			delete(labels, k)
+		} else if k, ok := strings.CutPrefix(key, "annotation:"); ok {
+			delete(annotations, k)
+		}
+	}
+	delete(annotations, gatewayInfrastructureAnnotation)
+	delete(annotations, gatewayAddressesAnnotation)
+	maps.Copy(labels, want.Labels)
+	maps.Copy(annotations, want.Annotations)
+	return labels, annotations
+}
+
 // sameServiceSpec says whether a Service is as wanted, in what is ours to
-// set (the API server fills in the rest: node ports, cluster IPs).
+// set (the API server fills in the rest: node ports, cluster IPs; other
+// controllers may add labels and annotations).
 func sameServiceSpec(cur, want *corev1.Service) bool {
+	labels, annotations := withMetadata(cur, want)
 	if cur.Spec.Type != want.Spec.Type || !maps.Equal(cur.Spec.Selector, want.Spec.Selector) ||
-		cur.Annotations[GatewayServiceAnnotation] != want.Annotations[GatewayServiceAnnotation] ||
-		cur.Annotations[gatewayAddressesAnnotation] != want.Annotations[gatewayAddressesAnnotation] ||
+		!maps.Equal(labels, cur.Labels) || !maps.Equal(annotations, cur.Annotations) ||
 		cur.Spec.LoadBalancerIP != want.Spec.LoadBalancerIP || len(cur.Spec.Ports) != len(want.Spec.Ports) {
 		return false
 	}

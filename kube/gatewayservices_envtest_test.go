@@ -209,3 +209,64 @@ func TestGatewayServicesPinned(t *testing.T) {
 		t.Errorf("asked for %s again: cluster IP %s", grantable, ip)
 	}
 }
+
+// A Gateway's spec.infrastructure labels and annotations go on its
+// Service, with Gateway API's gateway-name label; one the Gateway no
+// longer asks for is taken off, one another controller put on is left,
+// and a Gateway cannot take over the Service's own.
+func TestGatewayServicesInfrastructure(t *testing.T) {
+	client := kubernetes.NewForConfigOrDie(startAPIServer(t))
+	ctx := context.Background()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ingress-xds"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := &GatewayServices{Client: client, Namespace: "ingress-xds", Selector: map[string]string{"app.kubernetes.io/name": "envoy"},
+		Type: corev1.ServiceTypeClusterIP, Logger: slog.New(slog.DiscardHandler)}
+	ports := map[uint32]uint32{80: 22417}
+	services := client.CoreV1().Services("ingress-xds")
+	get := func() *corev1.Service {
+		t.Helper()
+		svc, err := services.Get(ctx, GatewayServiceName("a/one"), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports,
+		Labels:      map[string]string{"team": "web", GatewayServiceLabel: "false"},
+		Annotations: map[string]string{"lb.example.com/internal": "true", "old": "x", GatewayServiceAnnotation: "b/two"}}}); err != nil {
+		t.Fatal(err)
+	}
+	svc := get()
+	if l := svc.Labels; l["team"] != "web" || l[GatewayServiceLabel] != "true" || l["gateway.networking.k8s.io/gateway-name"] != "one" {
+		t.Errorf("labels %v", l)
+	}
+	if a := svc.Annotations; a["lb.example.com/internal"] != "true" || a["old"] != "x" || a[GatewayServiceAnnotation] != "a/one" {
+		t.Errorf("annotations %v", a)
+	}
+
+	// Another controller's annotation.
+	svc.Annotations["cloud.example.com/id"] = "lb-1"
+	if _, err := services.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports,
+		Labels: map[string]string{"team": "api"}, Annotations: map[string]string{"lb.example.com/internal": "true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	svc = get()
+	if l := svc.Labels; l["team"] != "api" {
+		t.Errorf("labels after team changed: %v", l)
+	}
+	if a := svc.Annotations; a["old"] != "" || a["cloud.example.com/id"] != "lb-1" || a["lb.example.com/internal"] != "true" {
+		t.Errorf("annotations after old went: %v", a)
+	}
+	version := svc.ResourceVersion
+	if err := s.Sync(ctx, map[string]GatewayService{"a/one": {Ports: ports,
+		Labels: map[string]string{"team": "api"}, Annotations: map[string]string{"lb.example.com/internal": "true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v := get().ResourceVersion; v != version {
+		t.Errorf("written again with nothing changed (%s, was %s)", v, version)
+	}
+}

@@ -728,6 +728,14 @@ func (w *GatewayStatusWriter) ownServices(ports map[string]map[uint32]uint32) ma
 		}
 		if obj, ok, _ := w.Informers.Gateways.GetStore().GetByKey(name); ok {
 			if gw, ok := obj.(*gwapiv1.Gateway); ok {
+				if inf := gw.Spec.Infrastructure; inf != nil {
+					for k, v := range inf.Labels {
+						gs.Labels = setKey(gs.Labels, string(k), string(v))
+					}
+					for k, v := range inf.Annotations {
+						gs.Annotations = setKey(gs.Annotations, string(k), string(v))
+					}
+				}
 				for _, a := range gw.Spec.Addresses {
 					if (a.Type == nil || *a.Type == gwapiv1.IPAddressType) && net.ParseIP(a.Value) != nil {
 						gs.Addresses = append(gs.Addresses, a.Value)
@@ -740,10 +748,20 @@ func (w *GatewayStatusWriter) ownServices(ports map[string]map[uint32]uint32) ma
 	return out
 }
 
+// setKey sets m[k] = v, making m if need be.
+func setKey(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
 // sameOwnServices says whether two syncs' Services are alike.
 func sameOwnServices(a, b map[string]GatewayService) bool {
 	return maps.EqualFunc(a, b, func(x, y GatewayService) bool {
-		return maps.Equal(x.Ports, y.Ports) && slices.Equal(x.Addresses, y.Addresses)
+		return maps.Equal(x.Ports, y.Ports) && slices.Equal(x.Addresses, y.Addresses) &&
+			maps.Equal(x.Labels, y.Labels) && maps.Equal(x.Annotations, y.Annotations)
 	})
 }
 
