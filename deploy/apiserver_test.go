@@ -27,6 +27,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 )
 
 const waitLong = 90 * time.Second
@@ -481,6 +482,10 @@ func checkGatewayStatus(t *testing.T, gw gwclient.Interface, address string) {
 		class, err := gw.GatewayV1().GatewayClasses().Get(ctx, "ingress-xds", metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		// With the features it serves, those of the shared ports.
+		if got, want := class.Status.SupportedFeatures, gatewayapi.SupportedFeatures(false); !slices.Equal(got, want) {
+			return fmt.Errorf("supportedFeatures %v, want %v", got, want)
 		}
 		for _, c := range class.Status.Conditions {
 			if c.Type == "Accepted" && c.Status == metav1.ConditionTrue {

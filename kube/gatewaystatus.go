@@ -97,6 +97,9 @@ type GatewayStatusWriter struct {
 	Workers int
 	Hold    <-chan struct{}
 	Logger  *slog.Logger
+	// SupportedFeatures are what our GatewayClasses' status lists (the
+	// front-end's: gatewayapi.SupportedFeatures), sorted by name.
+	SupportedFeatures []gwapiv1.SupportedFeature
 	// Services, when set, keeps the Services of the Gateways served on
 	// ports of their own (GatewayStatuses.OwnPorts), whose addresses are
 	// then those Gateways' status.addresses.
@@ -360,10 +363,15 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 			return nil // another controller's
 		}
 		next := o.DeepCopy()
-		if !setConditions(&next.Status.Conditions, []metav1.Condition{{
+		changed := setConditions(&next.Status.Conditions, []metav1.Condition{{
 			Type: string(gwapiv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
 			Reason: string(gwapiv1.GatewayClassReasonAccepted), Message: "handled by " + w.ControllerName, ObservedGeneration: o.Generation,
-		}}) {
+		}})
+		if !slices.Equal(next.Status.SupportedFeatures, w.SupportedFeatures) {
+			next.Status.SupportedFeatures = slices.Clone(w.SupportedFeatures)
+			changed = true
+		}
+		if !changed {
 			return nil
 		}
 		write = func() error {

@@ -21,6 +21,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-xds/ingress-xds/kube"
+	"github.com/ingress-xds/ingress-xds/translate/gatewayapi"
 )
 
 // statusFlags are the flags of Ingress status and leader election, which
@@ -142,6 +143,7 @@ func (s *statusFlags) newStatusRunner(cfg *rest.Config, client kubernetes.Interf
 		}
 		r.gateway = kube.NewGatewayStatusWriter(gwClient, gatewayController, gateway, addresses, limiter, s.workers, log)
 		r.writer.AddressesChanged = r.gateway.AddressesChanged
+		r.gateway.SupportedFeatures = gatewayapi.SupportedFeatures(s.ownAddresses)
 		if s.ownAddresses {
 			selector, err := labels.ConvertSelectorToLabelsMap(s.envoySelector)
 			if err != nil {
