@@ -51,6 +51,9 @@ type Fanout struct {
 	// compete for the same cores.
 	ConnectCPU CPUSplit `json:"connect_cpu"`
 	ChangeCPU  CPUSplit `json:"change_cpu"`
+	// IngressChangeCPU is the same for the Ingress change, from the
+	// write until the last client had it.
+	IngressChangeCPU CPUSplit `json:"ingress_change_cpu"`
 	// Reconnect, when asked for, is the storm after the change: every
 	// client dropped at once and dialled again at once, as after a
 	// control-plane rollout.
@@ -97,10 +100,11 @@ func (a CPUSplit) minus(b CPUSplit) CPUSplit {
 // assignments of the clusters it holds (see lightClient); else for every
 // load assignment. beforeChange runs once every client is
 // connected and up to date, just before the change; afterChange once every
-// client has it. With reconnect (not nil), every client is then dropped
+// client has it; ingressChange runs the Ingress change (the write and the
+// wait for every client), to measure it. With reconnect (not nil), every client is then dropped
 // and dialled again at once, and reconnect runs once they are all up to
 // date again, told how long that took.
-func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, onDemand, svc int, beforeChange, afterChange func() error, reconnect func(took time.Duration, each Summary) error) (Fanout, error) {
+func (c *changer) fanout(ctx context.Context, address string, count int, delta bool, onDemand, svc int, beforeChange, afterChange func() error, ingressChange func(func() error) error, reconnect func(took time.Duration, each Summary) error) (Fanout, error) {
 	result := Fanout{Clients: count}
 	main := c.ads.Snapshot()
 	subs := names{routes: sortedKeys(main.Routes), endpoints: sortedKeys(main.Endpoints)}
@@ -200,7 +204,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	if err := afterChange(); err != nil {
 		return result, err
 	}
-	if err := c.fanoutIngressChange(ctx, clients, &result); err != nil {
+	if err := c.fanoutIngressChange(ctx, clients, &result, ingressChange); err != nil {
 		return result, err
 	}
 	if reconnect == nil {
@@ -254,8 +258,8 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 // settled after the endpoint change, and times until each client holds a
 // route configuration version with it: the clients are told nothing of
 // hosts, so a new route version after the write is the change (nothing
-// else changes routes meanwhile).
-func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClient, result *Fanout) error {
+// else changes routes meanwhile). measure runs the write and the wait.
+func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClient, result *Fanout, measure func(func() error) error) error {
 	if err := c.pause(ctx); err != nil {
 		return err
 	}
@@ -264,20 +268,25 @@ func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClien
 		before[i], _, _ = cl.state(resource.RouteType)
 	}
 	ing := c.w.ChangeIngress(c.run+"f", 0, pick(0, c.w.N))
-	changed := time.Now()
-	if _, err := c.kube.NetworkingV1().Ingresses(c.w.Namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("fan-out Ingress change: creating %s: %w", ing.Name, err)
-	}
 	arrivals := make([]time.Duration, len(clients))
-	if err := waitAll(ctx, len(clients), func(i int) (bool, error) {
-		v, at, err := clients[i].state(resource.RouteType)
-		if err != nil || v == before[i] {
-			return false, err
+	if err := measure(func() error {
+		changed := time.Now()
+		if _, err := c.kube.NetworkingV1().Ingresses(c.w.Namespace).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("fan-out Ingress change: creating %s: %w", ing.Name, err)
 		}
-		arrivals[i] = at.Sub(changed)
-		return true, nil
+		if err := waitAll(ctx, len(clients), func(i int) (bool, error) {
+			v, at, err := clients[i].state(resource.RouteType)
+			if err != nil || v == before[i] {
+				return false, err
+			}
+			arrivals[i] = at.Sub(changed)
+			return true, nil
+		}); err != nil {
+			return fmt.Errorf("fan-out clients getting the Ingress change: %w", err)
+		}
+		return nil
 	}); err != nil {
-		return fmt.Errorf("fan-out clients getting the Ingress change: %w", err)
+		return err
 	}
 	s := Summarize(arrivals)
 	result.IngressArrival, result.IngressWithinOneSecond = &s, withinOneSecond(arrivals)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,9 +20,14 @@ type perfRecording struct {
 	Path string
 }
 
-// startPerf records pid's on-CPU samples, with call graphs, into path.
-func startPerf(pid int, path string) (*perfRecording, error) {
-	cmd := exec.Command("perf", "record", "--quiet", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", path)
+// startPerf records the on-CPU samples of the processes pids, with call
+// graphs, into path; `perf report --sort comm` tells them apart.
+func startPerf(path string, pids ...int) (*perfRecording, error) {
+	list := make([]string, len(pids))
+	for i, pid := range pids {
+		list[i] = strconv.Itoa(pid)
+	}
+	cmd := exec.Command("perf", "record", "--quiet", "-F", "499", "-g", "-p", strings.Join(list, ","), "-o", path)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

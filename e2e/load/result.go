@@ -153,7 +153,8 @@ func (r *Result) WriteTable(out io.Writer) error {
 		row("fan-out", "%d clients%s: all had the change after %.0f ms (p50 %.0f, p90 %.0f); %d within 1 s",
 			f.Clients, f.onDemandNote(), f.Arrival.Max, f.Arrival.P50, f.Arrival.P90, f.WithinOneSecond)
 		if a := f.IngressArrival; a != nil {
-			row("", "a new Ingress: all had it after %.0f ms (p50 %.0f, p90 %.0f, p99 %.0f); %d within 1 s", a.Max, a.P50, a.P90, a.P99, f.IngressWithinOneSecond)
+			row("", "a new Ingress: all had it after %.0f ms (p50 %.0f, p90 %.0f, p99 %.0f); %d within 1 s (CPU: control plane %.1f s, clients %.1f s)",
+				a.Max, a.P50, a.P90, a.P99, f.IngressWithinOneSecond, f.IngressChangeCPU.ControlPlaneSeconds, f.IngressChangeCPU.ClientsSeconds)
 		}
 		row("", "connecting took %s (CPU: control plane %.1f s, clients %.1f s); the change: CPU control plane %.1f s, clients %.1f s",
 			secs(f.ConnectSeconds), f.ConnectCPU.ControlPlaneSeconds, f.ConnectCPU.ClientsSeconds, f.ChangeCPU.ControlPlaneSeconds, f.ChangeCPU.ClientsSeconds)

@@ -263,11 +263,16 @@ func (s *session) startControlPlane(kubeconfig string) error {
 
 // profiled runs fn, under `perf record` when asked, into <name>.perf.data.
 func (s *session) profiled(name string, fn func() error) error {
+	return s.profiledWith(name, fn, s.cp.Pid())
+}
+
+// profiledWith is profiled recording the processes pids.
+func (s *session) profiledWith(name string, fn func() error, pids ...int) error {
 	if !s.cfg.Perf {
 		return fn()
 	}
 	path := filepath.Join(s.cfg.Dir, name+".perf.data")
-	perf, err := startPerf(s.cp.Pid(), path)
+	perf, err := startPerf(path, pids...)
 	if err != nil {
 		return err
 	}
@@ -388,14 +393,31 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 			return s.readProcess(func(st ProcStat) { storm.RSSBytes, storm.PeakRSSBytes = st.RSS, st.PeakRSS })
 		}
 	}
+	// The Ingress change is recorded with this process too: its clients
+	// decode on the same cores, and the profile says which side the time
+	// went to.
+	var ingressCPU CPUSplit
+	ingressChange := func(fn func() error) error {
+		before, err := cpu()
+		if err != nil {
+			return err
+		}
+		if err := s.profiledWith("fanout-ingress", fn, s.cp.Pid(), os.Getpid()); err != nil {
+			return err
+		}
+		after, err := cpu()
+		ingressCPU = after.minus(before)
+		return err
+	}
 	onDemand := 0
 	if s.cfg.Delta && s.cfg.OnDemandClusters {
 		onDemand = s.cfg.FanoutClusters
 	}
-	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, onDemand, svc, beforeChange, afterChange, reconnect)
+	f, err := ch.fanout(ctx, s.xds, s.cfg.Fanout, s.cfg.Delta, onDemand, svc, beforeChange, afterChange, ingressChange, reconnect)
 	if err != nil {
 		return err
 	}
+	f.IngressChangeCPU = ingressCPU
 	f.ConnectCPU = connected.minus(start)
 	f.ChangeCPU = end.minus(connected)
 	f.Reconnect = storm
