@@ -258,7 +258,8 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 // settled after the endpoint change, and times until each client holds a
 // route configuration version with it: the clients are told nothing of
 // hosts, so a new route version after the write is the change (nothing
-// else changes routes meanwhile). measure runs the write and the wait.
+// else changes routes meanwhile). measure runs the write and the wait,
+// once the control plane is idle (run.go).
 func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClient, result *Fanout, measure func(func() error) error) error {
 	if err := c.pause(ctx); err != nil {
 		return err

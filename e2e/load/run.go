@@ -398,6 +398,13 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 	// went to.
 	var ingressCPU CPUSplit
 	ingressChange := func(fn func() error) error {
+		// The endpoint change's last client is not its end: SotW
+		// clients then acknowledge it naming every load assignment,
+		// which the control plane decodes for seconds at 2,000 clients.
+		// A change then would time that backlog too.
+		if err := s.quiesce(ctx, "the fan-out's endpoint change"); err != nil {
+			return err
+		}
 		before, err := cpu()
 		if err != nil {
 			return err
