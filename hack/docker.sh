@@ -47,8 +47,17 @@ if (( (16#$capbnd >> 24 & 1) == 0 )); then
 fi
 
 echo "starting dockerd (log $DOCKER_LOG) ..." >&2
-# setsid: dockerd outlives this script and the make that ran it.
-setsid dockerd "${args[@]}" >"$DOCKER_LOG" 2>&1 < /dev/null &
+# setsid: dockerd outlives this script and the make that ran it. It gets
+# none of this shell's other open files: one of them may be a lock the
+# caller holds (`flock LOCK make test`), which dockerd and containerd
+# would otherwise hold for as long as they run.
+(
+  for fd in /proc/self/fd/*; do
+    fd="${fd##*/}"
+    if [[ "$fd" -gt 2 ]]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+  exec setsid dockerd "${args[@]}" >"$DOCKER_LOG" 2>&1 < /dev/null
+) &
 for _ in $(seq 1 60); do
   if docker info >/dev/null 2>&1; then
     echo "dockerd is up" >&2
