@@ -132,7 +132,9 @@ func CheckCABundle(b []byte) error {
 }
 
 // Passthrough hands a host's TLS connections, chosen by SNI on the HTTPS
-// listeners, to a cluster as they are: the backend terminates TLS itself.
+// listeners, to a cluster as they are: the backend terminates TLS itself;
+// or, with Terminate, the connection's bytes once Envoy has ended its TLS
+// with the host's certificate (TCP, no HTTP).
 type Passthrough struct {
 	// Cluster is where the connections go, with no HTTP policy of its
 	// own (TCP).
@@ -142,11 +144,18 @@ type Passthrough struct {
 	// TLSRoute whose backendRefs all failed to resolve). Cluster is then
 	// empty.
 	Reject bool `json:"reject,omitempty"`
+	// Terminate ends the connections' TLS with the host's Certificate,
+	// and sends what the client sends within it (Gateway API's TLS
+	// listener in Terminate mode).
+	Terminate bool `json:"terminate,omitempty"`
 }
 
 func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]*Cluster) error {
 	if vh.Host == WildcardHost {
 		return invalid("", ErrConflict, "passthrough needs a host name to route by SNI")
+	}
+	if p.Terminate && vh.Certificate == "" {
+		return invalid("Terminate", ErrConflict, "terminating TLS needs the host's certificate")
 	}
 	if p.Reject {
 		if p.Cluster != "" {

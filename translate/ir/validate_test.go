@@ -121,6 +121,9 @@ func TestValidate(t *testing.T) {
 			[]violation{{KindVirtualHost, host, 0, "AnyDepth", ErrBadHost, `any depth for "a.example.com", which is no *. wildcard`}}},
 		{"unlisted certificate", func(m *IR) { m.VirtualHosts[0].Certificate = "default/cert" },
 			[]violation{{KindVirtualHost, host, 0, "Certificate", ErrUnlistedCertificate, `certificate "default/cert" is not listed`}}},
+		{"TLS terminated without a certificate", func(m *IR) {
+			m.VirtualHosts[0].Passthrough = &Passthrough{Cluster: "default/a/80", Terminate: true}
+		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Terminate", ErrConflict, "passthrough: terminating TLS needs the host's certificate"}}},
 		{"regex RE2 refuses", func(m *IR) { m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"} },
 			[]violation{route("Match.Path", ErrBadRegex, "path regex: error parsing regexp")}},
 		{"header value with CR LF", func(m *IR) {
