@@ -19,6 +19,10 @@ import (
 // it comes instead: a direct response of nothing, so that the client's
 // handshake ends, where falling through to the default chain would answer
 // it with another name's certificate.
+//
+// A terminating one (ir.Passthrough.Terminate) ends the TLS with the
+// host's certificate first, offering no ALPN protocol (what runs inside
+// is not HTTP here), and sends the backend what the client sends in it.
 func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterChain, error) {
 	name := "envoy.filters.network.tcp_proxy"
 	var filter *anypb.Any
@@ -35,12 +39,18 @@ func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterCha
 	if err != nil {
 		return nil, fmt.Errorf("packing %s: %w", name, err)
 	}
-	return &listenerv3.FilterChain{
+	chain := &listenerv3.FilterChain{
 		Name:             vh.Host,
 		FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: append([]string{vh.Host}, vh.Aliases...)},
 		Filters: []*listenerv3.Filter{{
 			Name:       name,
 			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: filter},
 		}},
-	}, nil
+	}
+	if vh.Passthrough.Terminate {
+		if chain.TransportSocket, err = terminatedTLS(vh.Certificate, l.Downstream); err != nil {
+			return nil, err
+		}
+	}
+	return chain, nil
 }

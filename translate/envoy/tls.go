@@ -241,13 +241,23 @@ func tlsSecret(cert *ir.Certificate) *tlsv3.Secret {
 // downstreamTLS is a host's TLS context, with the listener's TLS versions,
 // ciphers and ALPN (downstream.go).
 func downstreamTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket, error) {
+	return tlsContext(secretName, d, alpn(d))
+}
+
+// terminatedTLS is the TLS context of a host whose connections go on as
+// TCP once their TLS ends: no ALPN protocol is offered.
+func terminatedTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket, error) {
+	return tlsContext(secretName, d, nil)
+}
+
+func tlsContext(secretName string, d *ir.Downstream, alpn []string) (*corev3.TransportSocket, error) {
 	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
 				Name:      secretName,
 				SdsConfig: adsSource(),
 			}},
-			AlpnProtocols: alpn(d),
+			AlpnProtocols: alpn,
 			TlsParams:     downstreamTLSParams(d),
 		},
 	})
