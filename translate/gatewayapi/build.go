@@ -178,7 +178,7 @@ func (b *build) join(l *listener) {
 		g = &group{set: l.set, protocol: l.protocol, hostname: l.hostname, certificate: l.certificate, clientCert: l.clientCert, from: l, listeners: []*listener{l}}
 		b.groups[key] = g
 		switch {
-		case l.protocol == protocolTLS:
+		case isTLS(l.protocol):
 			// A host is passed through only where a TLSRoute serves it.
 		case l.hostname != "":
 			names[l.hostname], b.listenerNames[l.hostname] = true, l.set == "" || b.listenerNames[l.hostname]
@@ -638,7 +638,7 @@ func (b *build) listeners(out *ir.IR) {
 			continue // its own listener's (own.go)
 		}
 		http = http || g.protocol == ir.HTTP
-		https = https || g.protocol == ir.HTTPS || g.protocol == protocolTLS
+		https = https || g.protocol == ir.HTTPS || isTLS(g.protocol)
 	}
 	passthrough := slices.ContainsFunc(out.VirtualHosts, func(vh *ir.VirtualHost) bool { return vh.Passthrough != nil })
 	if http {

@@ -50,6 +50,10 @@ var sharedFeatures = []features.FeatureName{
 	features.SupportGRPCRouteNamedRouteRule,
 	features.SupportBackendTLSPolicy,
 	features.SupportBackendTLSPolicySANValidation,
+	// TLS listeners in Terminate mode, and beside Passthrough ones on one
+	// port (by SNI, on Envoy's one listener of the port).
+	features.SupportTLSRouteModeTerminate,
+	features.SupportTLSRouteModeMixed,
 }
 
 // ownFeatures are those served only with an address per Gateway

@@ -192,13 +192,23 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 		l.certificate = cert
 	case gwapiv1.TLSProtocolType:
 		l.protocol = protocolTLS
-		if err := tlsListenerMode(spec.TLS); err != nil {
+		terminates, err := tlsListenerTerminates(spec.TLS)
+		if err != nil {
 			l.status.kinds = nil // no Route kind is served there
 			return bad(string(gwapiv1.ListenerReasonUnsupportedValue), "%v: not programmed", err)
 		}
-		// Passed through on the HTTPS port, by SNI (tls.go).
+		// Passed through (or terminated) on the HTTPS port, by SNI
+		// (tls.go).
 		if l.set == "" && !servedPort(l.port, b.opts.HTTPSPort, b.opts.PublishedHTTPSPort) {
 			return bad("PortUnavailable", "port %d: Envoy serves TLS on port %s only: not programmed", l.port, portsOf(b.opts.HTTPSPort, b.opts.PublishedHTTPSPort))
+		}
+		if terminates {
+			l.protocol = protocolTLSTerminate
+			cert, err := b.listenerCertificate(gw, spec.TLS)
+			if err != nil {
+				return bad(reasonOf(err, string(gwapiv1.ListenerReasonInvalidCertificateRef)), "%v: not programmed", err)
+			}
+			l.certificate = cert
 		}
 	default:
 		l.status.kinds = nil // none of this protocol's Route kinds is served
@@ -208,19 +218,20 @@ func (b *build) listener(gw *gwapiv1.Gateway, spec *gwapiv1.Listener) *listener 
 	return l
 }
 
-// listenerCertificate resolves an HTTPS listener's certificate: TLS
-// terminated with the first certificateRef, a Secret of the Gateway's
+// listenerCertificate resolves the certificate of a listener that ends
+// TLS (HTTPS, or TLS in Terminate mode): TLS terminated with the first
+// certificateRef, a Secret of the Gateway's
 // namespace or of another one a ReferenceGrant opens to Gateways. Envoy
 // serves one certificate per name, so further refs are reported unused.
 func (b *build) listenerCertificate(gw *gwapiv1.Gateway, tls *gwapiv1.ListenerTLSConfig) (string, error) {
 	if tls == nil {
-		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
+		return "", fmt.Errorf("a listener that terminates TLS needs tls.certificateRefs")
 	}
 	if tls.Mode != nil && *tls.Mode != gwapiv1.TLSModeTerminate {
 		return "", refError{reason: string(gwapiv1.ListenerReasonUnsupportedValue), err: fmt.Errorf("tls.mode %s is not supported yet (Terminate is)", *tls.Mode)}
 	}
 	if len(tls.CertificateRefs) == 0 {
-		return "", fmt.Errorf("an HTTPS listener needs tls.certificateRefs")
+		return "", fmt.Errorf("a listener that terminates TLS needs tls.certificateRefs")
 	}
 	if len(tls.CertificateRefs) > 1 {
 		b.problems.add(kindGateway, gw.Namespace, gw.Name, "CertificateRefsIgnored",

@@ -168,7 +168,7 @@ func sortedRouteChanges(old, now []*gwapiv1.HTTPRoute) ([]routeChange, bool) {
 func (b *build) editable(hits []hitAt) bool {
 	for _, at := range hits {
 		g := b.groups[at.group]
-		if strings.HasPrefix(at.host, "*") || g.protocol == protocolTLS || g.others > 0 {
+		if strings.HasPrefix(at.host, "*") || isTLS(g.protocol) || g.others > 0 {
 			return false
 		}
 		if _, ok := b.passed[at.host]; ok {
@@ -197,7 +197,7 @@ func (b *build) changeRoutes(st *kube.State, last *ir.IR, status *Status) (*ir.I
 		}
 	}
 	for _, g := range b.groups {
-		if g.protocol != protocolTLS && g.byHost == nil {
+		if !isTLS(g.protocol) && g.byHost == nil {
 			g.index()
 		}
 	}

@@ -15,35 +15,47 @@ import (
 const kindTLSRoute = "TLSRoute"
 
 // protocolTLS is the group protocol of TLS listeners in Passthrough
-// mode. It is no IR protocol: they are served on Envoy's HTTPS port, as
-// one SNI filter chain per host passed through (ir.Passthrough), beside
-// the HTTPS listeners' chains.
-const protocolTLS ir.Protocol = "TLS"
+// mode, protocolTLSTerminate of those in Terminate mode. They are no IR
+// protocol: they are served on Envoy's HTTPS port (or an own listener's),
+// as one SNI filter chain per host (ir.Passthrough), beside the HTTPS
+// listeners' chains; a terminating chain ends TLS with the listener's
+// certificate first.
+const (
+	protocolTLS          ir.Protocol = "TLS"
+	protocolTLSTerminate ir.Protocol = "TLS-terminate"
+)
+
+// isTLS says whether a group protocol is a TLS listener's, either mode.
+func isTLS(p ir.Protocol) bool { return p == protocolTLS || p == protocolTLSTerminate }
 
 func tlsRouteObject(r *gwapiv1.TLSRoute) *routeObject {
 	return &routeObject{kind: kindTLSRoute, namespace: r.Namespace, name: r.Name, created: r.CreationTimestamp,
 		generation: r.Generation, parentRefs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
 }
 
-// tlsListenerMode checks a TLS listener's mode: Passthrough is served;
-// Terminate (the API's default) is not yet, and the listener is refused
-// (UnsupportedValue, as the conformance suite expects of an
-// implementation without TLSRouteModeTerminate).
-func tlsListenerMode(tls *gwapiv1.ListenerTLSConfig) error {
+// tlsListenerTerminates says whether a TLS listener ends TLS (Terminate,
+// the API's default) or passes it through (Passthrough).
+func tlsListenerTerminates(tls *gwapiv1.ListenerTLSConfig) (bool, error) {
 	mode := gwapiv1.TLSModeTerminate
 	if tls != nil && tls.Mode != nil {
 		mode = *tls.Mode
 	}
-	if mode != gwapiv1.TLSModePassthrough {
-		return fmt.Errorf("tls.mode %s on a TLS listener is not supported yet (Passthrough is)", mode)
+	switch mode {
+	case gwapiv1.TLSModeTerminate:
+		return true, nil
+	case gwapiv1.TLSModePassthrough:
+		return false, nil
 	}
-	return nil
+	return false, fmt.Errorf("tls.mode %s on a TLS listener is not supported (Passthrough and Terminate are)", mode)
 }
 
-// passthrough is what a TLSRoute passes its hosts' connections to.
+// passthrough is what a TLSRoute passes its hosts' connections to, and,
+// through a listener in Terminate mode, the certificate that ends their
+// TLS first.
 type passthrough struct {
-	route *routeObject
-	to    *ir.Passthrough
+	route       *routeObject
+	to          *ir.Passthrough
+	certificate string
 }
 
 // tlsRoutes attaches every TLSRoute to its TLS listeners' groups, and
@@ -117,18 +129,23 @@ func (b *build) passthroughs(set string) map[string]passthrough {
 	out := map[string]passthrough{}
 	for _, key := range slices.Sorted(maps.Keys(b.groups)) {
 		g := b.groups[key]
-		if g.protocol != protocolTLS || g.set != set {
+		if !isTLS(g.protocol) || g.set != set {
 			continue
 		}
 		for _, h := range g.hits {
-			to := b.passthroughOf[h.route.key()]
+			p := passthrough{route: h.route, to: b.passthroughOf[h.route.key()]}
+			if g.protocol == protocolTLSTerminate && !p.to.Reject {
+				terminated := *p.to
+				terminated.Terminate = true
+				p.to, p.certificate = &terminated, g.certificate
+			}
 			had, ok := out[h.host]
 			switch {
 			case !ok:
-				out[h.host] = passthrough{route: h.route, to: to}
+				out[h.host] = p
 			case had.route == h.route:
 			case routeOrder(h.route, had.route) < 0:
-				out[h.host] = passthrough{route: h.route, to: to}
+				out[h.host] = p
 				b.problem(had.route, "HostConflict", "host %s is also TLSRoute %s/%s's, which is older (or first by name): not served", h.host, h.route.namespace, h.route.name)
 			default:
 				b.problem(h.route, "HostConflict", "host %s is also TLSRoute %s/%s's, which is older (or first by name): not served", h.host, had.route.namespace, had.route.name)
@@ -185,7 +202,7 @@ func (b *build) passThrough(set string, vh *ir.VirtualHost, p passthrough, plain
 				vh.Host, p.route.namespace, p.route.name)
 		}
 	}
-	vh.Certificate, vh.ClientCert = "", nil
+	vh.Certificate, vh.ClientCert = p.certificate, nil
 	vh.Routes = sides(plain, nil, false)
 	vh.Passthrough = p.to
 	return true
