@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -23,22 +24,29 @@ import (
 // with its certificate; and a TLSRoute whose backend does not resolve
 // has its connections closed before any TLS, not answered with another
 // listener's certificate (as the conformance suite's
-// TLSRouteInvalidBackendRefNonexistent expects).
+// TLSRouteInvalidBackendRefNonexistent expects). A TLS listener in
+// Terminate mode ends the TLS of its host's connections with its own
+// certificate and sends the backend what the client sent within, in
+// plain TCP (as the suite's TLSRouteTerminateSimpleSameNamespace expects
+// of tcp-backend: conformance/tests/tlsroute-terminate-simple-same-namespace.go
+// of sigs.k8s.io/gateway-api v1.6.3).
 func TestGatewayAPITLSRoute(t *testing.T) {
 	backendCA := framework.NewCA(t, "backend CA")
 	backendPair := backendCA.Issue(t, "the backend itself", "pass.example.com")
 	secure := startTLSEcho(t, "secure", backendPair, backendCA)
 	ca := framework.NewCA(t, "gateway CA")
 	fallback := ca.Issue(t, "fallback", "fallback.example.org")
+	terminating := ca.Issue(t, "terminating", "term.example.net")
+	plainTCP := startTCPEcho(t)
 	fm := startFileMode(t, nil,
-		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha")...) + portService("secure", secure.Port)},
-		manifest{"secrets.yaml", tlsSecretYAML("fallback-cert", fallback.CertPEM, fallback.KeyPEM)})
+		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha")...) + portService("secure", secure.Port) + portService("plain-tcp", plainTCP)},
+		manifest{"secrets.yaml", tlsSecretYAML("fallback-cert", fallback.CertPEM, fallback.KeyPEM) + tlsSecretYAML("term-cert", terminating.CertPEM, terminating.KeyPEM)})
 	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	https := envoy.HTTPSAddress
 	t.Cleanup(func() {
 		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds")
 	})
-	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayTLSRouteYAML, cp.HTTPSPort, cp.HTTPSPort))
+	writeManifest(t, dir, "gateway.yaml", fmt.Sprintf(gatewayTLSRouteYAML, cp.HTTPSPort, cp.HTTPSPort, cp.HTTPSPort))
 	framework.Eventually(t, convergeTimeout, "the TLSRoute's host passed through", func() error {
 		return framework.ExpectTLS(https, "pass.example.com", backendCA.Pool(), "pass.example.com", "/", http.StatusOK, "secure")
 	})
@@ -53,6 +61,35 @@ func TestGatewayAPITLSRoute(t *testing.T) {
 		}
 		if err := sameCertificate(r.Certificate, fallback); err != nil {
 			t.Error(err)
+		}
+	})
+	t.Run("a Terminate listener ends TLS and sends the bytes within", func(t *testing.T) {
+		var got string
+		framework.Eventually(t, convergeTimeout, "term.example.net terminated", func() error {
+			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", https,
+				&tls.Config{ServerName: "term.example.net", RootCAs: ca.Pool()})
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			if err := sameCertificate(conn.ConnectionState().PeerCertificates[0], terminating); err != nil {
+				return err
+			}
+			if p := conn.ConnectionState().NegotiatedProtocol; p != "" {
+				return fmt.Errorf("ALPN %q negotiated where no HTTP runs", p)
+			}
+			if _, err := conn.Write([]byte("ping\n")); err != nil {
+				return err
+			}
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			got = line
+			return err
+		})
+		// The backend echoes what it read: the client's bytes, not a
+		// TLS record.
+		if got != "echo: ping\n" {
+			t.Errorf("the backend answered %q, want %q", got, "echo: ping\n")
 		}
 	})
 	t.Run("a TLSRoute without a backend closes its connections", func(t *testing.T) {
@@ -80,7 +117,40 @@ func connectionClosed(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "connection reset by peer"))
 }
 
-// gatewayTLSRouteYAML takes Envoy's HTTPS port twice.
+// startTCPEcho serves plain TCP on loopback, answering each line it reads
+// with "echo: " and the line; it returns its port.
+func startTCPEcho(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if _, err := conn.Write([]byte("echo: " + line)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// gatewayTLSRouteYAML takes Envoy's HTTPS port three times.
 const gatewayTLSRouteYAML = gatewayClassYAML + `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -97,6 +167,19 @@ spec:
     port: %d
     protocol: HTTPS
     tls: {certificateRefs: [{name: fallback-cert}]}
+  - name: terminate
+    port: %d
+    protocol: TLS
+    hostname: term.example.net
+    tls: {mode: Terminate, certificateRefs: [{name: term-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: term, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: terminate}]
+  rules:
+  - backendRefs: [{name: plain-tcp, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
