@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -154,7 +155,10 @@ func (b *build) ownListener(set string, vhosts []*ir.VirtualHost) *ir.OwnListene
 }
 
 // OwnPorts are, per Gateway (namespace/name), each listener port's Envoy
-// port: what kube's Service for the Gateway sends each port to.
+// port: what kube's Service for the Gateway sends each port to. A Gateway
+// not accepted has none, so that no Service (a cloud's load balancer) is
+// made for it; its ports stay allocated, so that accepting it later
+// moves no other Gateway's.
 func (b *build) ownPortsByGateway() map[string]map[uint32]uint32 {
 	if len(b.ownPorts) == 0 {
 		return nil
@@ -162,6 +166,9 @@ func (b *build) ownPortsByGateway() map[string]map[uint32]uint32 {
 	out := map[string]map[uint32]uint32{}
 	for set, port := range b.ownPorts {
 		of := b.ownGateway[set]
+		if b.refusedGateways[types.NamespacedName{Namespace: of.gateway.Namespace, Name: of.gateway.Name}].reason != "" {
+			continue
+		}
 		key := of.gateway.Namespace + "/" + of.gateway.Name
 		if out[key] == nil {
 			out[key] = map[uint32]uint32{}
