@@ -384,16 +384,25 @@ func (w *GatewayStatusWriter) sync(ctx context.Context, key gatewayStatusKey) er
 			return nil // not ours: its controller's to write
 		}
 		addresses := gatewayAddresses(w.Addresses)
-		if _, own := desired.OwnPorts[name]; own && w.Services != nil {
-			var pending string
-			var err error
-			if addresses, pending, err = w.ownAddresses(ctx, desired, name); err != nil {
+		if w.Services != nil {
+			// Each Gateway on an address of its own: a Gateway not
+			// accepted has no Service (OwnPorts leaves it out), and so
+			// no address.
+			if err := w.syncServices(ctx, desired); err != nil {
 				return err
 			}
-			if pending != "" {
-				want = addressNotAssigned(want, pending)
-			} else {
-				addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
+			addresses = nil
+			if _, own := desired.OwnPorts[name]; own {
+				var pending string
+				var err error
+				if addresses, pending, err = w.ownAddresses(name); err != nil {
+					return err
+				}
+				if pending != "" {
+					want = addressNotAssigned(want, pending)
+				} else {
+					addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
+				}
 			}
 		} else if w.Addresses != nil {
 			addresses, want = staticAddresses(o.Spec.Addresses, addresses, want)
@@ -677,23 +686,29 @@ func sameParents(a, b []gwapiv1.RouteParentStatus) bool {
 	return true
 }
 
-// ownAddresses are the addresses of a Gateway served on ports of its own:
-// its Service's, once the Services are synced to the build's OwnPorts;
-// pending says what they wait for (Services.Watch queues the Gateway
-// again when its Service or endpoints change).
-func (w *GatewayStatusWriter) ownAddresses(ctx context.Context, desired *GatewayStatuses, name string) ([]gwapiv1.GatewayStatusAddress, string, error) {
+// syncServices brings the Services of the Gateways on ports of their own
+// to the build's OwnPorts, when they changed since the last sync.
+func (w *GatewayStatusWriter) syncServices(ctx context.Context, desired *GatewayStatuses) error {
 	want := w.ownServices(desired.OwnPorts)
 	w.mu.Lock()
 	stale := !sameOwnServices(w.servicesFor, want)
 	w.mu.Unlock()
-	if stale {
-		if err := w.Services.Sync(ctx, want); err != nil {
-			return nil, "", err
-		}
-		w.mu.Lock()
-		w.servicesFor = want
-		w.mu.Unlock()
+	if !stale {
+		return nil
 	}
+	if err := w.Services.Sync(ctx, want); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.servicesFor = want
+	w.mu.Unlock()
+	return nil
+}
+
+// ownAddresses are the addresses of a Gateway served on ports of its own:
+// its Service's; pending says what they wait for (Services.Watch queues
+// the Gateway again when its Service or endpoints change).
+func (w *GatewayStatusWriter) ownAddresses(name string) ([]gwapiv1.GatewayStatusAddress, string, error) {
 	values, pending, err := w.Services.Addresses(name)
 	if err != nil || pending != "" {
 		return nil, pending, err
