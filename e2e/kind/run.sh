@@ -57,6 +57,12 @@ log() { printf '\n=== %s\n' "$*" >&2; }
 t0=$SECONDS
 times=()
 timed() { times+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t0)))"); t0=$SECONDS; }
+# After a failed verbose run: what each failed test said, where CI's
+# excerpt of the output (its head and tail) shows it, then the failure.
+failed_tests() {
+  python3 hack/test-failures.py "$1" >&2 || true
+  exit 1
+}
 
 bash hack/docker.sh
 timed "docker engine"
@@ -156,13 +162,15 @@ timed "kind load docker-image"
 
 log "running the end-to-end tests"
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-INGRESS_XDS_KIND_KUBECONFIG="$work/kubeconfig" \
+if ! INGRESS_XDS_KIND_KUBECONFIG="$work/kubeconfig" \
 INGRESS_XDS_KIND_IMAGE="$INGRESS_XDS_IMAGE" \
 INGRESS_XDS_KIND_ENVOY_IMAGE="$ENVOY_IMAGE" \
 INGRESS_XDS_KIND_ECHO_IMAGE="$ECHO_IMAGE" \
 INGRESS_XDS_KIND_HTTP="127.0.0.1:$HTTP_PORT" \
 INGRESS_XDS_KIND_HTTPS="127.0.0.1:$HTTPS_PORT" \
-  go test -count=1 -v -timeout 30m ${GO_TEST_FLAGS:-} ./e2e/kind/
+  go test -count=1 -v -timeout 30m ${GO_TEST_FLAGS:-} ./e2e/kind/ 2>&1 | tee "$work/kind-test.log"; then
+  failed_tests "$work/kind-test.log"
+fi
 timed "go test ./e2e/kind"
 
 if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
@@ -200,10 +208,12 @@ if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
     *) echo "CONFORMANCE_CHANNEL=$CONFORMANCE_CHANNEL: want experimental or standard" >&2; exit 1 ;;
   esac
   # shellcheck disable=SC2086 # CONFORMANCE_FLAGS is a list of flags
-  (cd e2e/gatewayconformance && KUBECONFIG="$work/kubeconfig" \
+  if ! (cd e2e/gatewayconformance && KUBECONFIG="$work/kubeconfig" \
     GATEWAY_API_EXPERIMENTAL_CRDS="$experimental_crds" \
     go test -count=1 -v -timeout 45m . -args \
       -conformance-options-file="$options" -report-output="$report" \
-      -version="$(git describe --always --dirty 2>/dev/null || echo dev)" ${CONFORMANCE_FLAGS:-})
+      -version="$(git describe --always --dirty 2>/dev/null || echo dev)" ${CONFORMANCE_FLAGS:-}) 2>&1 | tee "$work/conformance.log"; then
+    failed_tests "$work/conformance.log"
+  fi
   timed "gateway api conformance"
 fi
