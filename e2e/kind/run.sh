@@ -61,7 +61,28 @@ timed() { times+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t0)))"); t0=$SECONDS
 # excerpt of the output (its head and tail) shows it, then the failure.
 failed_tests() {
   python3 hack/test-failures.py "$1" >&2 || true
+  envoys_state >&2 || true
   exit 1
+}
+# Whether each Envoy is connected, takes its updates and has any warming:
+# a request through a Gateway's Service reaches any of them, so one Envoy
+# behind the others shows as a test that passes one request in two.
+envoys_state() {
+  local k=(kubectl --kubeconfig "$work/kubeconfig" -n ingress-xds) pod
+  log "the pods, and each Envoy's xDS counters"
+  "${k[@]}" get pods -o wide
+  for pod in $("${k[@]}" get pods -l app.kubernetes.io/name=envoy -o name); do
+    echo "--- $pod"
+    "${k[@]}" exec "$pod" -c envoy -- /bin/bash -c '
+      exec 3<>/dev/tcp/127.0.0.1/9901 || exit 1
+      printf "GET /stats?filter=%s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" \
+        "^(control_plane\.|listener_manager\.(lds\.|total_listeners)|cluster_manager\.(cds\.|warming)|server\.(state|live))" >&3
+      cat <&3' | grep -E '^[a-z_.]+: [0-9]' | grep -v '_time' || true
+  done
+  # Not the objects' problems, which the suites make on purpose.
+  log "the control plane's own warnings and errors, last 40"
+  "${k[@]}" logs -l app.kubernetes.io/name=ingress-xds --all-containers --tail=5000 --prefix 2>/dev/null |
+    grep -E 'level=(WARN|ERROR)' | grep -v 'msg="problem with' | tail -40 | cut -c1-400
 }
 
 bash hack/docker.sh
