@@ -158,11 +158,13 @@ func TestGatewayServicesPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The kubernetes Service holds the Service network's first address;
-	// dynamic allocation leaves the network's lower band alone.
-	api, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// dynamic allocation leaves the network's lower band alone. The API
+	// server makes it in the background once it has started.
+	var api *corev1.Service
+	eventually(t, waitLong, "the API server's kubernetes Service", func() (err error) {
+		api, err = client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err
+	})
 	first := netip.MustParseAddr(api.Spec.ClusterIP)
 	grantable := first.Next().Next().Next().String()
 	const outside = "198.51.100.254" // TEST-NET-2
