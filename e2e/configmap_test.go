@@ -209,7 +209,13 @@ func TestControllerConfigMap(t *testing.T) {
 			}
 			return nil
 		}
+		// The last subtest's whitelist-source-range refuses this client
+		// too: the block has taken effect once a request without the
+		// headers passes again and AlphaBot's does not.
 		framework.Eventually(t, convergeTimeout, "the block", func() error {
+			if err := check(nil, http.StatusOK); err != nil {
+				return err
+			}
 			return check(http.Header{"User-Agent": {"AlphaBot"}}, http.StatusForbidden)
 		})
 		for _, c := range []struct {
