@@ -89,8 +89,10 @@ func merge(ing, gw *ir.IR) *ir.IR {
 	}
 	for _, vh := range all {
 		usedCerts[vh.Certificate] = vh.Certificate != ""
-		if p := vh.Passthrough; p != nil && p.Cluster != "" {
-			usedClusters[p.Cluster] = true // a TLSRoute's
+		if p := vh.Passthrough; p != nil {
+			for _, c := range p.Clusters() {
+				usedClusters[c] = true // a TLSRoute's
+			}
 		}
 		for _, r := range vh.Routes {
 			if f := r.Action.Forward; f != nil {

@@ -47,7 +47,12 @@ func checkOnDemand(t *testing.T, res *translate.Resources, at string) int {
 						t.Fatalf("%s: listener %s chain %q starts with %s (disabled %v), not the on_demand filter, off", at, l.GetName(), fc.GetName(), first.GetName(), first.GetDisabled())
 					}
 				case *tcpproxyv3.TcpProxy:
-					mustEager[m.GetCluster()] = "passthrough"
+					if m.GetCluster() != "" {
+						mustEager[m.GetCluster()] = "passthrough"
+					}
+					for _, w := range m.GetWeightedClusters().GetClusters() {
+						mustEager[w.GetName()] = "passthrough split"
+					}
 				}
 			}
 		}

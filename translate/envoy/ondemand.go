@@ -127,8 +127,10 @@ func (c *Renderer) onDemand(m *ir.IR) *OnDemand {
 		vhosts = append(slices.Clip(vhosts), o.VirtualHosts...)
 	}
 	for _, vh := range vhosts {
-		if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
-			eager[vh.Passthrough.Cluster] = struct{}{}
+		if vh.Passthrough != nil {
+			for _, c := range vh.Passthrough.Clusters() {
+				eager[c] = struct{}{}
+			}
 		}
 		for _, r := range vh.Routes {
 			if r.Policy == nil {

@@ -31,10 +31,7 @@ func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterCha
 		name = "envoy.filters.network.direct_response"
 		filter, err = anypb.New(&directresponsev3.Config{})
 	} else {
-		filter, err = anypb.New(&tcpproxyv3.TcpProxy{
-			StatPrefix:       l.Name + "_passthrough",
-			ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: vh.Passthrough.Cluster},
-		})
+		filter, err = anypb.New(tcpProxy(l.Name+"_passthrough", vh.Passthrough))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("packing %s: %w", name, err)
@@ -53,4 +50,20 @@ func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterCha
 		}
 	}
 	return chain, nil
+}
+
+// tcpProxy sends a passthrough's connections to its cluster, or each to
+// one of its split's, by weight.
+func tcpProxy(statPrefix string, p *ir.Passthrough) *tcpproxyv3.TcpProxy {
+	proxy := &tcpproxyv3.TcpProxy{StatPrefix: statPrefix}
+	if len(p.Split) == 0 {
+		proxy.ClusterSpecifier = &tcpproxyv3.TcpProxy_Cluster{Cluster: p.Cluster}
+		return proxy
+	}
+	weighted := &tcpproxyv3.TcpProxy_WeightedCluster{}
+	for _, s := range p.Split {
+		weighted.Clusters = append(weighted.Clusters, &tcpproxyv3.TcpProxy_WeightedCluster_ClusterWeight{Name: s.Cluster, Weight: s.Weight})
+	}
+	proxy.ClusterSpecifier = &tcpproxyv3.TcpProxy_WeightedClusters{WeightedClusters: weighted}
+	return proxy
 }

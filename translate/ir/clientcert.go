@@ -139,6 +139,10 @@ type Passthrough struct {
 	// Cluster is where the connections go, with no HTTP policy of its
 	// own (TCP).
 	Cluster string `json:"cluster,omitempty"`
+	// Split, in Cluster's place, shares the connections between two or
+	// more clusters by weight (a TLSRoute's weighted backendRefs), each
+	// connection to one.
+	Split []PassthroughShare `json:"split,omitempty"`
 	// Reject closes the host's connections as they come, before any TLS:
 	// the host is passed through, but to no backend (a Gateway API
 	// TLSRoute whose backendRefs all failed to resolve). Cluster is then
@@ -150,6 +154,25 @@ type Passthrough struct {
 	Terminate bool `json:"terminate,omitempty"`
 }
 
+// PassthroughShare is one cluster of a Passthrough's Split.
+type PassthroughShare struct {
+	Cluster string `json:"cluster"`
+	// Weight is the relative share of the connections.
+	Weight uint32 `json:"weight"`
+}
+
+// Clusters are the clusters the connections go to: Cluster, or Split's.
+func (p *Passthrough) Clusters() []string {
+	if p.Cluster != "" {
+		return []string{p.Cluster}
+	}
+	names := make([]string, 0, len(p.Split))
+	for _, s := range p.Split {
+		names = append(names, s.Cluster)
+	}
+	return names
+}
+
 func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]*Cluster) error {
 	if vh.Host == WildcardHost {
 		return invalid("", ErrConflict, "passthrough needs a host name to route by SNI")
@@ -158,13 +181,26 @@ func (p *Passthrough) validate(vh *VirtualHost, clusters map[string]*Cluster) er
 		return invalid("Terminate", ErrConflict, "terminating TLS needs the host's certificate")
 	}
 	if p.Reject {
-		if p.Cluster != "" {
-			return invalid("Cluster", ErrConflict, "a rejecting passthrough has no cluster, not %q", p.Cluster)
+		if p.Cluster != "" || len(p.Split) > 0 {
+			return invalid("Cluster", ErrConflict, "a rejecting passthrough has no cluster, not %q", p.Clusters())
 		}
 		return nil
 	}
-	if clusters[p.Cluster] == nil {
-		return invalid("Cluster", ErrUnlistedCluster, "cluster %q is not listed", p.Cluster)
+	switch {
+	case p.Cluster != "" && len(p.Split) > 0:
+		return invalid("Split", ErrConflict, "a passthrough goes to Cluster or to a Split, not both")
+	case p.Cluster == "" && len(p.Split) < 2:
+		return invalid("Split", ErrConflict, "a split needs two clusters or more, not %d (one is Cluster)", len(p.Split))
+	}
+	for _, s := range p.Split {
+		if s.Weight == 0 {
+			return invalid("Split", ErrConflict, "cluster %q: a split needs weights above zero", s.Cluster)
+		}
+	}
+	for _, c := range p.Clusters() {
+		if clusters[c] == nil {
+			return invalid("Cluster", ErrUnlistedCluster, "cluster %q is not listed", c)
+		}
 	}
 	return nil
 }

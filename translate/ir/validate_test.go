@@ -124,6 +124,18 @@ func TestValidate(t *testing.T) {
 		{"TLS terminated without a certificate", func(m *IR) {
 			m.VirtualHosts[0].Passthrough = &Passthrough{Cluster: "default/a/80", Terminate: true}
 		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Terminate", ErrConflict, "passthrough: terminating TLS needs the host's certificate"}}},
+		{"a split of one", func(m *IR) {
+			m.VirtualHosts[0].Passthrough = &Passthrough{Split: []PassthroughShare{{Cluster: "default/a/80", Weight: 1}}}
+		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Split", ErrConflict, "passthrough: a split needs two clusters or more, not 1 (one is Cluster)"}}},
+		{"a cluster and a split", func(m *IR) {
+			m.VirtualHosts[0].Passthrough = &Passthrough{Cluster: "default/a/80", Split: []PassthroughShare{{Cluster: "default/a/80", Weight: 1}}}
+		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Split", ErrConflict, "passthrough: a passthrough goes to Cluster or to a Split, not both"}}},
+		{"a split's zero weight", func(m *IR) {
+			m.VirtualHosts[0].Passthrough = &Passthrough{Split: []PassthroughShare{{Cluster: "default/a/80", Weight: 1}, {Cluster: "default/a/80", Weight: 0}}}
+		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Split", ErrConflict, `passthrough: cluster "default/a/80": a split needs weights above zero`}}},
+		{"a split to an unlisted cluster", func(m *IR) {
+			m.VirtualHosts[0].Passthrough = &Passthrough{Split: []PassthroughShare{{Cluster: "default/a/80", Weight: 1}, {Cluster: "nope", Weight: 2}}}
+		}, []violation{{KindVirtualHost, host, 0, "Passthrough.Cluster", ErrUnlistedCluster, `passthrough: cluster "nope" is not listed`}}},
 		{"regex RE2 refuses", func(m *IR) { m.VirtualHosts[0].Routes[0].Match = Match{PathType: PathRegex, Path: "(a"} },
 			[]violation{route("Match.Path", ErrBadRegex, "path regex: error parsing regexp")}},
 		{"header value with CR LF", func(m *IR) {
