@@ -37,9 +37,9 @@ func TestGatewayAPITLSRoute(t *testing.T) {
 	ca := framework.NewCA(t, "gateway CA")
 	fallback := ca.Issue(t, "fallback", "fallback.example.org")
 	terminating := ca.Issue(t, "terminating", "term.example.net")
-	plainTCP := startTCPEcho(t)
+	plainTCP, otherTCP := startTCPEcho(t, "echo"), startTCPEcho(t, "other")
 	fm := startFileMode(t, nil,
-		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha")...) + portService("secure", secure.Port) + portService("plain-tcp", plainTCP)},
+		manifest{"services.yaml", echoServicesYAML(echoBackends(t, "alpha")...) + portService("secure", secure.Port) + portService("plain-tcp", plainTCP) + portService("other-tcp", otherTCP)},
 		manifest{"secrets.yaml", tlsSecretYAML("fallback-cert", fallback.CertPEM, fallback.KeyPEM) + tlsSecretYAML("term-cert", terminating.CertPEM, terminating.KeyPEM)})
 	dir, cp, envoy := fm.dir, fm.cp, fm.envoy
 	https := envoy.HTTPSAddress
@@ -63,33 +63,52 @@ func TestGatewayAPITLSRoute(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	// term's TLSRoute splits its connections between two plain TCP
+	// backends, one to one.
+	ping := func() (string, error) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", https,
+			&tls.Config{ServerName: "term.example.net", RootCAs: ca.Pool()})
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		if err := sameCertificate(conn.ConnectionState().PeerCertificates[0], terminating); err != nil {
+			return "", err
+		}
+		if p := conn.ConnectionState().NegotiatedProtocol; p != "" {
+			return "", fmt.Errorf("ALPN %q negotiated where no HTTP runs", p)
+		}
+		if _, err := conn.Write([]byte("ping\n")); err != nil {
+			return "", err
+		}
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		return bufio.NewReader(conn).ReadString('\n')
+	}
 	t.Run("a Terminate listener ends TLS and sends the bytes within", func(t *testing.T) {
 		var got string
-		framework.Eventually(t, convergeTimeout, "term.example.net terminated", func() error {
-			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", https,
-				&tls.Config{ServerName: "term.example.net", RootCAs: ca.Pool()})
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			if err := sameCertificate(conn.ConnectionState().PeerCertificates[0], terminating); err != nil {
-				return err
-			}
-			if p := conn.ConnectionState().NegotiatedProtocol; p != "" {
-				return fmt.Errorf("ALPN %q negotiated where no HTTP runs", p)
-			}
-			if _, err := conn.Write([]byte("ping\n")); err != nil {
-				return err
-			}
-			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-			line, err := bufio.NewReader(conn).ReadString('\n')
-			got = line
+		framework.Eventually(t, convergeTimeout, "term.example.net terminated", func() (err error) {
+			got, err = ping()
 			return err
 		})
 		// The backend echoes what it read: the client's bytes, not a
 		// TLS record.
-		if got != "echo: ping\n" {
-			t.Errorf("the backend answered %q, want %q", got, "echo: ping\n")
+		if got != "echo: ping\n" && got != "other: ping\n" {
+			t.Errorf("the backend answered %q, want %q or %q", got, "echo: ping\n", "other: ping\n")
+		}
+	})
+	t.Run("a TLSRoute's weighted backends share its connections", func(t *testing.T) {
+		// With weights one to one, 40 connections all to one backend
+		// would come once in 2^39 runs.
+		seen := map[string]int{}
+		for range 40 {
+			got, err := ping()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[got]++
+		}
+		if seen["echo: ping\n"] == 0 || seen["other: ping\n"] == 0 || len(seen) != 2 {
+			t.Errorf("answers over 40 connections: %v; want both backends', and only theirs", seen)
 		}
 	})
 	t.Run("a TLSRoute without a backend closes its connections", func(t *testing.T) {
@@ -118,8 +137,8 @@ func connectionClosed(err error) bool {
 }
 
 // startTCPEcho serves plain TCP on loopback, answering each line it reads
-// with "echo: " and the line; it returns its port.
-func startTCPEcho(t *testing.T) int {
+// with its name, ": " and the line; it returns its port.
+func startTCPEcho(t *testing.T, name string) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,7 +159,7 @@ func startTCPEcho(t *testing.T) int {
 					if err != nil {
 						return
 					}
-					if _, err := conn.Write([]byte("echo: " + line)); err != nil {
+					if _, err := conn.Write([]byte(name + ": " + line)); err != nil {
 						return
 					}
 				}
@@ -179,7 +198,7 @@ metadata: {name: term, namespace: default}
 spec:
   parentRefs: [{name: web, sectionName: terminate}]
   rules:
-  - backendRefs: [{name: plain-tcp, port: 80}]
+  - backendRefs: [{name: plain-tcp, port: 80, weight: 1}, {name: other-tcp, port: 80, weight: 1}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute

@@ -575,8 +575,8 @@ func (b *build) use(vh *ir.VirtualHost, n int) []string {
 	if vh.Certificate != "" {
 		b.used[certUse(vh.Certificate)] += n
 	}
-	if vh.Passthrough != nil && vh.Passthrough.Cluster != "" {
-		clusters = append(clusters, vh.Passthrough.Cluster)
+	if vh.Passthrough != nil {
+		clusters = append(clusters, vh.Passthrough.Clusters()...)
 	}
 	for _, r := range vh.Routes {
 		if fw := r.Action.Forward; fw != nil {

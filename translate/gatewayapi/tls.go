@@ -86,16 +86,15 @@ func (b *build) tlsRoutes() {
 }
 
 // passthroughTo resolves a TLSRoute's backendRefs: the connections of its
-// hosts go to the first Service port of a non-zero weight that resolves.
-// The IR passes a host through to one cluster, so further ones are
-// reported unused. None resolved: the connections are closed
-// (ir.Passthrough.Reject), as Gateway API says of a Route whose backends
-// are all invalid.
+// hosts go to the Service ports of a non-zero weight that resolve, each
+// connection to one of them by weight. None resolved: the connections are
+// closed (ir.Passthrough.Reject), as Gateway API says of a Route whose
+// backends are all invalid.
 func (b *build) passthroughTo(r *routeObject, tr *gwapiv1.TLSRoute) *ir.Passthrough {
 	if len(tr.Spec.Rules) > 1 {
 		b.problem(r, "RulesIgnored", "rules: only the first is served (a TLSRoute has one)")
 	}
-	var cluster string
+	var split []ir.PassthroughShare
 	for i, rule := range tr.Spec.Rules[:min(1, len(tr.Spec.Rules))] {
 		for j, ref := range rule.BackendRefs {
 			where := fmt.Sprintf("rules[%d].backendRefs[%d]", i, j)
@@ -106,20 +105,27 @@ func (b *build) passthroughTo(r *routeObject, tr *gwapiv1.TLSRoute) *ir.Passthro
 				b.unresolved(r, reason, fmt.Sprintf("%s: %v", where, err))
 				continue
 			}
-			if deref(ref.Weight, 1) == 0 {
+			weight := deref(ref.Weight, 1)
+			if weight == 0 {
 				continue
 			}
-			if cluster != "" {
-				b.problem(r, "BackendsIgnored", "%s: TLS passthrough sends a host's connections to one backend, the first: not served", where)
+			cluster := b.cluster(be, nil) // TCP: no HTTP policy
+			// Two refs to one Service port are one cluster: their
+			// weights add up, as Envoy's split names each cluster once.
+			if k := slices.IndexFunc(split, func(s ir.PassthroughShare) bool { return s.Cluster == cluster }); k >= 0 {
+				split[k].Weight += uint32(weight)
 				continue
 			}
-			cluster = b.cluster(be, nil) // TCP: no HTTP policy
+			split = append(split, ir.PassthroughShare{Cluster: cluster, Weight: uint32(weight)})
 		}
 	}
-	if cluster == "" {
+	switch len(split) {
+	case 0:
 		return &ir.Passthrough{Reject: true}
+	case 1:
+		return &ir.Passthrough{Cluster: split[0].Cluster}
 	}
-	return &ir.Passthrough{Cluster: cluster}
+	return &ir.Passthrough{Split: split}
 }
 
 // passthroughs are the hosts TLSRoutes pass through, each to the oldest
