@@ -68,7 +68,9 @@ failed_tests() {
 # a request through a Gateway's Service reaches any of them, so one Envoy
 # behind the others shows as a test that passes one request in two.
 envoys_state() {
-  local k=(kubectl --kubeconfig "$work/kubeconfig" -n ingress-xds) pod
+  # A bound on each call: this runs after a failure, when the cluster
+  # itself may be what failed.
+  local k=(kubectl --kubeconfig "$work/kubeconfig" --request-timeout=30s -n ingress-xds) pod
   log "the pods, and each Envoy's xDS counters"
   "${k[@]}" get pods -o wide
   for pod in $("${k[@]}" get pods -l app.kubernetes.io/name=envoy -o name); do
