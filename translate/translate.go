@@ -128,7 +128,7 @@ type loadSlot struct {
 
 // NewTranslator returns a Translator with nothing remembered yet.
 func NewTranslator(opts Options) *Translator {
-	return &Translator{front: ingress.NewBuilder(opts), opts: opts, render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters, RouteScopes: opts.RouteScopes, AutoRouteScopes: opts.AutoRouteScopes})}
+	return &Translator{front: ingress.NewBuilder(opts), opts: opts, render: envoy.NewRendererWith(envoy.Options{AuthzAddress: opts.AuthzAddress, VirtualHostDiscovery: opts.VirtualHostDiscovery, OnDemandClusters: opts.OnDemandClusters, RouteScopes: opts.RouteScopes, AutoRouteScopes: opts.AutoRouteScopes, DeltaVirtualHostDiscovery: opts.DeltaVirtualHostDiscovery})}
 }
 
 // SetValidate makes every full translation check the IR it builds against

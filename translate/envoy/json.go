@@ -38,6 +38,11 @@ func JSONByType(res *Resources) (map[string][]json.RawMessage, error) {
 			return nil, err
 		}
 	}
+	if len(res.DeltaRoutes) > 0 { // vhds_delta.go
+		if out["deltaRoutes"], err = marshalAll(redactRoutes(res.DeltaRoutes)); err != nil {
+			return nil, err
+		}
+	}
 	if len(res.ScopedRoutes) > 0 { // scopes.go
 		if out["scopedRoutes"], err = marshalAll(res.ScopedRoutes); err != nil {
 			return nil, err
@@ -61,12 +66,14 @@ func RenderJSON(res *Resources, problems []ir.Problem) ([]byte, error) {
 		Clusters  []json.RawMessage `json:"clusters"`
 		Endpoints []json.RawMessage `json:"endpoints"`
 		Secrets   []json.RawMessage `json:"secrets"`
-		// Only with virtual host discovery (vhds.go).
+		// Only with virtual host discovery (vhds.go, vhds_delta.go).
 		VirtualHosts []json.RawMessage `json:"virtualHosts,omitempty"`
+		// Only with virtual host discovery for delta Envoys (vhds_delta.go).
+		DeltaRoutes []json.RawMessage `json:"deltaRoutes,omitempty"`
 		// Only with route scopes (scopes.go).
 		ScopedRoutes []json.RawMessage `json:"scopedRoutes,omitempty"`
 		Problems     []ir.Problem      `json:"problems"`
-	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], byType["virtualHosts"], byType["scopedRoutes"], problems}
+	}{byType["listeners"], byType["routes"], byType["clusters"], byType["endpoints"], byType["secrets"], byType["virtualHosts"], byType["deltaRoutes"], byType["scopedRoutes"], problems}
 	if doc.Problems == nil {
 		doc.Problems = []ir.Problem{}
 	}

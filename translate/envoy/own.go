@@ -28,7 +28,7 @@ func (c *Renderer) renderOwn(res *Resources, m *ir.IR) (filterSet, bool, error) 
 		sub := c.own[l.Name]
 		if sub == nil {
 			opts := c.opts
-			opts.VirtualHostDiscovery, opts.RouteScopes, opts.AutoRouteScopes = false, 0, false
+			opts.VirtualHostDiscovery, opts.DeltaVirtualHostDiscovery, opts.RouteScopes, opts.AutoRouteScopes = false, false, 0, false
 			sub = NewRendererWith(opts)
 			sub.httpsRoutePrefix = l.Name + "/"
 		}

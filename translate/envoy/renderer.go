@@ -78,6 +78,9 @@ type Renderer struct {
 	// listener's renderer.
 	own              map[string]*Renderer
 	httpsRoutePrefix string
+	// delta is what the last render made for delta Envoys alone
+	// (vhds_delta.go).
+	delta deltaDiscovered
 }
 
 // Options are the renderer's settings that are not in the IR: where Envoy
@@ -102,6 +105,11 @@ type Options struct {
 	// VirtualHostDiscovery, sizes the route scopes to the number of
 	// virtual hosts at each render (scopes_auto.go).
 	AutoRouteScopes bool
+	// DeltaVirtualHostDiscovery, while the plain-HTTP listener has no
+	// route scopes, renders its route configuration both whole, for SotW
+	// Envoys, and with its virtual hosts over VHDS, for delta Envoys
+	// (vhds_delta.go).
+	DeltaVirtualHostDiscovery bool
 }
 
 // httpRoutes is the last plain-HTTP route configuration's virtual hosts,
@@ -211,6 +219,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 		c.resizeScopes(len(m.VirtualHosts)) // scopes_auto.go
 	}
 	var used filterSet // by any listener
+	nextDelta := deltaDiscovered{vhosts: map[*routev3.VirtualHost]*routev3.VirtualHost{}, stubs: map[string]*routev3.RouteConfiguration{}}
 	for _, l := range m.Listeners {
 		switch l.Protocol {
 		case ir.HTTP:
@@ -239,6 +248,11 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 				}
 				res.ScopedRoutes = c.scopesOf(l.Name)
 			} else {
+				if c.deltaDiscovery() {
+					stub, vhosts := c.discoverForDelta(rc, &nextDelta) // vhds_delta.go
+					res.DeltaRoutes = append(res.DeltaRoutes, stub)
+					res.VirtualHosts = append(res.VirtualHosts, vhosts...)
+				}
 				res.Routes = append(res.Routes, rc)
 			}
 		case ir.HTTPS:
@@ -277,6 +291,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 	}
 	res.Clusters = clusters
 	res.OnDemand = c.onDemand(m) // ondemand.go
+	c.delta = nextDelta
 	c.chains, c.secrets = c.next.chains, c.next.secrets
 	c.next = generation{}
 	c.prune(m)

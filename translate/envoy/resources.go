@@ -20,8 +20,13 @@ type Resources struct {
 	Secrets   []*tlsv3.Secret
 	// VirtualHosts are the virtual hosts sent over VHDS (vhds.go), each
 	// named for its route configuration; none unless the Renderer's
-	// Options.VirtualHostDiscovery is set.
+	// Options.VirtualHostDiscovery or DeltaVirtualHostDiscovery is set.
 	VirtualHosts []*routev3.VirtualHost
+	// DeltaRoutes are route configurations that an Envoy on delta xDS
+	// gets in place of those of Routes with the same names: the same
+	// settings, their virtual hosts over VHDS (vhds_delta.go). None
+	// unless the Renderer's Options.DeltaVirtualHostDiscovery is set.
+	DeltaRoutes []*routev3.RouteConfiguration
 	// ScopedRoutes are the plain-HTTP listener's route scopes, sent over
 	// SRDS (scopes.go), each naming its route configuration; none unless
 	// the Renderer's Options.RouteScopes is set.

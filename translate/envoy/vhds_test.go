@@ -90,15 +90,7 @@ func TestVirtualHostDiscoveryReusesUnchangedHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := *m
-	next.VirtualHosts = append([]*ir.VirtualHost(nil), m.VirtualHosts...)
-	changed := *next.VirtualHosts[0]
-	// A new value for its first route (the IR's identity contract: a
-	// changed value is a new one).
-	route := *changed.Routes[0]
-	changed.Routes = append([]*ir.Route{&route}, changed.Routes[1:]...)
-	next.VirtualHosts[0] = &changed
-	second, err := r.Render(&next)
+	second, err := r.Render(withFirstRouteRenewed(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +102,19 @@ func TestVirtualHostDiscoveryReusesUnchangedHosts(t *testing.T) {
 			t.Errorf("virtual host %s: handed out again: %v, want %v", first.VirtualHosts[i].GetName(), same, i != 0)
 		}
 	}
+}
+
+// withFirstRouteRenewed is m with a new value for its first virtual
+// host's first route (the IR's identity contract: a changed value is a
+// new one).
+func withFirstRouteRenewed(m *ir.IR) *ir.IR {
+	next := *m
+	next.VirtualHosts = append([]*ir.VirtualHost(nil), m.VirtualHosts...)
+	changed := *next.VirtualHosts[0]
+	route := *changed.Routes[0]
+	changed.Routes = append([]*ir.Route{&route}, changed.Routes[1:]...)
+	next.VirtualHosts[0] = &changed
+	return &next
 }
 
 func sameList[T proto.Message](t *testing.T, what string, want, got []T) {

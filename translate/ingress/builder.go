@@ -60,6 +60,12 @@ type Options struct {
 	// each a resource of its own, for Envoys on delta xDS (serve --vhds;
 	// translate/envoy/vhds.go). The renderer uses it, not the front-end.
 	VirtualHostDiscovery bool
+	// DeltaVirtualHostDiscovery sends the plain-HTTP virtual hosts over
+	// VHDS to Envoys on delta xDS alone while there are no route scopes,
+	// SotW Envoys getting them in the route configuration (serve
+	// --delta-vhds, its default; translate/envoy/vhds_delta.go). The
+	// renderer uses it, not the front-end.
+	DeltaVirtualHostDiscovery bool
 	// OnDemandClusters has each Envoy, on delta xDS, fetch a route's
 	// cluster when a request first needs it rather than hold every
 	// cluster (serve --on-demand-clusters; translate/envoy/ondemand.go).
