@@ -62,8 +62,8 @@ type resourceCache struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	types map[string]*typeSnapshot // by type URL; never written to once set
-	// watches are the stored watches, SotW and delta, by type URL and
+	types map[string]*typeSnapshot // by content key (watch.key); never written to once set
+	// watches are the stored watches, SotW and delta, by content key and
 	// number (watch.go).
 	watches map[string]map[int64]*watch
 	next    int64
@@ -91,8 +91,11 @@ var _ cache.Cache = (*resourceCache)(nil)
 // its one channel (assumption 8). The SotW server gives each type a channel
 // of its own and picks among those ready at random, so a SotW Envoy may get
 // a listener before its clusters and warms it until they come.
+//
+// The keys are the cache's content keys (watch.key): type URLs, and
+// deltaRouteKey, delta streams' routes (deltaroutes.go).
 var updateOrder = []string{
-	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.ScopedRouteType, resource.RouteType, resource.VirtualHostType,
+	resource.SecretType, resource.ClusterType, resource.EndpointType, resource.ListenerType, resource.ScopedRouteType, resource.RouteType, deltaRouteKey, resource.VirtualHostType,
 }
 
 func newResourceCache(logger *slog.Logger) *resourceCache {
@@ -194,8 +197,8 @@ func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot,
 func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, out chan cache.Response) (func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: withoutNames(req), sotwOut: out} // stream.go
-	return c.open(w), nil                                                                                                                      // watch.go
+	w := &watch{typeURL: req.GetTypeUrl(), key: contentKey(req.GetTypeUrl(), false), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: withoutNames(req), sotwOut: out} // stream.go
+	return c.open(w), nil                                                                                                                                                                // watch.go
 }
 
 // sotwOutdated says whether a client lacks something of the current
@@ -364,7 +367,7 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, out chan cache.DeltaResponse) (func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &watch{typeURL: req.GetTypeUrl(), sub: sub, stream: c.streamOf(req), proto: deltaProtocol{}, deltaReq: req, deltaOut: out}
+	w := &watch{typeURL: req.GetTypeUrl(), key: contentKey(req.GetTypeUrl(), true), sub: sub, stream: c.streamOf(req), proto: deltaProtocol{}, deltaReq: req, deltaOut: out}
 	return c.open(w), nil // watch.go
 }
 

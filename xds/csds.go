@@ -141,7 +141,7 @@ func syncStatus(delta bool, snap *Snapshot, typeURL, name, version string) statu
 	current := snap.GetVersion(typeURL)
 	if delta || !fullStateInSotw(typeURL) {
 		// Versioned per resource (see resourceCache).
-		current = snap.GetVersionMap(typeURL)[name]
+		current = snap.versionMapOf(typeURL, delta)[name]
 	}
 	if version == current {
 		return statusservice.ConfigStatus_SYNCED

@@ -136,11 +136,11 @@ func (c *resourceCache) ackedThrough() (int64, bool) {
 		typeURL string
 	}
 	current := map[watchOf]bool{}
-	for typeURL, ws := range c.watches {
-		if heldBack(typeURL) {
+	for key, ws := range c.watches {
+		if heldBack(keyType(key)) {
 			for _, w := range ws {
 				if w.stream != nil && !w.held {
-					current[watchOf{w.stream.key, typeURL}] = true
+					current[watchOf{w.stream.key, w.typeURL}] = true
 				}
 			}
 		}

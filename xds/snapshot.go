@@ -75,6 +75,9 @@ func toResources[T types.Resource](in []T) []types.Resource {
 // by-name views are built when first asked for.
 type Snapshot struct {
 	types [cacheTypes]typeSnapshot
+	// deltaRoutes is the route content delta streams are answered from
+	// (deltaroutes.go).
+	deltaRoutes typeSnapshot
 }
 
 // GetVersion returns the version of a type (its content's hash), or "" for
@@ -209,7 +212,7 @@ func sameVersions(a, b *Snapshot) bool {
 			return false
 		}
 	}
-	return true
+	return a.deltaRoutes.version == b.deltaRoutes.version
 }
 
 func resourceCounts(snap *Snapshot) map[string]int {

@@ -46,6 +46,9 @@ import (
 type snapshotter struct {
 	seen map[proto.Message]resourceInfo
 	prev [cacheTypes]typeSnapshot
+	// prevDeltaRoutes is the delta streams' route content last published
+	// (deltaroutes.go).
+	prevDeltaRoutes typeSnapshot
 	// routes holds the route configurations' results within one publish.
 	routes map[*routev3.RouteConfiguration]resourceInfo
 	// vhosts holds, per route configuration name, the virtual hosts it was
@@ -178,6 +181,11 @@ func (s *snapshotter) validate(r *translate.Resources) error {
 			}
 		}, func(int) {})
 	}
+	for _, rc := range r.DeltaRoutes { // deltaroutes.go
+		if err := s.info(resource.RouteType, rc).err; err != nil {
+			errs = append(errs, fmt.Errorf("%s %q (delta): %w", resource.RouteType, rc.GetName(), err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -212,6 +220,12 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 		next[i] = ts
 	}
 	onDemandInto(&next[types.Cluster], &s.prev[types.Cluster], r.OnDemand) // ondemand.go
+	deltaRoutes, err := s.deltaRoutesSnapshot(r, &next[types.Route], &s.prevDeltaRoutes, &s.prev[types.Route])
+	if err != nil {
+		return nil, fmt.Errorf("inconsistent snapshot: %w", err)
+	}
+	deltaRoutes.replaced = s.prevDeltaRoutes.version
+	snap.deltaRoutes = deltaRoutes
 	// Consistency depends on names only: with the same names as a published
 	// snapshot, it holds already.
 	if namesChanged {
@@ -223,6 +237,9 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 		if next[i].items != nil {
 			s.prev[i] = next[i]
 		}
+	}
+	if deltaRoutes.items != nil {
+		s.prevDeltaRoutes = deltaRoutes
 	}
 	s.prune(r, live)
 	return snap, nil
@@ -401,6 +418,9 @@ func (s *snapshotter) changedTypes(published *Snapshot) []typeChange {
 		}
 		out = append(out, typeChange{typeURL: typeURL, state: &ts})
 	}
+	if ts := s.prevDeltaRoutes; ts.items != nil && (published == nil || published.deltaRoutes.version != ts.version) {
+		out = append(out, typeChange{typeURL: deltaRouteKey, state: &ts}) // deltaroutes.go
+	}
 	return out
 }
 
@@ -459,6 +479,9 @@ func (s *snapshotter) prune(r *translate.Resources, live int) {
 		for _, vh := range rc.VirtualHosts {
 			keep(vh)
 		}
+	}
+	for _, rc := range r.DeltaRoutes {
+		keep(rc)
 	}
 	s.seen = kept
 }
@@ -520,6 +543,12 @@ func (s *snapshotter) routeConfigurationInfo(rc *routev3.RouteConfiguration) res
 // hands over the same messages for unchanged virtual hosts, in the same
 // order, and at 10,000 Ingresses there are 20,000 of them.
 func (s *snapshotter) vhostInfos(rc *routev3.RouteConfiguration) []resourceInfo {
+	if len(rc.VirtualHosts) == 0 {
+		// A delta streams' namesake of a route configuration whose
+		// virtual hosts come over VHDS (deltaroutes.go): what is
+		// remembered is the namesake's.
+		return nil
+	}
 	prev := s.vhosts[rc.GetName()]
 	infos := make([]resourceInfo, len(rc.VirtualHosts))
 	listdiff.Walk(prev.msgs, rc.VirtualHosts,

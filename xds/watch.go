@@ -35,7 +35,11 @@ import (
 type watch struct {
 	id      int64
 	typeURL string
-	sub     cache.Subscription
+	// key is the content the watch is answered from and is stored under:
+	// its type URL, or deltaRouteKey for a delta stream's routes
+	// (deltaroutes.go).
+	key string
+	sub cache.Subscription
 	// stream is the watch's stream; nil for a request no callback bound
 	// (REST, tests driving the cache alone), which no part looks at.
 	stream *streamState
@@ -118,7 +122,7 @@ func (c *resourceCache) open(w *watch) func() {
 	}
 	w.held = c.holds(w)
 	var r xdsResponse
-	if ts, ok := c.types[w.typeURL]; ok && !w.held {
+	if ts, ok := c.types[w.key]; ok && !w.held {
 		r = w.proto.now(w, ts)
 	}
 	if r == nil && w.stream != nil {
@@ -130,11 +134,11 @@ func (c *resourceCache) open(w *watch) func() {
 	}
 	c.store(w)
 	c.settled(stepRequest, w, nil)
-	typeURL, id := w.typeURL, w.id
+	key, typeURL, id := w.key, w.typeURL, w.id
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if _, live := c.watches[typeURL][id]; live && (w.held || w.compareAll) && w.stream != nil {
+		if _, live := c.watches[key][id]; live && (w.held || w.compareAll) && w.stream != nil {
 			// Cancelled unanswered by the stream's next request: what this
 			// one asked for must not be lost (streamState.unheard).
 			if w.stream.unheard == nil {
@@ -152,32 +156,32 @@ func (c *resourceCache) open(w *watch) func() {
 func (c *resourceCache) store(w *watch) {
 	c.next++
 	w.id = c.next
-	ws := c.watches[w.typeURL]
+	ws := c.watches[w.key]
 	if ws == nil {
 		ws = map[int64]*watch{}
-		c.watches[w.typeURL] = ws
+		c.watches[w.key] = ws
 	}
 	ws[w.id] = w
 	if s := w.stream; s != nil {
 		if s.stored == nil {
 			s.stored = map[string]*watch{}
 		}
-		s.stored[w.typeURL] = w
+		s.stored[w.key] = w
 	}
 }
 
 // unstore forgets a stored watch, answered or cancelled; again is a no-op.
 func (c *resourceCache) unstore(w *watch) {
-	delete(c.watches[w.typeURL], w.id)
-	if s := w.stream; s != nil && s.stored[w.typeURL] == w {
-		delete(s.stored, w.typeURL)
+	delete(c.watches[w.key], w.id)
+	if s := w.stream; s != nil && s.stored[w.key] == w {
+		delete(s.stored, w.key)
 	}
 }
 
-// answerUpdate answers the stored watches of a type an update changed
+// answerUpdate answers the stored watches of a content an update changed
 // (step 5), in the update's order (update, cache.go).
-func (c *resourceCache) answerUpdate(typeURL string, ts *typeSnapshot) {
-	for _, w := range c.watches[typeURL] {
+func (c *resourceCache) answerUpdate(key string, ts *typeSnapshot) {
+	for _, w := range c.watches[key] {
 		if c.holds(w) {
 			w.held = true // answered by recheck
 			continue
@@ -201,9 +205,9 @@ func (c *resourceCache) answerUpdate(typeURL string, ts *typeSnapshot) {
 // change.
 func (c *resourceCache) recheck() {
 	// In the update's order, which the delta server keeps (assumption 8).
-	for _, typeURL := range updateOrder {
-		ws, ts := c.watches[typeURL], c.types[typeURL]
-		if !heldBack(typeURL) || ts == nil {
+	for _, key := range updateOrder {
+		ws, ts := c.watches[key], c.types[key]
+		if !heldBack(keyType(key)) || ts == nil {
 			continue
 		}
 		for _, w := range ws {
@@ -219,9 +223,9 @@ func (c *resourceCache) recheck() {
 // there are streams, under the cache's lock (docs/benchmarks.md, "Issue
 // 31: fan-out per client").
 func (c *resourceCache) recheckStream(s *streamState) {
-	for _, typeURL := range updateOrder {
-		w, ts := s.stored[typeURL], c.types[typeURL]
-		if w == nil || !heldBack(typeURL) || ts == nil {
+	for _, key := range updateOrder {
+		w, ts := s.stored[key], c.types[key]
+		if w == nil || !heldBack(keyType(key)) || ts == nil {
 			continue
 		}
 		c.release(w, ts)
@@ -322,7 +326,7 @@ func (sotwProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 // is ordered after this one anyway.
 func (sotwProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) {
 	resp := r.(*sotwResponse)
-	if ts := c.types[w.typeURL]; ts != nil && len(resp.resources) > 0 && len(resp.resources) == len(ts.anys) && &resp.resources[0] == &ts.anys[0] {
+	if ts := c.types[w.key]; ts != nil && len(resp.resources) > 0 && len(resp.resources) == len(ts.anys) && &resp.resources[0] == &ts.anys[0] {
 		c.lists.noteSotw(ts) // sharedlists.go
 	}
 	c.settled(at, w, r)
@@ -359,7 +363,7 @@ func (deltaProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step)
 	resp := r.(*deltaResponse)
 	// Every resource of the type, in order: from the second such answer
 	// of the content, the list streams share (sharedlists.go).
-	if ts := c.types[w.typeURL]; ts != nil && len(ts.anys) >= sharedListMin && everyResource(resp.resources, ts) {
+	if ts := c.types[w.key]; ts != nil && len(ts.anys) >= sharedListMin && everyResource(resp.resources, ts) {
 		if shared := c.lists.deltaList(ts); shared != nil {
 			resp.resources = shared
 		}

@@ -18,7 +18,11 @@ type recordingPart struct {
 }
 
 func (p *recordingPart) updated(_ *resourceCache, changes []typeChange) bool {
-	p.events = append(p.events, fmt.Sprintf("updated %d types", len(changes)))
+	types := map[string]bool{}
+	for _, ch := range changes {
+		types[keyType(ch.typeURL)] = true // delta streams' routes are routes (deltaroutes.go)
+	}
+	p.events = append(p.events, fmt.Sprintf("updated %d types", len(types)))
 	return false
 }
 
