@@ -61,3 +61,82 @@ spec:
 		t.Errorf("%s went from %d to %d: a new host must not rebuild the listener", listenerChanges, listeners, got)
 	}
 }
+
+// TestDeltaVirtualHostDiscovery: a control plane as shipped (no flag)
+// serves a SotW and a delta Envoy at once (issue 31). Below the route
+// scopes' line the delta Envoy takes the HTTP listener's virtual hosts
+// over VHDS and the SotW one the route configuration whole, and both route
+// the cafe alike, unknown hosts answering 404 at once. A new host then
+// reaches the delta Envoy as one VHDS update and no RDS update, so that a
+// change sends each delta Envoy one virtual host rather than the table of
+// every host, and the SotW Envoy as one RDS update, the table whole.
+func TestDeltaVirtualHostDiscovery(t *testing.T) {
+	if framework.VHDS() || framework.RouteScopes() > 0 {
+		t.Skip("the suite's mode fixes how the routes are split")
+	}
+	b := echoBackends(t, "coffee", "tea")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	envoys := sotwAndDelta(t, cp)
+	const rdsUpdates, vhdsUpdates = "http.ingress_http.rds.ingress_http.update_success",
+		"http.ingress_http.rds.vhds.ingress_http.update_success"
+	type counts struct{ rds, vhds int64 }
+	read := func(e *framework.Envoy) counts {
+		t.Helper()
+		rds := stat(t, e, rdsUpdates)
+		vhds, err := e.Stat(vhdsUpdates)
+		if err != nil {
+			vhds = -1 // no VHDS subscription
+		}
+		return counts{rds, vhds}
+	}
+	before := map[string]counts{}
+	for _, e := range envoys {
+		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
+		framework.Eventually(t, convergeTimeout, e.name+": the cafe served", func() error {
+			return e.envoy.Expect("cafe.example.com", "/coffee", http.StatusOK, "coffee")
+		})
+	}
+	for _, e := range envoys {
+		expectAll(t, e.envoy, framework.CafeRoutes())
+		before[e.name] = read(e.envoy)
+	}
+	if c := before["sotw"]; c.vhds != -1 {
+		t.Errorf("the SotW Envoy subscribed to VHDS (%d updates)", c.vhds)
+	}
+	if c := before["delta"]; c.vhds < 1 {
+		t.Fatalf("the delta Envoy took %d VHDS updates: its virtual hosts did not come over VHDS", c.vhds)
+	}
+
+	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: menu, namespace: default}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: menu.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
+`)
+	for _, e := range envoys {
+		framework.Eventually(t, convergeTimeout, e.name+": the new host served", func() error {
+			return e.envoy.Expect("menu.example.com", "/today", http.StatusOK, "tea")
+		})
+	}
+	for _, e := range envoys {
+		expectAll(t, e.envoy, framework.CafeRoutes())
+	}
+	want := map[string]counts{
+		"sotw":  {before["sotw"].rds + 1, -1},
+		"delta": {before["delta"].rds, before["delta"].vhds + 1},
+	}
+	for _, e := range envoys {
+		if got := read(e.envoy); got != want[e.name] {
+			t.Errorf("%s Envoy: RDS and VHDS updates %+v after the new host, want %+v (before: %+v)", e.name, got, want[e.name], before[e.name])
+		}
+	}
+}

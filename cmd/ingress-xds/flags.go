@@ -49,6 +49,8 @@ type translateFlags struct {
 	nginxDefaults bool
 	// vhds sends the plain-HTTP virtual hosts over VHDS.
 	vhds bool
+	// deltaVHDS sends them over VHDS to delta Envoys alone.
+	deltaVHDS bool
 	// onDemandClusters has Envoy fetch a route's cluster on its first request.
 	onDemandClusters bool
 	// requestMetrics has each Envoy send its requests' figures to the
@@ -79,6 +81,7 @@ func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.nginxDefaults, "nginx-defaults", false, "give every Ingress ingress-nginx's defaults where they differ from Envoy's, under --configmap's keys (on by default with --controller-class k8s.io/ingress-nginx): a 1m body limit, a 5 s connect timeout, 60 s between reads and sends, ssl-redirect for TLS hosts (with the 308), HSTS on HTTPS, an access log of every request on Envoy's standard output in ingress-nginx's format (docs/configmap.md)")
 	fs.StringVar(&t.authzAddress, "authz-address", envoy.DefaultAuthzAddress, "ip:port where each Envoy calls the authorisation service beside it (ingress-xds authz --listen)")
 	fs.BoolVar(&t.vhds, "vhds", false, "send the HTTP listener's virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends Envoy the one virtual host it touched rather than a route configuration of every host; every Envoy must use delta xDS (bootstrap --delta), which VHDS requires (docs/benchmarks.md, issue 18)")
+	fs.BoolVar(&t.deltaVHDS, "delta-vhds", true, "while the HTTP listener has no route scopes (--route-scopes), send Envoys on delta xDS (bootstrap's default) its virtual hosts over VHDS, each a resource of its own, so that an Ingress change sends each the one virtual host it touched rather than a route configuration of every host; SotW Envoys get the route configuration whole, as VHDS needs delta xDS (docs/benchmarks.md, issue 31)")
 	fs.BoolVar(&t.requestMetrics, "request-metrics", false, "have each Envoy send every request's figures over its gRPC access log to the authorisation service beside it (--authz-address), which counts them as ingress-nginx's request metrics (nginx_ingress_controller_requests, ...) and serves them on its own --metrics-address (docs/observability.md)")
 	fs.BoolVar(&t.onDemandClusters, "on-demand-clusters", true, "have each Envoy on delta xDS (bootstrap's default) fetch a route's cluster when a request first needs it (on-demand CDS), rather than hold every cluster: an Envoy then holds the clusters its traffic uses, and the first request to a cluster waits for it to come (docs/benchmarks.md, issue 18); SotW Envoys still get every cluster")
 	fs.StringVar(&t.gatewayController, "gateway-controller-name", gatewayapi.DefaultControllerName, "the spec.controllerName of the GatewayClasses whose Gateways and HTTPRoutes are served (docs/gateway-api.md)")
@@ -158,11 +161,12 @@ func (t *translateFlags) options() translate.Options {
 		ConfigMap:     must(configMapName(t.configMap)), // validate checked it
 		NginxDefaults: t.nginxDefaults,
 
-		VirtualHostDiscovery: t.vhds,
-		OnDemandClusters:     t.onDemandClusters,
-		RouteScopes:          int(t.routeScopes.n),
-		AutoRouteScopes:      t.routeScopes.auto,
-		RequestMetrics:       t.requestMetrics,
+		VirtualHostDiscovery:      t.vhds,
+		DeltaVirtualHostDiscovery: t.deltaVHDS,
+		OnDemandClusters:          t.onDemandClusters,
+		RouteScopes:               int(t.routeScopes.n),
+		AutoRouteScopes:           t.routeScopes.auto,
+		RequestMetrics:            t.requestMetrics,
 
 		GatewayControllerName: t.gatewayController,
 		GatewayOwnAddresses:   t.gatewayOwnAddresses,

@@ -36,13 +36,20 @@ func vhdsServeArgs(testArgs []string) []string {
 
 // HTTPRouteUpdates is the number of accepted updates of the HTTP
 // listener's routes at an Envoy: of its route configuration over RDS, or,
-// in the VHDS suite, of its virtual hosts over VHDS (which Envoy counts
-// under the RDS scope, with "vhds." before the configuration's name), or,
-// in the route scopes' suite, of all its scopes' route configurations.
+// for an Envoy that takes its virtual hosts over VHDS (the VHDS suite's,
+// or a delta Envoy of a control plane as shipped, serve --delta-vhds), of
+// its virtual hosts (which Envoy counts under the RDS scope, with "vhds."
+// before the configuration's name), or, in the route scopes' suite, of
+// all its scopes' route configurations.
 func HTTPRouteUpdates(e *Envoy) (int64, error) {
+	const vhdsUpdates = "http.ingress_http.rds.vhds.ingress_http.update_success"
 	switch {
 	case VHDS():
-		return e.Stat("http.ingress_http.rds.vhds.ingress_http.update_success")
+		return e.Stat(vhdsUpdates)
+	case RouteScopes() == 0:
+		if n, err := e.Stat(vhdsUpdates); err == nil {
+			return n, nil
+		}
 	case RouteScopes() > 0:
 		stats, err := e.Stats(`^http\.ingress_http\.rds\.ingress_http/[0-9]+\.update_success$`)
 		if err != nil {
