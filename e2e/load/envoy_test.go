@@ -104,7 +104,10 @@ func TestEnvoyPhase(t *testing.T) {
 			}
 			// Envoy applied updates of routes and endpoints during the
 			// changes, and the profile read what it holds.
-			for _, typ := range []string{"rds", "eds", "cds"} {
+			// A delta Envoy takes its routes' changes over VHDS (serve
+			// --delta-vhds), a SotW one over RDS.
+			routes := map[bool]string{false: "rds", true: "vhds"}[delta]
+			for _, typ := range []string{routes, "eds", "cds"} {
 				if e.Updates[typ].Success <= e.UpdatesAtReady[typ].Success {
 					t.Errorf("Envoy's %s updates: %d at ready, %d after the changes; want more after", typ, e.UpdatesAtReady[typ].Success, e.Updates[typ].Success)
 				}

@@ -14,7 +14,7 @@ import (
 )
 
 // A lightClient is one of the many ADS clients of the fan-out test. It
-// subscribes to all four types at once, with the route and load assignment
+// subscribes to all four types at once (delta ones to virtual hosts too), with the route and load assignment
 // names the main client found, ACKs everything, and records only which
 // version of each type arrived when. It decodes no resource, not even into
 // an Any's bytes (LightCodec): 2,000 clients that each decoded the route
@@ -158,6 +158,17 @@ func (c *lightClient) startDelta(ctx context.Context, ads discoveryv3.Aggregated
 			names = []string{"*"}
 		}
 		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: s.typeURL, ResourceNamesSubscribe: names}); err != nil {
+			return err
+		}
+	}
+	// The virtual hosts of its route configurations, by their names as
+	// namespaces, as Envoy's VHDS subscribes when a route configuration
+	// says they come over VHDS (serve --delta-vhds, the default below the
+	// route scopes' line): the client does not decode the route
+	// configurations to see, and when they hold their virtual hosts the
+	// subscription is sent nothing.
+	if len(subs.routes) > 0 {
+		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.VirtualHostType, ResourceNamesSubscribe: subs.routes}); err != nil {
 			return err
 		}
 	}

@@ -256,17 +256,22 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 // fanoutIngressChange creates one more Ingress of the workload's shape,
 // two new hosts routed to Services that exist, once the control plane has
 // settled after the endpoint change, and times until each client holds a
-// route configuration version with it: the clients are told nothing of
-// hosts, so a new route version after the write is the change (nothing
-// else changes routes meanwhile). measure runs the write and the wait,
+// route configuration or virtual host version with it: the clients are
+// told nothing of hosts, so a new version of either after the write is
+// the change (nothing else changes routes meanwhile). measure runs the write and the wait,
 // once the control plane is idle (run.go).
 func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClient, result *Fanout, measure func(func() error) error) error {
 	if err := c.pause(ctx); err != nil {
 		return err
 	}
-	before := make([]string, len(clients))
+	// Over VHDS (delta clients below the route scopes' line) a new host
+	// is a new virtual host, and the route configuration is not sent.
+	routeTypes := []string{resource.RouteType, resource.VirtualHostType}
+	before := make([][2]string, len(clients))
 	for i, cl := range clients {
-		before[i], _, _ = cl.state(resource.RouteType)
+		for j, t := range routeTypes {
+			before[i][j], _, _ = cl.state(t)
+		}
 	}
 	ing := c.w.ChangeIngress(c.run+"f", 0, pick(0, c.w.N))
 	arrivals := make([]time.Duration, len(clients))
@@ -276,12 +281,17 @@ func (c *changer) fanoutIngressChange(ctx context.Context, clients []*lightClien
 			return fmt.Errorf("fan-out Ingress change: creating %s: %w", ing.Name, err)
 		}
 		if err := waitAll(ctx, len(clients), func(i int) (bool, error) {
-			v, at, err := clients[i].state(resource.RouteType)
-			if err != nil || v == before[i] {
-				return false, err
+			for j, t := range routeTypes {
+				v, at, err := clients[i].state(t)
+				if err != nil {
+					return false, err
+				}
+				if v != before[i][j] {
+					arrivals[i] = at.Sub(changed)
+					return true, nil
+				}
 			}
-			arrivals[i] = at.Sub(changed)
-			return true, nil
+			return false, nil
 		}); err != nil {
 			return fmt.Errorf("fan-out clients getting the Ingress change: %w", err)
 		}
