@@ -57,6 +57,14 @@ import (
 // stuck client does not keep every removed Service for the others.
 const keepAtMost = 60 * time.Second
 
+// keepVHDSFor is how long a VHDS form the translator no longer produces is
+// kept (keptCluster), whether or not the streams have acknowledged the
+// routes without it: the listener that used it drains its connections
+// for Envoy's drain time (15 s in the manifests, deploy/envoy.yaml), and
+// a draining connection routes through those virtual hosts until it
+// closes; Envoy applies their removal to it at once.
+const keepVHDSFor = 20 * time.Second
+
 // releaseQuiet is how long the removal of acknowledged clusters waits for
 // another publish to carry it: in state of the world a cluster change sends
 // every cluster (100,000 at 10,000 Ingresses), and a publish of its own for
@@ -73,10 +81,21 @@ const releaseQuiet = time.Second
 // warmed; a state-of-the-world answer without them, or their delta
 // removal, would leave it with no scope to route through (404) in
 // between. So they are kept as a removed cluster is.
+//
+// With deltaRoute set, it is a route configuration's form for delta
+// Envoys, its virtual hosts over VHDS (deltaroutes.go), that the
+// translator no longer produces (the HTTP listener going to route scopes):
+// Envoy applies the removal of virtual hosts at once, to the route
+// configuration of the listener that serves until the new one is warm,
+// and then drains its connections, which would then answer 404. So it is
+// kept, with its virtual hosts, for keepVHDSFor.
 type keptCluster struct {
 	cluster envoyres.Cluster
 	scope   *routev3.ScopedRouteConfiguration
 	route   *routev3.RouteConfiguration
+	// deltaRoute and vhosts are a kept VHDS form.
+	deltaRoute *routev3.RouteConfiguration
+	vhosts     []*routev3.VirtualHost
 	// seq is the cache update that removed it from what the translator
 	// produces (0 until that update is made).
 	seq      int64
@@ -85,6 +104,9 @@ type keptCluster struct {
 
 // keptScopeKey is a kept scope's key among the kept clusters' names.
 func keptScopeKey(name string) string { return "scope\x00" + name }
+
+// keptVHDSKey is a kept VHDS form's key among the kept clusters' names.
+func keptVHDSKey(routeName string) string { return "vhds\x00" + routeName }
 
 // keeping is the Server's part: what is kept, and the last translator
 // output, which a publish that lets clusters go publishes again.
@@ -108,13 +130,20 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 	k := &s.keep
 	changed := k.input != nil && !sameClusters(k.input.Clusters, r.Clusters)
 	scopesChanged := k.input != nil && !sameScopes(k.input.ScopedRoutes, r.ScopedRoutes)
-	if len(k.kept) == 0 && !changed && !scopesChanged {
+	vhdsChanged := k.input != nil && !sameRouteNames(k.input.DeltaRoutes, r.DeltaRoutes)
+	if len(k.kept) == 0 && !changed && !scopesChanged && !vhdsChanged {
 		return r, nil // the common case: nothing to read of the streams
 	}
 	kept := make(map[string]*keptCluster, len(k.kept))
 	through, interested := s.cache.routesAckedThrough()
 	now := s.now()
 	for name, kc := range k.kept {
+		if kc.deltaRoute != nil {
+			if interested && now.Before(kc.deadline) {
+				kept[name] = kc // for keepVHDSFor, acknowledged or not
+			}
+			continue
+		}
 		if !interested || (kc.seq > 0 && kc.seq <= through) || !now.Before(kc.deadline) {
 			continue // acknowledged, or kept long enough
 		}
@@ -138,6 +167,9 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 	}
 	if prev := k.input; scopesChanged {
 		keepRemovedScopes(prev, r, kept, interested, now)
+	}
+	if prev := k.input; vhdsChanged {
+		keepRemovedVHDS(prev, r, kept, interested, now)
 	}
 	if len(kept) == 0 {
 		return r, kept
@@ -186,6 +218,38 @@ func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluste
 	}
 }
 
+// sameRouteNames says whether two lists of route configurations have the
+// same names, in order.
+func sameRouteNames(a, b []*routev3.RouteConfiguration) bool {
+	return slices.EqualFunc(a, b, func(x, y *routev3.RouteConfiguration) bool { return x.GetName() == y.GetName() })
+}
+
+// keepRemovedVHDS adds to kept the VHDS forms of prev that r no longer
+// has, each with its virtual hosts, and takes off those r has again.
+func keepRemovedVHDS(prev, r *translate.Resources, kept map[string]*keptCluster, interested bool, now time.Time) {
+	stillThere := map[string]bool{}
+	for _, rc := range r.DeltaRoutes {
+		stillThere[rc.GetName()] = true
+		delete(kept, keptVHDSKey(rc.GetName()))
+	}
+	if !interested {
+		return
+	}
+	for _, rc := range prev.DeltaRoutes {
+		name := rc.GetName()
+		if stillThere[name] {
+			continue
+		}
+		kc := &keptCluster{deltaRoute: rc, deadline: now.Add(keepVHDSFor)}
+		for _, vh := range prev.VirtualHosts {
+			if namespaceOf(vh.GetName()) == name {
+				kc.vhosts = append(kc.vhosts, vh)
+			}
+		}
+		kept[keptVHDSKey(name)] = kc
+	}
+}
+
 // compose is r with the kept clusters after its own, and the load
 // assignments of those whose assignment r no longer has, as last published.
 func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *translate.Resources {
@@ -209,6 +273,11 @@ func (s *Server) compose(r *translate.Resources, kept map[string]*keptCluster) *
 		routeNames[rc.GetName()] = true
 	}
 	for _, name := range names {
+		if kc := kept[name]; kc.deltaRoute != nil {
+			out.DeltaRoutes = append(slices.Clip(out.DeltaRoutes), kc.deltaRoute)
+			out.VirtualHosts = append(slices.Clip(out.VirtualHosts), kc.vhosts...)
+			continue
+		}
 		if kc := kept[name]; kc.scope != nil {
 			out.ScopedRoutes = append(slices.Clip(out.ScopedRoutes), kc.scope)
 			if !routeNames[kc.route.GetName()] {

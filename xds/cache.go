@@ -384,6 +384,9 @@ const syncedAt = "\x00synced-at"
 // it holds that are gone. Nil when there is nothing to send.
 func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
 	known := sub.ReturnedResources()
+	if ts.namespaced {
+		forgetResubscribed(req, known) // vhds.go
+	}
 	held := maps.Keys(known)
 	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())

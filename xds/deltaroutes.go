@@ -1,8 +1,6 @@
 package xds
 
 import (
-	"fmt"
-
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -44,11 +42,12 @@ func keyType(key string) string {
 }
 
 // deltaRouteItems is r's route configurations as delta streams get them:
-// Routes with those of DeltaRoutes in place of their namesakes; nil when
-// there are none to replace.
-func deltaRouteItems(r *translate.Resources) ([]types.Resource, error) {
+// Routes with those of DeltaRoutes in place of their namesakes, and after
+// them those of DeltaRoutes that have none (a VHDS form break-after-make
+// keeps: breakaftermake.go); nil when DeltaRoutes is empty.
+func deltaRouteItems(r *translate.Resources) []types.Resource {
 	if len(r.DeltaRoutes) == 0 {
-		return nil, nil
+		return nil
 	}
 	instead := make(map[string]*routev3.RouteConfiguration, len(r.DeltaRoutes))
 	for _, rc := range r.DeltaRoutes {
@@ -62,30 +61,41 @@ func deltaRouteItems(r *translate.Resources) ([]types.Resource, error) {
 			delete(instead, rc.GetName())
 		}
 	}
-	for name := range instead {
-		return nil, fmt.Errorf("delta route configuration %q replaces no route configuration", name)
+	for _, rc := range r.DeltaRoutes {
+		if _, alone := instead[rc.GetName()]; alone {
+			out = append(out, rc)
+		}
 	}
-	return out, nil
+	return out
 }
 
 // deltaRoutesSnapshot works out the delta streams' route content of a
 // snapshot whose route content is routes, from what it was last (prev,
 // with prevRoutes the route content then).
 func (s *snapshotter) deltaRoutesSnapshot(r *translate.Resources, routes, prev, prevRoutes *typeSnapshot) (typeSnapshot, error) {
-	items, err := deltaRouteItems(r)
-	if err != nil {
-		return typeSnapshot{}, err
-	}
-	if items == nil {
-		if prev.items == nil || prev.version == prevRoutes.version {
-			// The same content as the routes' before, and now: the same
-			// changes.
-			return *routes, nil
+	items := deltaRouteItems(r)
+	var ts typeSnapshot
+	var err error
+	switch {
+	case items == nil && (prev.items == nil || prev.version == prevRoutes.version):
+		// The same content as the routes' before, and now: the same
+		// changes.
+		ts = *routes
+	default:
+		if items == nil {
+			items = routes.items // back to the routes' content
 		}
-		items = routes.items // back to the routes' content
+		if ts, _, err = s.typeSnapshot(prev, resource.RouteType, items); err != nil {
+			return typeSnapshot{}, err
+		}
 	}
-	ts, _, err := s.typeSnapshot(prev, resource.RouteType, items)
-	return ts, err
+	ts.vhdsRoutes = nil
+	for _, item := range ts.items {
+		if rc, ok := item.(*routev3.RouteConfiguration); ok && rc.GetVhds() != nil {
+			ts.vhdsRoutes = append(ts.vhdsRoutes, rc.GetName())
+		}
+	}
+	return ts, nil
 }
 
 // versionMapOf is GetVersionMap of the content a stream of the given

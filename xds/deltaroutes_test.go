@@ -1,11 +1,14 @@
 package xds
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/ingress-xds/ingress-xds/translate"
 )
@@ -103,5 +106,100 @@ func TestDeltaRoutesPerProtocol(t *testing.T) {
 	}
 	if rc := routeOf(sotw); len(rc.GetVirtualHosts()) != 2 {
 		t.Errorf("SotW: %d virtual hosts, want 2", len(rc.GetVirtualHosts()))
+	}
+}
+
+// TestDeltaVirtualHostsFollowTheirRoutes: a delta stream's virtual hosts
+// wait until it holds the route configuration that takes them over VHDS,
+// and are all sent again when it is sent that configuration anew. A delta
+// Envoy subscribes to virtual hosts when it takes such a route
+// configuration, and a subscription started after the virtual hosts came
+// waits for more until its initial fetch times out, the listener warming
+// all along (docs/xds-cache.md: a delta Envoy's routes going from route
+// scopes back to one table, where its new listener's route configuration
+// came after the virtual hosts).
+func TestDeltaVirtualHostsFollowTheirRoutes(t *testing.T) {
+	s := quietServer()
+	f := vhdsFixture{port: 10000, clusters: map[string]string{"a": "127.0.0.1:1"}, hosts: map[string]map[string]string{"a.example": {"/": "a"}, "b.example": {"/": "a"}}}
+	key := streamKey{delta: true, id: 7}
+	routes := newCacheClient("delta routes", true, resource.RouteType, []string{fixtureRoute})
+	vhosts := newCacheClient("delta virtual hosts", true, resource.VirtualHostType, nil) // Envoy's VHDS asks as a wildcard
+	routes.stream, vhosts.stream = &key, &key
+
+	r, made := bothForms(t, f, nil, true)
+	publishOK(t, s, r)
+	vhosts.watch(t, s.cache, nil, nil)
+	vhosts.drain(t, s.cache)
+	if len(vhosts.held) != 0 {
+		t.Fatalf("sent virtual hosts %v before their route configuration", sortedKeys(vhosts.held))
+	}
+	routes.watch(t, s.cache, routes.names, nil)
+	routes.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	if len(routes.held) != 1 || len(vhosts.held) != 2 {
+		t.Fatalf("holds routes %v, virtual hosts %v; want the route configuration, then both virtual hosts", sortedKeys(routes.held), sortedKeys(vhosts.held))
+	}
+
+	// Envoy's route configuration goes with its listener: it unsubscribes,
+	// and its VHDS subscription drops the virtual hosts without a word.
+	routes.watch(t, s.cache, nil, routes.names)
+	routes.drain(t, s.cache)
+	vhosts.held = map[string]*anypb.Any{}
+	f.hosts["c.example"] = map[string]string{"/": "a"}
+	r, _ = bothForms(t, f, made, true)
+	publishOK(t, s, r)
+	vhosts.drain(t, s.cache)
+	if len(vhosts.held) != 0 {
+		t.Fatalf("sent virtual hosts %v to a stream that holds no route configuration of theirs", sortedKeys(vhosts.held))
+	}
+	// A new listener's route configuration of the same name.
+	routes.watch(t, s.cache, routes.names, nil)
+	routes.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	want := []string{fixtureRoute + "/a.example", fixtureRoute + "/b.example", fixtureRoute + "/c.example"}
+	if got := sortedKeys(vhosts.held); !slices.Equal(got, want) {
+		t.Fatalf("sent the route configuration anew, then virtual hosts %v; want all of them again %v", got, want)
+	}
+}
+
+// TestBreakAfterMakeKeepsRemovedVHDS: when the translator stops giving the
+// VHDS form (the HTTP listener going to route scopes), the delta streams'
+// route configuration and its virtual hosts stay published for
+// keepVHDSFor, acknowledged or not, then go: the listener that routes
+// through them drains its connections for Envoy's drain time, and Envoy
+// applies the removal of virtual hosts to it at once.
+func TestBreakAfterMakeKeepsRemovedVHDS(t *testing.T) {
+	s, c := steppedServer()
+	f := vhdsFixture{port: 10000, clusters: map[string]string{"a": "127.0.0.1:1"}, hosts: map[string]map[string]string{"a.example": {"/": "a"}}}
+	r, made := bothForms(t, f, nil, true)
+	publishOK(t, s, r)
+	st := newADSStream(true, 1, "a")
+	st.open(t, s.cache)
+	vhosts := newCacheClient("delta virtual hosts", true, resource.VirtualHostType, nil)
+	vhosts.stream = &st.key
+	vhosts.watch(t, s.cache, nil, nil)
+	vhosts.drain(t, s.cache)
+	if len(vhosts.held) != 1 {
+		t.Fatalf("holds virtual hosts %v, want a.example's", sortedKeys(vhosts.held))
+	}
+
+	r, _ = bothForms(t, f, made, false)
+	publishOK(t, s, r)
+	st.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	c.Advance(keepVHDSFor - time.Nanosecond)
+	st.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	if got := sortedKeys(s.Snapshot().GetResources(resource.VirtualHostType)); len(got) != 1 || len(vhosts.held) != 1 {
+		t.Fatalf("a nanosecond before keepVHDSFor, acknowledged: published virtual hosts %v, the stream holds %v; want a.example's kept", got, sortedKeys(vhosts.held))
+	}
+	c.Advance(time.Nanosecond)
+	st.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	if got := sortedKeys(s.Snapshot().GetResources(resource.VirtualHostType)); len(got) != 0 || len(vhosts.held) != 0 {
+		t.Fatalf("after keepVHDSFor: published virtual hosts %v, the stream holds %v; want none", got, sortedKeys(vhosts.held))
+	}
+	if n := len(s.Snapshot().deltaRoutes.vhdsRoutes); n != 0 {
+		t.Errorf("after keepVHDSFor: %d route configurations over VHDS for delta streams, want none", n)
 	}
 }

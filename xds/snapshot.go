@@ -142,9 +142,6 @@ func consistent(next *[cacheTypes]typeSnapshot) error {
 	if err := referencedExactly(resource.RouteType, &next[types.Route], maps.Keys(routeRefs)); err != nil {
 		return err
 	}
-	if err := discoveredConsistent(&next[types.VirtualHost], &next[types.Route]); err != nil { // vhds.go
-		return err
-	}
 	return referencedExactly(resource.EndpointType, &next[types.Endpoint], func(yield func(string) bool) {
 		for _, item := range next[types.Cluster].items {
 			var name string

@@ -111,6 +111,10 @@ type typeSnapshot struct {
 	// the client asks for, not only those it lacks (scopes.go); the cache
 	// sets it.
 	fullState bool
+	// vhdsRoutes, for the delta streams' routes, are the route
+	// configurations whose virtual hosts come over VHDS (vhds.go): a
+	// stream is sent virtual hosts once it holds them.
+	vhdsRoutes []string
 	// lazy, for clusters, says which come on demand (ondemand.go): a delta
 	// client's wildcard subscription leaves them out, and the client asks
 	// for each by name; nil: none.
@@ -222,7 +226,14 @@ func (s *snapshotter) snapshot(r *translate.Resources) (*Snapshot, error) {
 	onDemandInto(&next[types.Cluster], &s.prev[types.Cluster], r.OnDemand) // ondemand.go
 	deltaRoutes, err := s.deltaRoutesSnapshot(r, &next[types.Route], &s.prevDeltaRoutes, &s.prev[types.Route])
 	if err != nil {
-		return nil, fmt.Errorf("inconsistent snapshot: %w", err)
+		return nil, err
+	}
+	// Virtual hosts are asked for by delta streams, by the names of their
+	// route configurations (vhds.go, deltaroutes.go).
+	if namesChanged || deltaRoutes.version != s.prevDeltaRoutes.version {
+		if err := discoveredConsistent(&next[types.VirtualHost], &deltaRoutes); err != nil {
+			return nil, fmt.Errorf("inconsistent snapshot: %w", err)
+		}
 	}
 	deltaRoutes.replaced = s.prevDeltaRoutes.version
 	snap.deltaRoutes = deltaRoutes

@@ -35,6 +35,13 @@ type streamState struct {
 	// (a recheck, the load assignments sent again after its clusters)
 	// looks at its own watches, not at every stream's.
 	stored map[string]*watch
+	// vhdsHeld are the route configurations taking their virtual hosts
+	// over VHDS that the stream holds (vhds.go): its virtual hosts wait
+	// for them.
+	vhdsHeld map[string]bool
+	// vhdsForget are the route configurations of those sent to it anew,
+	// whose virtual hosts it is to be sent again (vhds.go).
+	vhdsForget map[string]bool
 }
 
 // streamFor returns the state of a stream, made if new. The cache's lock

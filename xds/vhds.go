@@ -3,8 +3,10 @@ package xds
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -40,10 +42,100 @@ func (vhds) updated(_ *resourceCache, changes []typeChange) bool {
 	return false
 }
 
-func (vhds) holds(*resourceCache, *watch) bool                 { return false }
-func (vhds) owes(*resourceCache, *watch) xdsResponse           { return nil }
-func (vhds) settled(*resourceCache, step, *watch, xdsResponse) {}
-func (vhds) closed(*resourceCache, *streamState)               {}
+// holds keeps a delta stream's virtual hosts from it until it holds the
+// route configurations that take them over VHDS. Envoy subscribes to
+// virtual hosts for a route configuration when it takes one saying they
+// come over VHDS, and a subscription started after the virtual hosts
+// came waits for more, as long as the initial fetch timeout, its listener
+// warming all along: so it was when a delta Envoy's routes went back from
+// route scopes to one table, the new listener's route configuration
+// arriving after the virtual hosts, sent at once to the subscription its
+// old one left (docs/xds-cache.md).
+//
+// It also makes the stream's subscription forget the virtual hosts of a
+// route configuration the stream has just been sent anew (vhdsForget),
+// before the watch is answered from it: Envoy's route configuration of
+// that name may be a new one, whose VHDS subscription holds none of them
+// (the one that did is gone with its listener, and Envoy does not tell),
+// so they are all sent again.
+func (vhds) holds(c *resourceCache, w *watch) bool {
+	if w.typeURL != resource.VirtualHostType || !w.stream.key.delta {
+		return false
+	}
+	if s := w.stream; len(s.vhdsForget) > 0 {
+		known := w.sub.ReturnedResources()
+		for name := range known {
+			if s.vhdsForget[namespaceOf(name)] {
+				delete(known, name)
+			}
+		}
+		delete(known, syncedAt)
+		s.vhdsForget = nil
+	}
+	routes := c.types[deltaRouteKey]
+	if routes == nil {
+		return false
+	}
+	for _, name := range routes.vhdsRoutes {
+		if !w.stream.vhdsHeld[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func (vhds) owes(*resourceCache, *watch) xdsResponse { return nil }
+
+// settled follows which route configurations taking their virtual hosts
+// over VHDS a delta stream holds: those its route request says it holds
+// (an unsubscription drops one, a reconnection's initial versions hold
+// one), then those its answer sends or removes; and releases its virtual
+// hosts once it holds them all.
+func (vhds) settled(c *resourceCache, at step, w *watch, r xdsResponse) {
+	if w.key != deltaRouteKey {
+		return
+	}
+	routes := c.types[deltaRouteKey]
+	if routes == nil || len(routes.vhdsRoutes) == 0 && len(w.stream.vhdsHeld) == 0 {
+		return
+	}
+	s := w.stream
+	if at == stepRequest {
+		known := w.sub.ReturnedResources()
+		s.vhdsHeld = map[string]bool{}
+		for _, name := range routes.vhdsRoutes {
+			if _, ok := known[name]; ok {
+				s.vhdsHeld[name] = true
+			}
+		}
+	}
+	if resp, ok := r.(*deltaResponse); ok && resp != nil {
+		if s.vhdsHeld == nil {
+			s.vhdsHeld = map[string]bool{}
+		}
+		for _, res := range resp.resources {
+			name := res.GetName()
+			if !slices.Contains(routes.vhdsRoutes, name) {
+				continue
+			}
+			if !s.vhdsHeld[name] {
+				if s.vhdsForget == nil {
+					s.vhdsForget = map[string]bool{}
+				}
+				s.vhdsForget[name] = true
+			}
+			s.vhdsHeld[name] = true
+		}
+		for _, name := range resp.removed {
+			delete(s.vhdsHeld, name)
+		}
+	}
+	if vw := s.stored[resource.VirtualHostType]; vw != nil && vw.held {
+		c.release(vw, c.types[resource.VirtualHostType])
+	}
+}
+
+func (vhds) closed(*resourceCache, *streamState) {}
 
 // namespaceOf is the namespace of a resource name, as Envoy's namespace
 // matching has it: what comes before its last "/", or "" for none.
@@ -92,4 +184,35 @@ func discoveredConsistent(vhosts, routes *typeSnapshot) error {
 		}
 	}
 	return nil
+}
+
+// forgetResubscribed drops from what a delta client holds (known, the
+// map the server keeps: deltaHeld) every resource of a namespace the
+// request subscribes to. A client subscribing to a namespace holds
+// nothing of it: Envoy subscribes to its route configuration's namespace
+// when that configuration takes its virtual hosts over VHDS, and drops
+// them all when it stops (a delta Envoy's routes going to route scopes and
+// back, deltaroutes.go). The server forgets the namespace's name on the
+// unsubscription but not the names of what it held, which without this
+// look held at their versions, and are not sent again. Not on a stream's
+// first request, whose initial versions are what the client does hold.
+func forgetResubscribed(req *cache.DeltaRequest, known map[string]string) {
+	subscribe := req.GetResourceNamesSubscribe()
+	if len(subscribe) == 0 || len(known) == 0 || len(req.GetInitialResourceVersions()) > 0 {
+		return
+	}
+	namespaces := make(map[string]bool, len(subscribe))
+	for _, name := range subscribe {
+		namespaces[name] = true
+	}
+	dropped := false
+	for name := range known {
+		if name != syncedAt && namespaces[namespaceOf(name)] {
+			delete(known, name)
+			dropped = true
+		}
+	}
+	if dropped {
+		delete(known, syncedAt) // no longer complete for any version
+	}
 }

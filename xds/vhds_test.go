@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // TestVHDSNamespaceSubscription: a delta client subscribing to its route
@@ -63,5 +64,32 @@ func TestVHDSPart(t *testing.T) {
 	}
 	if !vh.namespaced || routes.namespaced {
 		t.Fatalf("namespaced: virtual hosts %v, routes %v; want true, false", vh.namespaced, routes.namespaced)
+	}
+}
+
+// TestVHDSNamespaceResubscribed: a delta client that unsubscribes from its
+// route configuration's namespace, as Envoy does when the configuration
+// stops taking its virtual hosts over VHDS, and subscribes again, when it
+// takes them again (deltaroutes.go: route scopes and back), is sent every
+// virtual host of the namespace again: it dropped them.
+func TestVHDSNamespaceResubscribed(t *testing.T) {
+	s := quietServer()
+	f := vhdsFixture{port: 10000, clusters: map[string]string{"a": "127.0.0.1:1"}, hosts: map[string]map[string]string{"a.example": {"/": "a"}, "b.example": {"/": "a"}}}
+	r, _ := f.resources(t, nil)
+	publishOK(t, s, r)
+	c := newCacheClient("vhds", true, resource.VirtualHostType, []string{fixtureRoute})
+	c.watch(t, s.cache, c.names, nil)
+	c.drain(t, s.cache)
+	want := []string{fixtureRoute + "/a.example", fixtureRoute + "/b.example"}
+	if got := sortedKeys(c.held); !slices.Equal(got, want) {
+		t.Fatalf("holds %v, want %v", got, want)
+	}
+	c.watch(t, s.cache, nil, []string{fixtureRoute})
+	c.drain(t, s.cache)
+	c.held = map[string]*anypb.Any{} // Envoy's VHDS subscription is gone, and what it held
+	c.watch(t, s.cache, []string{fixtureRoute}, nil)
+	c.drain(t, s.cache)
+	if got := sortedKeys(c.held); !slices.Equal(got, want) {
+		t.Fatalf("subscribed again, holds %v, want every virtual host again %v", got, want)
 	}
 }
