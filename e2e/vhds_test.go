@@ -36,17 +36,7 @@ func TestVirtualHostDiscovery(t *testing.T) {
 	if vhds == 0 {
 		t.Fatalf("%s is 0: the virtual hosts did not come over VHDS", vhdsUpdates)
 	}
-	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: menu, namespace: default}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: menu.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-`)
+	writeManifest(t, dir, "menu.yaml", teaMenuIngressYAML)
 	framework.Eventually(t, convergeTimeout, "the new host served", func() error {
 		return envoy.Expect("menu.example.com", "/today", http.StatusOK, "tea")
 	})
@@ -111,17 +101,7 @@ func TestDeltaVirtualHostDiscovery(t *testing.T) {
 		t.Fatalf("the delta Envoy took %d VHDS updates: its virtual hosts did not come over VHDS", c.vhds)
 	}
 
-	writeManifest(t, dir, "menu.yaml", `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: menu, namespace: default}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: menu.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
-`)
+	writeManifest(t, dir, "menu.yaml", teaMenuIngressYAML)
 	for _, e := range envoys {
 		framework.Eventually(t, convergeTimeout, e.name+": the new host served", func() error {
 			return e.envoy.Expect("menu.example.com", "/today", http.StatusOK, "tea")
@@ -140,3 +120,17 @@ spec:
 		}
 	}
 }
+
+// teaMenuIngressYAML is one more Ingress for the cafe's tea Service, of a new
+// host: the change the VHDS tests time.
+const teaMenuIngressYAML = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: menu, namespace: default}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: menu.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: tea, port: {name: http}}}}
+`

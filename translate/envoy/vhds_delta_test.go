@@ -21,18 +21,8 @@ func TestDeltaVirtualHostDiscoveryBothForms(t *testing.T) {
 	for name, path := range goldenIRs(t) {
 		t.Run(name, func(t *testing.T) {
 			m := readIR(t, path)
-			inline, err := envoy.NewRenderer().Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			split, err := envoy.NewRendererWith(envoy.Options{VirtualHostDiscovery: true}).Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			both, err := envoy.NewRendererWith(envoy.Options{DeltaVirtualHostDiscovery: true}).Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			inline, split := renderWith(t, m, envoy.Options{}), renderWith(t, m, envoy.Options{VirtualHostDiscovery: true})
+			both := renderWith(t, m, envoy.Options{DeltaVirtualHostDiscovery: true})
 			sameList(t, "listeners", inline.Listeners, both.Listeners)
 			sameList(t, "routes", inline.Routes, both.Routes)
 			sameList(t, "clusters", inline.Clusters, both.Clusters)
@@ -57,10 +47,7 @@ func TestDeltaVirtualHostDiscoveryBothForms(t *testing.T) {
 			if _, err := xds.NewSnapshot(both); err != nil {
 				t.Errorf("not a consistent snapshot: %v", err)
 			}
-			scoped, err := envoy.NewRendererWith(envoy.Options{DeltaVirtualHostDiscovery: true, RouteScopes: 4}).Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			scoped := renderWith(t, m, envoy.Options{DeltaVirtualHostDiscovery: true, RouteScopes: 4})
 			if len(scoped.DeltaRoutes) != 0 || len(scoped.VirtualHosts) != 0 {
 				t.Errorf("with route scopes: %d delta route configurations, %d virtual hosts over VHDS; want none", len(scoped.DeltaRoutes), len(scoped.VirtualHosts))
 			}

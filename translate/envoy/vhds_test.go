@@ -26,14 +26,7 @@ func TestVirtualHostDiscoveryRoutesAlike(t *testing.T) {
 	for name, path := range goldenIRs(t) {
 		t.Run(name, func(t *testing.T) {
 			m := readIR(t, path)
-			inline, err := envoy.NewRenderer().Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			split, err := envoy.NewRendererWith(envoy.Options{VirtualHostDiscovery: true}).Render(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			inline, split := renderWith(t, m, envoy.Options{}), renderWith(t, m, envoy.Options{VirtualHostDiscovery: true})
 			sameList(t, "listeners", inline.Listeners, split.Listeners)
 			sameList(t, "clusters", inline.Clusters, split.Clusters)
 			sameList(t, "endpoints", inline.Endpoints, split.Endpoints)
@@ -102,6 +95,16 @@ func TestVirtualHostDiscoveryReusesUnchangedHosts(t *testing.T) {
 			t.Errorf("virtual host %s: handed out again: %v, want %v", first.VirtualHosts[i].GetName(), same, i != 0)
 		}
 	}
+}
+
+// renderWith renders m with a new Renderer of the given options.
+func renderWith(t *testing.T, m *ir.IR, o envoy.Options) *envoy.Resources {
+	t.Helper()
+	res, err := envoy.NewRendererWith(o).Render(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // withFirstRouteRenewed is m with a new value for its first virtual
