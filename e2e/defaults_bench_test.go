@@ -25,7 +25,9 @@ import (
 // backend: "before" is a SotW Envoy with one route configuration and every
 // cluster (serve --route-scopes 0 --on-demand-clusters=false, bootstrap
 // --delta=false), "below-the-line" the defaults with fewer hosts than
-// envoy.AutoRouteScopesFrom (delta, on-demand clusters, no scopes),
+// envoy.AutoRouteScopesFrom (delta, on-demand clusters, no scopes, the
+// virtual hosts over VHDS), "below-the-line-without-vhds" the same with
+// the route configuration whole (serve --delta-vhds=false),
 // "shipped" the defaults (the same with envoy.AutoRouteScopes(hosts)
 // scopes), "1024-scopes" the defaults with the number of scopes 20,000
 // hosts get. Debian's wrk drives each in turn
@@ -60,6 +62,7 @@ func BenchmarkShippedDefaults(b *testing.B) {
 	}
 	setups := []setup{
 		{"before", []string{"--route-scopes", "0", "--on-demand-clusters=false"}, framework.EnvoyOptions{SotW: true}},
+		{"below-the-line-without-vhds", []string{"--route-scopes", "0", "--delta-vhds=false"}, framework.EnvoyOptions{Delta: true}},
 		{"below-the-line", []string{"--route-scopes", "0"}, framework.EnvoyOptions{Delta: true}},
 		{"shipped", nil, framework.EnvoyOptions{Delta: true}},
 		{"1024-scopes", []string{"--route-scopes", "1024"}, framework.EnvoyOptions{Delta: true}},
