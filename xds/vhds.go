@@ -130,8 +130,8 @@ func (vhds) settled(c *resourceCache, at step, w *watch, r xdsResponse) {
 			delete(s.vhdsHeld, name)
 		}
 	}
-	if vw := s.stored[resource.VirtualHostType]; vw != nil && vw.held {
-		c.release(vw, c.types[resource.VirtualHostType])
+	if vw, vh := s.stored[resource.VirtualHostType], c.types[resource.VirtualHostType]; vw != nil && vw.held && vh != nil {
+		c.release(vw, vh)
 	}
 }
 
@@ -189,13 +189,15 @@ func discoveredConsistent(vhosts, routes *typeSnapshot) error {
 // forgetResubscribed drops from what a delta client holds (known, the
 // map the server keeps: deltaHeld) every resource of a namespace the
 // request subscribes to. A client subscribing to a namespace holds
-// nothing of it: Envoy subscribes to its route configuration's namespace
-// when that configuration takes its virtual hosts over VHDS, and drops
-// them all when it stops (a delta Envoy's routes going to route scopes and
-// back, deltaroutes.go). The server forgets the namespace's name on the
-// unsubscription but not the names of what it held, which without this
-// look held at their versions, and are not sent again. Not on a stream's
-// first request, whose initial versions are what the client does hold.
+// nothing of it: e2e/adsclient and the load command's clients subscribe
+// to a route configuration's namespace when it takes its virtual hosts
+// over VHDS, and drop them all when it stops (the routes going to route
+// scopes and back, deltaroutes.go); Envoy's VHDS asks as a wildcard
+// instead (holds, above, is its case). The server forgets the namespace's
+// name on the unsubscription but not the names of what it held, which
+// without this look held at their versions, and are not sent again. Not
+// on a stream's first request, whose initial versions are what the client
+// does hold.
 func forgetResubscribed(req *cache.DeltaRequest, known map[string]string) {
 	subscribe := req.GetResourceNamesSubscribe()
 	if len(subscribe) == 0 || len(known) == 0 || len(req.GetInitialResourceVersions()) > 0 {
