@@ -1,12 +1,14 @@
 package xds
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -165,7 +167,7 @@ func TestDeltaVirtualHostsFollowTheirRoutes(t *testing.T) {
 // TestBreakAfterMakeKeepsRemovedVHDS: when the translator stops giving the
 // VHDS form (the HTTP listener going to route scopes), the delta streams'
 // route configuration and its virtual hosts stay published for
-// keepVHDSFor, acknowledged or not, then go: the listener that routes
+// keepRouteFormsFor, acknowledged or not, then go: the listener that routes
 // through them drains its connections for Envoy's drain time, and Envoy
 // applies the removal of virtual hosts to it at once.
 func TestBreakAfterMakeKeepsRemovedVHDS(t *testing.T) {
@@ -187,19 +189,57 @@ func TestBreakAfterMakeKeepsRemovedVHDS(t *testing.T) {
 	publishOK(t, s, r)
 	st.drain(t, s.cache)
 	vhosts.drain(t, s.cache)
-	c.Advance(keepVHDSFor - time.Nanosecond)
+	c.Advance(keepRouteFormsFor - time.Nanosecond)
 	st.drain(t, s.cache)
 	vhosts.drain(t, s.cache)
 	if got := sortedKeys(s.Snapshot().GetResources(resource.VirtualHostType)); len(got) != 1 || len(vhosts.held) != 1 {
-		t.Fatalf("a nanosecond before keepVHDSFor, acknowledged: published virtual hosts %v, the stream holds %v; want a.example's kept", got, sortedKeys(vhosts.held))
+		t.Fatalf("a nanosecond before keepRouteFormsFor, acknowledged: published virtual hosts %v, the stream holds %v; want a.example's kept", got, sortedKeys(vhosts.held))
 	}
 	c.Advance(time.Nanosecond)
 	st.drain(t, s.cache)
 	vhosts.drain(t, s.cache)
 	if got := sortedKeys(s.Snapshot().GetResources(resource.VirtualHostType)); len(got) != 0 || len(vhosts.held) != 0 {
-		t.Fatalf("after keepVHDSFor: published virtual hosts %v, the stream holds %v; want none", got, sortedKeys(vhosts.held))
+		t.Fatalf("after keepRouteFormsFor: published virtual hosts %v, the stream holds %v; want none", got, sortedKeys(vhosts.held))
 	}
 	if n := len(s.Snapshot().deltaRoutes.vhdsRoutes); n != 0 {
-		t.Errorf("after keepVHDSFor: %d route configurations over VHDS for delta streams, want none", n)
+		t.Errorf("after keepRouteFormsFor: %d route configurations over VHDS for delta streams, want none", n)
+	}
+}
+
+// TestDeltaVirtualHostsOfAReconnectedEnvoy: an Envoy that reconnects to a
+// control plane that has published nothing yet (one that started over)
+// names what it holds among its initial versions, the route configuration
+// taking its virtual hosts over VHDS included, and is sent nothing for it
+// at the first content; its virtual hosts are not held back for a route
+// configuration it holds, and a new host reaches it.
+func TestDeltaVirtualHostsOfAReconnectedEnvoy(t *testing.T) {
+	f := vhdsFixture{port: 10000, clusters: map[string]string{"a": "127.0.0.1:1"}, hosts: map[string]map[string]string{"a.example": {"/": "a"}}}
+	r, made := bothForms(t, f, nil, true)
+	before := quietServer()
+	publishOK(t, before, r)
+	held := func(typeURL string) map[string]string {
+		return maps.Clone(before.Snapshot().versionMapOf(typeURL, true))
+	}
+
+	s := quietServer()
+	key := streamKey{delta: true, id: 1}
+	routes := newCacheClient("delta routes", true, resource.RouteType, []string{fixtureRoute})
+	vhosts := newCacheClient("delta virtual hosts", true, resource.VirtualHostType, nil)
+	routes.sub = stream.NewDeltaSubscription(routes.names, nil, held(resource.RouteType), true)
+	vhosts.sub = stream.NewDeltaSubscription(nil, nil, held(resource.VirtualHostType), true)
+	for _, c := range []*cacheClient{routes, vhosts} {
+		c.stream = &key
+		c.watch(t, s.cache, c.names, nil)
+	}
+	publishOK(t, s, r)
+	routes.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	f.hosts["b.example"] = map[string]string{"/": "a"}
+	r, _ = bothForms(t, f, made, true)
+	publishOK(t, s, r)
+	routes.drain(t, s.cache)
+	vhosts.drain(t, s.cache)
+	if _, ok := vhosts.held[fixtureRoute+"/b.example"]; !ok {
+		t.Fatalf("a new host after the reconnection: the Envoy was sent %v, want b.example's virtual host", sortedKeys(vhosts.held))
 	}
 }

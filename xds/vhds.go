@@ -77,11 +77,30 @@ func (vhds) holds(c *resourceCache, w *watch) bool {
 		return false
 	}
 	for _, name := range routes.vhdsRoutes {
-		if !w.stream.vhdsHeld[name] {
+		if !w.stream.vhdsHeld[name] && !routeHeld(w.stream, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// routeHeld says whether a stream's stored route watch holds the route
+// configuration name, and notes it if so: a reconnecting Envoy names it
+// among its initial versions, and when its request came before the first
+// content, nothing was answered for it to be noted at (settled).
+func routeHeld(s *streamState, name string) bool {
+	rw := s.stored[deltaRouteKey]
+	if rw == nil {
+		return false
+	}
+	if _, ok := rw.sub.ReturnedResources()[name]; !ok {
+		return false
+	}
+	if s.vhdsHeld == nil {
+		s.vhdsHeld = map[string]bool{}
+	}
+	s.vhdsHeld[name] = true
+	return true
 }
 
 func (vhds) owes(*resourceCache, *watch) xdsResponse { return nil }
