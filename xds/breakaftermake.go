@@ -57,13 +57,14 @@ import (
 // stuck client does not keep every removed Service for the others.
 const keepAtMost = 60 * time.Second
 
-// keepVHDSFor is how long a VHDS form the translator no longer produces is
-// kept (keptCluster), whether or not the streams have acknowledged the
-// routes without it: the listener that used it drains its connections
-// for Envoy's drain time (15 s in the manifests, deploy/envoy.yaml), and
-// a draining connection routes through those virtual hosts until it
-// closes; Envoy applies their removal to it at once.
-const keepVHDSFor = 20 * time.Second
+// keepRouteFormsFor is how long route scopes or a VHDS form the translator
+// no longer produces are kept (keptCluster), whether or not the streams
+// have acknowledged the routes without them: an acknowledgement says the
+// new listener was taken, not that it is warm, and the listener that used
+// them then drains its connections for Envoy's drain time (15 s in the
+// manifests, deploy/envoy.yaml); a draining connection routes through them
+// until it closes, and Envoy applies their removal to it at once.
+const keepRouteFormsFor = 20 * time.Second
 
 // releaseQuiet is how long the removal of acknowledged clusters waits for
 // another publish to carry it: in state of the world a cluster change sends
@@ -80,7 +81,8 @@ const releaseQuiet = time.Second
 // the listener that uses the scopes serves until Envoy has the new one
 // warmed; a state-of-the-world answer without them, or their delta
 // removal, would leave it with no scope to route through (404) in
-// between. So they are kept as a removed cluster is.
+// between, and its connections then drain through them. So they are
+// kept, for keepRouteFormsFor.
 //
 // With deltaRoute set, it is a route configuration's form for delta
 // Envoys, its virtual hosts over VHDS (deltaroutes.go), that the
@@ -88,7 +90,7 @@ const releaseQuiet = time.Second
 // Envoy applies the removal of virtual hosts at once, to the route
 // configuration of the listener that serves until the new one is warm,
 // and then drains its connections, which would then answer 404. So it is
-// kept, with its virtual hosts, for keepVHDSFor.
+// kept, with its virtual hosts, for keepRouteFormsFor.
 type keptCluster struct {
 	cluster envoyres.Cluster
 	scope   *routev3.ScopedRouteConfiguration
@@ -138,9 +140,9 @@ func (s *Server) withKept(r *translate.Resources) (*translate.Resources, map[str
 	through, interested := s.cache.routesAckedThrough()
 	now := s.now()
 	for name, kc := range k.kept {
-		if kc.deltaRoute != nil {
+		if kc.deltaRoute != nil || kc.scope != nil {
 			if interested && now.Before(kc.deadline) {
-				kept[name] = kc // for keepVHDSFor, acknowledged or not
+				kept[name] = kc // for keepRouteFormsFor, acknowledged or not
 			}
 			continue
 		}
@@ -213,7 +215,7 @@ func keepRemovedScopes(prev, r *translate.Resources, kept map[string]*keptCluste
 	}
 	for _, sc := range prev.ScopedRoutes {
 		if rc := routes[sc.GetRouteConfigurationName()]; rc != nil && !stillThere[sc.GetName()] {
-			kept[keptScopeKey(sc.GetName())] = &keptCluster{scope: sc, route: rc, deadline: now.Add(keepAtMost)}
+			kept[keptScopeKey(sc.GetName())] = &keptCluster{scope: sc, route: rc, deadline: now.Add(keepRouteFormsFor)}
 		}
 	}
 }
@@ -240,7 +242,7 @@ func keepRemovedVHDS(prev, r *translate.Resources, kept map[string]*keptCluster,
 		if stillThere[name] {
 			continue
 		}
-		kc := &keptCluster{deltaRoute: rc, deadline: now.Add(keepVHDSFor)}
+		kc := &keptCluster{deltaRoute: rc, deadline: now.Add(keepRouteFormsFor)}
 		for _, vh := range prev.VirtualHosts {
 			if namespaceOf(vh.GetName()) == name {
 				kc.vhosts = append(kc.vhosts, vh)

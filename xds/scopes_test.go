@@ -81,11 +81,12 @@ func TestScopesPart(t *testing.T) {
 
 // TestBreakAfterMakeKeepsRemovedScopes: when the HTTP listener goes back
 // from route scopes to one route configuration, the scopes and the route
-// configurations they name stay published until the stream has
-// acknowledged the route types of that change (the listener that still
-// routes through them serves until Envoy has the new one warmed: without
-// them every request would answer 404 meanwhile), then go once the
-// publishes are quiet. Over both protocols.
+// configurations they name stay published for keepRouteFormsFor, whether
+// or not the stream has acknowledged the route types of that change (the
+// listener that still routes through them serves until Envoy has the new
+// one warmed, then drains its connections through them: without them
+// every request would answer 404 meanwhile), then go. Over both
+// protocols.
 func TestBreakAfterMakeKeepsRemovedScopes(t *testing.T) {
 	for _, delta := range []bool{false, true} {
 		t.Run(map[bool]string{false: protocolSotW, true: protocolDelta}[delta], func(t *testing.T) {
@@ -115,14 +116,18 @@ func TestBreakAfterMakeKeepsRemovedScopes(t *testing.T) {
 				t.Fatalf("just unscoped: published scopes %v and routes %v, want the scopes and their routes kept", scopes, routes)
 			}
 			st.listeners.drain(t, s.cache) // the new listener, not acknowledged
-			c.Advance(notYet)
+			c.Advance(keepRouteFormsFor / 2)
 			if scopes, _ := scopesAndRoutes(); len(scopes) != 2 {
 				t.Fatalf("routes sent, not acknowledged: published scopes %v, want both kept", scopes)
 			}
 			st.listeners.drain(t, s.cache) // the acknowledgement
 			c.Advance(releaseQuiet)
+			if scopes, _ := scopesAndRoutes(); len(scopes) != 2 {
+				t.Fatalf("acknowledged, within keepRouteFormsFor: published scopes %v, want both kept for the old listener's draining connections", scopes)
+			}
+			c.Advance(keepRouteFormsFor/2 - releaseQuiet)
 			if scopes, routes := scopesAndRoutes(); len(scopes) != 0 || !slices.Equal(routes, []string{fixtureRoute}) {
-				t.Fatalf("after the acknowledgement: published scopes %v and routes %v, want none and %s", scopes, routes, fixtureRoute)
+				t.Fatalf("after keepRouteFormsFor: published scopes %v and routes %v, want none and %s", scopes, routes, fixtureRoute)
 			}
 		})
 	}
