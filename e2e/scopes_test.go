@@ -336,13 +336,7 @@ func TestAutoRouteScopes(t *testing.T) {
 	if framework.RouteScopes() > 0 {
 		t.Skip("the route scopes' suite fixes their number")
 	}
-	b := echoBackends(t, "coffee", "tea")
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
-	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoys := sotwAndDelta(t, cp)
+	dir, envoys := cafeForBothProtocols(t)
 	for _, e := range envoys {
 		t.Cleanup(func() { assertNothingRejected(t, e.envoy) })
 		framework.Eventually(t, convergeTimeout, e.name+": the cafe served", func() error {
@@ -433,6 +427,19 @@ func TestAutoRouteScopes(t *testing.T) {
 type protocolEnvoy struct {
 	name  string
 	envoy *framework.Envoy
+}
+
+// cafeForBothProtocols serves the cafe from manifests in a new directory,
+// which it returns, to a SotW and a delta Envoy of one control plane.
+func cafeForBothProtocols(t *testing.T) (string, []protocolEnvoy) {
+	t.Helper()
+	b := echoBackends(t, "coffee", "tea")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
+	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
+	cp := framework.StartControlPlane(t, "--manifests", dir)
+	cp.WaitReady(t)
+	return dir, sotwAndDelta(t, cp)
 }
 
 // sotwAndDelta starts a SotW and a delta Envoy fed by cp.

@@ -64,13 +64,7 @@ func TestDeltaVirtualHostDiscovery(t *testing.T) {
 	if framework.VHDS() || framework.RouteScopes() > 0 {
 		t.Skip("the suite's mode fixes how the routes are split")
 	}
-	b := echoBackends(t, "coffee", "tea")
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", servicesYAML(b[0], b[1]))
-	writeManifest(t, dir, "cafe.yaml", framework.CafeIngressYAML("default", "coffee"))
-	cp := framework.StartControlPlane(t, "--manifests", dir)
-	cp.WaitReady(t)
-	envoys := sotwAndDelta(t, cp)
+	dir, envoys := cafeForBothProtocols(t)
 	const rdsUpdates, vhdsUpdates = "http.ingress_http.rds.ingress_http.update_success",
 		"http.ingress_http.rds.vhds.ingress_http.update_success"
 	type counts struct{ rds, vhds int64 }
