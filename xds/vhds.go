@@ -13,16 +13,16 @@ import (
 // Virtual host discovery (VHDS). When the translator sends the plain-HTTP
 // virtual hosts as resources of their own (translate/envoy/vhds.go), an
 // Envoy that gets a route configuration saying "my virtual hosts come over
-// VHDS" subscribes, over delta xDS, to that route configuration's name
-// ("http") as a namespace: Envoy's VHDS subscription asks for its route
-// configuration's name with namespace matching on, and takes every
-// virtual host whose name is "http/<host>", the namespace being what
-// comes before a name's last "/" (Envoy's source/common/router/vhds.cc,
-// and its watch map's namespace matching). The cache answers such a
-// subscription with every resource of the namespace, and, as it does for
-// a wildcard subscription, answers its first request even with nothing:
-// Envoy's route configuration waits for that answer before the listener
-// that uses it is ready.
+// VHDS" subscribes to the virtual host type over delta xDS. Envoy 1.40
+// asks as a wildcard (no name: its mux does not send a namespace's name,
+// checked with a real Envoy) and takes every virtual host whose name is
+// "http/<host>", the namespace being what comes before a name's last "/"
+// (Envoy's source/common/router/vhds.cc and its watch map's namespace
+// matching). Other clients (e2e/adsclient, the load command's) subscribe
+// to the route configuration's name, as a namespace: the cache answers
+// that with every resource of the namespace. Either first request is
+// answered even with nothing: Envoy's route configuration waits for that
+// answer before the listener that uses it is ready.
 
 // vhds is the part (watch.go) that makes the virtual host type
 // namespaced: the lifecycle's answers then read a name subscribed to as
