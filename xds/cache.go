@@ -173,17 +173,19 @@ func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotw
 // which Envoy waits for to finish starting. compareAll skips the short
 // way (deltaSince), which reads this request's names alone, when an earlier
 // request of the stream's went unanswered.
-func deltaNow(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot, compareAll bool) *deltaResponse {
-	if !compareAll {
-		if resp, ok := deltaSince(req, sub, ts); ok {
+func deltaNow(w *watch, ts *typeSnapshot) *deltaResponse {
+	req, sub := w.deltaReq, w.sub
+	if !w.compareAll {
+		if resp, ok := deltaSince(req, sub, heldBy(w), ts); ok { // heldall.go
 			return resp
 		}
 	}
-	resp := deltaDiff(req, sub, ts)
+	known := expandHeld(w) // heldall.go: the comparison reads every name held
+	resp := deltaDiff(req, sub, known, ts)
 	if resp != nil || !(sub.IsWildcard() || ts.namespaced) || req.GetResponseNonce() != "" {
 		return resp
 	}
-	return &deltaResponse{req: req, version: ts.version, returned: deltaHeld(req, sub.ReturnedResources())}
+	return &deltaResponse{req: req, version: ts.version, returned: deltaHeld(req, known)}
 }
 
 // CreateWatch answers a state-of-the-world request at once when the client
@@ -244,11 +246,11 @@ func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sot
 	if sotwInSync(req, sub, ts) {
 		return nil
 	}
-	send := lacking(sub, ts, everything(sub, ts), everythingCount(sub, ts))
+	send := lacking(heldIn(known), sub, ts, everything(sub, ts), everythingCount(sub, ts))
 	if len(send) == 0 && req.GetResponseNonce() != "" {
 		return nil
 	}
-	return newSotwPartial(req, known, ts, send, heldGone(known, ts, maps.Keys(known), len(known)))
+	return newSotwPartial(req, known, ts, send, heldGone(heldIn(known), ts, maps.Keys(known), len(known)))
 }
 
 // sotwInSync says whether a state-of-the-world request by name only
@@ -269,12 +271,12 @@ func sotwInSync(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) bo
 // sotwChanges is sotwDiff for a client that was up to date before the
 // last update: only the names it touched can differ.
 func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	send := lacking(sub, ts, slices.Values(ts.updated), len(ts.updated))
+	known := sub.ReturnedResources()
+	send := lacking(heldIn(known), sub, ts, slices.Values(ts.updated), len(ts.updated))
 	if len(send) == 0 {
 		return nil
 	}
-	known := sub.ReturnedResources()
-	return newSotwPartial(req, known, ts, send, heldGone(known, ts, slices.Values(ts.removed), len(ts.removed)))
+	return newSotwPartial(req, known, ts, send, heldGone(heldIn(known), ts, slices.Values(ts.removed), len(ts.removed)))
 }
 
 // newSotwPartial sends the resources at the given positions. A state-of-
@@ -379,11 +381,11 @@ func (c *resourceCache) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subs
 // sotwReturned). No resource name starts with a NUL.
 const syncedAt = "\x00synced-at"
 
-// deltaDiff compares everything a client holds with the current content:
-// the resources it subscribes to whose version it does not have, and those
-// it holds that are gone. Nil when there is nothing to send.
-func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
-	known := sub.ReturnedResources()
+// deltaDiff compares everything a client holds (known, the subscription's
+// map, not compact) with the current content: the resources it subscribes
+// to whose version it does not have, and those it holds that are gone. Nil
+// when there is nothing to send.
+func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, known map[string]string, ts *typeSnapshot) *deltaResponse {
 	if ts.namespaced {
 		forgetResubscribed(req, known) // vhds.go
 	}
@@ -391,15 +393,15 @@ func deltaDiff(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot
 	if !sub.IsWildcard() && !ts.namespaced {
 		held = maps.Keys(sub.SubscribedResources())
 	}
-	return withMissing(req, known, ts, lacking(sub, ts, everything(sub, ts), everythingCount(sub, ts)), heldGone(known, ts, held, len(known))) // ondemand.go
+	h := heldIn(known)
+	return withMissing(req, h, ts, lacking(h, sub, ts, everything(sub, ts), everythingCount(sub, ts)), heldGone(h, ts, held, len(known))) // ondemand.go
 }
 
 // deltaChanges is deltaDiff for a client whose watch was open when the
 // last update came: it held everything before it, so only the names the
 // update touched can differ.
-func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) *deltaResponse {
-	known := sub.ReturnedResources()
-	return newDeltaResponse(req, known, ts, lacking(sub, ts, slices.Values(ts.updated), len(ts.updated)), heldGone(known, ts, slices.Values(ts.removed), len(ts.removed)))
+func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, h held, ts *typeSnapshot) *deltaResponse {
+	return newDeltaResponse(req, h, ts, lacking(h, sub, ts, slices.Values(ts.updated), len(ts.updated)), heldGone(h, ts, slices.Values(ts.removed), len(ts.removed)))
 }
 
 // deltaSince answers a delta request from a client whose last response
@@ -417,15 +419,14 @@ func deltaChanges(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnaps
 // ("*"), where a name subscribed to stands for many, and a stream's first
 // request, whose map is the client's initial versions, are left to
 // deltaDiff.
-func deltaSince(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapshot) (*deltaResponse, bool) {
+func deltaSince(req *cache.DeltaRequest, sub cache.Subscription, h held, ts *typeSnapshot) (*deltaResponse, bool) {
 	subscribe, unsubscribe := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 	changesSubscription := len(subscribe) > 0 || len(unsubscribe) > 0
 	if changesSubscription && ts.namespaced || len(req.GetInitialResourceVersions()) > 0 ||
 		slices.Contains(subscribe, wildcardName) || slices.Contains(unsubscribe, wildcardName) {
 		return nil, false
 	}
-	known := sub.ReturnedResources()
-	v, ok := known[syncedAt]
+	v, ok := h.m[syncedAt]
 	if !ok || v != ts.version && (ts.replaced == "" || v != ts.replaced) {
 		return nil, false
 	}
@@ -438,7 +439,7 @@ func deltaSince(req *cache.DeltaRequest, sub cache.Subscription, ts *typeSnapsho
 		names = append(names, ts.updated...)
 		gone = slices.Concat(unsubscribe, ts.removed)
 	}
-	return withMissing(req, known, ts, lacking(sub, ts, slices.Values(names), len(names)), heldGone(known, ts, slices.Values(gone), len(gone))), true
+	return withMissing(req, h, ts, lacking(h, sub, ts, slices.Values(names), len(names)), heldGone(h, ts, slices.Values(gone), len(gone))), true
 }
 
 // wildcardName is the name by which a delta client subscribes to every
@@ -489,10 +490,9 @@ func everythingCount(sub cache.Subscription, ts *typeSnapshot) int {
 
 // lacking returns, in the translator's order and once each, the positions
 // of the resources among names that exist, that the client subscribes to,
-// and whose current version it does not hold. count is about how many
+// and whose current version it does not hold (h). count is about how many
 // names there are: many are looked up in a map (nameIndex.bulk).
-func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string], count int) []int {
-	known := sub.ReturnedResources()
+func lacking(h held, sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string], count int) []int {
 	lookup := ts.index.bulk(count)
 	var send []int
 	for name := range names {
@@ -503,7 +503,7 @@ func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string], c
 		if !ts.wantedBy(sub, name) { // ondemand.go
 			continue
 		}
-		if v, held := known[name]; !held || v != ts.hashes[j] {
+		if v, ok := h.version(name); !ok || v != ts.hashes[j] {
 			send = append(send, j)
 		}
 	}
@@ -512,12 +512,12 @@ func lacking(sub cache.Subscription, ts *typeSnapshot, names iter.Seq[string], c
 }
 
 // heldGone returns, sorted and once each, the names among names (about
-// count of them) that the client holds and that no longer exist.
-func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string], count int) []string {
+// count of them) that the client holds (h) and that no longer exist.
+func heldGone(h held, ts *typeSnapshot, names iter.Seq[string], count int) []string {
 	var gone []string
 	lookup := ts.index.bulk(count)
 	for name := range names {
-		if _, held := known[name]; !held || name == syncedAt {
+		if _, ok := h.version(name); !ok || name == syncedAt || name == allHeld {
 			continue
 		}
 		if _, exists := lookup(name); !exists {
@@ -529,13 +529,13 @@ func heldGone(known map[string]string, ts *typeSnapshot, names iter.Seq[string],
 }
 
 // newDeltaResponse sends the resources at the given positions and removes
-// the given names; what the client will hold afterwards is what it held,
-// so changed. Nil when there is nothing to send or remove.
-func newDeltaResponse(req *cache.DeltaRequest, known map[string]string, ts *typeSnapshot, send []int, removed []string) *deltaResponse {
+// the given names; what the client will hold afterwards is what it held
+// (h), so changed. Nil when there is nothing to send or remove.
+func newDeltaResponse(req *cache.DeltaRequest, h held, ts *typeSnapshot, send []int, removed []string) *deltaResponse {
 	if len(send) == 0 && len(removed) == 0 {
 		return nil
 	}
-	return &deltaResponse{req: req, version: ts.version, resources: deltaResources(ts, send, false), removed: removed, returned: deltaHeld(req, known)}
+	return &deltaResponse{req: req, version: ts.version, resources: deltaResources(ts, send, false), removed: removed, returned: deltaHeld(req, h.m), base: h.all}
 }
 
 // deltaHeld is the map a delta response brings up to date as the server
@@ -678,6 +678,10 @@ type deltaResponse struct {
 	// date with the response once, as the server sends it.
 	returned map[string]string
 	updated  bool
+	// base is the content returned stands for when compact; all, the
+	// content the client holds whole once sent this, which returned is
+	// then made to stand for (heldall.go).
+	base, all *heldContent
 }
 
 var _ cache.DeltaResponse = (*deltaResponse)(nil)
@@ -697,7 +701,14 @@ func (r *deltaResponse) GetReturnedResources() map[string]string             { r
 // go-control-plane's server calls it as it sends the response, from the
 // stream's goroutine, and that is when the map is brought up to date.
 func (r *deltaResponse) GetNextVersionMap() map[string]string {
+	if !r.updated && r.all != nil {
+		r.returned = r.all.compactMap() // heldall.go
+		r.updated = true
+	}
 	if !r.updated {
+		if r.base != nil {
+			r.base.fill(r.returned)
+		}
 		if r.returned == nil {
 			r.returned = make(map[string]string, len(r.resources)+1)
 		}

@@ -81,13 +81,13 @@ func (ts *typeSnapshot) wantedBy(sub cache.Subscription, name string) bool {
 
 // withMissing is newDeltaResponse, telling the client of the names it asked
 // for that do not exist (missingAsked) that they are removed.
-func withMissing(req *cache.DeltaRequest, known map[string]string, ts *typeSnapshot, send []int, gone []string) *deltaResponse {
+func withMissing(req *cache.DeltaRequest, h held, ts *typeSnapshot, send []int, gone []string) *deltaResponse {
 	if missing := missingAsked(req, ts); len(missing) > 0 {
 		gone = append(gone, missing...)
 		slices.Sort(gone)
 		gone = slices.Compact(gone)
 	}
-	return newDeltaResponse(req, known, ts, send, gone)
+	return newDeltaResponse(req, h, ts, send, gone)
 }
 
 // missingAsked is the names a delta request newly subscribes to that the

@@ -42,6 +42,9 @@ type streamState struct {
 	// vhdsForget are the route configurations of those sent to it anew,
 	// whose virtual hosts it is to be sent again (vhds.go).
 	vhdsForget map[string]bool
+	// allHeld is, per content key, the content a compact map of the
+	// stream's stands for (heldall.go).
+	allHeld map[string]*heldContent
 }
 
 // streamFor returns the state of a stream, made if new. The cache's lock

@@ -63,7 +63,7 @@ func (vhds) holds(c *resourceCache, w *watch) bool {
 		return false
 	}
 	if s := w.stream; len(s.vhdsForget) > 0 {
-		known := w.sub.ReturnedResources()
+		known := expandHeld(w) // heldall.go
 		for name := range known {
 			if s.vhdsForget[namespaceOf(name)] {
 				delete(known, name)

@@ -342,15 +342,24 @@ func (sotwProtocol) nack(w *watch) bool    { return w.sotwReq.GetErrorDetail() !
 
 type deltaProtocol struct{}
 
+// now and changes answer with all the client subscribes to of the
+// current version, so when its map can be compact, it will stand for
+// that (heldall.go).
 func (deltaProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
-	if r := deltaNow(w.deltaReq, w.sub, ts, w.compareAll); r != nil {
+	if r := deltaNow(w, ts); r != nil {
+		if compactable(w, ts) {
+			r.all = heldContentOf(ts)
+		}
 		return r
 	}
 	return nil
 }
 
 func (deltaProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
-	if r := deltaChanges(w.deltaReq, w.sub, ts); r != nil {
+	if r := deltaChanges(w.deltaReq, w.sub, heldBy(w), ts); r != nil {
+		if compactable(w, ts) {
+			r.all = heldContentOf(ts)
+		}
 		return r
 	}
 	return nil
@@ -368,12 +377,13 @@ func (deltaProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step)
 			resp.resources = shared
 		}
 	}
+	noteHeld(w, resp) // heldall.go
 	w.deltaOut <- resp
 	c.settled(at, w, r)
 }
 
 func (deltaProtocol) partial(w *watch, ts *typeSnapshot, send []int) xdsResponse {
-	if r := newDeltaResponse(w.deltaReq, w.sub.ReturnedResources(), ts, send, nil); r != nil {
+	if r := newDeltaResponse(w.deltaReq, heldBy(w), ts, send, nil); r != nil {
 		return r
 	}
 	return nil
