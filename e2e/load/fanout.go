@@ -161,14 +161,15 @@ func (c *lightClient) startDelta(ctx context.Context, ads discoveryv3.Aggregated
 			return err
 		}
 	}
-	// The virtual hosts of its route configurations, by their names as
-	// namespaces, as Envoy's VHDS subscribes when a route configuration
-	// says they come over VHDS (serve --delta-vhds, the default below the
-	// route scopes' line): the client does not decode the route
-	// configurations to see, and when they hold their virtual hosts the
-	// subscription is sent nothing.
+	// The virtual hosts, as Envoy 1.40's VHDS subscribes when a route
+	// configuration says they come over VHDS (serve --delta-vhds, the
+	// default below the route scopes' line): a request naming nothing, a
+	// wildcard (xds/vhds.go), which the control plane keeps apart from a
+	// subscription by name (xds/heldall.go). The client does not decode
+	// the route configurations to see; when they hold their virtual hosts
+	// the subscription is sent nothing.
 	if len(subs.routes) > 0 {
-		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.VirtualHostType, ResourceNamesSubscribe: subs.routes}); err != nil {
+		if err := stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.VirtualHostType}); err != nil {
 			return err
 		}
 	}
