@@ -79,6 +79,9 @@ type resourceCache struct {
 	acks  routeAcks       // routeacks.go
 	// lists are the whole lists of resources streams share (sharedlists.go).
 	lists *sharedLists
+	// served are the current contents' names, for decoding SotW requests
+	// (requestnames.go).
+	served servedNames
 }
 
 var _ cache.Cache = (*resourceCache)(nil)
@@ -144,6 +147,7 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 		}
 		byType[ch.typeURL] = ch.state
 	}
+	c.served.set(changes)   // requestnames.go
 	if c.updated(changes) { // watch.go
 		defer c.recheck()
 	}

@@ -37,11 +37,23 @@ type responseCodec struct {
 	// lists are the whole lists of resources sent from one encoding
 	// (sharedlists.go); nil: none.
 	lists *sharedLists
+	// names are the served names SotW requests are decoded against
+	// (requestnames.go); nil: gRPC's codec decodes them.
+	names *servedNames
+}
+
+// Unmarshal decodes what a client sends: a SotW request against the
+// served names (requestnames.go), anything else with gRPC's codec.
+func (c responseCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if req, ok := v.(*discoveryv3.DiscoveryRequest); ok && c.names != nil {
+		return c.unmarshalRequest(data, req)
+	}
+	return c.CodecV2.Unmarshal(data, v)
 }
 
 // newResponseCodec wraps gRPC's registered proto codec.
 func newResponseCodec(lists *sharedLists) responseCodec {
-	return responseCodec{encoding.GetCodecV2(grpcproto.Name), lists}
+	return responseCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), lists: lists}
 }
 
 // sharedEncodingMin is the smallest resource encoding sent from where it is

@@ -70,6 +70,8 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 
 func (s *Server) newGRPCServer() *grpc.Server {
 	o := s.opts
+	codec := newResponseCodec(s.cache.lists)
+	codec.names = &s.cache.served
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxRecvMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxSendMessageBytes),
@@ -85,8 +87,9 @@ func (s *Server) newGRPCServer() *grpc.Server {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		experimental.BufferPool(smallBufferPool{mem.DefaultBufferPool()}),
 		// Responses send the resources' shared encodings as they are,
-		// rather than a copy per stream (codec.go).
-		grpc.ForceServerCodecV2(newResponseCodec(s.cache.lists)),
+		// rather than a copy per stream (codec.go); SotW requests are
+		// decoded against the names served (requestnames.go).
+		grpc.ForceServerCodecV2(codec),
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))

@@ -82,12 +82,17 @@ func (x *nameIndex) bulk(n int) func(string) (int, bool) {
 }
 
 func (x *nameIndex) mapLookup(name string) (int, bool) {
+	j, ok := x.nameMap()[name]
+	return j, ok
+}
+
+// nameMap is every name's position, built on first use; read it only.
+func (x *nameIndex) nameMap() map[string]int {
 	x.once.Do(func() {
 		x.byName = make(map[string]int, len(x.names))
 		for j, n := range x.names {
 			x.byName[n] = j
 		}
 	})
-	j, ok := x.byName[name]
-	return j, ok
+	return x.byName
 }

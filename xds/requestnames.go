@@ -1,0 +1,174 @@
+package xds
+
+import (
+	"errors"
+	"sync/atomic"
+	"unicode/utf8"
+
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// State-of-the-world requests, decoded against the names the cache serves.
+//
+// A SotW Envoy names every resource it subscribes to in every request of
+// the type, its acknowledgements included: every load assignment, 10,000
+// names at 1,000 Ingresses, on each of its acknowledgements of an
+// endpoint change. Decoding them was the largest part of the control
+// plane's CPU when an endpoint change reached 2,000 SotW clients, and
+// the 20 million strings it allocated most of the rest: clearing fresh
+// pages and collecting them (docs/benchmarks.md, "Issue 31: what a SotW
+// fan-out spends its time on"). The names are almost always those of a
+// published resource, which
+// the cache holds as strings already: the codec looks each name up in
+// the name index of the type's current content and uses the cache's
+// string, allocating and checking only a name it does not find. The
+// request decoded is the one gRPC's codec decodes (the other fields are
+// decoded by it); anything the short way does not take (a name of another
+// wire type, a name that is not UTF-8, bytes that do not parse) is
+// decoded by gRPC's codec, whose error is the client's.
+
+// servedNames are the name indexes of the current SotW contents by type
+// URL, which the codec reads without the cache's lock.
+type servedNames struct {
+	byType atomic.Pointer[map[string]*nameIndex]
+}
+
+// set records the name indexes of an update's changed contents.
+func (n *servedNames) set(changes []typeChange) {
+	next := map[string]*nameIndex{}
+	if cur := n.byType.Load(); cur != nil {
+		for k, v := range *cur {
+			next[k] = v
+		}
+	}
+	for _, ch := range changes {
+		if ch.typeURL != deltaRouteKey { // the delta streams' routes: SotW streams never name them
+			next[ch.typeURL] = ch.state.index
+		}
+	}
+	n.byType.Store(&next)
+}
+
+// index is the current name index of a type, or nil.
+func (n *servedNames) index(typeURL string) *nameIndex {
+	if m := n.byType.Load(); m != nil {
+		return (*m)[typeURL]
+	}
+	return nil
+}
+
+var (
+	requestNamesField   = fieldNumber(&discoveryv3.DiscoveryRequest{}, "resource_names")
+	requestTypeURLField = fieldNumber(&discoveryv3.DiscoveryRequest{}, "type_url")
+	errNotShort         = errors.New("not decoded the short way")
+)
+
+// unmarshalRequest decodes a SotW request: its names the short way, and
+// anything the short way does not take with gRPC's codec.
+func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.DiscoveryRequest) error {
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	if err := c.names.decode(buf.ReadOnlyData(), req); err == nil {
+		return nil
+	}
+	return c.CodecV2.Unmarshal(data, req)
+}
+
+// decode decodes a SotW request, its resource names from the type's name
+// index where they are there, the rest with proto.Unmarshal; errNotShort
+// (or proto's error) when it cannot, req then to be decoded again whole.
+func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error {
+	// The fields other than the names, as they come (the order of
+	// fields does not change what they decode to), and the type URL.
+	var rest []byte
+	var typeURL []byte
+	count := 0
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+		if num == requestNamesField {
+			if typ != protowire.BytesType {
+				return errNotShort
+			}
+			count++
+			return nil
+		}
+		if num == requestTypeURLField && typ == protowire.BytesType {
+			typeURL = value
+		}
+		rest = append(rest, field...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(rest, req); err != nil {
+		return err
+	}
+	if count == 0 {
+		return nil
+	}
+	x := n.index(string(typeURL))
+	var served []string
+	if x != nil {
+		served = x.names
+	}
+	// A client names them in the order it was sent them, mostly the
+	// content's: each is looked for after the last found first, and in
+	// the index's map (built on first use) when it is not there.
+	next := 0
+	names := make([]string, 0, count)
+	err = eachField(b, func(num protowire.Number, _ protowire.Type, _, value []byte) error {
+		if num != requestNamesField {
+			return nil
+		}
+		if next < len(served) && served[next] == string(value) {
+			names = append(names, served[next])
+			next++
+			return nil
+		}
+		if x != nil {
+			if j, ok := x.nameMap()[string(value)]; ok {
+				names = append(names, served[j])
+				next = j + 1
+				return nil
+			}
+		}
+		if !utf8.Valid(value) {
+			return errNotShort
+		}
+		names = append(names, string(value))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	req.ResourceNames = names
+	return nil
+}
+
+// eachField calls fn with each field of an encoded message: its number,
+// wire type, whole encoding and, for a length-delimited field, its value.
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, field, value []byte) error) error {
+	for len(b) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(b)
+		if tagLen < 0 {
+			return errNotShort
+		}
+		valueLen := protowire.ConsumeFieldValue(num, typ, b[tagLen:])
+		if valueLen < 0 {
+			return errNotShort
+		}
+		field := b[:tagLen+valueLen]
+		var value []byte
+		if typ == protowire.BytesType {
+			value, _ = protowire.ConsumeBytes(b[tagLen:])
+		}
+		if err := fn(num, typ, field, value); err != nil {
+			return err
+		}
+		b = b[len(field):]
+	}
+	return nil
+}
