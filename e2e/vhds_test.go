@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -113,6 +115,54 @@ func TestDeltaVirtualHostDiscovery(t *testing.T) {
 			t.Errorf("%s Envoy: RDS and VHDS updates %+v after the new host, want %+v (before: %+v)", e.name, got, want[e.name], before[e.name])
 		}
 	}
+}
+
+// TestDeltaEnvoyReadyWithoutHosts: a delta Envoy of a control plane as
+// shipped, serving no host yet (a new cluster, or one with Gateway API
+// routes alone), is ready without waiting out its VHDS subscription's
+// initial fetch: Envoy takes an answer of no virtual host as no answer,
+// so the route configuration comes whole until there is a host. The first
+// Ingress then comes over VHDS, and its removal answers 404 again.
+func TestDeltaEnvoyReadyWithoutHosts(t *testing.T) {
+	if framework.VHDS() || framework.RouteScopes() > 0 || framework.SotW() {
+		t.Skip("the suite's mode fixes how the routes are split")
+	}
+	const vhdsTimeouts, vhdsUpdates = "http.ingress_http.rds.vhds.ingress_http.init_fetch_timeout",
+		"http.ingress_http.rds.vhds.ingress_http.update_success"
+	alpha := echoBackends(t, "alpha")[0]
+	fm := startFileMode(t, nil, manifest{"services.yaml", echoServicesYAML(alpha)})
+	t.Cleanup(func() { assertNothingRejected(t, fm.envoy) })
+	// Ready (startFileMode waited for it) without a VHDS subscription
+	// that timed out.
+	if n, err := fm.envoy.Stat(vhdsTimeouts); err == nil && n != 0 {
+		t.Fatalf("%s = %d: the Envoy waited out its VHDS initial fetch to be ready", vhdsTimeouts, n)
+	}
+	writeManifest(t, fm.dir, "first.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: first, namespace: default}
+spec:
+  ingressClassName: ingress-xds
+  rules:
+  - host: first.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
+`)
+	framework.Eventually(t, convergeTimeout, "the first host served", func() error {
+		return fm.envoy.Expect("first.example.com", "/", http.StatusOK, "alpha")
+	})
+	if n := stat(t, fm.envoy, vhdsUpdates); n < 1 {
+		t.Errorf("%s = %d: the first host did not come over VHDS", vhdsUpdates, n)
+	}
+	if n := stat(t, fm.envoy, vhdsTimeouts); n != 0 {
+		t.Errorf("%s = %d: the VHDS subscription waited out its initial fetch", vhdsTimeouts, n)
+	}
+	if err := os.Remove(filepath.Join(fm.dir, "first.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, convergeTimeout, "the host gone", func() error {
+		return fm.envoy.Expect("first.example.com", "/", http.StatusNotFound, "")
+	})
 }
 
 // teaMenuIngressYAML is one more Ingress for the cafe's tea Service, of a new

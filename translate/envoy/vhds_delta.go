@@ -29,6 +29,32 @@ type deltaDiscovered struct {
 	vhosts map[*routev3.VirtualHost]*routev3.VirtualHost
 	// stubs are the route configurations without virtual hosts, by name.
 	stubs map[string]*routev3.RouteConfiguration
+	// placeholders are the virtual hosts of route configurations that
+	// have none yet (noHostYet), by name.
+	placeholders map[string]*routev3.VirtualHost
+}
+
+// noHostYetDomain is the domain of the virtual host delta Envoys are sent
+// while a plain-HTTP route configuration has none: of the reserved
+// .invalid top-level domain (RFC 2606), so that no real host is it.
+const noHostYetDomain = "no-host-yet.invalid"
+
+// noHostYet is the one virtual host delta Envoys are sent over VHDS for
+// a route configuration with none (a new cluster, or one of Gateway API
+// routes alone): Envoy takes an answer of no virtual host as no answer,
+// and its listener waited out the VHDS initial fetch (15 s) to be ready.
+// It has no route, so a request naming its domain is answered 404, as one
+// naming any host without a virtual host is.
+func (c *Renderer) noHostYet(rcName string, next *deltaDiscovered) *routev3.VirtualHost {
+	vh := c.delta.placeholders[rcName]
+	if vh == nil {
+		vh = &routev3.VirtualHost{Name: VirtualHostResourceName(rcName, noHostYetDomain), Domains: []string{noHostYetDomain}}
+	}
+	if next.placeholders == nil {
+		next.placeholders = map[string]*routev3.VirtualHost{}
+	}
+	next.placeholders[rcName] = vh
+	return vh
 }
 
 // deltaDiscovery says whether this render gives delta Envoys the
@@ -51,6 +77,9 @@ func (c *Renderer) discoverForDelta(rc *routev3.RouteConfiguration, next *deltaD
 		}
 		next.vhosts[vh] = cp
 		vhosts[i] = cp
+	}
+	if len(vhosts) == 0 {
+		vhosts = []*routev3.VirtualHost{c.noHostYet(rc.GetName(), next)}
 	}
 	stub := withoutVirtualHosts(rc)
 	stub.Vhds = &routev3.Vhds{ConfigSource: adsSource()}
