@@ -137,17 +137,7 @@ func TestDeltaEnvoyReadyWithoutHosts(t *testing.T) {
 	if n, err := fm.envoy.Stat(vhdsTimeouts); err == nil && n != 0 {
 		t.Fatalf("%s = %d: the Envoy waited out its VHDS initial fetch to be ready", vhdsTimeouts, n)
 	}
-	writeManifest(t, fm.dir, "first.yaml", `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: first, namespace: default}
-spec:
-  ingressClassName: ingress-xds
-  rules:
-  - host: first.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
-`)
+	writeManifest(t, fm.dir, "first.yaml", hostIngressYAML("first", "first.example.com", "alpha", ""))
 	framework.Eventually(t, convergeTimeout, "the first host served", func() error {
 		return fm.envoy.Expect("first.example.com", "/", http.StatusOK, "alpha")
 	})
