@@ -121,38 +121,47 @@ func TestDeltaVirtualHostDiscovery(t *testing.T) {
 // shipped, serving no host yet (a new cluster, or one with Gateway API
 // routes alone), is ready without waiting out its VHDS subscription's
 // initial fetch: Envoy takes an answer of no virtual host as no answer,
-// so the route configuration comes whole until there is a host. The first
-// Ingress then comes over VHDS, and its removal answers 404 again.
+// so the control plane sends a virtual host of no host until there is
+// one. The first Ingress then comes over VHDS, and its removal answers
+// 404 again. The same with serve --vhds, every Envoy's virtual hosts over
+// VHDS.
 func TestDeltaEnvoyReadyWithoutHosts(t *testing.T) {
 	if framework.VHDS() || framework.RouteScopes() > 0 || framework.SotW() {
 		t.Skip("the suite's mode fixes how the routes are split")
 	}
-	const vhdsTimeouts, vhdsUpdates = "http.ingress_http.rds.vhds.ingress_http.init_fetch_timeout",
-		"http.ingress_http.rds.vhds.ingress_http.update_success"
-	alpha := echoBackends(t, "alpha")[0]
-	fm := startFileMode(t, nil, manifest{"services.yaml", echoServicesYAML(alpha)})
-	t.Cleanup(func() { assertNothingRejected(t, fm.envoy) })
-	// Ready (startFileMode waited for it) without a VHDS subscription
-	// that timed out.
-	if n, err := fm.envoy.Stat(vhdsTimeouts); err == nil && n != 0 {
-		t.Fatalf("%s = %d: the Envoy waited out its VHDS initial fetch to be ready", vhdsTimeouts, n)
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{{"as-shipped", nil}, {"vhds", []string{"--vhds"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			const vhdsTimeouts, vhdsUpdates = "http.ingress_http.rds.vhds.ingress_http.init_fetch_timeout",
+				"http.ingress_http.rds.vhds.ingress_http.update_success"
+			alpha := echoBackends(t, "alpha")[0]
+			fm := startFileModeWith(t, mode.args, manifest{"services.yaml", echoServicesYAML(alpha)})
+			t.Cleanup(func() { assertNothingRejected(t, fm.envoy) })
+			// Ready (startFileMode waited for it) without a VHDS subscription
+			// that timed out.
+			if n, err := fm.envoy.Stat(vhdsTimeouts); err == nil && n != 0 {
+				t.Fatalf("%s = %d: the Envoy waited out its VHDS initial fetch to be ready", vhdsTimeouts, n)
+			}
+			writeManifest(t, fm.dir, "first.yaml", hostIngressYAML("first", "first.example.com", "alpha", ""))
+			framework.Eventually(t, convergeTimeout, "the first host served", func() error {
+				return fm.envoy.Expect("first.example.com", "/", http.StatusOK, "alpha")
+			})
+			if n := stat(t, fm.envoy, vhdsUpdates); n < 1 {
+				t.Errorf("%s = %d: the first host did not come over VHDS", vhdsUpdates, n)
+			}
+			if n := stat(t, fm.envoy, vhdsTimeouts); n != 0 {
+				t.Errorf("%s = %d: the VHDS subscription waited out its initial fetch", vhdsTimeouts, n)
+			}
+			if err := os.Remove(filepath.Join(fm.dir, "first.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			framework.Eventually(t, convergeTimeout, "the host gone", func() error {
+				return fm.envoy.Expect("first.example.com", "/", http.StatusNotFound, "")
+			})
+		})
 	}
-	writeManifest(t, fm.dir, "first.yaml", hostIngressYAML("first", "first.example.com", "alpha", ""))
-	framework.Eventually(t, convergeTimeout, "the first host served", func() error {
-		return fm.envoy.Expect("first.example.com", "/", http.StatusOK, "alpha")
-	})
-	if n := stat(t, fm.envoy, vhdsUpdates); n < 1 {
-		t.Errorf("%s = %d: the first host did not come over VHDS", vhdsUpdates, n)
-	}
-	if n := stat(t, fm.envoy, vhdsTimeouts); n != 0 {
-		t.Errorf("%s = %d: the VHDS subscription waited out its initial fetch", vhdsTimeouts, n)
-	}
-	if err := os.Remove(filepath.Join(fm.dir, "first.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, convergeTimeout, "the host gone", func() error {
-		return fm.envoy.Expect("first.example.com", "/", http.StatusNotFound, "")
-	})
 }
 
 // teaMenuIngressYAML is one more Ingress for the cafe's tea Service, of a new

@@ -230,7 +230,11 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 			uses |= c.onDemandUse() // ondemand.go
 			if c.opts.VirtualHostDiscovery {
 				// vhds.go: the virtual hosts go as resources of their own.
-				res.VirtualHosts = append(res.VirtualHosts, discoverVirtualHosts(rc)...)
+				vhosts := discoverVirtualHosts(rc)
+				if len(vhosts) == 0 {
+					vhosts = []*routev3.VirtualHost{c.noHostYet(rc.GetName(), &nextDelta)} // vhds_delta.go
+				}
+				res.VirtualHosts = append(res.VirtualHosts, vhosts...)
 			}
 			used |= uses
 			lis, err := c.listener(l, uses, gz)

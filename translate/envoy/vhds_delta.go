@@ -39,9 +39,10 @@ type deltaDiscovered struct {
 // .invalid top-level domain (RFC 2606), so that no real host is it.
 const noHostYetDomain = "no-host-yet.invalid"
 
-// noHostYet is the one virtual host delta Envoys are sent over VHDS for
-// a route configuration with none (a new cluster, or one of Gateway API
-// routes alone): Envoy takes an answer of no virtual host as no answer,
+// noHostYet is the one virtual host Envoys are sent over VHDS for a
+// route configuration with none (a new cluster, or one of Gateway API
+// routes alone), as shipped and with serve --vhds alike: Envoy takes an
+// answer of no virtual host as no answer,
 // and its listener waited out the VHDS initial fetch (15 s) to be ready.
 // It has no route, so a request naming its domain is answered 404, as one
 // naming any host without a virtual host is.

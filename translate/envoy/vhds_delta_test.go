@@ -88,40 +88,55 @@ func TestDeltaVirtualHostDiscoveryReusesUnchanged(t *testing.T) {
 // a reserved domain and without a route (Envoy takes an answer of none as
 // no answer, and waited out its initial fetch to be ready: e2e
 // TestDeltaEnvoyReadyWithoutHosts), handed out again while there is no
-// host, and gone with the first host.
+// host, and gone with the first host; as shipped (VHDS for delta Envoys
+// alone) and with serve --vhds (for every Envoy).
 func TestDeltaVirtualHostDiscoveryWithoutHosts(t *testing.T) {
-	m := readIR(t, goldenIRs(t)["wildcard"])
-	empty := *m
-	empty.VirtualHosts, empty.Clusters, empty.Backends, empty.Certificates = nil, nil, nil, nil
-	r := envoy.NewRendererWith(envoy.Options{DeltaVirtualHostDiscovery: true})
-	var held []*routev3.VirtualHost
-	for range 2 {
-		out, err := r.Render(&empty)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := xds.NewSnapshot(out); err != nil {
-			t.Fatalf("no host: %v", err)
-		}
-		if len(out.VirtualHosts) != 1 || len(out.DeltaRoutes) != 1 {
-			t.Fatalf("no host: %d virtual hosts, %d delta route configurations; want one of each", len(out.VirtualHosts), len(out.DeltaRoutes))
-		}
-		vh := out.VirtualHosts[0]
-		if len(vh.GetRoutes()) != 0 || len(vh.GetDomains()) != 1 || vh.GetDomains()[0] != "no-host-yet.invalid" {
-			t.Fatalf("no host: the virtual host sent is %v; want one of no-host-yet.invalid without a route", vh)
-		}
-		held = append(held, vh)
-	}
-	if held[0] != held[1] {
-		t.Error("the virtual host of no host was not handed out again")
-	}
-	out, err := r.Render(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, vh := range out.VirtualHosts {
-		if vh.GetDomains()[0] == "no-host-yet.invalid" {
-			t.Fatalf("with hosts, the virtual host of no host is still sent")
-		}
+	for _, tc := range []struct {
+		name        string
+		opts        envoy.Options
+		deltaRoutes int
+	}{
+		{"delta-vhds", envoy.Options{DeltaVirtualHostDiscovery: true}, 1},
+		{"vhds", envoy.Options{VirtualHostDiscovery: true}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := readIR(t, goldenIRs(t)["wildcard"])
+			empty := *m
+			empty.VirtualHosts, empty.Clusters, empty.Backends, empty.Certificates = nil, nil, nil, nil
+			r := envoy.NewRendererWith(tc.opts)
+			var held []*routev3.VirtualHost
+			for range 2 {
+				out, err := r.Render(&empty)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := xds.NewSnapshot(out); err != nil {
+					t.Fatalf("no host: %v", err)
+				}
+				if len(out.VirtualHosts) != 1 || len(out.DeltaRoutes) != tc.deltaRoutes {
+					t.Fatalf("no host: %d virtual hosts, %d delta route configurations; want 1 and %d", len(out.VirtualHosts), len(out.DeltaRoutes), tc.deltaRoutes)
+				}
+				vh := out.VirtualHosts[0]
+				if len(vh.GetRoutes()) != 0 || len(vh.GetDomains()) != 1 || vh.GetDomains()[0] != "no-host-yet.invalid" {
+					t.Fatalf("no host: the virtual host sent is %v; want one of no-host-yet.invalid without a route", vh)
+				}
+				held = append(held, vh)
+			}
+			if held[0] != held[1] {
+				t.Error("the virtual host of no host was not handed out again")
+			}
+			out, err := r.Render(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.VirtualHosts) == 0 {
+				t.Fatal("with hosts, no virtual host is sent")
+			}
+			for _, vh := range out.VirtualHosts {
+				if vh.GetDomains()[0] == "no-host-yet.invalid" {
+					t.Fatalf("with hosts, the virtual host of no host is still sent")
+				}
+			}
+		})
 	}
 }
