@@ -161,10 +161,11 @@ func (c *resourceCache) update(changes []typeChange) int64 {
 
 // sotwNow is what a state-of-the-world request is answered with at once,
 // if anything: what the client lacks of the current content.
-func sotwNow(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
+func sotwNow(w *watch, ts *typeSnapshot) *sotwResponse {
+	req, sub := w.sotwReq, w.sub
 	switch {
 	case !ts.fullState: // scopes.go
-		return sotwDiff(req, sub, ts)
+		return sotwDiff(w, ts)
 	case sotwOutdated(req, sub, ts):
 		return sotwAnswer(req, sub, ts)
 	}
@@ -204,6 +205,7 @@ func (c *resourceCache) CreateWatch(req *cache.Request, sub cache.Subscription, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := &watch{typeURL: req.GetTypeUrl(), key: contentKey(req.GetTypeUrl(), false), sub: sub, stream: c.streamOf(req), proto: sotwProtocol{}, sotwReq: withoutNames(req), sotwOut: out} // stream.go
+	c.openSotw(w, req)                                                                                                                                                                   // sotwheld.go
 	return c.open(w), nil                                                                                                                                                                // watch.go
 }
 
@@ -245,16 +247,23 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 // what keeps an endpoint change at 10,000 Ingresses from sending 100,000
 // load assignments to every Envoy. The versions a client holds are kept per
 // resource here, as in delta.
-func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	known := sub.ReturnedResources()
-	if sotwInSync(req, sub, ts) {
+func sotwDiff(w *watch, ts *typeSnapshot) *sotwResponse {
+	req, sub := w.sotwReq, w.sub
+	h := heldOf(w) // sotwheld.go
+	if sotwInSync(req, sub, h, ts) {
+		compactInPlace(w, h, ts)
 		return nil
 	}
-	send := lacking(heldIn(known), sub, ts, everything(sub, ts), everythingCount(sub, ts))
+	if h.all != nil && !sameList(h.all.names, ts.names) {
+		// Names came or went since the content the map stands for.
+		h = expandHeldSotw(w, h)
+	}
+	send := lacking(h, sub, ts, everything(sub, ts), everythingCount(sub, ts))
 	if len(send) == 0 && req.GetResponseNonce() != "" {
+		compactInPlace(w, h, ts)
 		return nil
 	}
-	return newSotwPartial(req, known, ts, send, heldGone(heldIn(known), ts, maps.Keys(known), len(known)))
+	return newSotwPartial(req, h.m, ts, send, heldGone(h, ts, maps.Keys(h.m), len(h.m)), leavesAll(w, ts))
 }
 
 // sotwInSync says whether a state-of-the-world request by name only
@@ -267,20 +276,38 @@ func sotwDiff(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sot
 // version (the map the server hands back is the one that response
 // returned, assumption 6). Comparing 10,000 names on each of
 // 500 Envoys' acknowledgements of an endpoint change was most of a fan-out.
-func sotwInSync(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) bool {
-	return req.GetResponseNonce() != "" && req.GetErrorDetail() == nil && req.GetVersionInfo() == ts.version &&
-		!sub.IsWildcard() && len(sub.ReturnedResources()) == len(sub.SubscribedResources())
+//
+// A map that stands for a content (sotwheld.go) is in sync when that
+// content is the current one: the request names exactly its names
+// (openSotw), and the names the map gives were sent at its version or
+// later.
+func sotwInSync(req *cache.Request, sub cache.Subscription, h held, ts *typeSnapshot) bool {
+	if req.GetResponseNonce() == "" || req.GetErrorDetail() != nil || req.GetVersionInfo() != ts.version || sub.IsWildcard() {
+		return false
+	}
+	if h.all != nil {
+		return h.all.version == ts.version
+	}
+	return len(h.m) == len(sub.SubscribedResources())
 }
 
 // sotwChanges is sotwDiff for a client that was up to date before the
 // last update: only the names it touched can differ.
-func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *sotwResponse {
-	known := sub.ReturnedResources()
-	send := lacking(heldIn(known), sub, ts, slices.Values(ts.updated), len(ts.updated))
+//
+// A client that held everything it names before (the watch was open)
+// holds all of this content once sent what changed, if its request names
+// exactly this content's resources (sotwheld.go).
+func sotwChanges(w *watch, ts *typeSnapshot) *sotwResponse {
+	req, sub := w.sotwReq, w.sub
+	h := heldOf(w) // sotwheld.go
+	if h.all != nil && len(ts.removed) > 0 {
+		h = expandHeldSotw(w, h) // what is gone is forgotten name by name
+	}
+	send := lacking(h, sub, ts, slices.Values(ts.updated), len(ts.updated))
 	if len(send) == 0 {
 		return nil
 	}
-	return newSotwPartial(req, known, ts, send, heldGone(heldIn(known), ts, slices.Values(ts.removed), len(ts.removed)))
+	return newSotwPartial(req, h.m, ts, send, heldGone(h, ts, slices.Values(ts.removed), len(ts.removed)), leavesAll(w, ts))
 }
 
 // newSotwPartial sends the resources at the given positions. A state-of-
@@ -300,9 +327,16 @@ func sotwChanges(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *
 // after closing the watch (which takes the cache's lock, held here;
 // assumption 3), and it hands the map back unchanged with the next watch
 // (assumption 6).
-func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string) *sotwResponse {
+//
+// all says the client will hold every resource of ts once sent this: the
+// response then returns a map of its own that stands for ts (sotwheld.go).
+func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapshot, send []int, gone []string, all bool) *sotwResponse {
 	held := known
-	if len(held) == 0 {
+	var compact *sotwCompact
+	if all {
+		compact = &sotwCompact{m: map[string]string{}, all: heldContentOf(ts)}
+		held = compact.m
+	} else if len(held) == 0 {
 		// A map of its own, of the right size: the server keeps the one
 		// GetReturnedResources returns (assumption 6), and filling the
 		// server's empty one with every load assignment an Envoy
@@ -322,7 +356,7 @@ func newSotwPartial(req *cache.Request, known map[string]string, ts *typeSnapsho
 			resources[i], sent.names[i], sent.versions[i] = ts.anys[j], ts.names[j], ts.hashes[j]
 		}
 	}
-	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, partial: true, gone: gone}
+	return &sotwResponse{req: req, version: ts.version, resources: resources, returned: held, sent: sent, partial: true, gone: gone, compact: compact}
 }
 
 // sotwReturned is what a state-of-the-world wildcard client holds after
@@ -614,6 +648,9 @@ type sotwResponse struct {
 	// onSend, when set, runs when the server takes the response to send
 	// it (sharededs.go).
 	onSend func()
+	// compact is the record of returned when it stands for a content
+	// (sotwheld.go).
+	compact *sotwCompact
 }
 
 // sentKey carries a response's resource names and versions to the stream
@@ -654,7 +691,7 @@ func (r *sotwResponse) GetReturnedResources() map[string]string {
 		r.onSend()
 		r.onSend = nil
 	}
-	if r.partial {
+	if r.partial && r.compact == nil { // a compact map stands for all it holds
 		for i := range r.sent.len() {
 			name, v := r.sent.at(i)
 			r.returned[name] = v

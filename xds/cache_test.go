@@ -53,6 +53,9 @@ type cacheClient struct {
 	// request a rejection of the last response.
 	stream *streamKey
 	nack   bool
+	// follow, when set, gives a SotW client's names before each request,
+	// as the codec gives them (sotwheld_test.go).
+	follow func() []string
 }
 
 func newCacheClient(name string, delta bool, typeURL string, names []string) *cacheClient {
@@ -90,6 +93,9 @@ func (c *cacheClient) watch(t testing.TB, rc *resourceCache, subscribe, unsubscr
 		}
 		c.cancel, err = rc.CreateDeltaWatch(req, c.sub, c.dOut)
 	} else {
+		if c.follow != nil {
+			c.names = c.follow()
+		}
 		c.sub.SetResourceSubscription(c.names)
 		// Envoy drops what it no longer asks for.
 		if c.names != nil {

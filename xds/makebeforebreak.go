@@ -3,7 +3,6 @@ package xds
 import (
 	"slices"
 
-	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -87,7 +86,7 @@ func (m *makeBeforeBreak) owes(*resourceCache, *watch) xdsResponse { return nil 
 // and clusters, once the request is answered or stored.
 func (m *makeBeforeBreak) settled(c *resourceCache, at step, w *watch, _ xdsResponse) {
 	if at == stepRequest {
-		c.sawRequest(w.stream.key, w.typeURL, w.proto.nack(w), w.sub)
+		c.sawRequest(w.stream.key, w.typeURL, w.proto.nack(w), heldOf(w)) // sotwheld.go
 	}
 }
 
@@ -154,14 +153,13 @@ func (c *resourceCache) noteClusters(prev, next, eds *typeSnapshot) {
 // sawRequest records what a request says of its stream's clusters and
 // load assignments, and answers the stream's held watches if that ends
 // the hold.
-func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bool, sub cache.Subscription) {
+func (c *resourceCache) sawRequest(key streamKey, typeURL string, errorDetail bool, h held) {
 	switch typeURL {
 	case resource.EndpointType:
 		g := c.gate(key)
 		g.eds = true
-		known := sub.ReturnedResources()
 		for _, name := range c.mbb.waitedFor(key) {
-			if _, sent := known[name]; !sent {
+			if _, sent := h.version(name); !sent {
 				return
 			}
 		}

@@ -144,7 +144,7 @@ func (c *resourceCache) pushHeldLoads(key streamKey, w *watch, names []string) {
 // heldLoads is an answer to an endpoint watch with those of the named
 // load assignments that its client holds, or nil.
 func (c *resourceCache) heldLoads(w *watch, names []string) xdsResponse {
-	ts, send := c.heldPositions(w.sub.ReturnedResources(), names)
+	ts, send := c.heldPositions(heldOf(w), names) // sotwheld.go
 	if len(send) == 0 {
 		return nil
 	}
@@ -152,15 +152,15 @@ func (c *resourceCache) heldLoads(w *watch, names []string) xdsResponse {
 }
 
 // heldPositions is the current load assignments, and the positions among
-// them of those named that the client holds (known), sorted and distinct.
-func (c *resourceCache) heldPositions(known map[string]string, names []string) (*typeSnapshot, []int) {
+// them of those named that the client holds (h), sorted and distinct.
+func (c *resourceCache) heldPositions(h held, names []string) (*typeSnapshot, []int) {
 	ts := c.types[resource.EndpointType]
 	if ts == nil {
 		return nil, nil
 	}
 	var send []int
 	for _, name := range names {
-		if _, held := known[name]; !held {
+		if _, holds := h.version(name); !holds {
 			continue // not subscribed yet: Envoy asks for it, and gets it
 		}
 		if j, ok := ts.index.lookup(name); ok {

@@ -45,6 +45,10 @@ type streamState struct {
 	// allHeld is, per content key, the content a compact map of the
 	// stream's stands for (heldall.go).
 	allHeld map[string]*heldContent
+	// sotwCompact is, per content key, the records of the maps SotW
+	// responses returned that stand for a content (sotwheld.go): the
+	// one the server's map is, and those of responses not yet sent.
+	sotwCompact map[string][]*sotwCompact
 }
 
 // streamFor returns the state of a stream, made if new. The cache's lock

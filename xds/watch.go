@@ -51,7 +51,11 @@ type watch struct {
 	// (streamState.unheard): what the client lacks is found by comparing
 	// everything, not from this request's names alone.
 	compareAll bool
-	proto      protocol
+	// namedList is the names of a SotW request when they are a
+	// content's own list: it names exactly that content's resources
+	// (sotwheld.go).
+	namedList []string
+	proto     protocol
 	// The request and channel, of one protocol.
 	sotwReq  *cache.Request
 	sotwOut  chan cache.Response
@@ -299,7 +303,7 @@ func (w *watch) isDelta() bool { return w.deltaReq != nil }
 type sotwProtocol struct{}
 
 func (sotwProtocol) now(w *watch, ts *typeSnapshot) xdsResponse {
-	if r := sotwNow(w.sotwReq, w.sub, ts); r != nil {
+	if r := sotwNow(w, ts); r != nil {
 		return r
 	}
 	return nil
@@ -309,7 +313,7 @@ func (sotwProtocol) changes(w *watch, ts *typeSnapshot) xdsResponse {
 	var r *sotwResponse
 	switch {
 	case !ts.fullState: // scopes.go
-		r = sotwChanges(w.sotwReq, w.sub, ts)
+		r = sotwChanges(w, ts)
 	case w.sotwReq.GetVersionInfo() != ts.version:
 		r = sotwAnswer(w.sotwReq, w.sub, ts)
 	}
@@ -329,12 +333,13 @@ func (sotwProtocol) deliver(c *resourceCache, w *watch, r xdsResponse, at step) 
 	if ts := c.types[w.key]; ts != nil && len(resp.resources) > 0 && len(resp.resources) == len(ts.anys) && &resp.resources[0] == &ts.anys[0] {
 		c.lists.noteSotw(ts) // sharedlists.go
 	}
+	noteSotwHeld(w, resp) // sotwheld.go
 	c.settled(at, w, r)
 	w.sotwOut <- resp
 }
 
 func (sotwProtocol) partial(w *watch, ts *typeSnapshot, send []int) xdsResponse {
-	return newSotwPartial(w.sotwReq, w.sub.ReturnedResources(), ts, send, nil)
+	return newSotwPartial(w.sotwReq, w.sub.ReturnedResources(), ts, send, nil, false)
 }
 
 func (sotwProtocol) nonce(w *watch) string { return w.sotwReq.GetResponseNonce() }
