@@ -56,7 +56,7 @@ func TestProxyAnnotations(t *testing.T) {
 		})
 	}
 	framework.Eventually(t, convergeTimeout, "the retrying hosts served", func() error {
-		for _, host := range []string{"retry.example.com", "retry503.example.com", "default.example.com"} {
+		for _, host := range []string{"retry.example.com", "retry503.example.com", "default.example.com", "nonidempotent.example.com"} {
 			if err := envoy.Expect(host, "/", http.StatusOK, "alpha"); err != nil {
 				return err
 			}
@@ -203,6 +203,42 @@ func TestProxyAnnotations(t *testing.T) {
 			}
 			if failed == 0 {
 				t.Errorf("no annotation, POST: all %d answered 200, want some meeting the refusing endpoint (POST is not retried)", n)
+			}
+		})
+		// The methods are nginx's (ngx_http_upstream.c,
+		// ngx_http_upstream_next: NGX_HTTP_POST|NGX_HTTP_LOCK|
+		// NGX_HTTP_PATCH); any other is retried, and a client cannot
+		// undo it with the header Envoy's router reads.
+		t.Run("by default, PATCH is not retried, PUT and DELETE are", func(t *testing.T) {
+			for _, tc := range []struct {
+				method  string
+				retried bool
+			}{{http.MethodPatch, false}, {http.MethodPut, true}, {http.MethodDelete, true}, {"LOCK", false}} {
+				ok, failed := count(tc.method, "default.example.com")
+				if tc.retried && failed != 0 {
+					t.Errorf("no annotation, %s: %d of %d served, want all (retried)", tc.method, ok, n)
+				}
+				if !tc.retried && failed == 0 {
+					t.Errorf("no annotation, %s: all %d served, want some meeting the refusing endpoint (not retried)", tc.method, n)
+				}
+			}
+			failed := 0
+			for range n {
+				r := sendHeaders(t, envoy, http.MethodPost, "default.example.com", "/", strings.NewReader("x"), map[string]string{"x-envoy-max-retries": "2"})
+				if r.err != nil || r.status != http.StatusOK {
+					failed++
+				}
+			}
+			if failed == 0 {
+				t.Errorf("no annotation, POST with x-envoy-max-retries: 2: all %d served, want some meeting the refusing endpoint (still not retried)", n)
+			}
+		})
+		// proxy_next_upstream's non_idempotent passes them on too.
+		t.Run("non_idempotent retries POST", func(t *testing.T) {
+			for _, method := range []string{http.MethodPost, http.MethodPatch, http.MethodGet} {
+				if ok, failed := count(method, "nonidempotent.example.com"); failed != 0 {
+					t.Errorf("error timeout non_idempotent, %s: %d of %d served, want all", method, ok, n)
+				}
 			}
 		})
 		if ok, failed := count(http.MethodGet, "retry.example.com"); failed != 0 {
@@ -400,6 +436,17 @@ spec:
   rules:
   - host: retry503.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: failing, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: nonidempotent
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "error timeout non_idempotent"}
+spec:
+  rules:
+  - host: nonidempotent.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: refusing, port: {number: 80}}}}]}
 `
 
 // twoEndpointService is a Service with two endpoints on 127.0.0.1, at the
@@ -489,11 +536,20 @@ func (s sent) String() string {
 // hang.
 func send(t *testing.T, envoy *framework.Envoy, method, host, path string, body io.Reader) sent {
 	t.Helper()
+	return sendHeaders(t, envoy, method, host, path, body, nil)
+}
+
+// sendHeaders is send with request headers.
+func sendHeaders(t *testing.T, envoy *framework.Envoy, method, host, path string, body io.Reader, headers map[string]string) sent {
+	t.Helper()
 	req, err := http.NewRequest(method, "http://"+envoy.HTTPAddress+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Host = host
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	start := time.Now()
 	resp, err := client.Do(req)

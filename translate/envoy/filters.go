@@ -48,6 +48,7 @@ const (
 	useNoAccessLog
 	// useTracing is no filter either: some route is traced (tracing.go).
 	useTracing
+	useNonIdempotent
 )
 
 // httpFilter is one optional filter: its place is its index in
@@ -153,6 +154,11 @@ func httpFilterOrder() []httpFilter {
 		// (limit-rate-after), the authorisation service's
 		// (responsepace.go); a route has one or the other.
 		{name: responsePaceFilter, use: useResponsePace, config: responsePaceListenerConfig, disabled: true},
+		// Last, what is not retried (retries.go): nginx passes no POST,
+		// LOCK or PATCH to the next server once sent. The router reads
+		// the header it sets, so it comes after every filter that could
+		// answer or change the request.
+		{name: nonIdempotentFilter, use: useNonIdempotent, config: nonIdempotentListenerConfig},
 	}
 }
 

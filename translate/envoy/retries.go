@@ -37,7 +37,7 @@ func retryPolicy(r *ir.Retries) *routev3.RetryPolicy {
 		// (docs/gateway-api.md states the difference).
 		rp.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: durationpb.New(time.Duration(r.Backoff))}
 	}
-	if len(r.NotMethods) > 0 {
+	if len(r.NotMethods) > 0 && !notRetriedByFilter(r) { // nonidempotent.go
 		// Envoy retries a request only when one of these matches: the
 		// method is none of the others.
 		quoted := make([]string, len(r.NotMethods))

@@ -183,6 +183,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 	if c := p.Compression; c != nil {
 		per[compressorName(c)] = compressorOn() // compression.go
 	}
+	uses |= nonIdempotentPerRoute(p.Retries, per) // nonidempotent.go
 	if p.ErrorPages != nil {
 		pages, err := errorPages(p.ErrorPages, l)
 		if err != nil {
