@@ -3,16 +3,11 @@ package xds
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"sync"
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
 	"github.com/ingress-xds/ingress-xds/translate"
@@ -38,48 +33,9 @@ func BenchmarkSotWStreamHeld(b *testing.B) {
 	for i, e := range res.Resources.Endpoints {
 		names[i] = e.GetClusterName()
 	}
-	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := s.Publish(context.Background(), res.Resources); err != nil {
-		b.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := serveOn(b, s, lis, &logBuffer{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	conn, err := grpc.NewClient(ts.addr, load.LightDialOptions()...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(conn)
-
-	base := heapInUse()
-	streams := 0
-	b.ResetTimer()
-	for range b.N {
-		var wg sync.WaitGroup
-		errs := make(chan error, streamsPerRound)
-		for range streamsPerRound {
-			streams++
-			wg.Add(1)
-			go func(id int) {
-				defer wg.Done()
-				errs <- holdLoadAssignments(ctx, ads, id, names)
-			}(streams)
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(heapInUse()-base)/float64(streams), "heap-B/stream")
+	heldPerStream(b, res.Resources, streamsPerRound, func(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, id int) error {
+		return holdLoadAssignments(ctx, ads, id, names)
+	})
 }
 
 // holdLoadAssignments opens a SotW stream that asks for the clusters and
