@@ -5,9 +5,9 @@ import (
 
 	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
 	xdsmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	mutationv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	mutationv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	matchingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/matching/v3"
 	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
 	headermutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
@@ -53,7 +53,8 @@ func notRetriedByFilter(r *ir.Retries) bool {
 }
 
 // nonIdempotentListenerConfig is the filter: header_mutation, skipped
-// unless the method is one of nonIdempotentMethods.
+// unless the method is one of nonIdempotentMethods. Its messages are
+// fixed and well formed, so packing them cannot fail.
 func nonIdempotentListenerConfig() proto.Message {
 	mutation, _ := anypb.New(&headermutationv3.HeaderMutation{Mutations: &headermutationv3.Mutations{
 		RequestMutations: []*mutationv3.HeaderMutation{{Action: &mutationv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
