@@ -60,6 +60,7 @@ func (c callbacks) OnStreamClosed(id int64, node *corev3.Node) {
 func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
 	key := streamKey{id: id}
 	names := c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNames()) // stream.go
+	req.ResourceNames = names                                           // the server subscribes to these (assumption 2)
 	c.s.cache.bind(req, key)                                            // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), nil, c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
@@ -122,8 +123,8 @@ func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 // initial_resource_versions are what it runs (assumption 12).
 func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	key := streamKey{delta: true, id: id}
-	c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNamesSubscribe()) // stream.go
-	c.s.cache.bind(req, key)                                            // makebeforebreak.go
+	req.ResourceNamesSubscribe = c.s.cache.intern(req.GetTypeUrl(), req.GetResourceNamesSubscribe()) // stream.go
+	c.s.cache.bind(req, key)                                                                         // makebeforebreak.go
 	ans, r := c.s.clients.received(key, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail(), req.GetInitialResourceVersions(), c.s.now())
 	c.s.answered(key, req.GetTypeUrl(), ans, r, req.GetErrorDetail())
 	return nil

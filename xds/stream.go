@@ -1,6 +1,11 @@
 package xds
 
-import "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
 
 // streamState is what the cache knows of one xDS stream, SotW or delta: all
 // that the parts of the watch lifecycle keep per stream, in one place. It
@@ -124,7 +129,10 @@ func (c *resourceCache) forget(key streamKey) {
 //
 // It returns the names to keep of the request: the snapshot's own list
 // when the request names each of its resources once (a SotW Envoy's
-// request for every load assignment), else names. The request's slice of
+// request for every load assignment), else names, or a copy of them
+// when a name had to be replaced. It writes no name in place: the codec
+// may have decoded the request's names to a content's own list
+// (requestnames.go), which the cache's records and other streams read. The request's slice of
 // 10,000 names is then garbage too, once its watch is (withoutNames):
 // kept by the client registry, it was 176 KB per SotW stream at 1,000
 // Ingresses (docs/benchmarks.md, "Issue 31: fan-out per client").
@@ -143,10 +151,14 @@ func (c *resourceCache) intern(typeURL string, names []string) []string {
 	if len(names) == len(ts.names) {
 		seen = make([]uint64, (len(names)+63)/64)
 	}
+	out := names
 	for i, name := range names {
 		j, ok := lookup(name)
-		if ok {
-			names[i] = ts.names[j]
+		if ok && unsafe.StringData(name) != unsafe.StringData(ts.names[j]) {
+			if sameList(out, names) {
+				out = slices.Clone(names)
+			}
+			out[i] = ts.names[j]
 		}
 		if seen == nil {
 			continue
@@ -160,7 +172,7 @@ func (c *resourceCache) intern(typeURL string, names []string) []string {
 	if seen != nil {
 		return ts.names
 	}
-	return names
+	return out
 }
 
 // withoutNames is a SotW request as a watch keeps it: without the names

@@ -54,6 +54,34 @@ func TestRequestNamesAreTheSnapshots(t *testing.T) {
 	}
 }
 
+// TestRequestNamesAreNotWrittenInPlace checks that the request callback
+// makes a request's names the snapshot's strings in a list of its own,
+// never by writing into the request's: the codec decodes a request naming
+// every served load assignment to the content's own list
+// (requestnames.go), which the cache's records and other streams read,
+// and a request crossing a change names a list that is no longer the
+// current one. Writing into it was a data race.
+func TestRequestNamesAreNotWrittenInPlace(t *testing.T) {
+	s := fixture{listenerPort: 10080, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}.published(t)
+	names := []string{strings.Clone("b"), strings.Clone("a"), strings.Clone("nowhere")}
+	before := make([]*byte, len(names))
+	for i, name := range names {
+		before[i] = unsafe.StringData(name)
+	}
+	req := &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: names}
+	if err := (callbacks{s}).OnStreamRequest(1, req); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range names {
+		if unsafe.StringData(name) != before[i] {
+			t.Errorf("the request's list was written: %q is another string", name)
+		}
+	}
+	if sameList(req.ResourceNames, names) {
+		t.Error("the request still names its own list, not the snapshot's strings")
+	}
+}
+
 // TestIdleSotWStreamKeepsNoRequestNames checks that a SotW stream waiting
 // for the next change keeps nothing of its last request's list of names
 // (10,000 load assignments per Envoy at 1,000 Ingresses): neither the
