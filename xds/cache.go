@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// resourceCache is the configuration go-control-plane's server streams to
+// resourceCache is the configuration the xDS servers stream to
 // Envoy: it implements go-control-plane's cache.Cache for the one
 // configuration every Envoy of a deployment shares.
 //
@@ -228,7 +228,7 @@ func sotwOutdated(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) 
 		}
 		return false
 	}
-	for name := range sub.SubscribedResources() {
+	for name := range subscribedNames(sub) { // sotwserver.go
 		if _, sent := known[name]; !sent {
 			if _, exists := ts.index.lookup(name); exists {
 				return true
@@ -288,7 +288,7 @@ func sotwInSync(req *cache.Request, sub cache.Subscription, h held, ts *typeSnap
 	if h.all != nil {
 		return h.all.version == ts.version
 	}
-	return len(h.m) == len(sub.SubscribedResources())
+	return len(h.m) == subscribedCount(sub)
 }
 
 // sotwChanges is sotwDiff for a client that was up to date before the
@@ -317,8 +317,8 @@ func sotwChanges(w *watch, ts *typeSnapshot) *sotwResponse {
 //
 // What the client will hold is recorded in known itself, the map the
 // stream's subscription holds, rather than in a copy: a copy is every name
-// per Envoy per endpoint change. It is recorded only when the server takes the
-// response to send it (GetReturnedResources), not here: go-control-plane's
+// per Envoy per endpoint change. It is recorded only when the server
+// takes the response to send it (GetReturnedResources), not here: the
 // SotW server drops a response still waiting in its watch's channel when
 // it handles a request of the same type first (it opens the next watch
 // with a new channel; assumption 7), and a map that already said the
@@ -375,12 +375,11 @@ func sotwAnswer(req *cache.Request, sub cache.Subscription, ts *typeSnapshot) *s
 	if sub.IsWildcard() {
 		return &sotwResponse{req: req, version: version, resources: ts.anys, sent: resourceList{names: ts.names, version: version}, returned: ts.sotwReturned()}
 	}
-	subscribed := sub.SubscribedResources()
-	resources := make([]*anypb.Any, 0, min(len(subscribed), len(ts.names)))
+	resources := make([]*anypb.Any, 0, min(subscribedCount(sub), len(ts.names)))
 	names := make([]string, 0, cap(resources))
 	returned := make(map[string]string, cap(resources))
 	for j, name := range ts.names {
-		if _, ok := subscribed[name]; ok {
+		if subscribes(sub, name) {
 			resources = append(resources, ts.anys[j])
 			names = append(names, name)
 			returned[name] = version
@@ -512,7 +511,7 @@ func everything(sub cache.Subscription, ts *typeSnapshot) iter.Seq[string] {
 	if ts.namespaced {
 		return inNamespaces(ts, sub.SubscribedResources()) // vhds.go
 	}
-	return maps.Keys(sub.SubscribedResources())
+	return subscribedNames(sub)
 }
 
 // everythingCount is how many names everything yields, at most.
@@ -523,7 +522,7 @@ func everythingCount(sub cache.Subscription, ts *typeSnapshot) int {
 	if sub.IsWildcard() || ts.namespaced {
 		return len(ts.names)
 	}
-	return len(sub.SubscribedResources())
+	return subscribedCount(sub)
 }
 
 // lacking returns, in the translator's order and once each, the positions
@@ -682,7 +681,7 @@ func (r *sotwResponse) GetVersion() (string, error)               { return r.ver
 func (r *sotwResponse) GetResponseVersion() string                { return r.version }
 
 // GetReturnedResources is what the client holds once sent this
-// response. go-control-plane's server calls it as it sends the response,
+// response. The SotW server calls it as it sends the response,
 // from the stream's goroutine; for a partial response that is when the
 // subscription's map is brought up to date (see newSotwPartial). It calls
 // it once per response sent, and never for a response it drops.

@@ -17,14 +17,13 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
 // contractHarness is our resource cache and stream callbacks behind
-// go-control-plane's own server (serverv3.NewServer, as register wires
-// them), served over gRPC on a loopback port. It records, in the order
+// the servers as register wires them (newXDSServer: our SotW server,
+// go-control-plane's delta server), served over gRPC on a loopback port. It records, in the order
 // they happen, what the server does to the cache and the callbacks and
 // what gRPC hands it, so that the contract test can check what the cache
 // assumes of the server (docs/xds-cache.md) on the real thing.
@@ -33,7 +32,7 @@ type contractHarness struct {
 	s      *Server
 	conn   *grpc.ClientConn
 	events chan contractEvent
-	// endServer ends the context go-control-plane's server runs in.
+	// endServer ends the context the servers run in.
 	endServer context.CancelFunc
 
 	mu   sync.Mutex
@@ -96,7 +95,7 @@ func startContract(t *testing.T) *contractHarness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.endServer = cancel
 	g := grpc.NewServer(grpc.StreamInterceptor(h.intercept))
-	xdsServer := serverv3.NewServer(ctx, &recordingCache{resourceCache: h.s.cache, h: h}, recordingCallbacks{callbacks: callbacks{h.s}, h: h})
+	xdsServer := newXDSServer(ctx, &recordingCache{resourceCache: h.s.cache, h: h}, recordingCallbacks{callbacks: callbacks{h.s}, h: h}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
 	clusterservice.RegisterClusterDiscoveryServiceServer(g, xdsServer)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -14,8 +14,6 @@ import (
 	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
 	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	statusservice "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
-	sotwserver "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
-	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/experimental"
@@ -130,11 +128,10 @@ func (p smallBufferPool) Put(b *[]byte) {
 	p.BufferPool.Put(b)
 }
 
-// register serves our cache and callbacks through go-control-plane's own
-// server, without WithOrderedADS: the SotW server then sends types in no
-// particular order (docs/xds-cache.md, assumption 8).
+// register serves our cache and callbacks: SotW streams through our own
+// server, delta and REST through go-control-plane's (sotwserver.go).
 func (s *Server) register(g *grpc.Server, streams context.Context) {
-	xdsServer := serverv3.NewServer(streams, s.cache, callbacks{s}, sotwserver.WithLogger(goControlPlaneLogger(s.log)))
+	xdsServer := newXDSServer(streams, s.cache, callbacks{s}, s.log)
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
 	listenerservice.RegisterListenerDiscoveryServiceServer(g, xdsServer)
 	routeservice.RegisterRouteDiscoveryServiceServer(g, xdsServer)

@@ -72,11 +72,13 @@ func eagerDigest(od *translate.OnDemand) [sha256.Size]byte {
 // exists: by name, by namespace (vhds.go), or as a wildcard one unless the
 // resource comes on demand.
 func (ts *typeSnapshot) wantedBy(sub cache.Subscription, name string) bool {
-	subscribed := sub.SubscribedResources()
 	if sub.IsWildcard() && !ts.lazy.Lazy(name) {
 		return true
 	}
-	return ts.wants(subscribed, name)
+	if !ts.namespaced {
+		return subscribes(sub, name) // sotwserver.go
+	}
+	return ts.wants(sub.SubscribedResources(), name)
 }
 
 // withMissing is newDeltaResponse, telling the client of the names it asked

@@ -8,7 +8,7 @@ import (
 
 // What a SotW Envoy holds of its load assignments, kept small.
 //
-// go-control-plane's SotW server keeps, per stream and type, the map of
+// The SotW server keeps, per stream and type, the map of
 // the resources the client holds with their versions that the cache
 // returned with the last response sent (assumption 6). A SotW Envoy names
 // every load assignment, so for each SotW Envoy that map named every load
@@ -91,6 +91,7 @@ func (c *resourceCache) openSotw(w *watch, req *cache.Request) {
 	names := req.GetResourceNames()
 	if ts := c.types[w.key]; ts != nil && len(names) > 0 && sameList(names, ts.names) {
 		w.namedList = names
+		indexBy(w.sub, ts.index)
 	}
 	s := w.stream
 	if s == nil || len(s.sotwCompact[w.key]) == 0 {
@@ -107,18 +108,18 @@ func (c *resourceCache) openSotw(w *watch, req *cache.Request) {
 		return
 	}
 	w.namedList = names
+	indexBy(w.sub, h.all.index)
 	s.sotwCompact[w.key] = []*sotwCompact{{m: m, all: h.all}}
 }
 
 // expandSotw fills a record's map with what it stands for of the names
 // sub subscribes to: the map the server would have kept.
 func expandSotw(h held, sub cache.Subscription) {
-	subscribed := sub.SubscribedResources()
 	for j, name := range h.all.names {
 		if _, ok := h.m[name]; ok {
 			continue
 		}
-		if _, ok := subscribed[name]; ok {
+		if subscribes(sub, name) {
 			h.m[name] = h.all.hashes[j]
 		}
 	}

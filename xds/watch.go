@@ -4,7 +4,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 )
 
-// The watch lifecycle. Every request go-control-plane's servers hand the
+// The watch lifecycle. Every request the xDS servers hand the
 // cache, state of the world or delta, goes through the same steps, here:
 //
 //  1. Bind. The request callback tells the cache which stream the request
