@@ -88,8 +88,7 @@ func BenchmarkShippedDefaults(b *testing.B) {
 		b.Fatal("the shipped defaults made no route scopes at the line")
 	}
 	const rounds, wrkSeconds = 5, 8
-	type sample struct{ rps, p99ms, cpuUS float64 }
-	samples := map[string][]sample{}
+	samples := map[string][]wrkSample{}
 	for round := range rounds {
 		for _, r := range routes {
 			order := slices.Clone(setups)
@@ -98,42 +97,58 @@ func BenchmarkShippedDefaults(b *testing.B) {
 			}
 			for _, s := range order {
 				e := envoys[s.name]
-				before, err := load.ReadProcStat(e.Process.Pid())
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := exec.Command(wrk, "-t2", "-c8", "-d"+strconv.Itoa(wrkSeconds)+"s", "--latency",
-					"-H", "Host: "+r.host, "http://"+e.HTTPAddress+r.path).CombinedOutput()
-				if err != nil {
-					b.Fatalf("wrk: %v\n%s", err, out)
-				}
-				after, err := load.ReadProcStat(e.Process.Pid())
-				if err != nil {
-					b.Fatal(err)
-				}
-				w, err := parseWrk(out)
-				if err != nil {
-					b.Fatalf("%v\n%s", err, out)
-				}
-				if w.errors > 0 {
-					b.Fatalf("%s, %s: %d non-2xx or failed requests\n%s", s.name, r.name, w.errors, out)
-				}
 				key := r.name + "/" + s.name
-				samples[key] = append(samples[key], sample{w.rps, w.p99ms, (after.CPUSeconds - before.CPUSeconds) / float64(w.requests) * 1e6})
+				samples[key] = append(samples[key], runWrk(b, e.Process.Pid(), key, wrk, "-t2", "-c8", "-d"+strconv.Itoa(wrkSeconds)+"s", "--latency",
+					"-H", "Host: "+r.host, "http://"+e.HTTPAddress+r.path))
 			}
 		}
 	}
 	for _, r := range routes {
 		for _, s := range setups {
-			key := r.name + "/" + s.name
-			b.Run(key, func(b *testing.B) {
-				got := samples[key]
-				b.ReportMetric(median(got, func(x sample) float64 { return x.rps }), "req/s")
-				b.ReportMetric(median(got, func(x sample) float64 { return x.p99ms }), "p99-ms")
-				b.ReportMetric(median(got, func(x sample) float64 { return x.cpuUS }), "envoy-CPU-µs/req")
-			})
+			reportWrk(b, r.name+"/"+s.name, samples[r.name+"/"+s.name])
 		}
 	}
+}
+
+// wrkSample is one wrk run: its requests per second and 99th percentile,
+// and the CPU time per request of the process measured over it.
+type wrkSample struct{ rps, p99ms, cpuUS float64 }
+
+// runWrk runs the command (wrk and its arguments, or a wrapper of it)
+// and measures it, with the CPU time process pid spent over it. A failed
+// or non-2xx request fails the benchmark.
+func runWrk(b *testing.B, pid int, name string, command ...string) wrkSample {
+	b.Helper()
+	before, err := load.ReadProcStat(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(command[0], command[1:]...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("wrk: %v\n%s", err, out)
+	}
+	after, err := load.ReadProcStat(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := parseWrk(out)
+	if err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	if w.errors > 0 {
+		b.Fatalf("%s: %d non-2xx or failed requests\n%s", name, w.errors, out)
+	}
+	return wrkSample{w.rps, w.p99ms, (after.CPUSeconds - before.CPUSeconds) / float64(w.requests) * 1e6}
+}
+
+// reportWrk reports, as the sub-benchmark name, the median over the
+// samples of each measure.
+func reportWrk(b *testing.B, name string, samples []wrkSample) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportMetric(median(samples, func(x wrkSample) float64 { return x.rps }), "req/s")
+		b.ReportMetric(median(samples, func(x wrkSample) float64 { return x.p99ms }), "p99-ms")
+		b.ReportMetric(median(samples, func(x wrkSample) float64 { return x.cpuUS }), "envoy-CPU-µs/req")
+	})
 }
 
 func median[T any](xs []T, f func(T) float64) float64 {
