@@ -21,12 +21,13 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// contractHarness is our resource cache and stream callbacks behind
-// the servers as register wires them (newXDSServer: our SotW server,
-// go-control-plane's delta server), served over gRPC on a loopback port. It records, in the order
-// they happen, what the server does to the cache and the callbacks and
-// what gRPC hands it, so that the contract test can check what the cache
-// assumes of the server (docs/xds-cache.md) on the real thing.
+// contractHarness is our resource cache and stream callbacks behind the
+// servers as register wires them (newXDSServer: our SotW server,
+// go-control-plane's delta server), served over gRPC on a loopback port.
+// It records, in the order they happen, what the server does to the cache
+// and the callbacks and what gRPC hands it, so that the contract test can
+// check what the cache assumes of the server (docs/xds-cache.md) on the
+// real thing.
 type contractHarness struct {
 	t      *testing.T
 	s      *Server
