@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -192,7 +194,7 @@ func (s *sotwServer) handle(st *sotwStream, req *discoveryv3.DiscoveryRequest, d
 		return false, err
 	}
 	typeURL := req.GetTypeUrl()
-	sub := (*sotwSubscription)(nil)
+	var sub *sotwSubscription
 	if w, ok := st.watches[typeURL]; ok {
 		if w.nonce != "" && req.GetResponseNonce() != w.nonce {
 			// It answers an older response than the last one sent: the
@@ -346,15 +348,9 @@ func subscribedCount(sub cache.Subscription) int {
 }
 
 // subscribedNames is the names sub names, each once.
-func subscribedNames(sub cache.Subscription) func(yield func(string) bool) {
+func subscribedNames(sub cache.Subscription) iter.Seq[string] {
 	if s, ok := sub.(*sotwSubscription); ok && s.index != nil {
 		return slices.Values(s.names)
 	}
-	return func(yield func(string) bool) {
-		for name := range sub.SubscribedResources() {
-			if !yield(name) {
-				return
-			}
-		}
-	}
+	return maps.Keys(sub.SubscribedResources())
 }
