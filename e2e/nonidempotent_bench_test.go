@@ -27,8 +27,9 @@ import (
 // per request from /proc; and per method the median over the rounds of
 // each measure's ratio, checked over unchecked. Against a build before
 // the filter (INGRESS_XDS_BINARY), the checked host pays its route's
-// method matcher instead, which Envoy's router matches on every request (docs/benchmarks.md, "Issue 31: the price of one
-// method check per listener").
+// method matcher instead, which Envoy's router matches on every request
+// (docs/benchmarks.md, "Issue 31: the price of one method check per
+// listener").
 //
 //	bash hack/install-tools.sh wrk
 //	go test ./e2e -run '^$' -bench BenchmarkNonIdempotentFilter -benchtime 1x
