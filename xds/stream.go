@@ -146,6 +146,11 @@ func (c *resourceCache) intern(typeURL string, names []string) []string {
 	if ts == nil {
 		return names
 	}
+	if sameList(names, ts.names) {
+		// The codec decoded an acknowledgement naming every resource
+		// to the content's own list: nothing to look up.
+		return ts.names
+	}
 	lookup := ts.index.bulk(len(names))
 	var seen []uint64 // positions named, while every one may be
 	if len(names) == len(ts.names) {
