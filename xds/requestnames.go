@@ -83,28 +83,34 @@ func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.D
 // decode decodes a SotW request, its resource names from the type's name
 // index where they are there, the rest with proto.Unmarshal; errNotShort
 // (or proto's error) when it cannot, req then to be decoded again whole.
+//
+// An acknowledgement is walked twice, once to count its names and find
+// its type URL (encoded after the names) and once to compare them, in
+// loops of their own: the same walks through closures and protowire's
+// general decoding of each field took most of the time.
 func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error {
 	// The fields other than the names, as they come (the order of
 	// fields does not change what they decode to), and the type URL.
 	var rest []byte
 	var typeURL []byte
 	count := 0
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
-		if num == requestNamesField {
+	for f := b; len(f) > 0; {
+		num, typ, size, value := nextField(f)
+		switch {
+		case size < 0:
+			return errNotShort
+		case num == requestNamesField:
 			if typ != protowire.BytesType {
 				return errNotShort
 			}
 			count++
-			return nil
+		default:
+			if num == requestTypeURLField && typ == protowire.BytesType {
+				typeURL = value
+			}
+			rest = append(rest, f[:size]...)
 		}
-		if num == requestTypeURLField && typ == protowire.BytesType {
-			typeURL = value
-		}
-		rest = append(rest, field...)
-		return nil
-	})
-	if err != nil {
-		return err
+		f = f[size:]
 	}
 	if err := proto.Unmarshal(rest, req); err != nil {
 		return err
@@ -130,83 +136,94 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 	// the index's map (built on first use) when it is not there.
 	next := 0
 	names := make([]string, 0, count)
-	err = eachField(b, func(num protowire.Number, _ protowire.Type, _, value []byte) error {
+	for f := b; len(f) > 0; {
+		num, _, size, value := nextField(f) // parsed above
+		f = f[size:]
 		if num != requestNamesField {
-			return nil
+			continue
 		}
 		if next < len(served) && served[next] == string(value) {
 			names = append(names, served[next])
 			next++
-			return nil
+			continue
 		}
 		if x != nil {
 			if j, ok := x.nameMap()[string(value)]; ok {
 				names = append(names, served[j])
 				next = j + 1
-				return nil
+				continue
 			}
 		}
 		if !utf8.Valid(value) {
 			return errNotShort
 		}
 		names = append(names, string(value))
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	req.ResourceNames = names
 	return nil
 }
 
-// namesEach says whether the names of an encoded request are each of the
-// index's names once, in any order: what a SotW Envoy's acknowledgement
-// names, every load assignment served.
+// namesEach says whether the names of an encoded request, which decode
+// has parsed, are each of the index's names once, in any order: what a
+// SotW Envoy's acknowledgement names, every load assignment served.
 func namesEach(b []byte, x *nameIndex) bool {
 	seen := make([]uint64, (len(x.names)+63)/64)
 	next := 0
-	err := eachField(b, func(num protowire.Number, _ protowire.Type, _, value []byte) error {
+	for len(b) > 0 {
+		num, _, size, value := nextField(b)
+		b = b[size:]
 		if num != requestNamesField {
-			return nil
+			continue
 		}
 		j := next
 		if j >= len(x.names) || x.names[j] != string(value) {
 			var ok bool
 			if j, ok = x.nameMap()[string(value)]; !ok {
-				return errNotShort
+				return false
 			}
 		}
 		if seen[j/64]&(1<<(j%64)) != 0 {
-			return errNotShort // named twice
+			return false // named twice
 		}
 		seen[j/64] |= 1 << (j % 64)
 		next = j + 1
-		return nil
-	})
-	return err == nil
+	}
+	return true
 }
 
-// eachField calls fn with each field of an encoded message: its number,
-// wire type, whole encoding and, for a length-delimited field, its value.
-func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, field, value []byte) error) error {
-	for len(b) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(b)
-		if tagLen < 0 {
-			return errNotShort
-		}
-		valueLen := protowire.ConsumeFieldValue(num, typ, b[tagLen:])
-		if valueLen < 0 {
-			return errNotShort
-		}
-		field := b[:tagLen+valueLen]
-		var value []byte
-		if typ == protowire.BytesType {
-			value, _ = protowire.ConsumeBytes(b[tagLen:])
-		}
-		if err := fn(num, typ, field, value); err != nil {
-			return err
-		}
-		b = b[len(field):]
+// nextField reads the field an encoded message's b starts with: its
+// number, wire type and whole encoding's size, and, for a
+// length-delimited field, its value; size is negative when b does not
+// parse. A tag or length of one byte, as every name's is, is read
+// without protowire's general varint decoding.
+func nextField(b []byte) (num protowire.Number, typ protowire.Type, size int, value []byte) {
+	tag, tagLen := uint64(0), 1
+	if len(b) > 0 && b[0] < 0x80 {
+		tag = uint64(b[0])
+	} else if tag, tagLen = protowire.ConsumeVarint(b); tagLen < 0 {
+		return 0, 0, -1, nil
 	}
-	return nil
+	num, typ = protowire.DecodeTag(tag)
+	if num < protowire.MinValidNumber {
+		return 0, 0, -1, nil
+	}
+	b = b[tagLen:]
+	if typ != protowire.BytesType {
+		n := protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0, 0, -1, nil
+		}
+		return num, typ, tagLen + n, nil
+	}
+	length, lenLen := uint64(0), 1
+	if len(b) > 0 && b[0] < 0x80 {
+		length = uint64(b[0])
+	} else if length, lenLen = protowire.ConsumeVarint(b); lenLen < 0 {
+		return 0, 0, -1, nil
+	}
+	if length > uint64(len(b)-lenLen) {
+		return 0, 0, -1, nil
+	}
+	end := lenLen + int(length)
+	return num, typ, tagLen + end, b[lenLen:end]
 }
