@@ -24,6 +24,9 @@ type nameIndex struct {
 	sorted int
 	once   sync.Once
 	byName map[string]int
+	// orders are the encodings of requests' names found to name each of
+	// names once (requestnames.go).
+	orders eachOnceOrders
 }
 
 // maxTail bounds the names past the sorted prefix looked at one by one.

@@ -2,6 +2,8 @@ package xds
 
 import (
 	"errors"
+	"hash/maphash"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -91,11 +93,12 @@ func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.D
 func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error {
 	// The fields other than the names, as they come (the order of
 	// fields does not change what they decode to), and the type URL.
+	// The names' fields, when one run of them: b[namesFrom:namesTo].
 	var rest []byte
 	var typeURL []byte
-	count := 0
-	for f := b; len(f) > 0; {
-		num, typ, size, value := nextField(f)
+	count, namesFrom, namesTo, oneRun := 0, 0, 0, true
+	for at := 0; at < len(b); {
+		num, typ, size, value := nextField(b[at:])
 		switch {
 		case size < 0:
 			return errNotShort
@@ -103,14 +106,20 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 			if typ != protowire.BytesType {
 				return errNotShort
 			}
+			if count == 0 {
+				namesFrom = at
+			} else if namesTo != at {
+				oneRun = false
+			}
 			count++
+			namesTo = at + size
 		default:
 			if num == requestTypeURLField && typ == protowire.BytesType {
 				typeURL = value
 			}
-			rest = append(rest, f[:size]...)
+			rest = append(rest, b[at:at+size]...)
 		}
-		f = f[size:]
+		at += size
 	}
 	if err := proto.Unmarshal(rest, req); err != nil {
 		return err
@@ -123,7 +132,7 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 	if x != nil {
 		served = x.names
 	}
-	if count == len(served) && namesEach(b, x) {
+	if count == len(served) && x.namesEach(b, namesFrom, namesTo, oneRun) {
 		// Every served name, each once: the content's own list, in the
 		// content's order (a request's names are a set), which says so
 		// to the cache (sotwheld.go) and costs nothing to keep. No one
@@ -163,9 +172,75 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 	return nil
 }
 
+// eachOnceOrders remembers, by a keyed hash of 128 bits, the encodings of
+// the names of requests found to name each of an index's names once.
+//
+// A SotW Envoy names the load assignments in an order of its own (its
+// hash set's, seeded per process), the same in each request of its
+// stream: each name is then looked up in the index's map, and an
+// acknowledgement of 10,000 of them cost the control plane more than
+// reading it. Each further acknowledgement of the same names in the same
+// order, every Envoy's of every endpoint change (which keeps the index),
+// is then one hash of its bytes. The seeds are the index's own and never
+// leave the process, so no client can choose names that collide.
+type eachOnceOrders struct {
+	mu    sync.Mutex
+	seeds [2]maphash.Seed
+	known map[[2]uint64]struct{}
+}
+
+// maxEachOnceOrders bounds the orders an index remembers: one per Envoy
+// of a fleet, a few bytes each.
+const maxEachOnceOrders = 1 << 16
+
+func (o *eachOnceOrders) key(names []byte) [2]uint64 {
+	o.mu.Lock()
+	if o.known == nil {
+		o.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		o.known = map[[2]uint64]struct{}{}
+	}
+	seeds := o.seeds
+	o.mu.Unlock()
+	return [2]uint64{maphash.Bytes(seeds[0], names), maphash.Bytes(seeds[1], names)}
+}
+
+func (o *eachOnceOrders) has(key [2]uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.known[key]
+	return ok
+}
+
+func (o *eachOnceOrders) add(key [2]uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.known) < maxEachOnceOrders {
+		o.known[key] = struct{}{}
+	}
+}
+
 // namesEach says whether the names of an encoded request, which decode
 // has parsed, are each of the index's names once, in any order: what a
-// SotW Envoy's acknowledgement names, every load assignment served.
+// SotW Envoy's acknowledgement names, every load assignment served. When
+// the names' fields are one run, b[from:to], an order found so before is
+// known by its hash.
+func (x *nameIndex) namesEach(b []byte, from, to int, oneRun bool) bool {
+	if !oneRun {
+		return namesEach(b, x)
+	}
+	key := x.orders.key(b[from:to])
+	if x.orders.has(key) {
+		return true
+	}
+	if !namesEach(b[from:to], x) {
+		return false
+	}
+	x.orders.add(key)
+	return true
+}
+
+// namesEach says whether the names of an encoded request, which decode
+// has parsed, are each of the index's names once, in any order.
 func namesEach(b []byte, x *nameIndex) bool {
 	seen := make([]uint64, (len(x.names)+63)/64)
 	next := 0

@@ -140,6 +140,50 @@ func TestRequestsDecodedAgainstServedNames(t *testing.T) {
 	}
 }
 
+// TestEachOnceOrdersRemembered: an order of the names found to name each
+// served name once is remembered, one entry however often a client
+// repeats it, and what is not each name once, or not one run of names,
+// is checked whole and not remembered.
+func TestEachOnceOrdersRemembered(t *testing.T) {
+	served := servedFor("a", "b", "c")
+	index := served.index(resource.EndpointType)
+	names := func(ns ...string) []byte {
+		var b []byte
+		for _, n := range ns {
+			b = protowire.AppendString(protowire.AppendTag(b, requestNamesField, protowire.BytesType), n)
+		}
+		return b
+	}
+	typeURL := protowire.AppendString(protowire.AppendTag(nil, requestTypeURLField, protowire.BytesType), resource.EndpointType)
+	for _, c := range []struct {
+		name  string
+		b     []byte
+		every bool
+		known int
+	}{
+		{"an order of its own", append(names("c", "a", "b"), typeURL...), true, 1},
+		{"the same order again", append(names("c", "a", "b"), typeURL...), true, 1},
+		{"another order", append(names("b", "c", "a"), typeURL...), true, 2},
+		{"not one run", slices.Concat(names("a"), typeURL, names("b", "c")), true, 2},
+		{"one name twice", append(names("c", "a", "c"), typeURL...), false, 2},
+		{"the known order twice over", append(names("c", "a", "b", "c", "a", "b"), typeURL...), false, 2},
+	} {
+		short, grpcs, err, grpcErr := decodeBoth(t, served, c.b)
+		if err != nil || grpcErr != nil {
+			t.Fatalf("%s: %v, %v", c.name, err, grpcErr)
+		}
+		if !sameRequest(served, short, grpcs) {
+			t.Errorf("%s: decoded to %v, gRPC's codec %v", c.name, short.ResourceNames, grpcs.ResourceNames)
+		}
+		if got := sameList(short.ResourceNames, index.names); got != c.every {
+			t.Errorf("%s: decoded to the served list %v, want %v", c.name, got, c.every)
+		}
+		if got := len(index.orders.known); got != c.known {
+			t.Errorf("%s: %d orders remembered, want %d", c.name, got, c.known)
+		}
+	}
+}
+
 // FuzzRequestNames: whatever the bytes, decoding against the served names
 // agrees with gRPC's codec.
 func FuzzRequestNames(f *testing.F) {
