@@ -3,6 +3,8 @@ package load
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,7 +91,7 @@ func dialLight(ctx context.Context, address string, id int, subs names, delta bo
 	if delta {
 		err = c.startDelta(ctx, ads, node, subs)
 	} else {
-		err = c.startSotW(ctx, ads, node, subs)
+		err = c.startSotW(ctx, ads, node, subs.inOrderOf(id))
 	}
 	if err != nil {
 		cancel()
@@ -97,6 +99,19 @@ func dialLight(ctx context.Context, address string, id int, subs names, delta bo
 		return nil, fmt.Errorf("fan-out client %d: %w", id, err)
 	}
 	return c, nil
+}
+
+// inOrderOf is the subscriptions of SotW client id, which names the load
+// assignments in an order of its own, as a SotW Envoy does: its hash
+// set's, seeded per process, the same in each request of its stream.
+// The control plane cannot count on the order it serves them in, nor on
+// one Envoy's order being another's.
+func (subs names) inOrderOf(id int) names {
+	subs.endpoints = slices.Clone(subs.endpoints)
+	rand.New(rand.NewPCG(uint64(id), 0)).Shuffle(len(subs.endpoints), func(i, j int) {
+		subs.endpoints[i], subs.endpoints[j] = subs.endpoints[j], subs.endpoints[i]
+	})
+	return subs
 }
 
 // subscriptions lists, in Envoy's order, each type and the names it asks

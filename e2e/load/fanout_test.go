@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -30,4 +31,30 @@ func TestEDSFollowerFollowsClusters(t *testing.T) {
 	step(nil, []string{"a-1", "unknown"}, nil, nil)
 	step(nil, []string{"a-2", "c"}, nil, []string{"a", "c"})
 	step([]string{"a-2"}, nil, []string{"a"}, nil)
+}
+
+// Each SotW client names the load assignments in an order of its own,
+// the same each time, without writing the list the clients share.
+func TestSotWClientsNameInOrdersOfTheirOwn(t *testing.T) {
+	subs := names{routes: []string{"http"}}
+	for i := range 100 {
+		subs.endpoints = append(subs.endpoints, fmt.Sprintf("ns/svc-%02d/80", i))
+	}
+	shared := slices.Clone(subs.endpoints)
+	one, again, other := subs.inOrderOf(1), subs.inOrderOf(1), subs.inOrderOf(2)
+	if !slices.Equal(subs.endpoints, shared) {
+		t.Fatal("the shared list was written")
+	}
+	if !slices.Equal(one.endpoints, again.endpoints) {
+		t.Error("client 1 named them in two orders")
+	}
+	if slices.Equal(one.endpoints, other.endpoints) || slices.Equal(one.endpoints, shared) {
+		t.Error("client 1's order is client 2's or the shared list's")
+	}
+	if sorted := slices.Sorted(slices.Values(other.endpoints)); !slices.Equal(sorted, shared) {
+		t.Error("client 2 does not name each load assignment once")
+	}
+	if !slices.Equal(one.routes, subs.routes) {
+		t.Error("the route names changed")
+	}
 }
