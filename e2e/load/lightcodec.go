@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/encoding"
@@ -31,83 +30,17 @@ import (
 // decodes on a node of its own. Reading them off the connection is left
 // as it was, which the control plane's sending costs stay paired with.
 //
-// A SotW request's list of names is encoded once, on the first request
-// naming it, for every request naming it (sharedNames): each SotW client
-// acknowledges every endpoint change naming every load assignment again,
-// and 5,000 clients encoding those 10,000 names each time took more of
-// the two cores than the control plane reading them. The control plane
-// is sent the same bytes.
-//
 // Exported for the xds package's fan-out benchmark, whose clients are
 // these.
-type LightCodec struct {
-	encoding.CodecV2
-	names *sharedNames
-}
+type LightCodec struct{ encoding.CodecV2 }
 
 // NewLightCodec wraps gRPC's registered proto codec.
-func NewLightCodec() LightCodec {
-	return LightCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), names: &sharedNames{}}
-}
+func NewLightCodec() LightCodec { return LightCodec{encoding.GetCodecV2(grpcproto.Name)} }
 
-// sharedNames are the encodings of SotW requests' lists of names (their
-// resource_names fields), by list: a fan-out client names the same lists,
-// never written, in each request.
-type sharedNames struct {
-	mu     sync.Mutex
-	byList map[listKey][]byte
-}
-
-// listKey is a list of names by identity: its array and length.
-type listKey struct {
-	first *string
-	n     int
-}
-
-// encoding returns the resource_names fields of names, encoded on the
-// first call for the list.
-func (s *sharedNames) encoding(names []string) []byte {
-	key := listKey{&names[0], len(names)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.byList[key]; ok {
-		return b
-	}
-	var b []byte
-	for _, name := range names {
-		b = protowire.AppendTag(b, requestNames, protowire.BytesType)
-		b = protowire.AppendString(b, name)
-	}
-	if s.byList == nil {
-		s.byList = map[listKey][]byte{}
-	}
-	s.byList[key] = b
-	return b
-}
-
-// Marshal encodes a SotW request as its fields but the names, then the
-// list's shared encoding of the names (the order of fields does not
-// change what they decode to); anything else as gRPC's codec does.
-func (c LightCodec) Marshal(v any) (mem.BufferSlice, error) {
-	req, ok := v.(*discoveryv3.DiscoveryRequest)
-	if !ok || c.names == nil || len(req.GetResourceNames()) == 0 {
-		return c.CodecV2.Marshal(v)
-	}
-	rest, err := proto.Marshal(&discoveryv3.DiscoveryRequest{
-		VersionInfo: req.VersionInfo, Node: req.Node, TypeUrl: req.TypeUrl,
-		ResourceLocators: req.ResourceLocators, ResponseNonce: req.ResponseNonce, ErrorDetail: req.ErrorDetail,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return mem.BufferSlice{mem.SliceBuffer(rest), mem.SliceBuffer(c.names.encoding(req.ResourceNames))}, nil
-}
-
-// Field numbers of what is skipped, and of what is encoded once.
+// Field numbers of what is skipped.
 var (
 	sotwResources  = fieldOf(&discoveryv3.DiscoveryResponse{}, "resources")
 	deltaResources = fieldOf(&discoveryv3.DeltaDiscoveryResponse{}, "resources")
-	requestNames   = fieldOf(&discoveryv3.DiscoveryRequest{}, "resource_names")
 	resourceAny    = fieldOf(&discoveryv3.Resource{}, "resource")
 )
 

@@ -7,7 +7,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -123,44 +122,4 @@ func TestLightCodecOtherMessages(t *testing.T) {
 	if !proto.Equal(sent, got) {
 		t.Errorf("got %v, want %v", got, sent)
 	}
-}
-
-// A SotW request encoded with its list's shared encoding of the names
-// decodes to the request, whichever fields it sets, and a second request
-// naming the same list is given the same encoding, not a new one.
-func TestLightCodecSharesRequestNames(t *testing.T) {
-	if n := (&discoveryv3.DiscoveryRequest{}).ProtoReflect().Descriptor().Fields().Len(); n != 7 {
-		t.Fatalf("DiscoveryRequest has %d fields; LightCodec.Marshal copies 7 of them", n)
-	}
-	names := []string{"ns/a/80", "ns/b/80", "ns/c/8080"}
-	codec := NewLightCodec()
-	encode := func(req *discoveryv3.DiscoveryRequest) mem.BufferSlice {
-		t.Helper()
-		data, err := codec.Marshal(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := &discoveryv3.DiscoveryRequest{}
-		if err := proto.Unmarshal(data.Materialize(), got); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(req, got, protocmp.Transform()); diff != "" {
-			t.Errorf("decoded (-sent +got):\n%s", diff)
-		}
-		return data
-	}
-	first := encode(&discoveryv3.DiscoveryRequest{
-		VersionInfo: "v1", Node: &corev3.Node{Id: "fanout-1"}, ResourceNames: names,
-		ResourceLocators: []*discoveryv3.ResourceLocator{{Name: "x"}}, TypeUrl: resource.EndpointType,
-		ResponseNonce: "3", ErrorDetail: &statuspb.Status{Code: 3, Message: "no"},
-	})
-	second := encode(&discoveryv3.DiscoveryRequest{VersionInfo: "v2", ResourceNames: names, TypeUrl: resource.EndpointType, ResponseNonce: "4"})
-	if len(first) != 2 || len(second) != 2 || &first[1].ReadOnlyData()[0] != &second[1].ReadOnlyData()[0] {
-		t.Error("the second request's names were encoded again")
-	}
-	other := encode(&discoveryv3.DiscoveryRequest{ResourceNames: names[:2], TypeUrl: resource.EndpointType})
-	if &other[1].ReadOnlyData()[0] == &first[1].ReadOnlyData()[0] {
-		t.Error("a shorter list of the same array was given the whole list's encoding")
-	}
-	encode(&discoveryv3.DiscoveryRequest{TypeUrl: resource.ListenerType, VersionInfo: "v1"})
 }
