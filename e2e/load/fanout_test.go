@@ -5,7 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // A fan-out client with on-demand clusters subscribes to the load
@@ -56,5 +59,26 @@ func TestSotWClientsNameInOrdersOfTheirOwn(t *testing.T) {
 	}
 	if !slices.Equal(one.routes, subs.routes) {
 		t.Error("the route names changed")
+	}
+}
+
+// A SotW client's request, its names kept encoded, is sent as the
+// request with those names: the control plane decodes them.
+func TestSotWRequestNamesEncodedNames(t *testing.T) {
+	names := []string{"ns/b/80", "ns/a/80", "ns/c/8080"}
+	sent, err := proto.Marshal(sotwRequest(&corev3.Node{Id: "fanout-1"}, resource.EndpointType, encodeNames(names), "v3", "7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &discoveryv3.DiscoveryRequest{}
+	if err := proto.Unmarshal(sent, got); err != nil {
+		t.Fatal(err)
+	}
+	want := &discoveryv3.DiscoveryRequest{Node: &corev3.Node{Id: "fanout-1"}, TypeUrl: resource.EndpointType, ResourceNames: names, VersionInfo: "v3", ResponseNonce: "7"}
+	if !proto.Equal(got, want) {
+		t.Errorf("decoded %v, want %v", got, want)
+	}
+	if len(got.ProtoReflect().GetUnknown()) != 0 {
+		t.Error("the names decoded as unknown fields")
 	}
 }
