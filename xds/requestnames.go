@@ -71,6 +71,9 @@ var (
 	errNotShort         = errors.New("not decoded the short way")
 )
 
+// namesTag is the one-byte tag of a resource name.
+var namesTag = byte(protowire.EncodeTag(requestNamesField, protowire.BytesType))
+
 // unmarshalRequest decodes a SotW request: its names the short way, and
 // anything the short way does not take with gRPC's codec.
 func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.DiscoveryRequest) error {
@@ -113,6 +116,13 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 			}
 			count++
 			namesTo = at + size
+			// The names that follow, each a one-byte tag and length,
+			// skipped in a loop of its own.
+			for namesTo+1 < len(b) && b[namesTo] == namesTag && b[namesTo+1] < 0x80 && namesTo+2+int(b[namesTo+1]) <= len(b) {
+				namesTo += 2 + int(b[namesTo+1])
+				count++
+			}
+			size = namesTo - at
 		default:
 			if num == requestTypeURLField && typ == protowire.BytesType {
 				typeURL = value

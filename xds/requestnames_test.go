@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -70,6 +71,7 @@ func requestCases(t testing.TB) map[string][]byte {
 		"a node of another version": protowire.AppendBytes(protowire.AppendTag(enc(ack), 2, protowire.BytesType), []byte{0x0a, 0x02, 'i', 'd'}),
 		"every name, another order": enc(&discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, VersionInfo: "v1", ResponseNonce: "9", ResourceNames: []string{"c", "a", "b"}}),
 		"one name twice":            enc(&discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: []string{"a", "b", "a"}}),
+		"a long name among them":    enc(&discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: []string{"a", strings.Repeat("x", 200), "b"}}),
 	}
 }
 
