@@ -51,6 +51,13 @@ type names struct {
 	// endpoints.
 	onDemand []string
 	edsOf    map[string]string
+	// sotwEndpoints, when not nil, keeps each SotW client's names of
+	// the load assignments as it sends them (endpointsOf), by client:
+	// made at its first dial and sent again after the storm's. Made
+	// anew for 5,000 clients dialling again at once, they starved the
+	// load command's transports until the control plane's keepalive
+	// dropped their connections.
+	sotwEndpoints [][]byte
 }
 
 // Envoy's HTTP/2 flow-control windows by default, of each stream and of
@@ -92,7 +99,7 @@ func dialLight(ctx context.Context, address string, id int, subs names, delta bo
 	if delta {
 		err = c.startDelta(ctx, ads, node, subs)
 	} else {
-		err = c.startSotW(ctx, ads, node, subs.inOrderOf(id))
+		err = c.startSotW(ctx, ads, node, subs, subs.endpointsOf(id))
 	}
 	if err != nil {
 		cancel()
@@ -102,17 +109,22 @@ func dialLight(ctx context.Context, address string, id int, subs names, delta bo
 	return c, nil
 }
 
-// inOrderOf is the subscriptions of SotW client id, which names the load
-// assignments in an order of its own, as a SotW Envoy does: its hash
-// set's, seeded per process, the same in each request of its stream.
-// The control plane cannot count on the order it serves them in, nor on
-// one Envoy's order being another's.
-func (subs names) inOrderOf(id int) names {
-	subs.endpoints = slices.Clone(subs.endpoints)
-	rand.New(rand.NewPCG(uint64(id), 0)).Shuffle(len(subs.endpoints), func(i, j int) {
-		subs.endpoints[i], subs.endpoints[j] = subs.endpoints[j], subs.endpoints[i]
-	})
-	return subs
+// endpointsOf is the names of the load assignments as SotW client id
+// sends them, encoded (encodeNames): in an order of its own, as a SotW
+// Envoy names them, in its hash set's order, seeded per process, the same
+// in each request of its stream. The control plane cannot count on the
+// order it serves them in, nor on one Envoy's order being another's.
+func (subs names) endpointsOf(id int) []byte {
+	if subs.sotwEndpoints != nil && subs.sotwEndpoints[id] != nil {
+		return subs.sotwEndpoints[id]
+	}
+	own := slices.Clone(subs.endpoints)
+	rand.New(rand.NewPCG(uint64(id), 0)).Shuffle(len(own), func(i, j int) { own[i], own[j] = own[j], own[i] })
+	b := encodeNames(own)
+	if subs.sotwEndpoints != nil {
+		subs.sotwEndpoints[id] = b
+	}
+	return b
 }
 
 // subscriptions lists, in Envoy's order, each type and the names it asks
@@ -132,7 +144,9 @@ func subscriptions(subs names) []struct {
 	}
 }
 
-func (c *lightClient) startSotW(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node, subs names) error {
+// startSotW subscribes as a SotW Envoy, naming the load assignments as
+// endpoints encodes them.
+func (c *lightClient) startSotW(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node, subs names, endpoints []byte) error {
 	stream, err := ads.StreamAggregatedResources(ctx)
 	if err != nil {
 		return err
@@ -140,6 +154,9 @@ func (c *lightClient) startSotW(ctx context.Context, ads discoveryv3.AggregatedD
 	byType := map[string][]byte{}
 	for _, s := range subscriptions(subs) {
 		byType[s.typeURL] = encodeNames(s.names)
+		if s.typeURL == resource.EndpointType {
+			byType[s.typeURL] = endpoints
+		}
 		if err := stream.Send(sotwRequest(node, s.typeURL, byType[s.typeURL], "", "")); err != nil {
 			return err
 		}

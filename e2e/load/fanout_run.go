@@ -115,6 +115,9 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 		}
 		result.OnDemandClusters = len(subs.onDemand)
 	}
+	if !delta {
+		subs.sotwEndpoints = make([][]byte, count)
+	}
 
 	start := time.Now()
 	clients := make([]*lightClient, count)
