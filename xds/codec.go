@@ -40,6 +40,12 @@ type responseCodec struct {
 	// names are the served names SotW requests are decoded against
 	// (requestnames.go); nil: gRPC's codec decodes them.
 	names *servedNames
+	// requests pools the buffers a SotW request is copied into, out of
+	// the frames gRPC hands it over in, to be decoded. gRPC's default
+	// pool gives anything past 32 KiB a buffer of 1 MiB and clears the
+	// whole of it each time; a SotW Envoy's acknowledgement of 10,000
+	// load assignments is about 200 KB.
+	requests mem.BufferPool
 }
 
 // Unmarshal decodes what a client sends: a SotW request against the
@@ -53,7 +59,10 @@ func (c responseCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // newResponseCodec wraps gRPC's registered proto codec.
 func newResponseCodec(lists *sharedLists) responseCodec {
-	return responseCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), lists: lists}
+	return responseCodec{
+		CodecV2: encoding.GetCodecV2(grpcproto.Name), lists: lists,
+		requests: mem.NewTieredBufferPool(256, 4<<10, 16<<10, 32<<10, 64<<10, 128<<10, 256<<10, 512<<10, 1<<20),
+	}
 }
 
 // sharedEncodingMin is the smallest resource encoding sent from where it is

@@ -77,7 +77,7 @@ var namesTag = byte(protowire.EncodeTag(requestNamesField, protowire.BytesType))
 // unmarshalRequest decodes a SotW request: its names the short way, and
 // anything the short way does not take with gRPC's codec.
 func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.DiscoveryRequest) error {
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	buf := data.MaterializeToBuffer(c.requests)
 	defer buf.Free()
 	if err := c.names.decode(buf.ReadOnlyData(), req); err == nil {
 		return nil
