@@ -89,9 +89,10 @@ func (c responseCodec) unmarshalRequest(data mem.BufferSlice, req *discoveryv3.D
 // index where they are there, the rest with proto.Unmarshal; errNotShort
 // (or proto's error) when it cannot, req then to be decoded again whole.
 //
-// An acknowledgement is walked twice, once to count its names and find
-// its type URL (encoded after the names) and once to compare them, in
-// loops of their own: the same walks through closures and protowire's
+// A request is walked once to count its names and find its type URL
+// (encoded after the names), and once more to compare the names unless
+// their order is known to name each served name once (eachOnceOrders),
+// in loops of their own: the same walks through closures and protowire's
 // general decoding of each field took most of the time.
 func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error {
 	// The fields other than the names, as they come (the order of
@@ -150,9 +151,9 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 		req.ResourceNames = served[:len(served):len(served)]
 		return nil
 	}
-	// A client names them in the order it was sent them, mostly the
-	// content's: each is looked for after the last found first, and in
-	// the index's map (built on first use) when it is not there.
+	// Each is looked for after the last found first (a client naming
+	// them in the content's order), and in the index's map (built on
+	// first use) when it is not there.
 	next := 0
 	names := make([]string, 0, count)
 	for f := b; len(f) > 0; {
