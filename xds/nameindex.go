@@ -26,7 +26,7 @@ type nameIndex struct {
 	byName map[string]int
 	// orders are the encodings of requests' names found to name each of
 	// names once (requestnames.go).
-	orders eachOnceOrders
+	orders *eachOnceOrders
 }
 
 // maxTail bounds the names past the sorted prefix looked at one by one.
@@ -40,7 +40,7 @@ func newNameIndex(names []string) *nameIndex {
 	for n < len(names) && (n == 0 || names[n-1] < names[n]) {
 		n++
 	}
-	return &nameIndex{names: names, sorted: n}
+	return &nameIndex{names: names, sorted: n, orders: newEachOnceOrders()}
 }
 
 // lookup returns name's position.

@@ -195,9 +195,13 @@ func (n *servedNames) decode(b []byte, req *discoveryv3.DiscoveryRequest) error 
 // is then one hash of its bytes. The seeds are the index's own and never
 // leave the process, so no client can choose names that collide.
 type eachOnceOrders struct {
+	seeds [2]maphash.Seed // set once, by newEachOnceOrders
 	mu    sync.Mutex
-	seeds [2]maphash.Seed
 	known map[[2]uint64]struct{}
+}
+
+func newEachOnceOrders() *eachOnceOrders {
+	return &eachOnceOrders{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, known: map[[2]uint64]struct{}{}}
 }
 
 // maxEachOnceOrders bounds the orders an index remembers: one per Envoy
@@ -205,14 +209,7 @@ type eachOnceOrders struct {
 const maxEachOnceOrders = 1 << 16
 
 func (o *eachOnceOrders) key(names []byte) [2]uint64 {
-	o.mu.Lock()
-	if o.known == nil {
-		o.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-		o.known = map[[2]uint64]struct{}{}
-	}
-	seeds := o.seeds
-	o.mu.Unlock()
-	return [2]uint64{maphash.Bytes(seeds[0], names), maphash.Bytes(seeds[1], names)}
+	return [2]uint64{maphash.Bytes(o.seeds[0], names), maphash.Bytes(o.seeds[1], names)}
 }
 
 func (o *eachOnceOrders) has(key [2]uint64) bool {
@@ -237,22 +234,23 @@ func (o *eachOnceOrders) add(key [2]uint64) {
 // known by its hash.
 func (x *nameIndex) namesEach(b []byte, from, to int, oneRun bool) bool {
 	if !oneRun {
-		return namesEach(b, x)
+		return eachNameOnce(b, x)
 	}
 	key := x.orders.key(b[from:to])
 	if x.orders.has(key) {
 		return true
 	}
-	if !namesEach(b[from:to], x) {
+	if !eachNameOnce(b[from:to], x) {
 		return false
 	}
 	x.orders.add(key)
 	return true
 }
 
-// namesEach says whether the names of an encoded request, which decode
-// has parsed, are each of the index's names once, in any order.
-func namesEach(b []byte, x *nameIndex) bool {
+// eachNameOnce says whether the names of an encoded request, which
+// decode has parsed, are each of the index's names once, in any order,
+// by comparing them.
+func eachNameOnce(b []byte, x *nameIndex) bool {
 	seen := make([]uint64, (len(x.names)+63)/64)
 	next := 0
 	for len(b) > 0 {
