@@ -16,6 +16,17 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/envoy"
 )
 
+// toolOrSkip is the path of a command the benchmark drives, or skips it
+// saying where the command comes from.
+func toolOrSkip(b *testing.B, name, from string) string {
+	b.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		b.Skipf("%s is not installed (%s)", name, from)
+	}
+	return path
+}
+
 // BenchmarkShippedDefaults is the price per request of what the shipped
 // defaults turn on (issue 31): delta xDS with on-demand clusters (each
 // listener's on_demand filter) and, past envoy.AutoRouteScopesFrom hosts,
@@ -42,10 +53,7 @@ import (
 func BenchmarkShippedDefaults(b *testing.B) {
 	framework.Heavy(b)
 	framework.FindTools(b)
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		b.Skip("wrk is not installed: bash hack/install-tools.sh wrk")
-	}
+	wrk := toolOrSkip(b, "wrk", "bash hack/install-tools.sh wrk")
 	alpha := framework.StartBackend(b, "alpha")
 	dir := b.TempDir()
 	writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))

@@ -36,14 +36,8 @@ import (
 func BenchmarkNonIdempotentFilter(b *testing.B) {
 	framework.Heavy(b)
 	framework.FindTools(b)
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		b.Skip("wrk is not installed: bash hack/install-tools.sh wrk")
-	}
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		b.Skip("taskset is not installed (util-linux)")
-	}
+	wrk := toolOrSkip(b, "wrk", "bash hack/install-tools.sh wrk")
+	taskset := toolOrSkip(b, "taskset", "util-linux")
 	alpha := framework.StartBackend(b, "alpha")
 	dir := b.TempDir()
 	writeManifest(b, dir, "services.yaml", echoServicesYAML(alpha))
