@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ResponseRewrite changes what an upstream's response says of its own
@@ -26,6 +27,81 @@ type ResponseRewrite struct {
 	// path are rewritten, as nginx's proxy_cookie_flags does
 	// (ngx_http_proxy_rewrite_cookie_flags). Rules in nginx's order.
 	CookieFlags []CookieFlagsRule `json:"cookieFlags,omitempty"`
+	// Body replaces text in the bodies of the upstream's responses, as
+	// nginx's sub_filter does.
+	Body *BodySubstitution `json:"body,omitempty"`
+}
+
+// BodySubstitution replaces text in the body of each response of its
+// media types, as nginx's sub_filter does
+// (src/http/modules/ngx_http_sub_filter_module.c): the body is read from
+// its start, and at each position the first pair whose From the body
+// holds there, in ASCII case, is replaced by its To, the search going on
+// after it. Such a response loses its Content-Length (its length
+// changes) and, unless KeepLastModified, its Last-Modified and ETag;
+// with it, a strong ETag is made weak and an unquoted one removed
+// (ngx_http_weak_etag). A response with a Content-Length of 0 is left
+// alone.
+type BodySubstitution struct {
+	// Pairs are tried in this order at each position: nginx's is the
+	// order written, since the pairs that match at one position share
+	// their first bytes, by one of which ngx_http_sub_init_tables sorts
+	// them, stably. From is not empty and has no ASCII capital letter:
+	// it is compared with the body's bytes lowered. To may be empty.
+	// Neither holds NUL; both are UTF-8.
+	Pairs []Replace `json:"pairs"`
+	// Once: each pair replaces its first occurrence only
+	// (sub_filter_once on, nginx's default).
+	Once bool `json:"once,omitempty"`
+	// Types are the media types besides text/html whose responses are
+	// rewritten, lower case; "*" alone: every response, one without a
+	// Content-Type too. A response's type is its Content-Type up to a
+	// ";" that starts a charset parameter, lowered, as nginx reads it
+	// (ngx_http_upstream_copy_content_type).
+	Types []string `json:"types,omitempty"`
+	// KeepLastModified: sub_filter_last_modified on.
+	KeepLastModified bool `json:"keepLastModified,omitempty"`
+}
+
+// MaxBodyPairs is nginx's bound on a location's sub_filter pairs.
+const MaxBodyPairs = 255
+
+func (b *BodySubstitution) validate() []error {
+	var v violations
+	switch n := len(b.Pairs); {
+	case n == 0:
+		v.add("Pairs", ErrNoOp, "body substitution: no pairs")
+	case n > MaxBodyPairs:
+		v.add("Pairs", ErrOutOfRange, "body substitution: %d pairs, past nginx's %d", n, MaxBodyPairs)
+	}
+	for i, p := range b.Pairs {
+		field := fmt.Sprintf("Pairs[%d]", i)
+		switch {
+		case p.From == "":
+			v.add(field+".From", ErrNoOp, "body substitution: nothing to replace")
+		case strings.ToLower(p.From) != p.From:
+			v.add(field+".From", ErrBadContent, "body substitution: %q is not lower case", p.From)
+		case strings.ContainsRune(p.From+p.To, 0) || !utf8.ValidString(p.From+p.To):
+			v.add(field, ErrBadContent, "body substitution: NUL or bytes that are not UTF-8")
+		}
+	}
+	for i, t := range b.Types {
+		if t == "*" && len(b.Types) == 1 {
+			continue
+		}
+		if !isMediaType(t) {
+			v.add(fmt.Sprintf("Types[%d]", i), ErrBadName, "body substitution: %q is not a lower-case media type (or * alone)", t)
+		}
+	}
+	return v.errors()
+}
+
+// isMediaType says whether t is type/subtype of lower-case token
+// characters.
+func isMediaType(t string) bool {
+	typ, sub, ok := strings.Cut(t, "/")
+	token := func(s string) bool { return s != "" && !strings.HasPrefix(s, ":") && validHeaderName(s) == nil }
+	return ok && token(typ) && token(sub) && strings.ToLower(t) == t
 }
 
 // CookieFlagsRule is one proxy_cookie_flags directive: the cookies it
@@ -138,7 +214,10 @@ func (r *ResponseRewrite) validate() []error {
 		// the list changes nothing.
 		v.add("CookieFlags", ErrNoOp, "cookie flags: no rule has a flag")
 	}
-	if r.Redirect == nil && r.CookieDomain == nil && r.CookiePath == nil && len(r.CookieFlags) == 0 {
+	if r.Body != nil {
+		v.nest("Body", "", ErrBadValue, r.Body.validate()...)
+	}
+	if r.Redirect == nil && r.CookieDomain == nil && r.CookiePath == nil && len(r.CookieFlags) == 0 && r.Body == nil {
 		v.add("", ErrNoOp, "response rewrite rewrites nothing")
 	}
 	return v.errors()

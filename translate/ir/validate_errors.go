@@ -58,8 +58,8 @@ var (
 	ErrBadCertificate = errors.New("bad certificate")
 	// ErrBadName: a name the IR gives (a connection limit's zone, a query
 	// parameter, a retry condition or method, a hash's cookie or
-	// parameter, external auth's signin parameter) that is empty or holds
-	// what it may not.
+	// parameter, external auth's signin parameter, a body substitution's
+	// media type) that is empty or holds what it may not.
 	ErrBadName = errors.New("bad name")
 	// ErrBadRegex: a regular expression RE2 refuses, or too long.
 	ErrBadRegex = errors.New("bad regex")
@@ -68,8 +68,9 @@ var (
 	ErrConflict = errors.New("conflicting fields")
 	// ErrNoOp: a value that changes nothing where nil says that.
 	ErrNoOp = errors.New("no-op value")
-	// ErrBadContent: content the IR carries as it is (a user file) that
-	// holds what Envoy's configuration cannot (a NUL).
+	// ErrBadContent: content the IR carries as it is (a user file, a body
+	// substitution's texts) that holds what Envoy's configuration cannot
+	// (a NUL) or what the renderer relies on it not holding.
 	ErrBadContent = errors.New("bad content")
 	// ErrBadFormat: an access log format Envoy cannot take as it is.
 	ErrBadFormat = errors.New("bad format")

@@ -350,6 +350,18 @@ func TestValidateNamesAndRewrites(t *testing.T) {
 			route("Policy.ResponseRewrite.CookieFlags[0].Flags[1]", ErrUnknownValue, `flag "samesite"`)},
 		{"cookie flags without a flag", &RoutePolicy{ResponseRewrite: &ResponseRewrite{CookieFlags: []CookieFlagsRule{{Cookie: CookieName{Match: CookieNameExact, Text: "a"}}}}},
 			route("Policy.ResponseRewrite.CookieFlags", ErrNoOp, "no rule has a flag")},
+		{"body substitution without pairs", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Once: true}}},
+			route("Policy.ResponseRewrite.Body.Pairs", ErrNoOp, "body substitution: no pairs")},
+		{"body substitution from nothing", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Pairs: []Replace{{To: "x"}}}}},
+			route("Policy.ResponseRewrite.Body.Pairs[0].From", ErrNoOp, "nothing to replace")},
+		{"body substitution from capitals", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Pairs: []Replace{{From: "<HEAD>", To: "x"}}}}},
+			route("Policy.ResponseRewrite.Body.Pairs[0].From", ErrBadContent, "not lower case")},
+		{"body substitution with NUL", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Pairs: []Replace{{From: "a", To: "b\x00"}}}}},
+			route("Policy.ResponseRewrite.Body.Pairs[0]", ErrBadContent, "NUL")},
+		{"body substitution of no media type", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Pairs: []Replace{{From: "a"}}, Types: []string{"text/css", "*"}}}},
+			route("Policy.ResponseRewrite.Body.Types[1]", ErrBadName, `"*" is not a lower-case media type`)},
+		{"body substitution of a capital type", &RoutePolicy{ResponseRewrite: &ResponseRewrite{Body: &BodySubstitution{Pairs: []Replace{{From: "a"}}, Types: []string{"Text/CSS"}}}},
+			route("Policy.ResponseRewrite.Body.Types[0]", ErrBadName, `"Text/CSS"`)},
 	})
 	t.Run("query parameter with no name", func(t *testing.T) {
 		m := valid()
