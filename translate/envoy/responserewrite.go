@@ -8,11 +8,12 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
-// luaFilter rewrites response headers by pattern (ir.ResponseRewrite):
-// Envoy's header mutations can set a header from request data but cannot
-// replace part of a response header's value, which nginx's proxy_redirect
-// and proxy_cookie_* do, nor edit a cookie's attributes, which
-// proxy_cookie_flags does. One script serves every route; a route's
+// luaFilter rewrites responses by pattern (ir.ResponseRewrite): Envoy's
+// header mutations can set a header from request data but cannot replace
+// part of a response header's value, which nginx's proxy_redirect and
+// proxy_cookie_* do, nor edit a cookie's attributes, which
+// proxy_cookie_flags does, and Envoy has no filter that replaces text in
+// a body, which sub_filter does. One script serves every route; a route's
 // configuration (LuaPerRoute's filter_context) carries only its texts, so
 // no script is built from user input.
 const luaFilter = "envoy.filters.http.lua"
@@ -21,7 +22,8 @@ const luaFilter = "envoy.filters.http.lua"
 // upstream's response, as nginx does (ngx_http_proxy_module: the rewrite of
 // Location and Refresh, and of the domain and path attributes of each
 // Set-Cookie, and the flags of each Set-Cookie, a cookie so changed
-// written again from its attributes). Plain string operations
+// written again from its attributes; ngx_http_sub_filter_module: the
+// replacement of texts in the body). Plain string operations
 // only: string.find with plain=true and comparisons, so no text of the
 // context is read as a Lua pattern.
 const responseRewriteScript = `
@@ -176,9 +178,9 @@ local function set_cookie(value, ctx, flags)
   return write_cookie(attrs)
 end
 
-function envoy_on_response(handle)
-  local ctx = handle:filterContext()
-  local headers = handle:headers()
+-- rewrite_headers is proxy_redirect's and proxy_cookie_*'s work on the
+-- upstream's headers.
+local function rewrite_headers(headers, ctx)
   local rfrom, rto = ctx:get("redirectFrom"), ctx:get("redirectTo")
   if rfrom ~= nil then
     local location = headers:get("location")
@@ -206,6 +208,103 @@ function envoy_on_response(handle)
   if not changed then return end
   headers:remove("set-cookie")
   for _, c in ipairs(cookies) do headers:add("set-cookie", c) end
+end
+
+-- media_type is a Content-Type as nginx's sub_filter_types compare it:
+-- up to a ";" whose parameter, after spaces, is a charset, lowered
+-- (ngx_http_upstream_copy_content_type, ngx_http_test_content_type).
+local function media_type(ct)
+  local from = 1
+  while true do
+    local semi = ct:find(";", from, true)
+    if semi == nil then break end
+    local rest = (ct:sub(semi + 1):gsub("^ +", ""))
+    if rest == "" then break end
+    if rest:sub(1, 8):lower() == "charset=" then return ct:sub(1, semi - 1):lower() end
+    from = semi + 1
+  end
+  return ct:lower()
+end
+
+local function rewrites_type(headers, body)
+  local types = body.types
+  if types ~= nil and #types == 1 and types[1] == "*" then return true end
+  local ct = headers:get("content-type")
+  if ct == nil or ct == "" then return false end
+  local t = media_type(ct)
+  if t == "text/html" then return true end
+  for _, x in ipairs(types or {}) do
+    if x == t then return true end
+  end
+  return false
+end
+
+-- substitute is ngx_http_sub_parse over a whole body: at the leftmost
+-- position where some pair's text starts, compared in ASCII case, the
+-- first such pair in the context's order is replaced and the search goes
+-- on after it; with once, a pair replaced is not looked for again.
+-- Each pair's next occurrence is kept until the search passes it.
+local function substitute(s, pairs, once)
+  local low = s:lower()
+  local nextAt, done = {}, {}
+  local out, pos, left, n = {}, 1, #pairs, 0
+  while left > 0 do
+    local best, at = nil, nil
+    for i, p in ipairs(pairs) do
+      if not done[i] then
+        local o = nextAt[i]
+        if o == nil or (o and o < pos) then
+          o = low:find(p.from, pos, true) or false
+          nextAt[i] = o
+        end
+        if o and (at == nil or o < at) then best, at = i, o end
+      end
+    end
+    if best == nil then break end
+    out[#out + 1] = s:sub(pos, at - 1)
+    out[#out + 1] = pairs[best].to or ""
+    pos = at + #pairs[best].from
+    n = n + 1
+    if once then
+      done[best] = true
+      left = left - 1
+    end
+  end
+  if n == 0 then return nil end
+  out[#out + 1] = s:sub(pos)
+  return table.concat(out)
+end
+
+-- rewrite_body is sub_filter's: ngx_http_sub_header_filter's header
+-- changes on every response of its types that is not empty by its
+-- Content-Length, then the body, held whole (Envoy's buffer limit
+-- bounds it), rewritten.
+local function rewrite_body(handle, headers, body)
+  local length = headers:get("content-length")
+  if length ~= nil and tonumber(length) == 0 then return end
+  if not rewrites_type(headers, body) then return end
+  headers:remove("content-length")
+  if body.keepLastModified then
+    local etag = headers:get("etag")
+    if etag ~= nil and not (#etag > 2 and etag:sub(1, 2) == "W/") then
+      if etag:sub(1, 1) == '"' then headers:replace("etag", "W/" .. etag) else headers:remove("etag") end
+    end
+  else
+    headers:remove("last-modified")
+    headers:remove("etag")
+  end
+  local b = handle:body()
+  if b == nil or b:length() == 0 then return end
+  local r = substitute(b:getBytes(0, b:length()), body.pairs, body.once)
+  if r ~= nil then b:setBytes(r) end
+end
+
+function envoy_on_response(handle)
+  local ctx = handle:filterContext()
+  local headers = handle:headers()
+  rewrite_headers(headers, ctx)
+  local body = ctx:get("body")
+  if body ~= nil then rewrite_body(handle, headers, body) end
 end
 `
 
@@ -241,6 +340,23 @@ func responseRewrite(rw *ir.ResponseRewrite) (*luav3.LuaPerRoute, error) {
 			rules[i] = map[string]any{"match": string(r.Cookie.Match), "text": r.Cookie.Text, "flags": flags}
 		}
 		fields["cookieFlags"] = rules
+	}
+	if b := rw.Body; b != nil {
+		// The pairs in the IR's order, which substitute in the script
+		// keeps; the texts as they are, never read as Lua patterns.
+		pairs := make([]any, len(b.Pairs))
+		for i, p := range b.Pairs {
+			pairs[i] = map[string]any{"from": p.From, "to": p.To}
+		}
+		body := map[string]any{"pairs": pairs, "once": b.Once, "keepLastModified": b.KeepLastModified}
+		if len(b.Types) > 0 {
+			types := make([]any, len(b.Types))
+			for i, t := range b.Types {
+				types[i] = t
+			}
+			body["types"] = types
+		}
+		fields["body"] = body
 	}
 	ctx, err := structpb.NewStruct(fields)
 	if err != nil {
