@@ -44,7 +44,7 @@ func TestAuditAgainstAPIServer(t *testing.T) {
 	if cluster != files {
 		t.Errorf("audit of the cluster differs from audit -f of the same objects:\n%s", golden.Diff(files, cluster))
 	}
-	for _, want := range []string{"8 Ingresses of the class, 1 would not be served", "shop/snippet-served: served", "line 2 sub_filter: refused", "shop/snippet: REFUSED", "shop/basic-auth: served",
+	for _, want := range []string{"8 Ingresses of the class, 1 would not be served", "shop/snippet-served: served", "line 2 mirror: refused", "shop/snippet: REFUSED", "shop/basic-auth: served",
 		"shop/verdicts: served", "host-wide-regex", "trailing-slash-redirect", "rewrite-implies-regex", "ConfigMap: "} {
 		if !strings.Contains(cluster, want) {
 			t.Errorf("audit --kubeconfig lacks %q:\n%s", want, cluster)

@@ -67,7 +67,7 @@ func TestConfigMapAccessControlFailsClosed(t *testing.T) {
 		{"block-cidrs unparsable", `block-cidrs: "10.0.0.0/8, nonsense"`},
 		{"block-user-agents RE2 cannot take", `block-user-agents: "AlphaBot, ~(?<!Chrome)Safari"`},
 		{"block-referers nginx would reject", `block-referers: "bad referer"`},
-		{"a snippet not translated whole", `server-snippet: "allow 10.0.0.0/8; deny all; sub_filter a b;"`},
+		{"a snippet not translated whole", `server-snippet: "allow 10.0.0.0/8; deny all; mirror /copy;"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := translateManifests(t, base+controllerConfigMap(tc.data))

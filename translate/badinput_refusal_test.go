@@ -34,7 +34,7 @@ func refusalBadInputCases() []badInputCase {
 		{name: "refused-canary", reason: "AnnotationRefused",
 			manifests: badService + "apiVersion: v1\nkind: Service\nmetadata: {name: canary, namespace: default}\nspec: {ports: [{name: http, port: 80}]}\n---\n" +
 				"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: main, namespace: default}\nspec:\n" + simpleRule("bad.example.com", "/", "Prefix", "bad", "{number: 80}") + "\n---\n" +
-				annotated("bad", `nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "100", nginx.ingress.kubernetes.io/configuration-snippet: "sub_filter a b;"`, simpleRule("bad.example.com", "/", "Prefix", "canary", "{number: 80}")),
+				annotated("bad", `nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "100", nginx.ingress.kubernetes.io/configuration-snippet: "mirror /copy;"`, simpleRule("bad.example.com", "/", "Prefix", "canary", "{number: 80}")),
 			check: func(t *testing.T, res *translate.Result) {
 				t.Helper()
 				vh := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com")

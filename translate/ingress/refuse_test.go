@@ -26,7 +26,7 @@ metadata:
   name: snippet
   namespace: default
   annotations:
-    nginx.ingress.kubernetes.io/configuration-snippet: "deny all; sub_filter a b;"
+    nginx.ingress.kubernetes.io/configuration-snippet: "deny all; mirror /copy;"
     nginx.ingress.kubernetes.io/proxy-read-timeout: "5"
 spec:
   rules: [{host: a.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]
@@ -115,8 +115,8 @@ func TestRefusedWithSnippets(t *testing.T) {
 		refused bool
 	}{
 		{`more_set_headers "X-A: 1";`, ingress.Options{}, false},
-		{`sub_filter a b;`, ingress.Options{}, true},
-		{`sub_filter a b;`, ingress.Options{IgnoreRefusals: true}, false},
+		{`mirror /copy;`, ingress.Options{}, true},
+		{`mirror /copy;`, ingress.Options{IgnoreRefusals: true}, false},
 		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: types.NamespacedName{Namespace: "a", Name: "b"}}, false},
 	} {
 		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default",

@@ -14,7 +14,7 @@ import (
 
 // headersSnippetIngress is refuse_test.go's Ingress with a
 // configuration-snippet that is translated whole.
-var headersSnippetIngress = strings.Replace(snippetIngress, `"deny all; sub_filter a b;"`, `'more_set_headers "X-A: 1";'`, 1)
+var headersSnippetIngress = strings.Replace(snippetIngress, `"deny all; mirror /copy;"`, `'more_set_headers "X-A: 1";'`, 1)
 
 // Under a controller ConfigMap, allow-snippet-annotations and
 // annotations-risk-level decide as ingress-nginx's
