@@ -203,6 +203,16 @@ func checkLocationSnippet(g *groups) []problem {
 			return refuse(*loc.CookieFlagsAt, "beside a Set-Cookie of more_set_headers, add_header always or custom-headers, which nginx leaves as it is and Envoy's route would hand to the cookie filter: not translated")
 		}
 	}
+	if loc.Body != nil {
+		// nginx's sub_filter rewrites the text of the location's return
+		// too (ingress-nginx's default_type is text/html); a route that
+		// answers here has no upstream response to rewrite.
+		for _, b := range loc.Branches {
+			if d := b.Outcome.Direct; d != nil && d.Body != "" {
+				return refuse(*loc.SubFilterAt, "beside a return with a text, which nginx would rewrite too: not translated")
+			}
+		}
+	}
 	if len(loc.ErrorPages) == 0 {
 		return nil
 	}
@@ -417,6 +427,14 @@ func mergeSnippetPolicy(p *ir.RoutePolicy, loc *snippet.Result) {
 	p.NoAccessLog = p.NoAccessLog || loc.NoAccessLog
 	limitStatuses(p, loc)
 	p.ResponseRewrite = withCookieFlags(p.ResponseRewrite, loc.CookieFlags)
+	if loc.Body != nil {
+		var c ir.ResponseRewrite
+		if p.ResponseRewrite != nil {
+			c = *p.ResponseRewrite
+		}
+		c.Body = loc.Body
+		p.ResponseRewrite = &c
+	}
 }
 
 // withCookieFlags is rw (proxy-cookie-domain and -path, proxy-redirect-*)

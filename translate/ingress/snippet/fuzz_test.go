@@ -28,6 +28,7 @@ func FuzzTranslate(f *testing.F) {
 		`limit_req zone=api burst=5 nodelay; limit_req_status 429;`,
 		`grpc_set_header X-A $service_name.$namespace; proxy_ssl_name $host; proxy_pass_header ETag;`,
 		`if ($namespace = "default") { return 418; }`,
+		"sub_filter '<HEAD>' '<head>\\n<base href=\"/a/\">'; sub_filter_once off; sub_filter_types Text/CSS *; sub_filter_last_modified on;",
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
@@ -55,6 +56,9 @@ func FuzzTranslate(f *testing.F) {
 		check := func(r *Result) {
 			// The route that forwards, with the block's edits and rates.
 			base := &ir.RoutePolicy{RequestHeaders: &r.Edits.Request, ResponseHeaders: &r.Edits.Response, IPRules: r.Access}
+			if r.Body != nil {
+				base.ResponseRewrite = &ir.ResponseRewrite{Body: r.Body}
+			}
 			if len(r.RequestRates) > 0 {
 				base.RateLimit = &ir.RateLimit{Rates: r.RequestRates, Status: 503}
 			}

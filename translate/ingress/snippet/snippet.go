@@ -117,6 +117,12 @@ type Result struct {
 	// included: the block has a list of its own, which the outer
 	// level's does not reach.
 	CookieFlagsAt *DirectiveRef `json:",omitempty"`
+	// Body is a configuration-snippet's sub_filter: text replaced in the
+	// bodies of the location's responses (subfilter.go); nil: none.
+	Body *ir.BodySubstitution `json:",omitempty"`
+	// SubFilterAt is the block's first sub_filter, which the front-end
+	// names where it refuses the substitution.
+	SubFilterAt *DirectiveRef `json:",omitempty"`
 	// Branches are the rewrite phase's outcomes that do not simply
 	// forward the request, each with the conditions that lead to it; a
 	// request that matches none is forwarded with Edits.

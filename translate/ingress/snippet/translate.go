@@ -204,6 +204,7 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 	}
 	gzipSeen := map[string]bool{}
 	cookieOff := false
+	var subs subFilters
 	for _, d := range ds {
 		if err := t.checkArgs(d); err != nil {
 			return nil, err
@@ -228,6 +229,10 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 			}
 		case d.Name == "proxy_cookie_flags":
 			if err := t.cookieFlags(res, &cookieOff, d, lv); err != nil { // cookie.go
+				return nil, err
+			}
+		case isSubFilterDirective(d.Name):
+			if err := t.subFilter(&subs, d, lv); err != nil { // subfilter.go
 				return nil, err
 			}
 		case d.Name == "expires":
@@ -317,6 +322,10 @@ func (t *translator) block(ds []nginxconf.Directive, lv level, loc *regex) (*Res
 				return nil, t.refuse(*expiresAt, "beside a %s of the block's other than add_header without always: not translated", h.Name)
 			}
 		}
+	}
+	if res.Body = t.subFilterResult(&subs); res.Body != nil {
+		i := slices.IndexFunc(subs.at, func(d nginxconf.Directive) bool { return d.Name == "sub_filter" })
+		res.SubFilterAt = &DirectiveRef{Directive: subs.at[i].Name, Line: subs.at[i].Line}
 	}
 	if len(access) > 0 {
 		rules, err := t.ipRules(access)
@@ -419,11 +428,12 @@ func (t *translator) usesAuthVar(s string) bool {
 }
 
 // checkArgs refuses control characters in a directive's arguments (and
-// its block's), but for the line breaks and tabs of a return's text: no
-// header, path or expression may carry one.
+// its block's), but for the line breaks and tabs of a return's text and
+// of sub_filter's texts, which are bodies: no header, path or expression
+// may carry one.
 func (t *translator) checkArgs(d nginxconf.Directive) error {
 	for i, a := range d.Args {
-		if d.Name == "return" && i == 1 {
+		if d.Name == "return" && i == 1 || d.Name == "sub_filter" {
 			if hasControlExceptLines(a) {
 				return t.refuse(d, "the text holds control characters")
 			}
@@ -457,7 +467,7 @@ func (t *translator) checkIfBody(d nginxconf.Directive, lv level) error {
 			if !ifHeaderDirectives[b.Name] {
 				return t.refuse(b, "not allowed in an if: nginx refuses it")
 			}
-		case b.Name == "allow" || b.Name == "deny" || b.Name == "proxy_cookie_flags":
+		case b.Name == "allow" || b.Name == "deny" || b.Name == "proxy_cookie_flags" || isSubFilterDirective(b.Name):
 			return t.refuse(b, "not allowed in an if: nginx refuses it")
 		default:
 			return t.refuse(b, "inside an if: not translated")
