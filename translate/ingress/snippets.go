@@ -64,7 +64,7 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 		mode = opts.config.snippetAnnotations()
 	}
 	where := snippetOptions(values, ing)
-	where.Zones = opts.config.snippets().Zones
+	where.Zones, where.CacheZones = opts.config.snippets().Zones, opts.config.snippets().CacheZones
 	// Both listeners read the client's address from the same header; a
 	// serve --trusted-forwarded-hops wins over forwarded-for-header.
 	if d := opts.config.downstream(ir.HTTP, opts.TrustedForwardedHops != 0); d != nil {

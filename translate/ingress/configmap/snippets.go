@@ -77,6 +77,8 @@ type ConfigSnippets struct {
 	Server *snippet.Result
 	// Zones are the http-snippet's limit_req zones, by name.
 	Zones map[string]snippet.Zone
+	// CacheZones are the http-snippet's cache zones, by name.
+	CacheZones map[string]bool
 }
 
 // configSnippet translates a ConfigMap snippet key. One that is not
@@ -88,7 +90,7 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 			return nil
 		}
 		// The keys come sorted: the http-snippet's zones are known.
-		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones})
+		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones, CacheZones: s.Snippets.CacheZones})
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())
@@ -157,6 +159,6 @@ func httpSnippet(_ *Table, s *Settings, name, value string) error {
 		s.Defaults.RefuseAll(name, fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error()))
 		return fmt.Errorf("%s: every Ingress is refused while it is set", r.Error())
 	}
-	s.Snippets.Zones = h.Zones
+	s.Snippets.Zones, s.Snippets.CacheZones = h.Zones, h.CacheZones
 	return nil
 }

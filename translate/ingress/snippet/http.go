@@ -49,6 +49,13 @@ func (t *translator) http(ds []nginxconf.Directive, out *HTTPResult) error {
 				return t.refuse(d, "a block: nginx refuses it")
 			}
 			note := "it declares a zone; a directive that uses it is refused where it appears"
+			if z := cacheZone(d); d.Name == "proxy_cache_path" && z != "" {
+				if out.CacheZones == nil {
+					out.CacheZones = map[string]bool{}
+				}
+				out.CacheZones[z] = true
+				note = "it declares cache zone " + z + "; a proxy_cache of it is refused where it appears (caching is not translated)"
+			}
 			if d.Name == "limit_req_zone" {
 				var z *Zone
 				z, note = limitReqZone(d)
@@ -78,11 +85,26 @@ func (t *translator) http(ds []nginxconf.Directive, out *HTTPResult) error {
 	return nil
 }
 
-// HTTPResult is what an http-snippet amounts to: its verdicts, and the
-// limit_req zones a location's limit_req may use.
+// HTTPResult is what an http-snippet amounts to: its verdicts, the
+// limit_req zones a location's limit_req may use, and the names of the
+// cache zones its proxy_cache_path declare.
 type HTTPResult struct {
-	Verdicts []Verdict
-	Zones    map[string]Zone
+	Verdicts   []Verdict
+	Zones      map[string]Zone
+	CacheZones map[string]bool `json:",omitempty"`
+}
+
+// cacheZone is the name of the zone a proxy_cache_path declares
+// (keys_zone=name:size), or "".
+func cacheZone(d nginxconf.Directive) string {
+	for _, a := range d.Args {
+		if v, ok := strings.CutPrefix(a, "keys_zone="); ok {
+			if name, size, ok := strings.Cut(v, ":"); ok && name != "" && size != "" {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // Zone is a limit_req_zone keyed by the client's address: Requests per

@@ -67,6 +67,9 @@ type Options struct {
 	// Zones are the limit_req zones the ConfigMap's http-snippet
 	// declares, by name.
 	Zones map[string]Zone
+	// CacheZones are the cache zones the ConfigMap's http-snippet
+	// declares (proxy_cache_path), by name.
+	CacheZones map[string]bool
 	// ClientHeader is the ConfigMap's forwarded-for-header where the
 	// listeners read the client's address from it rather than from
 	// X-Forwarded-For; empty: X-Forwarded-For. The client's own

@@ -101,3 +101,25 @@ func TestProxyAddForwardedForClientHeader(t *testing.T) {
 		t.Errorf("with forwarded-for-header CF-Connecting-IP: %v, want proxy_set_header refused for it", err)
 	}
 }
+
+// TestProxyCacheZoneDeclared: a proxy_cache of a zone the ConfigMap's
+// http-snippet declares is refused as caching, not translated; of a zone
+// nobody declares, as nginx refuses the configuration
+// (ngx_http_proxy_merge_loc_conf: "proxy_cache" zone "..." is unknown).
+func TestProxyCacheZoneDeclared(t *testing.T) {
+	const src = "proxy_cache my_cache;"
+	for _, tc := range []struct {
+		zones map[string]bool
+		want  string
+	}{
+		{nil, `zone "my_cache" is unknown`},
+		{map[string]bool{"other": true}, `zone "my_cache" is unknown`},
+		{map[string]bool{"my_cache": true}, "caching: not translated"},
+	} {
+		_, err := Translate(LocationContext, src, Options{CacheZones: tc.zones})
+		var r *Refusal
+		if !errors.As(err, &r) || r.Directive != "proxy_cache" || !strings.Contains(r.Why, tc.want) {
+			t.Errorf("cache zones %v: %v, want proxy_cache refused for %q", tc.zones, err, tc.want)
+		}
+	}
+}

@@ -647,6 +647,8 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		return nil
 	case "limit_req_zone", "limit_conn_zone", "proxy_cache_path", "map", "split_clients", "geo", "upstream", "server":
 		return t.refuse(d, "nginx takes it in the http block alone (the ConfigMap's http-snippet): nginx refuses it here")
+	case "proxy_cache":
+		return t.proxyCache(d)
 	case "limit_req_log_level":
 		t.verdict(d, NoEffect, "the level of nginx's error log line for a refused request")
 		return nil
@@ -655,6 +657,30 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 		return t.refuse(d, "Lua: not translated")
 	}
 	return t.refuse(d, "not translated")
+}
+
+// templateCacheZone is the cache zone ingress-nginx's template declares
+// itself (nginx.tmpl: proxy_cache_path ... keys_zone=auth_cache, for
+// auth-cache-key).
+const templateCacheZone = "auth_cache"
+
+// proxyCache takes proxy_cache: off is nginx's default, and caching is
+// not translated; a zone nobody declares makes nginx refuse the whole
+// configuration ("proxy_cache" zone "..." is unknown,
+// ngx_http_proxy_merge_loc_conf), which the refusal says.
+func (t *translator) proxyCache(d nginxconf.Directive) error {
+	if len(d.Args) != 1 {
+		return t.refuse(d, "wrong number of arguments: nginx refuses it")
+	}
+	zone := d.Args[0]
+	switch {
+	case zone == "off":
+		t.verdict(d, NoEffect, "nginx's default: ingress-nginx's locations cache nothing")
+		return nil
+	case strings.Contains(zone, "$") || zone == templateCacheZone || t.opts.CacheZones[zone]:
+		return t.refuse(d, "caching: not translated")
+	}
+	return t.refuse(d, "zone %q is unknown (no proxy_cache_path of the ConfigMap's http-snippet declares it): nginx refuses it", zone)
 }
 
 // errorPage reads error_page code ... [=[response]] uri. It changes only
