@@ -36,11 +36,15 @@ func TestProxyAnnotations(t *testing.T) {
 
 	// A port whose connections are never accepted: connecting times out.
 	unanswered := unansweredPort(t)
+	// A port that takes each request whole and resets its connection
+	// without an answer: the request was sent.
+	resetting := resettingPort(t)
 
 	fm := startFileMode(t, nil,
 		manifest{"services.yaml", echoServicesYAML(alpha) +
 			twoEndpointService("refusing", alpha.Port, refused) +
 			twoEndpointService("failing", alpha.Port, mustAtoi(t, port503)) +
+			twoEndpointService("resetting", alpha.Port, resetting) +
 			portService("dead", refused) +
 			portService("unavailable", mustAtoi(t, port503)) +
 			portService("unanswered", unanswered) +
@@ -56,7 +60,7 @@ func TestProxyAnnotations(t *testing.T) {
 		})
 	}
 	framework.Eventually(t, convergeTimeout, "the retrying hosts served", func() error {
-		for _, host := range []string{"retry.example.com", "retry503.example.com", "default.example.com", "nonidempotent.example.com"} {
+		for _, host := range []string{"retry.example.com", "retry503.example.com", "default.example.com", "nonidempotent.example.com", "sent.example.com", "sent-nonidempotent.example.com"} {
 			if err := envoy.Expect(host, "/", http.StatusOK, "alpha"); err != nil {
 				return err
 			}
@@ -183,61 +187,61 @@ func TestProxyAnnotations(t *testing.T) {
 				t.Errorf("no annotation, one endpoint of two refusing: %d of %d GETs answered 200, want all", ok, n)
 			}
 		})
-		// nginx does not pass a POST, LOCK or PATCH to the next server
-		// once sent (proxy_next_upstream, "non_idempotent"), and Envoy,
-		// whose retry policy cannot tell a request sent from one whose
-		// connection failed first, retries none (docs/annotations.md):
-		// about every other POST meets the refusing endpoint.
-		t.Run("by default, a POST is not retried", func(t *testing.T) {
-			const n = 20
+		// nginx passes any request whose connection failed to the next
+		// server, a POST, LOCK or PATCH too: it was not sent
+		// (ngx_http_upstream.c, ngx_http_upstream_next adds
+		// NGX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT only when
+		// u->request_sent).
+		t.Run("by default, a request of any method whose connection is refused is retried", func(t *testing.T) {
+			for _, method := range []string{http.MethodPost, http.MethodPatch, "LOCK", http.MethodPut, http.MethodDelete} {
+				if ok, failed := count(method, "default.example.com"); failed != 0 {
+					t.Errorf("no annotation, %s, one endpoint of two refusing: %d of %d served, want all (not sent, so retried)", method, ok, n)
+				}
+			}
+		})
+		// Once sent, nginx does not pass a POST, LOCK or PATCH to the
+		// next server (proxy_next_upstream, "non_idempotent"), and any
+		// other method on ("error": "an error occurred while ...
+		// passing a request to it, or reading the response header").
+		t.Run("by default, once sent, POST, PATCH and LOCK are not retried, GET, PUT and DELETE are", func(t *testing.T) {
+			for _, tc := range []struct {
+				method  string
+				retried bool
+			}{{http.MethodGet, true}, {http.MethodPut, true}, {http.MethodDelete, true}, {http.MethodPost, false}, {http.MethodPatch, false}, {"LOCK", false}} {
+				ok, failed := count(tc.method, "sent.example.com")
+				if tc.retried && failed != 0 {
+					t.Errorf("no annotation, %s, one endpoint of two resetting: %d of %d served, want all (retried)", tc.method, ok, n)
+				}
+				if !tc.retried && failed == 0 {
+					t.Errorf("no annotation, %s, one endpoint of two resetting: all %d served, want some meeting it (not retried once sent)", tc.method, n)
+				}
+			}
+			// The failed POSTs get nginx's status for a connection
+			// closed before the response, and a client cannot undo it
+			// with the headers Envoy's router reads.
 			failed := 0
 			for range n {
-				r := send(t, envoy, http.MethodPost, "default.example.com", "/", strings.NewReader("x"))
+				r := sendHeaders(t, envoy, http.MethodPost, "sent.example.com", "/", strings.NewReader("x"),
+					map[string]string{"x-envoy-max-retries": "2", "x-envoy-retry-on": "reset,5xx"})
 				if r.err != nil || r.status != http.StatusOK {
 					failed++
-					// nginx's status for a refused connection.
 					if r.status != http.StatusBadGateway {
-						t.Errorf("POST meeting the refusing endpoint: %s, want 502", r)
+						t.Errorf("POST meeting the resetting endpoint: %s, want 502", r)
 					}
 				}
 			}
 			if failed == 0 {
-				t.Errorf("no annotation, POST: all %d answered 200, want some meeting the refusing endpoint (POST is not retried)", n)
+				t.Errorf("no annotation, POST with x-envoy-retry-on and x-envoy-max-retries: all %d served, want some meeting the resetting endpoint (still not retried)", n)
 			}
 		})
-		// The methods are nginx's (ngx_http_upstream.c,
-		// ngx_http_upstream_next: NGX_HTTP_POST|NGX_HTTP_LOCK|
-		// NGX_HTTP_PATCH); any other is retried, and a client cannot
-		// undo it with the header Envoy's router reads.
-		t.Run("by default, PATCH is not retried, PUT and DELETE are", func(t *testing.T) {
-			for _, tc := range []struct {
-				method  string
-				retried bool
-			}{{http.MethodPatch, false}, {http.MethodPut, true}, {http.MethodDelete, true}, {"LOCK", false}} {
-				ok, failed := count(tc.method, "default.example.com")
-				if tc.retried && failed != 0 {
-					t.Errorf("no annotation, %s: %d of %d served, want all (retried)", tc.method, ok, n)
-				}
-				if !tc.retried && failed == 0 {
-					t.Errorf("no annotation, %s: all %d served, want some meeting the refusing endpoint (not retried)", tc.method, n)
-				}
-			}
-			failed := 0
-			for range n {
-				r := sendHeaders(t, envoy, http.MethodPost, "default.example.com", "/", strings.NewReader("x"), map[string]string{"x-envoy-max-retries": "2"})
-				if r.err != nil || r.status != http.StatusOK {
-					failed++
-				}
-			}
-			if failed == 0 {
-				t.Errorf("no annotation, POST with x-envoy-max-retries: 2: all %d served, want some meeting the refusing endpoint (still not retried)", n)
-			}
-		})
-		// proxy_next_upstream's non_idempotent passes them on too.
+		// proxy_next_upstream's non_idempotent passes them on too, sent
+		// or not.
 		t.Run("non_idempotent retries POST", func(t *testing.T) {
-			for _, method := range []string{http.MethodPost, http.MethodPatch, http.MethodGet} {
-				if ok, failed := count(method, "nonidempotent.example.com"); failed != 0 {
-					t.Errorf("error timeout non_idempotent, %s: %d of %d served, want all", method, ok, n)
+			for _, host := range []string{"nonidempotent.example.com", "sent-nonidempotent.example.com"} {
+				for _, method := range []string{http.MethodPost, http.MethodPatch, http.MethodGet} {
+					if ok, failed := count(method, host); failed != 0 {
+						t.Errorf("%s, error timeout non_idempotent, %s: %d of %d served, want all", host, method, ok, n)
+					}
 				}
 			}
 		})
@@ -379,6 +383,25 @@ spec:
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
+metadata: {name: sent, namespace: default}
+spec:
+  rules:
+  - host: sent.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: resetting, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: sent-nonidempotent
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: "error timeout non_idempotent"}
+spec:
+  rules:
+  - host: sent-nonidempotent.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: resetting, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
 metadata: {name: dead, namespace: default}
 spec:
   rules:
@@ -503,6 +526,40 @@ func unansweredPort(t *testing.T) int {
 
 // closedPort returns a port of 127.0.0.1 that nothing listens on, and that
 // no other test is handed while this one runs (framework.FreePort).
+// resettingPort returns a port of 127.0.0.1 that reads each request's
+// headers and resets the connection without an answer, as a backend that
+// dies with the request in hand.
+func resettingPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var got []byte
+				buf := make([]byte, 4096)
+				for !strings.Contains(string(got), "\r\n\r\n") {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got = append(got, buf[:n]...)
+				}
+				c.(*net.TCPConn).SetLinger(0) // close with RST
+			}()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 func closedPort(t *testing.T) int {
 	t.Helper()
 	return framework.FreePort(t)

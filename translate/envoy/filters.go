@@ -154,12 +154,13 @@ func httpFilterOrder() []httpFilter {
 		// (limit-rate-after), the authorisation service's
 		// (responsepace.go); a route has one or the other.
 		{name: responsePaceFilter, use: useResponsePace, config: responsePaceListenerConfig, disabled: true},
-		// Last, nearest the router, what is not retried
-		// (nonidempotent.go): nginx passes no POST, LOCK or PATCH to the
-		// next server once sent. The router reads the header it sets, so
-		// it comes after every filter that could answer or change the
-		// request; it does nothing to responses, so the pace above still
-		// slows the body first.
+		// Last, nearest the router, what is retried after a request was
+		// sent (nonidempotent.go): nginx passes no POST, LOCK or PATCH
+		// to the next server once sent, and any other method on. The
+		// router reads the header it sets, so it comes after every
+		// filter that could answer or change the request; it does
+		// nothing to responses, so the pace above still slows the body
+		// first.
 		{name: nonIdempotentFilter, use: useNonIdempotent, config: nonIdempotentListenerConfig},
 	}
 }

@@ -19,24 +19,29 @@ import (
 )
 
 // What is not retried. nginx passes no POST, LOCK or PATCH to the next
-// server once sent, unless proxy_next_upstream says non_idempotent, and
-// ingress-nginx retries every location by default (translate/ingress,
-// proxy.go). Envoy retries a request only when one of a retry policy's
-// retriable_request_headers matches, so "none of these methods" was one
-// inverted regular expression on each route's policy, which Envoy
-// compiled again for every virtual host each time it built its route
-// table: a fifth of its CPU for each change at 1,000 Ingresses
-// (docs/benchmarks.md, "Issue 31: where a delta Envoy's CPU per change
-// goes").
+// server once it has sent it, unless proxy_next_upstream says
+// non_idempotent (ngx_http_upstream_next adds NGX_HTTP_UPSTREAM_FT_NON_
+// IDEMPOTENT to the failure when u->request_sent): such a request whose
+// connection failed is passed on like any other. ingress-nginx retries
+// every location by default (translate/ingress, proxy.go).
 //
-// Instead, one filter per listener, nearest the router, gives a request
-// of those methods x-envoy-max-retries: 0, which the router reads (and
-// takes off the request) in place of the policy's number of retries; a
-// request of any other method skips it. A client's own header of that
-// name is replaced for those methods, and for the others the connection
+// A route of nginx's retries therefore retries every method only on what
+// fails before the request is sent (connect-failure,
+// reset-before-request), and one filter per listener, nearest the router,
+// gives a request of any other method x-envoy-retry-on with the rest
+// (refused-stream, reset, and retriable-status-codes, of no effect on a
+// route without status codes), which the router adds to the policy's
+// conditions and takes off the request; a POST, LOCK or PATCH skips it.
+// A per-route retry_on of its own, or a matcher per route, would cost
+// Envoy a regular expression compiled again for every route on each
+// change (docs/benchmarks.md, "Issue 31: where a delta Envoy's CPU per
+// change goes"). A client's own header is replaced, and the connection
 // manager drops it from an external client's request before any filter.
-// A route whose retries take those methods too (non_idempotent, Gateway
-// API's) turns the filter off.
+//
+// A route whose retries take every method (non_idempotent, Gateway API's)
+// or that has none turns the filter off, and so does one retried on
+// status codes alone (http_503 without error), rare enough to keep its
+// conditions and the method matcher on its own policy.
 
 // nonIdempotentFilter is the filter's name in the chain and the key of
 // its per-route configuration.
@@ -46,19 +51,25 @@ const nonIdempotentFilter = "ingress-xds.non-idempotent"
 // server once sent (ngx_http_upstream.c, ngx_http_upstream_next).
 var nonIdempotentMethods = [...]string{"POST", "LOCK", "PATCH"}
 
-// notRetriedByFilter says whether the listener's filter says what a
-// route's retries leave out: exactly nginx's non-idempotent methods.
-func notRetriedByFilter(r *ir.Retries) bool {
-	return slices.Equal(r.NotMethods, nonIdempotentMethods[:])
-}
+// The conditions a route of nginx's retries keeps for every method, and
+// those the filter adds for the others (retryPolicy, retries.go).
+const (
+	beforeSent = "connect-failure,reset-before-request"
+	afterSent  = "refused-stream,reset,retriable-status-codes"
+)
 
-// nonIdempotentListenerConfig is the filter: header_mutation, skipped
-// unless the method is one of nonIdempotentMethods. Its messages are
-// fixed and well formed, so packing them cannot fail.
-func nonIdempotentListenerConfig() proto.Message {
+// nonIdempotentListenerConfig is the filter: header_mutation of
+// x-envoy-retry-on to afterSent, skipped when the method is one of
+// nonIdempotentMethods.
+func nonIdempotentListenerConfig() proto.Message { return idempotentRetries(afterSent) }
+
+// idempotentRetries gives a request of any method but nginx's
+// non-idempotent ones x-envoy-retry-on: on. Its messages are fixed and
+// well formed, so packing them cannot fail.
+func idempotentRetries(on string) proto.Message {
 	mutation, _ := anypb.New(&headermutationv3.HeaderMutation{Mutations: &headermutationv3.Mutations{
 		RequestMutations: []*mutationv3.HeaderMutation{{Action: &mutationv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: "x-envoy-max-retries", Value: "0"},
+			Header:       &corev3.HeaderValue{Key: "x-envoy-retry-on", Value: on},
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		}}}},
 	}})
@@ -75,16 +86,14 @@ func nonIdempotentListenerConfig() proto.Message {
 			},
 		}})
 	}
-	notOne := &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_NotMatcher{
-		NotMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{
-			OrMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: methods},
-		}},
+	oneOf := &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{
+		OrMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: methods},
 	}}
 	return &matchingv3.ExtensionWithMatcher{
 		ExtensionConfig: &corev3.TypedExtensionConfig{Name: "envoy.filters.http.header_mutation", TypedConfig: mutation},
 		XdsMatcher: &xdsmatcherv3.Matcher{MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
 			Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
-				Predicate: notOne,
+				Predicate: oneOf,
 				OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
 					Name: "skip", TypedConfig: skip,
 				}}},
@@ -93,16 +102,24 @@ func nonIdempotentListenerConfig() proto.Message {
 	}
 }
 
-// nonIdempotentPerRoute is what a route's retries need of the filter: in
-// the chain when they leave nginx's methods out, off on the route when
-// they retry every method.
-func nonIdempotentPerRoute(r *ir.Retries, per map[string]proto.Message) filterSet {
-	if r == nil {
+// nonIdempotentPerRoute is what a forward route's retries need of the
+// filter: in the chain for nginx's retries (retriedAfterSent), off on a
+// route with other retries or none. A route that answers itself sends
+// nothing upstream: left alone.
+func nonIdempotentPerRoute(r *ir.Retries, forwards bool, per map[string]proto.Message) filterSet {
+	switch {
+	case !forwards:
 		return 0
-	}
-	if notRetriedByFilter(r) {
+	case retriedAfterSent(r):
 		return useNonIdempotent
 	}
 	per[nonIdempotentFilter] = &routev3.FilterConfig{Disabled: true}
 	return 0
+}
+
+// retriedAfterSent says whether the filter gives a route's requests what
+// it retries once sent: nginx's retries, with error or timeout (a route
+// of status codes alone keeps its own conditions).
+func retriedAfterSent(r *ir.Retries) bool {
+	return r != nil && slices.Equal(r.NotMethods, nonIdempotentMethods[:]) && slices.Contains(r.On, "connect-failure")
 }

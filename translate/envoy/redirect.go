@@ -93,7 +93,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 	for _, route := range routes {
 		if r.Policy != nil {
 			applyHeaderPolicy(route, r.Policy)
-			u, err := applyFilterPolicies(route, r.Policy, l)
+			u, err := applyFilterPolicies(route, r.Policy, l, false)
 			if err != nil {
 				return nil, 0, false, err
 			}

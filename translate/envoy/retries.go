@@ -24,8 +24,14 @@ const hostSelectionAttempts = 5
 // request has not tried yet (previous_hosts), as ir.Retries promises and
 // nginx's proxy_next_upstream does.
 func retryPolicy(r *ir.Retries) *routev3.RetryPolicy {
+	on := strings.Join(r.On, ",")
+	if retriedAfterSent(r) { // nonidempotent.go
+		// Every method is retried on what fails before the request is
+		// sent; the listener's filter adds the rest for the others.
+		on = beforeSent
+	}
 	rp := &routev3.RetryPolicy{
-		RetryOn:                       strings.Join(r.On, ","),
+		RetryOn:                       on,
 		NumRetries:                    wrapperspb.UInt32(r.Attempts),
 		RetriableStatusCodes:          r.StatusCodes,
 		HostSelectionRetryMaxAttempts: hostSelectionAttempts,
@@ -37,7 +43,7 @@ func retryPolicy(r *ir.Retries) *routev3.RetryPolicy {
 		// (docs/gateway-api.md states the difference).
 		rp.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: durationpb.New(time.Duration(r.Backoff))}
 	}
-	if len(r.NotMethods) > 0 && !notRetriedByFilter(r) { // nonidempotent.go
+	if len(r.NotMethods) > 0 && !retriedAfterSent(r) {
 		// Envoy retries a request only when one of these matches: the
 		// method is none of the others.
 		quoted := make([]string, len(r.NotMethods))

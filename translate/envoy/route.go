@@ -113,16 +113,22 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 		route.Action = &routev3.Route_Route{Route: ra}
 	}
 	if p == nil {
+		if r.Action.Forward != nil {
+			// No retries: the retry conditions the listener's filter
+			// adds are not the route's (nonidempotent.go).
+			disabled, _ := anypb.New(&routev3.FilterConfig{Disabled: true}) // an empty message packs
+			route.TypedPerFilterConfig = map[string]*anypb.Any{nonIdempotentFilter: disabled}
+		}
 		return route, 0, nil
 	}
 	applyHeaderPolicy(route, p)
-	uses, err := applyFilterPolicies(route, p, l)
+	uses, err := applyFilterPolicies(route, p, l, r.Action.Forward != nil)
 	return route, uses, err
 }
 
 // applyFilterPolicies sets the per-route configuration of the optional HTTP
 // filters a route's policy needs, and says which those are.
-func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide) (filterSet, error) {
+func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide, forwards bool) (filterSet, error) {
 	var uses filterSet
 	per := map[string]proto.Message{}
 	if p.IPRules != nil {
@@ -183,7 +189,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 	if c := p.Compression; c != nil {
 		per[compressorName(c)] = compressorOn() // compression.go
 	}
-	uses |= nonIdempotentPerRoute(p.Retries, per) // nonidempotent.go
+	uses |= nonIdempotentPerRoute(p.Retries, forwards, per) // nonidempotent.go
 	if p.ErrorPages != nil {
 		pages, err := errorPages(p.ErrorPages, l)
 		if err != nil {

@@ -21,7 +21,8 @@ func (r *Registry) Markdown() []byte {
 		"without one a new one, as ingress-nginx's `$req_id` does (`generate-request-id`, on by default); Envoy's is a UUID " +
 		"where nginx's is 32 hexadecimal digits. WebSocket upgrades pass on every route, as through ingress-nginx. " +
 		"Every forwarding route retries, as ingress-nginx's default proxy-next-upstream (\"error timeout\", 3 tries) does: a request " +
-		"whose connection to an endpoint fails (refused, reset, timed out) is tried on another, except POST, LOCK and PATCH (proxy-next-upstream). " +
+		"whose connection to an endpoint fails (refused, reset, timed out) is tried on another; POST, LOCK and PATCH only when the " +
+		"request was not sent (the connection refused or timed out), as nginx passes none of them on once sent (proxy-next-upstream). " +
 		"When no try gets a response, the client gets nginx's status, not Envoy's 503 for every cause: 502 when the connection fails " +
 		"(refused, reset or closed before the response, a backend certificate failing proxy-ssl-verify), 504 when connecting times out; " +
 		"a Service without a ready endpoint still gets 503, as from ingress-nginx's balancer. A request over a circuit breaker's limit " +

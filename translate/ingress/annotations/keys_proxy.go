@@ -50,14 +50,14 @@ var ProxyNextUpstream = key[[]string](&definition{
 	doc: `When a request is retried on another endpoint, in nginx's words ("error timeout http_502"; "off": never). ` +
 		`As in ingress-nginx, which applies "error timeout" with 3 tries to every location, every forwarding route retries by default: ` +
 		`a connection that fails (refused, reset, timed out) before a response is tried again on another endpoint, up to 3 tries in all, ` +
-		`except for POST, LOCK and PATCH. Setting it or proxy-next-upstream-tries (here or as the ConfigMap key) changes that, ` +
+		`a POST, LOCK or PATCH only when it was not sent (the connection refused or timed out). Setting it or proxy-next-upstream-tries (here or as the ConfigMap key) changes that, ` +
 		`the other keeping ingress-nginx's default; "off", or 1 try, turns retries off.`,
 	verdict: HonouredWithDifference,
 	note: `Each word becomes an Envoy retry condition: error and invalid_header → connect-failure, reset (and refused-stream); ` +
 		`timeout → connect-failure, reset (a connect timeout is retried; Envoy's stream idle timeout, which carries proxy-read-timeout, ` +
 		`ends the request without a retry); http_500, http_502, http_503, http_504, http_403, http_404, http_429 → retriable-status-codes ` +
-		`with those codes; off → no retries. As in nginx, POST, LOCK and PATCH are not retried unless non_idempotent is given, and a retry ` +
-		`goes to another endpoint than those already tried; unlike nginx, that also holds for a POST whose connection failed before it was sent.`,
+		`with those codes; off → no retries. As in nginx, a POST, LOCK or PATCH once sent is not retried unless non_idempotent is given ` +
+		`(one whose connection failed, or was reset before the request went out, is), and a retry goes to another endpoint than those already tried.`,
 }, parseNextUpstream)
 
 // ProxyNextUpstreamTries bounds the tries of a request, the first
