@@ -14,8 +14,9 @@ import (
 )
 
 // BenchmarkNonIdempotentFilter is the price per request of the listener's
-// method check that keeps POST, LOCK and PATCH from being retried
-// (translate/envoy/nonidempotent.go, issue 31), in one Envoy of the
+// method check that retries POST, LOCK and PATCH only when they were not
+// sent, giving every other method the conditions it is retried on once
+// sent (translate/envoy/nonidempotent.go, issue 31), in one Envoy of the
 // shipped defaults: a host of default retries, where every request goes
 // through the check, against one whose Ingress retries every method
 // (proxy-next-upstream's non_idempotent), whose routes switch the filter

@@ -25,22 +25,28 @@ import (
 // connection failed is passed on like any other. ingress-nginx retries
 // every location by default (translate/ingress, proxy.go).
 //
-// A route of nginx's retries therefore retries every method only on what
+// A route of nginx's retries therefore retries every method on what
 // fails before the request is sent (connect-failure,
-// reset-before-request), and one filter per listener, nearest the router,
-// gives a request of any other method x-envoy-retry-on with the rest
+// reset-before-request), and adds x-envoy-retry-on with the rest
 // (refused-stream, reset, and retriable-status-codes, of no effect on a
-// route without status codes), which the router adds to the policy's
-// conditions and takes off the request; a POST, LOCK or PATCH skips it.
-// A per-route retry_on of its own, or a matcher per route, would cost
+// route without status codes) to a request without one, which the router
+// reads after the route's headers are added and merges into the policy's
+// conditions. One filter per listener, nearest the router, gives a POST,
+// LOCK or PATCH x-envoy-retry-on: connect-failure first, which the policy
+// has already, so the route adds nothing; a request of any other method
+// skips it. A per-route retry_on or matcher of the method would cost
 // Envoy a regular expression compiled again for every route on each
 // change (docs/benchmarks.md, "Issue 31: where a delta Envoy's CPU per
-// change goes"). A client's own header is replaced, and the connection
-// manager drops it from an external client's request before any filter.
+// change goes"), and a filter that writes the header for the other
+// methods costs every GET its run (docs/benchmarks.md, "Issue 31: a POST
+// retried when it was not sent"). A client's own header is replaced for
+// those methods, and the connection manager drops it from an external
+// client's request before any filter.
 //
 // A route whose retries take every method (non_idempotent, Gateway API's)
-// or that has none turns the filter off, and so does one retried on
-// status codes alone (http_503 without error), rare enough to keep its
+// or that has none turns the filter off (its header would give a POST
+// retries the route does not have), and so does one retried on status
+// codes alone (http_503 without error), rare enough to keep its
 // conditions and the method matcher on its own policy.
 
 // nonIdempotentFilter is the filter's name in the chain and the key of
@@ -51,25 +57,36 @@ const nonIdempotentFilter = "ingress-xds.non-idempotent"
 // server once sent (ngx_http_upstream.c, ngx_http_upstream_next).
 var nonIdempotentMethods = [...]string{"POST", "LOCK", "PATCH"}
 
-// The conditions a route of nginx's retries keeps for every method, and
-// those the filter adds for the others (retryPolicy, retries.go).
+// The conditions a route of nginx's retries keeps for every method, those
+// it adds for the others, and what the filter gives the non-idempotent
+// ones in their place (retryPolicy, retries.go; renderRoute, route.go).
 const (
 	beforeSent = "connect-failure,reset-before-request"
 	afterSent  = "refused-stream,reset,retriable-status-codes"
+	notSent    = "connect-failure"
 )
 
-// nonIdempotentListenerConfig is the filter: header_mutation of
-// x-envoy-retry-on to afterSent, skipped when the method is one of
-// nonIdempotentMethods.
-func nonIdempotentListenerConfig() proto.Message { return idempotentRetries(afterSent) }
+// retryOnHeader is the request header the router reads the conditions a
+// request adds from.
+const retryOnHeader = "x-envoy-retry-on"
 
-// idempotentRetries gives a request of any method but nginx's
-// non-idempotent ones x-envoy-retry-on: on. Its messages are fixed and
-// well formed, so packing them cannot fail.
-func idempotentRetries(on string) proto.Message {
+// afterSentHeader is the route's addition of afterSent, to a request
+// without the header.
+func afterSentHeader() *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: retryOnHeader, Value: afterSent},
+		AppendAction: corev3.HeaderValueOption_ADD_IF_ABSENT,
+	}
+}
+
+// nonIdempotentListenerConfig is the filter: header_mutation of
+// x-envoy-retry-on to notSent, skipped unless the method is one of
+// nonIdempotentMethods. Its messages are fixed and well formed, so
+// packing them cannot fail.
+func nonIdempotentListenerConfig() proto.Message {
 	mutation, _ := anypb.New(&headermutationv3.HeaderMutation{Mutations: &headermutationv3.Mutations{
 		RequestMutations: []*mutationv3.HeaderMutation{{Action: &mutationv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: "x-envoy-retry-on", Value: on},
+			Header:       &corev3.HeaderValue{Key: retryOnHeader, Value: notSent},
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		}}}},
 	}})
@@ -86,14 +103,16 @@ func idempotentRetries(on string) proto.Message {
 			},
 		}})
 	}
-	oneOf := &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{
-		OrMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: methods},
+	notOne := &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_NotMatcher{
+		NotMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_OrMatcher{
+			OrMatcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_PredicateList{Predicate: methods},
+		}},
 	}}
 	return &matchingv3.ExtensionWithMatcher{
 		ExtensionConfig: &corev3.TypedExtensionConfig{Name: "envoy.filters.http.header_mutation", TypedConfig: mutation},
 		XdsMatcher: &xdsmatcherv3.Matcher{MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
 			Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
-				Predicate: oneOf,
+				Predicate: notOne,
 				OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
 					Name: "skip", TypedConfig: skip,
 				}}},
@@ -117,9 +136,10 @@ func nonIdempotentPerRoute(r *ir.Retries, forwards bool, per map[string]proto.Me
 	return 0
 }
 
-// retriedAfterSent says whether the filter gives a route's requests what
-// it retries once sent: nginx's retries, with error or timeout (a route
-// of status codes alone keeps its own conditions).
+// retriedAfterSent says whether a route's retries are nginx's, with error
+// or timeout, which the route and the filter split by what fails before
+// and after a request is sent (a route of status codes alone keeps its
+// own conditions).
 func retriedAfterSent(r *ir.Retries) bool {
 	return r != nil && slices.Equal(r.NotMethods, nonIdempotentMethods[:]) && slices.Contains(r.On, "connect-failure")
 }

@@ -122,6 +122,9 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 		return route, 0, nil
 	}
 	applyHeaderPolicy(route, p)
+	if r.Action.Forward != nil && retriedAfterSent(p.Retries) { // nonidempotent.go
+		route.RequestHeadersToAdd = append(route.RequestHeadersToAdd, afterSentHeader())
+	}
 	uses, err := applyFilterPolicies(route, p, l, r.Action.Forward != nil)
 	return route, uses, err
 }
