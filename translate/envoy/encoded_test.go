@@ -83,6 +83,7 @@ func TestVirtualHostsAreCompactAndEncodeTheSame(t *testing.T) {
 		}
 		whole.Routes = append(whole.Routes, route)
 	}
+	shareRouteSettings(whole) // as renderVirtualHost does, before it compacts
 	encodesAs(t, compact, whole)
 	rc, err := Expand(&routev3.RouteConfiguration{Name: "rc", VirtualHosts: []*routev3.VirtualHost{compact}})
 	if err != nil {

@@ -27,26 +27,28 @@ import (
 //
 // A route of nginx's retries therefore retries every method on what
 // fails before the request is sent (connect-failure,
-// reset-before-request), and adds x-envoy-retry-on with the rest
-// (refused-stream, reset, and retriable-status-codes, of no effect on a
-// route without status codes) to a request without one, which the router
-// reads after the route's headers are added and merges into the policy's
-// conditions. One filter per listener, nearest the router, gives a POST,
-// LOCK or PATCH x-envoy-retry-on: connect-failure first, which the policy
-// has already, so the route adds nothing; a request of any other method
-// skips it. A per-route retry_on or matcher of the method would cost
-// Envoy a regular expression compiled again for every route on each
-// change (docs/benchmarks.md, "Issue 31: where a delta Envoy's CPU per
-// change goes"), and a filter that writes the header for the other
-// methods costs every GET its run (docs/benchmarks.md, "Issue 31: a POST
-// retried when it was not sent"). A client's own header is replaced for
-// those methods, and the connection manager drops it from an external
-// client's request before any filter.
+// reset-before-request), and its route configuration adds x-envoy-retry-on
+// with the rest (refused-stream, reset, and retriable-status-codes, of no
+// effect on a route without status codes) to a request without one, which
+// the router reads after the routes' headers are added and merges into
+// the policy's conditions. One filter per listener, nearest the router,
+// gives a POST, LOCK or PATCH x-envoy-retry-on: connect-failure first,
+// which the policy has already, so nothing is added; a request of any
+// other method skips it. A per-route retry_on or matcher of the method
+// would cost Envoy a regular expression compiled again for every route on
+// each change (docs/benchmarks.md, "Issue 31: where a delta Envoy's CPU
+// per change goes"), a header added by every route a sixth more CPU per
+// change, and a filter that writes the header for the other methods every
+// GET its run (docs/benchmarks.md, "Issue 31: a POST retried when it was
+// not sent"). A client's own header is replaced for those methods, and the
+// connection manager drops it from an external client's request before
+// any filter.
 //
-// A route whose retries take every method (non_idempotent, Gateway API's)
-// or that has none turns the filter off (its header would give a POST
-// retries the route does not have), and so does one retried on status
-// codes alone (http_503 without error), rare enough to keep its
+// Every other forwarding route removes the header (its route's headers
+// come after its route configuration's: MostSpecificHeaderMutationsWins),
+// and turns the filter off: one whose retries take every method
+// (non_idempotent, Gateway API's), one without retries, and one retried
+// on status codes alone (http_503 without error), rare enough to keep its
 // conditions and the method matcher on its own policy.
 
 // nonIdempotentFilter is the filter's name in the chain and the key of
@@ -70,13 +72,18 @@ const (
 // request adds from.
 const retryOnHeader = "x-envoy-retry-on"
 
-// afterSentHeader is the route's addition of afterSent, to a request
-// without the header.
-func afterSentHeader() *corev3.HeaderValueOption {
-	return &corev3.HeaderValueOption{
+// addRetriedAfterSent gives rc, of a listener whose filters are uses, the
+// addition of afterSent to a request without the header, where the
+// listener has the filter: some route of rc, or of its listener, has
+// nginx's retries.
+func addRetriedAfterSent(rc *routev3.RouteConfiguration, uses filterSet) {
+	if uses&useNonIdempotent == 0 {
+		return
+	}
+	rc.RequestHeadersToAdd = append(rc.RequestHeadersToAdd, &corev3.HeaderValueOption{
 		Header:       &corev3.HeaderValue{Key: retryOnHeader, Value: afterSent},
 		AppendAction: corev3.HeaderValueOption_ADD_IF_ABSENT,
-	}
+	})
 }
 
 // nonIdempotentListenerConfig is the filter: header_mutation of

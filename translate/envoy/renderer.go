@@ -429,6 +429,7 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		gz = gz.union(s)
 	}
 	c.lastHTTP = httpRoutes{ir: vhosts, msgs: rendered}
+	addRetriedAfterSent(rc, uses) // nonidempotent.go
 	return rc, uses, gz, nil
 }
 

@@ -114,16 +114,18 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 	}
 	if p == nil {
 		if r.Action.Forward != nil {
-			// No retries: the retry conditions the listener's filter
-			// adds are not the route's (nonidempotent.go).
+			// No retries: neither the retry conditions the route
+			// configuration adds nor the listener's filter are the
+			// route's (nonidempotent.go).
 			disabled, _ := anypb.New(&routev3.FilterConfig{Disabled: true}) // an empty message packs
 			route.TypedPerFilterConfig = map[string]*anypb.Any{nonIdempotentFilter: disabled}
+			route.RequestHeadersToRemove = []string{retryOnHeader}
 		}
 		return route, 0, nil
 	}
 	applyHeaderPolicy(route, p)
-	if r.Action.Forward != nil && retriedAfterSent(p.Retries) { // nonidempotent.go
-		route.RequestHeadersToAdd = append(route.RequestHeadersToAdd, afterSentHeader())
+	if r.Action.Forward != nil && !retriedAfterSent(p.Retries) { // nonidempotent.go
+		route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, retryOnHeader)
 	}
 	uses, err := applyFilterPolicies(route, p, l, r.Action.Forward != nil)
 	return route, uses, err
