@@ -531,33 +531,42 @@ func unansweredPort(t *testing.T) int {
 // dies with the request in hand.
 func resettingPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveTCP(t, func(c net.Conn) {
+		var got []byte
+		buf := make([]byte, 4096)
+		for !strings.Contains(string(got), "\r\n\r\n") {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			got = append(got, buf[:n]...)
+		}
+		c.(*net.TCPConn).SetLinger(0) // close with RST
+	})
+}
+
+// serveTCP serves plain TCP on loopback until the test ends, each
+// connection handed to handle and closed after; it returns the port.
+func serveTCP(t *testing.T, handle func(net.Conn)) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
-			c, err := l.Accept()
+			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
 			go func() {
 				defer c.Close()
-				var got []byte
-				buf := make([]byte, 4096)
-				for !strings.Contains(string(got), "\r\n\r\n") {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					got = append(got, buf[:n]...)
-				}
-				c.(*net.TCPConn).SetLinger(0) // close with RST
+				handle(c)
 			}()
 		}
 	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func closedPort(t *testing.T) int {

@@ -140,33 +140,18 @@ func connectionClosed(err error) bool {
 // with its name, ": " and the line; it returns its port.
 func startTCPEcho(t *testing.T, name string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveTCP(t, func(conn net.Conn) { // annotations_proxy_test.go
+		r := bufio.NewReader(conn)
 		for {
-			conn, err := ln.Accept()
+			line, err := r.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if _, err := conn.Write([]byte(name + ": " + line)); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := conn.Write([]byte(name + ": " + line)); err != nil {
+				return
+			}
 		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	})
 }
 
 // gatewayTLSRouteYAML takes Envoy's HTTPS port three times.
