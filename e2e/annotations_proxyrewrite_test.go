@@ -25,7 +25,7 @@ func TestProxyRewriteAnnotations(t *testing.T) {
 	framework.FindTools(t)
 	// A backend whose answers name it as http://internal/, as a backend
 	// that does not know the host it is served under does.
-	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	envoy := startHandlerEnvoy(t, "internal", func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Backend", "internal")
 		h.Set("Location", "http://internal/foo/bar?x=1")
@@ -34,18 +34,7 @@ func TestProxyRewriteAnnotations(t *testing.T) {
 		h.Add("Set-Cookie", "b=2; path=/one/; domain=.LOCALHOST; HttpOnly")
 		h.Add("Set-Cookie", "c=3; Domain=other.example; Path=/elsewhere")
 		w.WriteHeader(http.StatusFound)
-	}))
-	t.Cleanup(internal.Close)
-	_, port, _ := net.SplitHostPort(internal.Listener.Addr().String())
-	backend := &framework.Backend{Name: "internal", Host: "127.0.0.1", Port: mustAtoi(t, port)}
-
-	fm := startFileMode(t, nil,
-		manifest{"services.yaml", readyServiceYAML("internal", backend)},
-		manifest{"ingresses.yaml", proxyRewriteIngressesYAML})
-	envoy := fm.envoy
-	t.Cleanup(func() {
-		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
-	})
+	}, proxyRewriteIngressesYAML)
 	get := func(host string) *http.Response {
 		t.Helper()
 		var resp *http.Response

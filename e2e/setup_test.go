@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
@@ -76,4 +79,21 @@ func startFileModeOf(t *testing.T, certs *framework.XDSCerts, args []string, fil
 	m.cp.WaitReady(t)
 	m.envoy = framework.StartEnvoy(t, m.cp)
 	return m
+}
+
+// startHandlerEnvoy serves ingresses in file mode with a backend of its
+// own: handler, as the ready endpoint of Service name on port 80. The
+// test ends checking that Envoy rejected none of the configuration.
+func startHandlerEnvoy(t *testing.T, name string, handler http.HandlerFunc, ingresses string) *framework.Envoy {
+	t.Helper()
+	backend := httptest.NewServer(handler)
+	t.Cleanup(backend.Close)
+	b := &framework.Backend{Name: name, Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	envoy := startFileMode(t, nil,
+		manifest{"services.yaml", readyServiceYAML(name, b)},
+		manifest{"ingresses.yaml", ingresses}).envoy
+	t.Cleanup(func() {
+		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	return envoy
 }

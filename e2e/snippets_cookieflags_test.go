@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -34,7 +32,7 @@ import (
 func TestSnippetsCookieFlags(t *testing.T) {
 	framework.Heavy(t)
 	framework.FindTools(t)
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	envoy := startHandlerEnvoy(t, "cookies", func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Backend", "cookies")
 		for _, c := range []string{
@@ -49,18 +47,7 @@ func TestSnippetsCookieFlags(t *testing.T) {
 			h.Add("Set-Cookie", c)
 		}
 		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(backend.Close)
-	_, port, _ := net.SplitHostPort(backend.Listener.Addr().String())
-	b := &framework.Backend{Name: "cookies", Host: "127.0.0.1", Port: mustAtoi(t, port)}
-
-	fm := startFileMode(t, nil,
-		manifest{"services.yaml", readyServiceYAML("cookies", b)},
-		manifest{"ingresses.yaml", cookieFlagsIngressesYAML})
-	envoy := fm.envoy
-	t.Cleanup(func() {
-		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
-	})
+	}, cookieFlagsIngressesYAML)
 	cookies := func(t *testing.T, host string) []string {
 		t.Helper()
 		var got []string

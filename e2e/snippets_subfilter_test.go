@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +33,7 @@ const subFilterPage = `<html><HEAD><title>t</title></HEAD><a href="/x">x</a><img
 func TestSnippetsSubFilter(t *testing.T) {
 	framework.Heavy(t)
 	framework.FindTools(t)
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	envoy := startHandlerEnvoy(t, "pages", func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Backend", "pages")
 		h.Set("Last-Modified", "Wed, 02 Dec 2026 10:00:00 GMT")
@@ -71,18 +69,7 @@ func TestSnippetsSubFilter(t *testing.T) {
 			h.Set("Content-Length", "0")
 			w.WriteHeader(http.StatusOK)
 		}
-	}))
-	t.Cleanup(backend.Close)
-	_, port, _ := net.SplitHostPort(backend.Listener.Addr().String())
-	b := &framework.Backend{Name: "pages", Host: "127.0.0.1", Port: mustAtoi(t, port)}
-
-	fm := startFileMode(t, nil,
-		manifest{"services.yaml", readyServiceYAML("pages", b)},
-		manifest{"ingresses.yaml", subFilterIngressesYAML})
-	envoy := fm.envoy
-	t.Cleanup(func() {
-		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
-	})
+	}, subFilterIngressesYAML)
 	get := func(t *testing.T, host, path string) snippetAnswer {
 		t.Helper()
 		var a snippetAnswer
