@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -45,12 +46,17 @@ func TestGatewayAPIClusterMode(t *testing.T) {
 
 	// An edit: the Route now sends /v2 to another Service, and nothing
 	// else (the rest of the host answers 404).
-	route, err := gw.GatewayV1().HTTPRoutes(namespace).Get(ctx, "modern", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	route.Spec = clusterRoute("/v2", "next").Spec
-	if _, err := gw.GatewayV1().HTTPRoutes(namespace).Update(ctx, route, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the Route's status meanwhile: an update
+	// conflicting with it is made again on the Route as it now is.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		route, err := gw.GatewayV1().HTTPRoutes(namespace).Get(ctx, "modern", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		route.Spec = clusterRoute("/v2", "next").Spec
+		_, err = gw.GatewayV1().HTTPRoutes(namespace).Update(ctx, route, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	took := framework.Eventually(t, convergeTimeout, "the edited HTTPRoute served", func() error {
