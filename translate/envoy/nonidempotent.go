@@ -86,6 +86,12 @@ func addRetriedAfterSent(rc *routev3.RouteConfiguration, uses filterSet) {
 	})
 }
 
+// dropRetryOn makes route, a forwarding route without nginx's retries,
+// remove the header its route configuration may add (addRetriedAfterSent).
+func dropRetryOn(route *routev3.Route) {
+	route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, retryOnHeader)
+}
+
 // nonIdempotentListenerConfig is the filter: header_mutation of
 // x-envoy-retry-on to notSent, skipped unless the method is one of
 // nonIdempotentMethods. Its messages are fixed and well formed, so

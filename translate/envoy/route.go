@@ -119,13 +119,13 @@ func renderRoute(host string, r *ir.Route, l listenerSide) (*routev3.Route, filt
 			// route's (nonidempotent.go).
 			disabled, _ := anypb.New(&routev3.FilterConfig{Disabled: true}) // an empty message packs
 			route.TypedPerFilterConfig = map[string]*anypb.Any{nonIdempotentFilter: disabled}
-			route.RequestHeadersToRemove = []string{retryOnHeader}
+			dropRetryOn(route)
 		}
 		return route, 0, nil
 	}
 	applyHeaderPolicy(route, p)
 	if r.Action.Forward != nil && !retriedAfterSent(p.Retries) { // nonidempotent.go
-		route.RequestHeadersToRemove = append(route.RequestHeadersToRemove, retryOnHeader)
+		dropRetryOn(route)
 	}
 	uses, err := applyFilterPolicies(route, p, l, r.Action.Forward != nil)
 	return route, uses, err
