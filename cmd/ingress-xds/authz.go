@@ -73,7 +73,7 @@ func runAuthz(ctx context.Context, args []string) error {
 			return fmt.Errorf("listening on %s: %w", *metricsAddress, err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry(), promhttp.HandlerOpts{}))
+		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Gatherer(), promhttp.HandlerOpts{}))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = hs.Serve(mlis) }()
 		go func() {

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
@@ -90,7 +92,7 @@ type Controller struct {
 
 // RequestMetrics is the gRPC access log service whose entries it counts
 // as ingress-nginx's request metrics, in a registry of its own
-// (Registry). Entries without the route's names (a request for a host
+// (Gatherer). Entries without the route's names (a request for a host
 // no Ingress serves, or with no route) are counted only as socket.go
 // counts its default server's: without --metrics-per-host, or with
 // --metrics-per-undefined-host. An excluded metric is nil.
@@ -98,6 +100,12 @@ type RequestMetrics struct {
 	logger   *slog.Logger
 	registry *prometheus.Registry
 	opts     RequestMetricsOptions
+	// counting is held for reading while an entry is counted and for
+	// writing while the metrics are gathered, so that a scrape sees each
+	// request in every metric or in none: a dashboard dividing a
+	// histogram's count by the counter, or a test waiting for the
+	// counter, never reads a request half counted.
+	counting sync.RWMutex
 
 	requests                                           *prometheus.CounterVec
 	requestTime, responseTime, headerTime, connectTime *prometheus.HistogramVec
@@ -144,8 +152,15 @@ func NewRequestMetrics(logger *slog.Logger, ctl Controller, opts RequestMetricsO
 	return m
 }
 
-// Registry is the registry holding the metrics, to serve on /metrics.
-func (m *RequestMetrics) Registry() *prometheus.Registry { return m.registry }
+// Gatherer gathers the metrics, to serve on /metrics, each request
+// counted whole.
+func (m *RequestMetrics) Gatherer() prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		m.counting.Lock()
+		defer m.counting.Unlock()
+		return m.registry.Gather()
+	})
+}
 
 // StreamAccessLogs counts each HTTP entry of an Envoy's stream.
 func (m *RequestMetrics) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamAccessLogsServer) error {
@@ -197,6 +212,8 @@ func (m *RequestMetrics) observe(e *accesslogdatav3.HTTPAccessLogEntry) {
 	if m.opts.MetricsPerHost {
 		labels["host"] = host
 	}
+	m.counting.RLock()
+	defer m.counting.RUnlock()
 	if m.requests != nil {
 		m.requests.With(labels).Inc()
 	}

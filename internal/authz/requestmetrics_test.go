@@ -82,14 +82,14 @@ func TestRequestMetricsCountsEntries(t *testing.T) {
 nginx_ingress_controller_requests{canary="",` + labels + `} 2
 nginx_ingress_controller_requests{canary="shop-web-canary-80",` + labels + `} 1
 `
-	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "nginx_ingress_controller_requests"); err != nil {
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "nginx_ingress_controller_requests"); err != nil {
 		t.Error(err)
 	}
 	// The upstream's times: only the two entries that reached a backend.
 	if n := testutil.CollectAndCount(m.headerTime); n != 2 {
 		t.Errorf("header_duration_seconds has %d series, want 2 (the canary's and the mainline's)", n)
 	}
-	mfs, err := m.Registry().Gather()
+	mfs, err := m.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +103,63 @@ nginx_ingress_controller_requests{canary="shop-web-canary-80",` + labels + `} 1
 		}
 		if total != 2 {
 			t.Errorf("response_duration_seconds observed %d requests, want the 2 that reached a backend", total)
+		}
+	}
+}
+
+// TestRequestMetricsScrapeSeesRequestsWhole counts entries while
+// scraping, as Prometheus scrapes a busy Envoy's service: every scrape
+// must hold each request in the counter and in every histogram, or in
+// none, so that a histogram's count never runs behind the counter (the
+// e2e test waits for the counter, then reads the histograms).
+func TestRequestMetricsScrapeSeesRequestsWhole(t *testing.T) {
+	m := NewRequestMetrics(slog.New(slog.DiscardHandler), Controller{Namespace: "ingress-nginx", Class: "k8s.io/ingress-nginx", Pod: "envoy-0"}, DefaultRequestMetricsOptions())
+	entry := &accesslogdatav3.HTTPAccessLogEntry{
+		CommonProperties: &accesslogdatav3.AccessLogCommon{
+			UpstreamCluster:           "shop/web/80",
+			CustomTags:                map[string]string{authzapi.MetricsNamespace: "shop", authzapi.MetricsIngress: "web", authzapi.MetricsService: "web", authzapi.MetricsPath: "/"},
+			TimeToFirstUpstreamTxByte: durationpb.New(1e5), TimeToFirstUpstreamRxByte: durationpb.New(1e6), TimeToLastUpstreamRxByte: durationpb.New(15e5),
+			TimeToLastDownstreamTxByte: durationpb.New(2e6), DownstreamWireBytesReceived: 42, DownstreamWireBytesSent: 420,
+		},
+		Request:  &accesslogdatav3.HTTPRequestProperties{RequestMethod: corev3.RequestMethod_GET, Authority: "shop.example.com"},
+		Response: &accesslogdatav3.HTTPResponseProperties{ResponseCode: wrapperspb.UInt32(200)},
+	}
+	const entries = 20000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range entries {
+			m.observe(entry)
+		}
+	}()
+	for scraping := true; scraping; {
+		select {
+		case <-done:
+			scraping = false // one last scrape, of every entry
+		default:
+		}
+		mfs, err := m.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]uint64{}
+		for _, mf := range mfs {
+			for _, s := range mf.GetMetric() {
+				if h := s.GetHistogram(); h != nil {
+					counts[mf.GetName()] += h.GetSampleCount()
+				} else {
+					counts[mf.GetName()] += uint64(s.GetCounter().GetValue())
+				}
+			}
+		}
+		requests := counts["nginx_ingress_controller_requests"]
+		if !scraping && requests != entries {
+			t.Fatalf("the last scrape counted %d requests, want %d", requests, entries)
+		}
+		for name, n := range counts {
+			if n != requests {
+				t.Fatalf("a scrape counted %d requests but %s observed %d", requests, name, n)
+			}
 		}
 	}
 }

@@ -80,7 +80,7 @@ func unrouted(authority string) *accesslogdatav3.HTTPAccessLogEntry {
 // out) and its count or sample count.
 func gathered(t *testing.T, m *RequestMetrics) map[string]map[string]float64 {
 	t.Helper()
-	mfs, err := m.Registry().Gather()
+	mfs, err := m.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestExcludeSocketMetrics(t *testing.T) {
 func TestBucketFlags(t *testing.T) {
 	m := metricsWith(t, "--time-buckets=0.5,1", "--length-buckets=50", "--size-buckets=100,1000")
 	m.observe(routed("shop.example.com", 200, false))
-	mfs, err := m.Registry().Gather()
+	mfs, err := m.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestConnectAndHeaderTime(t *testing.T) {
 	m.observe(routed("shop.example.com", 200, false)) // header 1 ms - 100 µs
 	m.observe(routed("shop.example.com", 200, true))  // header 1 ms - 200 µs
 	m.observe(unrouted("nobody.example.com"))
-	mfs, err := m.Registry().Gather()
+	mfs, err := m.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
