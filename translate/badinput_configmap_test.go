@@ -25,7 +25,7 @@ func configMapBadInputCases() []badInputCase {
 	bad := badService + ingress("bad", rule)
 	return []badInputCase{
 		{name: "configmap-value-unparsable", reason: "InvalidConfigMapValue",
-			manifests: bad + controllerConfigMap(`proxy-body-size: "1q", proxy-read-timeout: "soon", ssl-redirect: "maybe", hsts: "yes", hsts-max-age: "1e9", http-redirect-code: "303", limit-req-status-code: "200", annotations-risk-level: "Extreme", gzip-level: "10"`),
+			manifests: bad + controllerConfigMap(`proxy-body-size: "1q", proxy-read-timeout: "soon", ssl-redirect: "maybe", hsts: "yes", hsts-max-age: "1e9", http-redirect-code: "303", limit-req-status-code: "200", annotations-risk-level: "Extreme", gzip-level: "10", retry-non-idempotent: "sometimes"`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-key-unknown", reason: "UnknownConfigMapKey",
 			manifests: bad + controllerConfigMap(`proxy-bdy-size: "1k", "bad key\n": x`),

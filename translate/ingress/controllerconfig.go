@@ -23,6 +23,9 @@ type controllerConfig struct {
 	cm       *corev1.ConfigMap // the version parsed; nil: missing
 	settings *configmap.Settings
 	problems []ir.Problem
+	// retryAll is the route policy of an Ingress that sets nothing under
+	// retry-non-idempotent (memo.defaultPolicy's otherwise); nil: unset.
+	retryAll *ir.RoutePolicy
 }
 
 // defaults are the annotations' defaults it sets (nil: none).
@@ -80,6 +83,21 @@ func (c *controllerConfig) hsts() string {
 		return ""
 	}
 	return c.settings.HSTS
+}
+
+// retryNonIdempotent says whether every location's retries take POST,
+// LOCK and PATCH once sent (retry-non-idempotent).
+func (c *controllerConfig) retryNonIdempotent() bool {
+	return c != nil && c.settings != nil && c.settings.RetryNonIdempotent
+}
+
+// defaultPolicy is the route policy of an Ingress that sets nothing,
+// where the ConfigMap changes it; nil: memo.defaultPolicy.
+func (c *controllerConfig) defaultPolicy() *ir.RoutePolicy {
+	if c == nil {
+		return nil
+	}
+	return c.retryAll
 }
 
 // realIP says whether ingress-nginx's template would turn nginx's realip
@@ -159,6 +177,9 @@ func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName, nginx
 	}
 	if cm != nil || nginxDefaults {
 		c.settings = m.configTable.ParseOver(base, data)
+		if c.settings.RetryNonIdempotent {
+			c.retryAll = &ir.RoutePolicy{Retries: defaultRetries(true)}
+		}
 		for _, is := range c.settings.Issues {
 			c.problems = append(c.problems, ir.Problem{Kind: "ConfigMap", Namespace: name.Namespace, Name: name.Name,
 				Reason: is.Reason, Message: truncate(is.Message)})

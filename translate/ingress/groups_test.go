@@ -45,7 +45,7 @@ func TestGroupParsersReturnData(t *testing.T) {
 		steps := []func(){
 			func() {
 				var ps []problem
-				g.proxy, ps = parseProxy(values)
+				g.proxy, ps = parseProxy(values, false)
 				all = append(all, ps...)
 			},
 			func() {

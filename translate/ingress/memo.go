@@ -120,7 +120,7 @@ type endpointsEntry struct {
 func newMemo(reg *annotations.Registry) *memo {
 	return &memo{
 		reg:           reg,
-		defaultPolicy: &ir.RoutePolicy{Retries: defaultRetries()},
+		defaultPolicy: &ir.RoutePolicy{Retries: defaultRetries(false)},
 		fragments:     map[types.NamespacedName]*fragment{},
 		hosts:         map[string]*hostEntry{},
 		tlsHosts:      map[string]bool{},
@@ -146,6 +146,9 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	// it changes, as with any object they read.
 	opts.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
 	opts.defaultPolicy = m.defaultPolicy
+	if p := opts.config.defaultPolicy(); p != nil {
+		opts.defaultPolicy = p // retry-non-idempotent's
+	}
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with
 	// the same Services, Secrets and ConfigMaps, only the Ingresses that

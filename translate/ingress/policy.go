@@ -37,7 +37,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.report(problems)
 	// The groups of the policies.
 	g.redirect = parseRedirect(values, &f.opts)
-	g.proxy, problems = parseProxy(values)
+	g.proxy, problems = parseProxy(values, f.opts.config.retryNonIdempotent())
 	f.report(problems)
 	g.cors, problems = parseCORS(values)
 	f.report(problems)

@@ -20,9 +20,21 @@ func defaultNextUpstream() []string { return []string{"error", "timeout"} }
 // has unless proxy-next-upstream or proxy-next-upstream-tries (annotation
 // or ConfigMap key) says otherwise: a failed connection or a reset before
 // the response is tried again on another endpoint, up to 3 tries in all,
-// except for POST, LOCK and PATCH.
-func defaultRetries() *ir.Retries {
-	return nextUpstream(defaultNextUpstream(), defaultNextUpstreamTries)
+// POST, LOCK and PATCH only when they were not sent, unless
+// retryNonIdempotent (the ConfigMap's retry-non-idempotent).
+func defaultRetries(retryNonIdempotent bool) *ir.Retries {
+	return nextUpstream(withNonIdempotent(defaultNextUpstream(), retryNonIdempotent), defaultNextUpstreamTries)
+}
+
+// withNonIdempotent is words with non_idempotent when retryNonIdempotent
+// (the ConfigMap's retry-non-idempotent), as nginx.tmpl's
+// buildNextUpstream (internal/ingress/controller/template/template.go)
+// adds it to every location's proxy_next_upstream.
+func withNonIdempotent(words []string, retryNonIdempotent bool) []string {
+	if !retryNonIdempotent || slices.Contains(words, "non_idempotent") {
+		return words
+	}
+	return append(slices.Clip(words), "non_idempotent")
 }
 
 // proxyConfig is what ingress-nginx's proxy keys ask: timeouts, retries
@@ -36,9 +48,10 @@ type proxyConfig struct {
 	connectTimeout ir.Duration
 }
 
-// parseProxy reads ingress-nginx's proxy keys. docs/annotations.md says
-// how each maps and where it differs.
-func parseProxy(values *annotations.Values) (proxyConfig, []problem) {
+// parseProxy reads ingress-nginx's proxy keys, under the ConfigMap's
+// retry-non-idempotent. docs/annotations.md says how each maps and where
+// it differs.
+func parseProxy(values *annotations.Values, retryNonIdempotent bool) (proxyConfig, []problem) {
 	var c proxyConfig
 	var problems []problem
 	// nginx bounds the pauses between reads (and writes), never the
@@ -60,7 +73,7 @@ func parseProxy(values *annotations.Values) (proxyConfig, []problem) {
 	// takes its default, and only off or 1 try turns retries off.
 	switch {
 	case !wordsSet && !triesSet:
-		c.retries = defaultRetries()
+		c.retries = defaultRetries(retryNonIdempotent)
 	default:
 		if !wordsSet {
 			words = defaultNextUpstream()
@@ -68,7 +81,7 @@ func parseProxy(values *annotations.Values) (proxyConfig, []problem) {
 		if !triesSet {
 			tries = defaultNextUpstreamTries
 		}
-		c.retries = nextUpstream(words, tries)
+		c.retries = nextUpstream(withNonIdempotent(words, retryNonIdempotent), tries)
 	}
 
 	if size, ok := annotations.ProxyBodySize.Get(values); ok && size > 0 && size <= math.MaxUint32 {

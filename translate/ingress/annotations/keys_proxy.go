@@ -56,7 +56,7 @@ var ProxyNextUpstream = key[[]string](&definition{
 	note: `Each word becomes an Envoy retry condition: error and invalid_header → connect-failure, reset (and refused-stream); ` +
 		`timeout → connect-failure, reset (a connect timeout is retried; Envoy's stream idle timeout, which carries proxy-read-timeout, ` +
 		`ends the request without a retry); http_500, http_502, http_503, http_504, http_403, http_404, http_429 → retriable-status-codes ` +
-		`with those codes; off → no retries. As in nginx, a POST, LOCK or PATCH once sent is not retried unless non_idempotent is given ` +
+		`with those codes; off → no retries. As in nginx, a POST, LOCK or PATCH once sent is not retried unless non_idempotent is given, or the ConfigMap's retry-non-idempotent is true ` +
 		`(one whose connection failed, or was reset before the request went out, is), and a retry goes to another endpoint than those already tried.`,
 }, parseNextUpstream)
 

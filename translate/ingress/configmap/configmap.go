@@ -131,6 +131,9 @@ type Settings struct {
 	// enable-real-ip): the client's address is read from a header.
 	RealIP bool
 	Issues []Issue
+	// RetryNonIdempotent says that every location's proxy_next_upstream
+	// takes non_idempotent (retry-non-idempotent).
+	RetryNonIdempotent bool
 	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
 	BlockCIDRs []string
 	// LimitReqStatus is the status of a request over a rate limit
