@@ -215,3 +215,75 @@ func TestForwardedHeaders(t *testing.T) {
 			"X-Original-Forwarded-For": "1.2.3.4", "X-Original-Forwarded-Host": "evil.example"})
 	})
 }
+
+// TestForwardedProtoDecidesRedirect checks through a real Envoy that,
+// with use-forwarded-headers, a TLS-offloading proxy in front saying
+// X-Forwarded-Proto: https is not redirected to HTTPS again:
+// lua_ingress.lua's rewrite takes pass_access_scheme from the header
+// when use_forwarded_headers, and redirect_to_https redirects only when
+// it is "http" (force-ssl-redirect, as ingress-nginx's docs advise
+// behind a load balancer that terminates TLS). Without the key, the
+// header is the client's to forge and every plain request is redirected.
+func TestForwardedProtoDecidesRedirect(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	forced := strings.Replace(hostIngressYAML("forced", "forced.example.com", "alpha", ""), "namespace: default\n",
+		"namespace: default\n  annotations: {nginx.ingress.kubernetes.io/force-ssl-redirect: \"true\"}\n", 1)
+	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+		manifest{"services.yaml", echoServicesYAML(alpha)},
+		manifest{"ingresses.yaml", forced},
+		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"use-forwarded-headers": "true"})})
+	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+	// exchange sends GET / with X-Forwarded-Proto proto (none when
+	// empty), following no redirect.
+	exchange := func(proto string) (status int, location, sawProto string, err error) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+fm.envoy.HTTPAddress+"/a", nil)
+		if err != nil {
+			return 0, "", "", err
+		}
+		req.Host = "forced.example.com"
+		if proto != "" {
+			req.Header.Set("X-Forwarded-Proto", proto)
+		}
+		tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+		defer tr.CloseIdleConnections()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return 0, "", "", err
+		}
+		defer resp.Body.Close()
+		if resp.Header.Get("X-Backend") != "" {
+			var reply echo.Reply
+			if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
+				return 0, "", "", err
+			}
+			sawProto = reply.Header.Get("X-Forwarded-Proto")
+		}
+		return resp.StatusCode, resp.Header.Get("Location"), sawProto, nil
+	}
+	expect := func(t *testing.T, proto string, redirected bool) {
+		t.Helper()
+		framework.Eventually(t, convergeTimeout, fmt.Sprintf("X-Forwarded-Proto %q", proto), func() error {
+			status, location, saw, err := exchange(proto)
+			switch {
+			case err != nil:
+				return err
+			case redirected && (status != http.StatusPermanentRedirect || location != "https://forced.example.com/a"):
+				return fmt.Errorf("status %d, Location %q; want 308 to https://forced.example.com/a", status, location)
+			case !redirected && (status != http.StatusOK || saw != proto):
+				return fmt.Errorf("status %d, the backend saw X-Forwarded-Proto %q; want 200 and %q", status, saw, proto)
+			}
+			return nil
+		})
+	}
+	t.Run("use-forwarded-headers", func(t *testing.T) {
+		expect(t, "https", false)
+		expect(t, "myproto", false) // redirect_to_https: only "http"
+		expect(t, "http", true)
+		expect(t, "", true) // Envoy says http for the connection
+	})
+	t.Run("not trusted", func(t *testing.T) {
+		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(nil))
+		expect(t, "https", true)
+		expect(t, "", true)
+	})
+}

@@ -17,6 +17,11 @@ import (
 type listenerSide struct {
 	tls  bool
 	port uint32
+	// trustedProto says that a request's X-Forwarded-Proto, which a
+	// trusted proxy in front may have set (ir.ProxyHeadersTrusted), says
+	// whether its client came over HTTPS: ingress-nginx's
+	// pass_access_scheme with use-forwarded-headers (lua_ingress.lua).
+	trustedProto bool
 	// publicPort is ir.Listener.PublicPort.
 	publicPort uint32
 	// discoveredIn names the route configuration whose virtual hosts are
@@ -36,7 +41,11 @@ func (l listenerSide) scheme() string {
 
 // redirectRoutes renders a route that answers with a redirect on this
 // listener (a redirect to HTTPS on plain HTTP, or a redirect action), and
-// reports false for a route that does not.
+// reports false for a route that does not. On a listener of trustedProto,
+// the redirect to HTTPS is only for a request whose X-Forwarded-Proto says
+// http, as lua_ingress.lua's redirect_to_https reads pass_access_scheme:
+// its routes come ahead of the route's own, which they are returned with
+// (when it redirects too) or, reporting false, before.
 //
 // A redirect that drops the trailing slash becomes up to three Envoy
 // routes with the route's match, told apart by the whole :path (which,
@@ -45,24 +54,29 @@ func (l listenerSide) scheme() string {
 // path ending in "/" with no query, whose slash a rewrite drops; and the
 // rest, redirected as they are.
 func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3.Route, filterSet, bool, error) {
-	var action *routev3.RedirectAction
-	var strip bool
-	var root string // the Location of "/" when the slash is dropped
+	var ahead []*routev3.Route
 	if h := httpsRedirectOn(r.Policy, vh, l); h != nil {
-		action = &routev3.RedirectAction{
+		action := &routev3.RedirectAction{
 			SchemeRewriteSpecifier: &routev3.RedirectAction_HttpsRedirect{HttpsRedirect: true},
 			PortRedirect:           h.Port,
 			ResponseCode:           redirectCode(h.Code),
 		}
-		strip, root = h.StripTrailingSlash, "https://"+requestHost+port(h.Port)
 		// A redirect to HTTPS answers before any other policy would apply.
-		routes := slashRoutes(pinnedHost(vh), r.Match, action, strip, root, h.Code)
-		return routes, 0, true, nil
+		routes := slashRoutes(pinnedHost(vh), r.Match, action, h.StripTrailingSlash, "https://"+requestHost+port(h.Port), h.Code)
+		if !l.trustedProto {
+			return routes, 0, true, nil
+		}
+		for _, route := range routes {
+			route.Match.Headers = append(route.Match.Headers, forwardedProtoHTTP())
+		}
+		ahead = routes
 	}
 	a := r.Action.Redirect
 	if a == nil {
-		return nil, 0, false, nil
+		return ahead, 0, false, nil
 	}
+	var action *routev3.RedirectAction
+	var root string // the Location of "/" when the slash is dropped
 	var routes []*routev3.Route
 	if a.Location != "" {
 		// Written out, so that it is sent exactly as the user wrote it
@@ -103,7 +117,20 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, location(literal(a.Location)))
 		}
 	}
-	return routes, uses, true, nil
+	return append(ahead, routes...), uses, true, nil
+}
+
+// forwardedProtoHTTP matches a request whose X-Forwarded-Proto is http,
+// exactly: lua_ingress.lua redirects when pass_access_scheme == "http". The
+// connection manager has set the header where the request had none (from
+// the connection) or where its peer is not trusted with it.
+func forwardedProtoHTTP() *routev3.HeaderMatcher {
+	return &routev3.HeaderMatcher{
+		Name: "x-forwarded-proto",
+		HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_Exact{Exact: "http"},
+		}},
+	}
 }
 
 // httpsRedirectOn is the redirect to HTTPS a route with policy p answers

@@ -49,7 +49,9 @@ func renderVirtualHost(vh *ir.VirtualHost, l listenerSide) (*routev3.VirtualHost
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}
 		u |= a
-		routes, err := withCORS(append(ahead, route), r.Policy)
+		// A redirect to HTTPS that only some requests get (redirectRoutes)
+		// comes first.
+		routes, err := withCORS(append(append(redirects, ahead...), route), r.Policy)
 		if err != nil {
 			return nil, 0, fmt.Errorf("virtual host %s, route %d: %w", vh.Host, i, err)
 		}

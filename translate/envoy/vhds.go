@@ -49,7 +49,8 @@ func (l listenerSide) virtualHostName(host string) string {
 
 // httpSide is what the routes of plain-HTTP listener l know of it.
 func (c *Renderer) httpSide(l *ir.Listener) listenerSide {
-	side := listenerSide{port: l.Port, publicPort: l.PublicPort, scopes: c.routeScopes}
+	side := listenerSide{port: l.Port, publicPort: l.PublicPort, scopes: c.routeScopes,
+		trustedProto: l.Downstream != nil && l.Downstream.ProxyHeaders == ir.ProxyHeadersTrusted}
 	if c.opts.VirtualHostDiscovery {
 		side.discoveredIn = l.Name
 	}

@@ -82,7 +82,9 @@ var ForceSSLRedirect = key[bool](&definition{
 	under: Own | Nginx | Legacy,
 	scope: ScopeRoute,
 	doc: `"true": plain-HTTP requests get a 308 to the same URL over HTTPS, with or without a certificate for the host, ` +
-		`without a trailing "/" (see preserve-trailing-slash). The same under every prefix.`,
+		`without a trailing "/" (see preserve-trailing-slash). The same under every prefix. Behind a proxy that terminates TLS, with the ` +
+		`ConfigMap's use-forwarded-headers (or serve --trusted-forwarded-hops), a request is redirected only when its X-Forwarded-Proto ` +
+		`says http, as ingress-nginx's lua_ingress.lua decides (ssl-redirect too).`,
 }, parseBool)
 
 // PreserveTrailingSlash keeps the trailing slash in redirects to HTTPS.
