@@ -18,7 +18,7 @@ const connectionBadValues = `keep-alive: "soon", keep-alive-requests: "-1", ssl-
 	`use-http2: "maybe", upstream-keepalive-time: "forever", upstream-keepalive-timeout: "0", upstream-keepalive-requests: "lots", ` +
 	`upstream-keepalive-connections: "many", proxy-real-ip-cidr: "10.0.0.0/33", enable-real-ip: "yes", ` +
 	`forwarded-for-header: "X Client", compute-full-forwarded-for: "1x", log-format-upstream: "$pid $status", ` +
-	`log-format-escape-json: "true", limit-conn-status-code: "200"`
+	`log-format-escape-json: "true", limit-conn-status-code: "200", use-proxy-protocol: "on"`
 
 // connectionKeysUnset checks that the host is served as without those keys:
 // the plain listener's connection manager keeps Envoy's keep-alive and
@@ -30,6 +30,11 @@ func connectionKeysUnset(host string) func(*testing.T, *translate.Result) {
 		t.Helper()
 		plainRoute(host)(t, res)
 		for _, l := range res.Resources.Listeners {
+			for _, f := range l.GetListenerFilters() {
+				if f.GetName() == "envoy.filters.listener.proxy_protocol" {
+					t.Errorf("listener %s reads the PROXY protocol", l.GetName())
+				}
+			}
 			for _, fc := range l.GetFilterChains() {
 				for _, f := range fc.GetFilters() {
 					hcm := &hcmv3.HttpConnectionManager{}

@@ -152,8 +152,16 @@ func forwardedHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove [
 	scheme := "http"
 	if l.Protocol == ir.HTTPS {
 		scheme = "https"
+	} else if d.ProxyProtocol {
+		// Its filter chain's (proxyprotocol.go).
+		scheme = "%REQ(x-forwarded-proto)%"
 	}
 	port := strconv.FormatUint(uint64(d.ForwardedPort), 10)
+	if d.ProxyProtocol {
+		// The port the client reached, as the PROXY header says
+		// ($proxy_protocol_server_port).
+		port = "%DOWNSTREAM_LOCAL_PORT%"
+	}
 	switch d.ProxyHeaders {
 	case ir.ProxyHeadersSet:
 		header("x-forwarded-host", "%REQ(:authority)%", overwrite)

@@ -208,6 +208,15 @@ func httpConnectionManager(l *ir.Listener, routeName string, uses filterSet, gz 
 // httpConnectionManagerWith is httpConnectionManager routing through
 // scopes route scopes (scopes.go) when scopes is above 0.
 func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet, gz gzipSet, scopes int) (*listenerv3.Filter, error) {
+	hcm, err := connectionManager(l, routeName, uses, gz, scopes)
+	if err != nil {
+		return nil, err
+	}
+	return packConnectionManager(hcm)
+}
+
+// connectionManager is httpConnectionManagerWith's message.
+func connectionManager(l *ir.Listener, routeName string, uses filterSet, gz gzipSet, scopes int) (*hcmv3.HttpConnectionManager, error) {
 	if l.Block != nil {
 		uses |= useBlock
 	}
@@ -277,6 +286,11 @@ func httpConnectionManagerWith(l *ir.Listener, routeName string, uses filterSet,
 	if err := applyTracing(hcm, l, uses); err != nil { // tracing.go
 		return nil, err
 	}
+	return hcm, nil
+}
+
+// packConnectionManager is a listener's network filter of hcm.
+func packConnectionManager(hcm *hcmv3.HttpConnectionManager) (*listenerv3.Filter, error) {
 	hcmAny, err := anypb.New(hcm)
 	if err != nil {
 		return nil, fmt.Errorf("packing http connection manager: %w", err)

@@ -26,15 +26,30 @@ func socketAddress(address string, port uint32) *corev3.Address {
 // the route configuration named as the listener is, or through its scopes'
 // (scopes.go) when scopes is above 0.
 func httpListener(l *ir.Listener, uses filterSet, gz gzipSet, scopes int) (*listenerv3.Listener, error) {
-	hcm, err := httpConnectionManagerWith(l, l.Name, uses, gz, scopes)
+	hcm, err := connectionManager(l, l.Name, uses, gz, scopes)
 	if err != nil {
 		return nil, err
 	}
-	return &listenerv3.Listener{
-		Name:    l.Name,
-		Address: socketAddress(l.Address, l.Port),
-		FilterChains: []*listenerv3.FilterChain{{
-			Filters: []*listenerv3.Filter{hcm},
-		}},
-	}, nil
+	var chains []*listenerv3.FilterChain
+	if l.Downstream != nil && l.Downstream.ProxyProtocol {
+		// proxyprotocol.go: a client's HTTPS ended in front.
+		https, err := proxiedHTTPSChain(hcm, l.Downstream)
+		if err != nil {
+			return nil, err
+		}
+		chains = append(chains, https)
+	}
+	filter, err := packConnectionManager(hcm)
+	if err != nil {
+		return nil, err
+	}
+	lis := &listenerv3.Listener{
+		Name:         l.Name,
+		Address:      socketAddress(l.Address, l.Port),
+		FilterChains: append(chains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{filter}}),
+	}
+	if err := applyProxyProtocol(lis, l); err != nil {
+		return nil, err
+	}
+	return lis, nil
 }

@@ -17,11 +17,12 @@ import (
 type listenerSide struct {
 	tls  bool
 	port uint32
-	// trustedProto says that a request's X-Forwarded-Proto, which a
-	// trusted proxy in front may have set (ir.ProxyHeadersTrusted), says
-	// whether its client came over HTTPS: ingress-nginx's
-	// pass_access_scheme with use-forwarded-headers (lua_ingress.lua).
-	trustedProto bool
+	// forwardedProto says, on a plain listener, that a request's
+	// X-Forwarded-Proto says whether its client came over HTTPS all the
+	// same (ingress-nginx's pass_access_scheme, lua_ingress.lua): a
+	// trusted proxy in front may have set it (ir.ProxyHeadersTrusted), or
+	// the PROXY protocol's port (proxyprotocol.go).
+	forwardedProto bool
 	// publicPort is ir.Listener.PublicPort.
 	publicPort uint32
 	// discoveredIn names the route configuration whose virtual hosts are
@@ -41,9 +42,10 @@ func (l listenerSide) scheme() string {
 
 // redirectRoutes renders a route that answers with a redirect on this
 // listener (a redirect to HTTPS on plain HTTP, or a redirect action), and
-// reports false for a route that does not. On a listener of trustedProto,
-// the redirect to HTTPS is only for a request whose X-Forwarded-Proto says
-// http, as lua_ingress.lua's redirect_to_https reads pass_access_scheme:
+// reports false for a route that does not. On a listener of
+// forwardedProto, the redirect to HTTPS is only for a request whose
+// X-Forwarded-Proto says http, as lua_ingress.lua's redirect_to_https
+// reads pass_access_scheme:
 // its routes come ahead of the route's own, which they are returned with
 // (when it redirects too) or, reporting false, before.
 //
@@ -63,7 +65,7 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 		}
 		// A redirect to HTTPS answers before any other policy would apply.
 		routes := slashRoutes(pinnedHost(vh), r.Match, action, h.StripTrailingSlash, "https://"+requestHost+port(h.Port), h.Code)
-		if !l.trustedProto {
+		if !l.forwardedProto {
 			return routes, 0, true, nil
 		}
 		for _, route := range routes {

@@ -103,7 +103,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	if err != nil {
 		return fmt.Errorf("packing tls inspector: %w", err)
 	}
-	res.Listeners = append(res.Listeners, &listenerv3.Listener{
+	lis := &listenerv3.Listener{
 		Name:    l.Name,
 		Address: socketAddress(l.Address, l.Port),
 		ListenerFilters: []*listenerv3.ListenerFilter{{
@@ -112,7 +112,11 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 		}},
 		FilterChains:       chains,
 		DefaultFilterChain: fallback,
-	})
+	}
+	if err := applyProxyProtocol(lis, l); err != nil { // proxyprotocol.go
+		return err
+	}
+	res.Listeners = append(res.Listeners, lis)
 	return nil
 }
 

@@ -49,8 +49,9 @@ func (l listenerSide) virtualHostName(host string) string {
 
 // httpSide is what the routes of plain-HTTP listener l know of it.
 func (c *Renderer) httpSide(l *ir.Listener) listenerSide {
+	d := l.Downstream
 	side := listenerSide{port: l.Port, publicPort: l.PublicPort, scopes: c.routeScopes,
-		trustedProto: l.Downstream != nil && l.Downstream.ProxyHeaders == ir.ProxyHeadersTrusted}
+		forwardedProto: d != nil && (d.ProxyHeaders == ir.ProxyHeadersTrusted || d.ProxyProtocol)}
 	if c.opts.VirtualHostDiscovery {
 		side.discoveredIn = l.Name
 	}

@@ -41,6 +41,19 @@ type Downstream struct {
 	// them (the leftmost when all are in). Exclusive with the listener's
 	// TrustedHops and with ClientHeader.
 	TrustedCIDRs string `json:"trustedCIDRs,omitempty"`
+	// ProxyProtocol says that every connection opens with a PROXY
+	// protocol header (v1 or v2) naming the client's address and the
+	// address and port it reached, which Envoy takes as the connection's
+	// (nginx's listen ... proxy_protocol with real_ip_header
+	// proxy_protocol); a connection without one is closed. On a plain
+	// listener, a connection that reached port 443 is one whose client
+	// used HTTPS (lua_ingress.lua, which takes the scheme from it).
+	ProxyProtocol bool `json:"proxyProtocol,omitempty"`
+	// ProxyProtocolFrom, comma-separated CIDRs, are the peers whose
+	// connections a ProxyProtocol listener takes (nginx's
+	// set_real_ip_from, which decides whose PROXY header is believed);
+	// empty: every peer's.
+	ProxyProtocolFrom string `json:"proxyProtocolFrom,omitempty"`
 	// Forwarded is what the backend's X-Forwarded-For and X-Real-IP say.
 	Forwarded Forwarded `json:"forwarded,omitempty"`
 	// ProxyHeaders is what the backend's X-Forwarded-Host, -Port,
@@ -218,6 +231,16 @@ func (d *Downstream) validate(l *Listener) error {
 	}
 	if d.ClientHeader != "" && l.TrustedHops != 0 {
 		v.add("ClientHeader", ErrConflict, "a client header with trusted hops")
+	}
+	if d.ProxyProtocolFrom != "" {
+		if !d.ProxyProtocol {
+			v.add("ProxyProtocolFrom", ErrConflict, "PROXY protocol peers without the PROXY protocol")
+		}
+		for _, c := range strings.Split(d.ProxyProtocolFrom, ",") {
+			if p, err := netip.ParsePrefix(c); err != nil || p != p.Masked() {
+				v.add("ProxyProtocolFrom", ErrBadAddress, "PROXY protocol peer CIDR %q", c)
+			}
+		}
 	}
 	switch d.Forwarded {
 	case ForwardedAppend, ForwardedClient, ForwardedFull:

@@ -198,6 +198,12 @@ func TestValidate(t *testing.T) {
 		{"unknown proxy headers", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{ProxyHeaders: "some", ForwardedPort: 80}
 		}, []violation{{KindListener, "http", 0, "Downstream.ProxyHeaders", ErrUnknownValue, `proxy headers "some"`}}},
+		{"PROXY protocol peers without the PROXY protocol, one no CIDR", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{ProxyProtocolFrom: "10.0.0.0/8,10.0.0.1/8"}
+		}, []violation{
+			{KindListener, "http", 0, "Downstream.ProxyProtocolFrom", ErrConflict, "without the PROXY protocol"},
+			{KindListener, "http", 0, "Downstream.ProxyProtocolFrom", ErrBadAddress, `peer CIDR "10.0.0.1/8"`},
+		}},
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
 		}, []violation{route("Policy.Affinity.Path", ErrBadHeader, `affinity cookie attribute "/a; Domain=evil.example"`)}},

@@ -38,6 +38,7 @@ type connKeys struct {
 	ciphers                  string
 	noHTTP2                  bool
 	realIP, fullForwardedFor bool
+	proxyProtocol            bool
 	clientHeader             string
 	trustedCIDRs             []string
 	trustedCIDRsSet          bool
@@ -244,6 +245,18 @@ func enableRealIP(_ *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("not true or false: treated as unset (false)")
 	}
 	s.conn.realIP = s.conn.realIP || on
+	return nil
+}
+
+// useProxyProtocol reads use-proxy-protocol: nginx.tmpl's listen ...
+// proxy_protocol on both listeners, with the realip module taking the
+// client's address from the header.
+func useProxyProtocol(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.proxyProtocol = on
 	return nil
 }
 
@@ -474,10 +487,13 @@ func (s *Settings) finishConnections() {
 	} else {
 		d.IdleTimeout, d.MaxRequests = c.idle, c.requests
 	}
-	// nginx's realip module is on with use-forwarded-headers or
-	// enable-real-ip; the header and the CIDRs matter only then.
-	s.RealIP = c.realIP || forwardedHeaders
-	if s.RealIP {
+	// nginx's realip module is on with use-forwarded-headers,
+	// enable-real-ip or use-proxy-protocol; the header and the CIDRs
+	// matter only then, and the header is the PROXY protocol's with
+	// use-proxy-protocol unless use-forwarded-headers (nginx.tmpl's
+	// real_ip_header).
+	s.RealIP = c.realIP || forwardedHeaders || c.proxyProtocol
+	if forwardedHeaders || c.realIP && !c.proxyProtocol {
 		switch {
 		case c.clientHeader != "" && !strings.EqualFold(c.clientHeader, "X-Forwarded-For"):
 			// Envoy's custom header detection trusts every peer: only
@@ -502,6 +518,12 @@ func (s *Settings) finishConnections() {
 	// only.
 	if c.fullForwardedFor && forwardedHeaders {
 		d.Forwarded = ir.ForwardedFull
+	}
+	// set_real_ip_from decides whose PROXY header nginx believes: from
+	// another peer, Envoy, which cannot ignore it, takes no connection.
+	d.ProxyProtocol = c.proxyProtocol
+	if c.proxyProtocol && c.trustedCIDRsSet && !trustsEveryone(c.trustedCIDRs) {
+		d.ProxyProtocolFrom = strings.Join(c.trustedCIDRs, ",")
 	}
 	d.AccessLog = s.finishAccessLog()
 	http := d

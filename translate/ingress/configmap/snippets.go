@@ -145,7 +145,7 @@ func (s *Settings) finishSnippets() {
 
 // RealIPRefusal is why a snippet's real_ip_header (or real_ip_recursive)
 // is refused where the realip module is on.
-const RealIPRefusal = "the ConfigMap turns nginx's realip module on (use-forwarded-headers or enable-real-ip), where it would read the client's address from another header for this block alone: not translated"
+const RealIPRefusal = "the ConfigMap turns nginx's realip module on (use-forwarded-headers, enable-real-ip or use-proxy-protocol), where it would read the client's address from another header for this block alone: not translated"
 
 // httpSnippet checks the ConfigMap's http-snippet: declarations only,
 // else every Ingress is refused (snippet.TranslateHTTP).

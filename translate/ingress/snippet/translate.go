@@ -574,7 +574,7 @@ func (t *translator) other(d nginxconf.Directive, lv level) error {
 			return t.refuse(d, "%q is not a header's name: not translated", v)
 		}
 		t.unlessRealIP = append(t.unlessRealIP, DirectiveRef{Directive: d.Name, Line: d.Line})
-		t.verdict(d, NoEffect, "nginx's realip module does nothing without set_real_ip_from, which ingress-nginx writes only with use-forwarded-headers or enable-real-ip (then the snippet is refused)")
+		t.verdict(d, NoEffect, "nginx's realip module does nothing without set_real_ip_from, which ingress-nginx writes only with use-forwarded-headers, enable-real-ip or use-proxy-protocol (then the snippet is refused)")
 		return nil
 	case "underscores_in_headers":
 		// ngx_http_core_module takes it in http and server blocks alone.
