@@ -32,13 +32,19 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener, uses filt
 	if d == nil {
 		return nil
 	}
-	if d.IdleTimeout > 0 || d.MaxRequests > 0 {
+	if d.IdleTimeout > 0 || d.MaxRequests > 0 || d.DropUnderscoreHeaders {
 		o := &corev3.HttpProtocolOptions{}
 		if d.IdleTimeout > 0 {
 			o.IdleTimeout = durationpb.New(time.Duration(d.IdleTimeout) * time.Second)
 		}
 		if d.MaxRequests > 0 {
 			o.MaxRequestsPerConnection = wrapperspb.UInt32(d.MaxRequests)
+		}
+		if d.DropUnderscoreHeaders {
+			// Before routing, RBAC or the backend see it, as nginx
+			// never reads it (ngx_http_parse_header_line marks it
+			// invalid, ngx_http_process_request_headers skips it).
+			o.HeadersWithUnderscoresAction = corev3.HttpProtocolOptions_DROP_HEADER
 		}
 		hcm.CommonHttpProtocolOptions = o
 	}

@@ -31,6 +31,11 @@ type Downstream struct {
 	TLSCiphers string `json:"tlsCiphers,omitempty"`
 	// NoHTTP2 offers only http/1.1 in an HTTPS listener's ALPN.
 	NoHTTP2 bool `json:"noHTTP2,omitempty"`
+	// DropUnderscoreHeaders drops a request header whose name has an
+	// underscore before anything reads it, as nginx ignores one
+	// (underscores_in_headers off, ignore_invalid_headers on); else Envoy
+	// passes it on.
+	DropUnderscoreHeaders bool `json:"dropUnderscoreHeaders,omitempty"`
 	// ClientHeader, when set, is the request header naming the client's
 	// address (one address), trusted from every peer; else
 	// X-Forwarded-For is read as the listener's TrustedHops, or

@@ -195,7 +195,7 @@ func TestDefaultsUnderAnnotations(t *testing.T) {
 func TestNginxDefaultsComeFromTheTable(t *testing.T) {
 	want := map[string]string{
 		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
-		"ssl-redirect": "true", "hsts": "true", "log-format-upstream": DefaultLogFormat,
+		"ssl-redirect": "true", "hsts": "true", "log-format-upstream": DefaultLogFormat, "enable-underscores-in-headers": "false",
 	}
 	got := NginxDefaults()
 	if !maps.Equal(got, want) {

@@ -39,12 +39,15 @@ type connKeys struct {
 	noHTTP2                  bool
 	realIP, fullForwardedFor bool
 	proxyProtocol            bool
-	clientHeader             string
-	trustedCIDRs             []string
-	trustedCIDRsSet          bool
-	log                      logKeys
-	upstream                 ir.Upstream
-	upstreamNoKeepalive      bool
+	// underscores and ignoreInvalid are enable-underscores-in-headers
+	// and ignore-invalid-headers, nil when unset.
+	underscores, ignoreInvalid *bool
+	clientHeader               string
+	trustedCIDRs               []string
+	trustedCIDRsSet            bool
+	log                        logKeys
+	upstream                   ir.Upstream
+	upstreamNoKeepalive        bool
 }
 
 // seconds reads a whole number of seconds, as nginx's keepalive_timeout
@@ -237,6 +240,24 @@ func useHTTP2(_ *Table, s *Settings, _, value string) error {
 	}
 	s.conn.noHTTP2 = !on
 	return nil
+}
+
+// boolKey reads a key of true or false into *to; unset, it stays nil.
+func boolKey(to **bool, value, unset string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (%s)", unset)
+	}
+	*to = &on
+	return nil
+}
+
+func enableUnderscoresInHeaders(_ *Table, s *Settings, _, value string) error {
+	return boolKey(&s.conn.underscores, value, "Envoy's: passed on")
+}
+
+func ignoreInvalidHeaders(_ *Table, s *Settings, _, value string) error {
+	return boolKey(&s.conn.ignoreInvalid, value, "true")
 }
 
 func enableRealIP(_ *Table, s *Settings, _, value string) error {
@@ -522,6 +543,10 @@ func (s *Settings) finishConnections() {
 	// set_real_ip_from decides whose PROXY header nginx believes: from
 	// another peer, Envoy, which cannot ignore it, takes no connection.
 	d.ProxyProtocol = c.proxyProtocol
+	// nginx ignores a header with an underscore in its name unless
+	// underscores_in_headers is on or ignore_invalid_headers off
+	// (nginx.tmpl writes both from these keys); unset, Envoy passes it.
+	d.DropUnderscoreHeaders = c.underscores != nil && !*c.underscores && (c.ignoreInvalid == nil || *c.ignoreInvalid)
 	if c.proxyProtocol && c.trustedCIDRsSet && !trustsEveryone(c.trustedCIDRs) {
 		d.ProxyProtocolFrom = strings.Join(c.trustedCIDRs, ",")
 	}
