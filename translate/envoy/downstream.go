@@ -48,6 +48,12 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener, uses filt
 		}
 		hcm.CommonHttpProtocolOptions = o
 	}
+	if d.HeadersTimeout > 0 {
+		hcm.RequestHeadersTimeout = durationpb.New(time.Duration(d.HeadersTimeout) * time.Second)
+	}
+	if d.MaxConcurrentStreams > 0 {
+		hcm.Http2ProtocolOptions = &corev3.Http2ProtocolOptions{MaxConcurrentStreams: wrapperspb.UInt32(d.MaxConcurrentStreams)}
+	}
 	if d.NoHTTP2 {
 		// Not even with prior knowledge, as nginx's listen without http2.
 		hcm.CodecType = hcmv3.HttpConnectionManager_HTTP1

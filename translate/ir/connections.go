@@ -2,6 +2,7 @@ package ir
 
 import (
 	"encoding/json"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -31,6 +32,14 @@ type Downstream struct {
 	TLSCiphers string `json:"tlsCiphers,omitempty"`
 	// NoHTTP2 offers only http/1.1 in an HTTPS listener's ALPN.
 	NoHTTP2 bool `json:"noHTTP2,omitempty"`
+	// HeadersTimeout is how many seconds a client may take to send a
+	// request's headers, then it gets 408 (nginx's
+	// client_header_timeout); 0: no bound.
+	HeadersTimeout uint32 `json:"headersTimeout,omitempty"`
+	// MaxConcurrentStreams bounds the HTTP/2 streams a client connection
+	// has open at once (nginx's http2_max_concurrent_streams); 0:
+	// Envoy's.
+	MaxConcurrentStreams uint32 `json:"maxConcurrentStreams,omitempty"`
 	// DropUnderscoreHeaders drops a request header whose name has an
 	// underscore before anything reads it, as nginx ignores one
 	// (underscores_in_headers off, ignore_invalid_headers on); else Envoy
@@ -236,6 +245,9 @@ func (d *Downstream) validate(l *Listener) error {
 	}
 	if d.ClientHeader != "" && l.TrustedHops != 0 {
 		v.add("ClientHeader", ErrConflict, "a client header with trusted hops")
+	}
+	if d.MaxConcurrentStreams > math.MaxInt32 {
+		v.add("MaxConcurrentStreams", ErrOutOfRange, "%d concurrent streams", d.MaxConcurrentStreams)
 	}
 	if d.ProxyProtocolFrom != "" {
 		if !d.ProxyProtocol {

@@ -3,6 +3,7 @@ package configmap
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -33,6 +34,7 @@ type Connections struct {
 // values of them.
 type connKeys struct {
 	idle, requests           uint32
+	headersTimeout, streams  uint32
 	noKeepAlive              bool
 	tlsMin, tlsMax           ir.TLSVersion
 	ciphers                  string
@@ -239,6 +241,24 @@ func useHTTP2(_ *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("not true or false: treated as unset (true)")
 	}
 	s.conn.noHTTP2 = !on
+	return nil
+}
+
+func clientHeaderTimeout(_ *Table, s *Settings, _, value string) error {
+	n, err := seconds(value)
+	if err != nil || n == 0 {
+		return fmt.Errorf("not a number of seconds above 0: treated as unset (no bound)")
+	}
+	s.conn.headersTimeout = n
+	return nil
+}
+
+func http2MaxConcurrentStreams(_ *Table, s *Settings, _, value string) error {
+	n, err := count(value)
+	if err != nil || n > math.MaxInt32 {
+		return fmt.Errorf("not a number from 1 to %d: treated as unset (Envoy's)", math.MaxInt32)
+	}
+	s.conn.streams = n
 	return nil
 }
 
@@ -503,6 +523,7 @@ func (s *Settings) finishConnections() {
 	// use-forwarded-headers only (lua_ingress.lua's rewrite), not with
 	// enable-real-ip, which trusts the client's address alone.
 	d := DefaultDownstream(ir.HTTP, forwardedHeaders)
+	d.HeadersTimeout, d.MaxConcurrentStreams = c.headersTimeout, c.streams
 	if c.noKeepAlive {
 		d.MaxRequests = 1
 	} else {
