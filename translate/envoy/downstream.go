@@ -48,6 +48,9 @@ func applyDownstream(hcm *hcmv3.HttpConnectionManager, l *ir.Listener, uses filt
 		}
 		hcm.CommonHttpProtocolOptions = o
 	}
+	if d.KeepBackendServer {
+		hcm.ServerHeaderTransformation = hcmv3.HttpConnectionManager_APPEND_IF_ABSENT
+	}
 	if d.HeadersTimeout > 0 {
 		hcm.RequestHeadersTimeout = durationpb.New(time.Duration(d.HeadersTimeout) * time.Second)
 	}
@@ -241,6 +244,23 @@ func originalForwarded(l *ir.Listener) (*corev3.TypedExtensionConfig, error) {
 		return nil, fmt.Errorf("packing the original forwarded headers' mutation: %w", err)
 	}
 	return &corev3.TypedExtensionConfig{Name: "ingress-xds.original-forwarded", TypedConfig: cfg}, nil
+}
+
+// applySessionResumption gives a host's TLS context the listener's TLS
+// session resumption: by tickets and by session IDs, and how long a
+// session lasts (ssl-session-tickets, ssl-session-cache,
+// ssl-session-timeout).
+func applySessionResumption(tc *tlsv3.DownstreamTlsContext, d *ir.Downstream) {
+	if d == nil {
+		return
+	}
+	if d.NoSessionTickets {
+		tc.SessionTicketKeysType = &tlsv3.DownstreamTlsContext_DisableStatelessSessionResumption{DisableStatelessSessionResumption: true}
+	}
+	tc.DisableStatefulSessionResumption = d.NoSessionCache
+	if d.SessionTimeout > 0 {
+		tc.SessionTimeout = durationpb.New(time.Duration(d.SessionTimeout) * time.Second)
+	}
 }
 
 // downstreamTLSParams are a listener's TLS versions and ciphers; nil for

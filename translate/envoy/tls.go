@@ -256,7 +256,7 @@ func terminatedTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket
 }
 
 func tlsContext(secretName string, d *ir.Downstream, alpn []string) (*corev3.TransportSocket, error) {
-	ctx, err := anypb.New(&tlsv3.DownstreamTlsContext{
+	tc := &tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
 				Name:      secretName,
@@ -265,7 +265,9 @@ func tlsContext(secretName string, d *ir.Downstream, alpn []string) (*corev3.Tra
 			AlpnProtocols: alpn,
 			TlsParams:     downstreamTLSParams(d),
 		},
-	})
+	}
+	applySessionResumption(tc, d) // downstream.go
+	ctx, err := anypb.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("packing tls context: %w", err)
 	}

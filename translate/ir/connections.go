@@ -32,6 +32,18 @@ type Downstream struct {
 	TLSCiphers string `json:"tlsCiphers,omitempty"`
 	// NoHTTP2 offers only http/1.1 in an HTTPS listener's ALPN.
 	NoHTTP2 bool `json:"noHTTP2,omitempty"`
+	// NoSessionTickets and NoSessionCache turn off an HTTPS listener's
+	// TLS session resumption by tickets (nginx's ssl_session_tickets off)
+	// and by session IDs (ssl_session_cache off); SessionTimeout is how
+	// many seconds a session may be resumed (ssl_session_timeout), 0:
+	// Envoy's.
+	NoSessionTickets bool   `json:"noSessionTickets,omitempty"`
+	NoSessionCache   bool   `json:"noSessionCache,omitempty"`
+	SessionTimeout   uint32 `json:"sessionTimeout,omitempty"`
+	// KeepBackendServer passes the backend's Server header on, Envoy's
+	// own only where it sent none (nginx's proxy_pass_header Server);
+	// else Envoy's replaces it.
+	KeepBackendServer bool `json:"keepBackendServer,omitempty"`
 	// HeadersTimeout is how many seconds a client may take to send a
 	// request's headers, then it gets 408 (nginx's
 	// client_header_timeout); 0: no bound.
@@ -227,7 +239,7 @@ func (d *Downstream) validate(l *Listener) error {
 			}
 		}
 	}
-	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.NoHTTP2) && l.Protocol != HTTPS {
+	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.NoHTTP2 || d.NoSessionTickets || d.NoSessionCache || d.SessionTimeout != 0) && l.Protocol != HTTPS {
 		v.add("", ErrConflict, "TLS settings on a listener of protocol %s", l.Protocol)
 	}
 	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {

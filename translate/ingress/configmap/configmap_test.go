@@ -196,7 +196,7 @@ func TestNginxDefaultsComeFromTheTable(t *testing.T) {
 	want := map[string]string{
 		"proxy-body-size": "1m", "proxy-connect-timeout": "5", "proxy-read-timeout": "60", "proxy-send-timeout": "60",
 		"ssl-redirect": "true", "hsts": "true", "log-format-upstream": DefaultLogFormat, "enable-underscores-in-headers": "false",
-		"client-header-timeout": "60", "http2-max-concurrent-streams": "128",
+		"client-header-timeout": "60", "http2-max-concurrent-streams": "128", "ssl-session-tickets": "false", "ssl-session-timeout": "10m",
 	}
 	got := NginxDefaults()
 	if !maps.Equal(got, want) {

@@ -44,12 +44,18 @@ type connKeys struct {
 	// underscores and ignoreInvalid are enable-underscores-in-headers
 	// and ignore-invalid-headers, nil when unset.
 	underscores, ignoreInvalid *bool
-	clientHeader               string
-	trustedCIDRs               []string
-	trustedCIDRsSet            bool
-	log                        logKeys
-	upstream                   ir.Upstream
-	upstreamNoKeepalive        bool
+	// sessionTickets and sessionCache are ssl-session-tickets and
+	// ssl-session-cache, nil when unset; sessionTimeout
+	// ssl-session-timeout in seconds, 0 unset.
+	sessionTickets, sessionCache *bool
+	sessionTimeout               uint32
+	backendServer                bool
+	clientHeader                 string
+	trustedCIDRs                 []string
+	trustedCIDRsSet              bool
+	log                          logKeys
+	upstream                     ir.Upstream
+	upstreamNoKeepalive          bool
 }
 
 // seconds reads a whole number of seconds, as nginx's keepalive_timeout
@@ -259,6 +265,32 @@ func http2MaxConcurrentStreams(_ *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("not a number from 1 to %d: treated as unset (Envoy's)", math.MaxInt32)
 	}
 	s.conn.streams = n
+	return nil
+}
+
+func sslSessionTickets(_ *Table, s *Settings, _, value string) error {
+	return boolKey(&s.conn.sessionTickets, value, "Envoy's: on")
+}
+
+func sslSessionCache(_ *Table, s *Settings, _, value string) error {
+	return boolKey(&s.conn.sessionCache, value, "Envoy's: on")
+}
+
+func sslSessionTimeout(_ *Table, s *Settings, _, value string) error {
+	n, err := nginxDuration(value)
+	if err != nil || n == 0 {
+		return fmt.Errorf("not a time above 0 (\"10m\"): treated as unset (Envoy's)")
+	}
+	s.conn.sessionTimeout = n
+	return nil
+}
+
+func allowBackendServerHeader(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.backendServer = on
 	return nil
 }
 
@@ -564,6 +596,7 @@ func (s *Settings) finishConnections() {
 	// set_real_ip_from decides whose PROXY header nginx believes: from
 	// another peer, Envoy, which cannot ignore it, takes no connection.
 	d.ProxyProtocol = c.proxyProtocol
+	d.KeepBackendServer = c.backendServer
 	// nginx ignores a header with an underscore in its name unless
 	// underscores_in_headers is on or ignore_invalid_headers off
 	// (nginx.tmpl writes both from these keys); unset, Envoy passes it.
@@ -576,6 +609,14 @@ func (s *Settings) finishConnections() {
 	tls := d
 	tls.ForwardedPort = DefaultDownstream(ir.HTTPS, false).ForwardedPort
 	tls.TLSMin, tls.TLSMax, tls.TLSCiphers, tls.NoHTTP2 = c.tlsMin, c.tlsMax, c.ciphers, c.noHTTP2
+	// nginx.tmpl writes ssl_session_tickets from its key, and
+	// ssl_session_cache with ssl_session_timeout only while the cache is
+	// on (off: nginx's "none", no session kept).
+	tls.NoSessionTickets = c.sessionTickets != nil && !*c.sessionTickets
+	tls.NoSessionCache = c.sessionCache != nil && !*c.sessionCache
+	if !tls.NoSessionCache {
+		tls.SessionTimeout = c.sessionTimeout
+	}
 	// serve --trusted-forwarded-hops says proxies in front set these
 	// headers: trusted, as with use-forwarded-headers.
 	httpHops, tlsHops := http, tls

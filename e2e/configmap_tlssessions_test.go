@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/framework"
+)
+
+// TestControllerConfigMapSessionsAndServer checks through a real Envoy
+// the ConfigMap's keys nginx.tmpl writes as ssl_session_tickets (TLS
+// session resumption by ticket, which ingress-nginx turns off by
+// default), ssl_session_cache and ssl_session_timeout, and
+// allow-backend-server-header (proxy_pass_header Server): a client that
+// kept its session resumes it only while the keys let it, and the
+// backend's Server header reaches the client only when allowed.
+func TestControllerConfigMapSessionsAndServer(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", "backend/1.0")
+		fmt.Fprintln(w, "ok")
+	}))
+	t.Cleanup(backend.Close)
+	b := &framework.Backend{Name: "web", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	ca := framework.NewCA(t, "ingress-xds e2e CA")
+	cert := ca.Issue(t, "web", "web.example.com")
+	dir := t.TempDir()
+	writeManifest(t, dir, "services.yaml", readyServiceYAML("web", b)+"---\n"+tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM))
+	writeManifest(t, dir, "ingresses.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: default}
+spec:
+  tls: [{hosts: [web.example.com], secretName: web-cert}]
+  rules:
+  - host: web.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`)
+	configure := func(data map[string]string) {
+		t.Helper()
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(data))
+	}
+	configure(map[string]string{"ssl-session-tickets": "false"})
+	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+
+	// resumes connects twice with one session cache: whether the second
+	// connection resumed the first's session.
+	resumes := func(version uint16) (bool, error) {
+		cfg := &tls.Config{ServerName: "web.example.com", RootCAs: ca.Pool(), MinVersion: version, MaxVersion: version,
+			ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+		if _, err := httpsGet(envoy.HTTPSAddress, cfg); err != nil {
+			return false, err
+		}
+		st, err := httpsGet(envoy.HTTPSAddress, cfg)
+		return st.DidResume, err
+	}
+	expectResumption := func(what string, want bool) {
+		t.Helper()
+		framework.Eventually(t, convergeTimeout, what, func() error {
+			for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+				got, err := resumes(v)
+				if err != nil {
+					return err
+				}
+				if got != want {
+					return fmt.Errorf("TLS %s: resumed %v, want %v", tls.VersionName(v), got, want)
+				}
+			}
+			return nil
+		})
+	}
+	// ingress-nginx's default: no tickets. Go's client resumes by ticket
+	// alone (never by session ID), so it resumes nothing.
+	expectResumption("ssl-session-tickets false: no ticket", false)
+	configure(map[string]string{"ssl-session-tickets": "true"})
+	expectResumption("ssl-session-tickets true: resumed", true)
+
+	server := func() (string, error) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)
+		if err != nil {
+			return "", err
+		}
+		req.Host = "web.example.com"
+		resp, err := (&http.Transport{Proxy: nil, DisableKeepAlives: true}).RoundTrip(req)
+		if err != nil {
+			return "", err
+		}
+		resp.Body.Close()
+		return resp.Header.Get("Server"), nil
+	}
+	expectServer := func(want string) {
+		t.Helper()
+		framework.Eventually(t, convergeTimeout, "Server: "+want, func() error {
+			got, err := server()
+			if err == nil && got != want {
+				err = fmt.Errorf("Server %q, want %q", got, want)
+			}
+			return err
+		})
+	}
+	expectServer("envoy")
+	configure(map[string]string{"allow-backend-server-header": "true"})
+	expectServer("backend/1.0")
+}
