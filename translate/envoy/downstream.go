@@ -266,7 +266,7 @@ func applySessionResumption(tc *tlsv3.DownstreamTlsContext, d *ir.Downstream) {
 // downstreamTLSParams are a listener's TLS versions and ciphers; nil for
 // Envoy's.
 func downstreamTLSParams(d *ir.Downstream) *tlsv3.TlsParameters {
-	if d == nil || d.TLSMin == "" && d.TLSMax == "" && d.TLSCiphers == "" {
+	if d == nil || d.TLSMin == "" && d.TLSMax == "" && d.TLSCiphers == "" && d.ECDHCurves == "" {
 		return nil
 	}
 	p := &tlsv3.TlsParameters{
@@ -275,6 +275,9 @@ func downstreamTLSParams(d *ir.Downstream) *tlsv3.TlsParameters {
 	}
 	if d.TLSCiphers != "" {
 		p.CipherSuites = strings.Split(d.TLSCiphers, ":")
+	}
+	if d.ECDHCurves != "" {
+		p.EcdhCurves = strings.Split(d.ECDHCurves, ":")
 	}
 	return p
 }

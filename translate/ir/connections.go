@@ -32,6 +32,10 @@ type Downstream struct {
 	TLSCiphers string `json:"tlsCiphers,omitempty"`
 	// NoHTTP2 offers only http/1.1 in an HTTPS listener's ALPN.
 	NoHTTP2 bool `json:"noHTTP2,omitempty"`
+	// ECDHCurves are the key exchange groups of an HTTPS listener,
+	// BoringSSL's names (ECDHGroups), colon-separated, in order of
+	// preference; empty: Envoy's.
+	ECDHCurves string `json:"ecdhCurves,omitempty"`
 	// NoSessionTickets and NoSessionCache turn off an HTTPS listener's
 	// TLS session resumption by tickets (nginx's ssl_session_tickets off)
 	// and by session IDs (ssl_session_cache off); SessionTimeout is how
@@ -212,6 +216,12 @@ type Upstream struct {
 	MaxLifetime uint32 `json:"maxLifetime,omitempty"`
 }
 
+// ECDHGroups are the key exchange groups an HTTPS listener may name:
+// those Envoy's BoringSSL serves.
+func ECDHGroups() []string {
+	return []string{"X25519", "P-256", "P-384", "P-521", "X25519MLKEM768"}
+}
+
 // validCipher reports whether s has the form of a BoringSSL cipher suite
 // name (ECDHE-RSA-AES128-GCM-SHA256).
 func validCipher(s string) bool {
@@ -239,7 +249,14 @@ func (d *Downstream) validate(l *Listener) error {
 			}
 		}
 	}
-	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.NoHTTP2 || d.NoSessionTickets || d.NoSessionCache || d.SessionTimeout != 0) && l.Protocol != HTTPS {
+	if d.ECDHCurves != "" {
+		for _, c := range strings.Split(d.ECDHCurves, ":") {
+			if !slices.Contains(ECDHGroups(), c) {
+				v.add("ECDHCurves", ErrUnknownValue, "key exchange group %q", c)
+			}
+		}
+	}
+	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.ECDHCurves != "" || d.NoHTTP2 || d.NoSessionTickets || d.NoSessionCache || d.SessionTimeout != 0) && l.Protocol != HTTPS {
 		v.add("", ErrConflict, "TLS settings on a listener of protocol %s", l.Protocol)
 	}
 	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {

@@ -38,6 +38,7 @@ type connKeys struct {
 	noKeepAlive              bool
 	tlsMin, tlsMax           ir.TLSVersion
 	ciphers                  string
+	curves                   string
 	noHTTP2                  bool
 	realIP, fullForwardedFor bool
 	proxyProtocol            bool
@@ -235,6 +236,39 @@ func sslCiphers(t *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("no cipher suite Envoy's BoringSSL takes by name: treated as unset (Envoy's ciphers)")
 	}
 	s.conn.ciphers = strings.Join(kept, ":")
+	if len(dropped) > 0 {
+		return fmt.Errorf("%s not served: BoringSSL lacks them (the others are)", strings.Join(dropped, ", "))
+	}
+	return nil
+}
+
+// opensslGroups are OpenSSL's names of the key exchange groups, which
+// nginx's ssl_ecdh_curve takes, as BoringSSL names them (ir.ECDHGroups).
+var opensslGroups = map[string]string{
+	"x25519": "X25519", "prime256v1": "P-256", "secp256r1": "P-256", "p-256": "P-256",
+	"secp384r1": "P-384", "p-384": "P-384", "secp521r1": "P-521", "p-521": "P-521",
+	"x25519mlkem768": "X25519MLKEM768",
+}
+
+func sslECDHCurve(_ *Table, s *Settings, _, value string) error {
+	v := strings.TrimSpace(value)
+	if strings.EqualFold(v, "auto") {
+		return nil // OpenSSL's own choice: Envoy's
+	}
+	var kept, dropped []string
+	for _, name := range strings.Split(v, ":") {
+		g, ok := opensslGroups[strings.ToLower(strings.TrimSpace(name))]
+		switch {
+		case !ok:
+			dropped = append(dropped, name)
+		case !slices.Contains(kept, g):
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("no group Envoy's BoringSSL serves (%s): treated as unset (Envoy's)", strings.Join(ir.ECDHGroups(), ", "))
+	}
+	s.conn.curves = strings.Join(kept, ":")
 	if len(dropped) > 0 {
 		return fmt.Errorf("%s not served: BoringSSL lacks them (the others are)", strings.Join(dropped, ", "))
 	}
@@ -609,6 +643,7 @@ func (s *Settings) finishConnections() {
 	tls := d
 	tls.ForwardedPort = DefaultDownstream(ir.HTTPS, false).ForwardedPort
 	tls.TLSMin, tls.TLSMax, tls.TLSCiphers, tls.NoHTTP2 = c.tlsMin, c.tlsMax, c.ciphers, c.noHTTP2
+	tls.ECDHCurves = c.curves
 	// nginx.tmpl writes ssl_session_tickets from its key, and
 	// ssl_session_cache with ssl_session_timeout only while the cache is
 	// on (off: nginx's "none", no session kept).

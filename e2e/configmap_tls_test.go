@@ -11,14 +11,14 @@ import (
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
-// TestControllerConfigMapSessionsAndServer checks through a real Envoy
-// the ConfigMap's keys nginx.tmpl writes as ssl_session_tickets (TLS
-// session resumption by ticket, which ingress-nginx turns off by
-// default), ssl_session_cache and ssl_session_timeout, and
-// allow-backend-server-header (proxy_pass_header Server): a client that
-// kept its session resumes it only while the keys let it, and the
+// TestControllerConfigMapTLSAndServer checks through a real Envoy the
+// ConfigMap's keys nginx.tmpl writes as ssl_session_tickets (TLS session
+// resumption by ticket, which ingress-nginx turns off by default),
+// ssl_ecdh_curve, and allow-backend-server-header (proxy_pass_header
+// Server): a client that kept its session resumes it only while the keys
+// let it, one offering only a group left out makes no handshake, and the
 // backend's Server header reaches the client only when allowed.
-func TestControllerConfigMapSessionsAndServer(t *testing.T) {
+func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "backend/1.0")
 		fmt.Fprintln(w, "ok")
@@ -79,6 +79,21 @@ spec:
 	expectResumption("ssl-session-tickets false: no ticket", false)
 	configure(map[string]string{"ssl-session-tickets": "true"})
 	expectResumption("ssl-session-tickets true: resumed", true)
+
+	// ssl-ecdh-curve (nginx's ssl_ecdh_curve): a client offering only a
+	// group left out cannot make a handshake.
+	configure(map[string]string{"ssl-session-tickets": "true", "ssl-ecdh-curve": "secp384r1"})
+	handshake := func(group tls.CurveID) error {
+		_, err := httpsGet(envoy.HTTPSAddress, &tls.Config{ServerName: "web.example.com", RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12,
+			CurvePreferences: []tls.CurveID{group}})
+		return err
+	}
+	framework.Eventually(t, convergeTimeout, "ssl-ecdh-curve secp384r1 alone", func() error {
+		if err := handshake(tls.X25519); err == nil {
+			return fmt.Errorf("a client of X25519 alone made its handshake")
+		}
+		return handshake(tls.CurveP384)
+	})
 
 	server := func() (string, error) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)
