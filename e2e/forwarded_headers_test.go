@@ -287,3 +287,68 @@ func TestForwardedProtoDecidesRedirect(t *testing.T) {
 		expect(t, "", true)
 	})
 }
+
+// TestControllerConfigMapOriginalURI checks through a real Envoy the
+// ConfigMap's proxy-add-original-uri-header: nginx.tmpl then writes
+// proxy_set_header X-Original-URI $request_uri in every location, so the
+// backend of a rewritten path learns what the client asked for, and a
+// client's own X-Original-URI is replaced.
+func TestControllerConfigMapOriginalURI(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	const rewritten = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: app
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/use-regex: "true"
+    nginx.ingress.kubernetes.io/rewrite-target: /$2
+spec:
+  rules:
+  - host: app.example.com
+    http: {paths: [{path: /app(/|$)(.*), pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`
+	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+		manifest{"services.yaml", echoServicesYAML(alpha)},
+		manifest{"ingresses.yaml", rewritten},
+		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-add-original-uri-header": "true"})})
+	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+	seen := func() (echo.Reply, error) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+fm.envoy.HTTPAddress+"/app/x?q=1", nil)
+		if err != nil {
+			return echo.Reply{}, err
+		}
+		req.Host = "app.example.com"
+		req.Header.Set("X-Original-URI", "/forged")
+		tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+		defer tr.CloseIdleConnections()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return echo.Reply{}, err
+		}
+		defer resp.Body.Close()
+		var reply echo.Reply
+		if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || resp.StatusCode != http.StatusOK {
+			return echo.Reply{}, fmt.Errorf("status %d, %v", resp.StatusCode, err)
+		}
+		return reply, nil
+	}
+	framework.Eventually(t, convergeTimeout, "X-Original-URI", func() error {
+		r, err := seen()
+		switch {
+		case err != nil:
+			return err
+		case r.Path != "/x" || r.Header.Get("X-Original-Uri") != "/app/x?q=1":
+			return fmt.Errorf("the backend saw path %q and X-Original-URI %q; want /x and /app/x?q=1", r.Path, r.Header.Values("X-Original-Uri"))
+		}
+		return nil
+	})
+	writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(nil))
+	framework.Eventually(t, convergeTimeout, "the client's X-Original-URI as sent, without the key", func() error {
+		r, err := seen()
+		if err == nil && r.Header.Get("X-Original-Uri") != "/forged" {
+			err = fmt.Errorf("the backend saw X-Original-URI %q, want the client's", r.Header.Values("X-Original-Uri"))
+		}
+		return err
+	})
+}

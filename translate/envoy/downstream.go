@@ -193,6 +193,11 @@ func forwardedHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove [
 		header("x-forwarded-scheme", "%REQ(x-forwarded-proto)%", overwrite)
 		header("x-scheme", "%REQ(x-forwarded-proto)%", overwrite)
 	}
+	if d.OriginalURI {
+		// :path as the route configuration receives it: before the
+		// route's rewrite, which the router makes after these headers.
+		header("x-original-uri", "%REQ(:path)%", overwrite)
+	}
 	if d.ProxyHeaders != ir.ProxyHeadersAsSent && d.Forwarded != ir.ForwardedFull {
 		// Removed first, then set where the client sent the header it
 		// copies (an empty value is not added).

@@ -90,6 +90,10 @@ type Downstream struct {
 	// -Proto, -Scheme, X-Scheme and X-Original-Forwarded-For and -Host
 	// say: whether a client can choose them.
 	ProxyHeaders ProxyHeaders `json:"proxyHeaders,omitempty"`
+	// OriginalURI gives the backend X-Original-URI, the request's path
+	// and query before any rewrite (ingress-nginx's
+	// proxy-add-original-uri-header), the client's own replaced.
+	OriginalURI bool `json:"originalURI,omitempty"`
 	// ForwardedPort is the backend's X-Forwarded-Port under ProxyHeaders:
 	// the port clients reach the listener on, which need not be the port
 	// Envoy binds (a node's port 80 forwarded to 8080).

@@ -51,6 +51,7 @@ type connKeys struct {
 	sessionTickets, sessionCache *bool
 	sessionTimeout               uint32
 	backendServer                bool
+	originalURI                  bool
 	clientHeader                 string
 	trustedCIDRs                 []string
 	trustedCIDRsSet              bool
@@ -316,6 +317,15 @@ func sslSessionTimeout(_ *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("not a time above 0 (\"10m\"): treated as unset (Envoy's)")
 	}
 	s.conn.sessionTimeout = n
+	return nil
+}
+
+func proxyAddOriginalURIHeader(_ *Table, s *Settings, _, value string) error {
+	on, err := strconv.ParseBool(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("not true or false: treated as unset (false)")
+	}
+	s.conn.originalURI = on
 	return nil
 }
 
@@ -631,6 +641,7 @@ func (s *Settings) finishConnections() {
 	// another peer, Envoy, which cannot ignore it, takes no connection.
 	d.ProxyProtocol = c.proxyProtocol
 	d.KeepBackendServer = c.backendServer
+	d.OriginalURI = c.originalURI
 	// nginx ignores a header with an underscore in its name unless
 	// underscores_in_headers is on or ignore_invalid_headers off
 	// (nginx.tmpl writes both from these keys); unset, Envoy passes it.
