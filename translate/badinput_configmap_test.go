@@ -68,6 +68,8 @@ func TestConfigMapAccessControlFailsClosed(t *testing.T) {
 		{"block-user-agents RE2 cannot take", `block-user-agents: "AlphaBot, ~(?<!Chrome)Safari"`},
 		{"block-referers nginx would reject", `block-referers: "bad referer"`},
 		{"a snippet not translated whole", `server-snippet: "allow 10.0.0.0/8; deny all; mirror /copy;"`},
+		{"global-auth-url that cannot be used", `global-auth-url: "http://localhost/verify"`},
+		{"global-auth-method that cannot be used", `global-auth-url: "http://auth.example.com/verify", global-auth-method: "GET POST"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := translateManifests(t, base+controllerConfigMap(tc.data))

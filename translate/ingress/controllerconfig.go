@@ -115,8 +115,21 @@ func (c *controllerConfig) trustedHops() uint32 {
 // appliesToEvery says whether it sets something for an Ingress that has
 // no annotation.
 func (c *controllerConfig) appliesToEvery() bool {
-	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0 || c.snippets().Location != nil || c.compression() != nil
+	return c.defaults().Len() > 0 || len(c.blockCIDRs()) > 0 || c.snippets().Location != nil || c.compression() != nil || c.globalAuth() != nil
 }
+
+// globalAuth is the external authentication of every Ingress without its
+// own (global-auth-url), as the auth-* annotations' values; nil: none.
+func (c *controllerConfig) globalAuth() *annotations.Defaults {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.GlobalAuth
+}
+
+// noAuth are the Ingress paths the global authentication leaves out
+// (no-auth-locations).
+func (c *controllerConfig) noAuth() []string { return c.settings.NoAuthLocations() }
 
 // gzip is the http level's gzip (use-gzip and its keys), under which a
 // snippet's gzip directives apply; zero without use-gzip.

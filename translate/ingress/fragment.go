@@ -173,6 +173,9 @@ type fragmentBuilder struct {
 	frag   *fragment
 	seen   map[routeKey]bool
 	policy *ir.RoutePolicy // shared by every route of the Ingress; nil: none
+	// globalAuth says that the policy's external authentication is the
+	// ConfigMap's global-auth-url (globalauth.go).
+	globalAuth bool
 	// redirects are the redirects asked for beyond the policy.
 	redirects redirectIntent
 	rewrite   rewriteIntent
@@ -379,6 +382,7 @@ func (f *fragmentBuilder) addRoute(host string, pathType ir.PathType, path strin
 		route.Log = routeLog(f.ing, backend, need, f.opts.RequestMetrics, nginx.raw) // accesslog.go
 	}
 	route.Policy = f.exemptFromTLSRedirect(nginx.raw, route.Policy) // tlsexempt.go
+	route.Policy = f.exemptFromGlobalAuth(nginx.raw, route.Policy)  // globalauth.go
 	var cluster *clusterRef
 	problemsBefore := len(f.frag.problems)
 	if ref, ok := f.resolveBackend(backend, where); ok && f.upstream.denied == "" {

@@ -51,6 +51,11 @@ func (f *fragmentBuilder) readAnnotations() {
 	f.report(problems)
 	g.externalAuth, problems = parseExternalAuth(values, env)
 	f.report(problems)
+	if g.externalAuth == nil && f.appliesGlobalAuth(values) { // globalauth.go
+		g.externalAuth, problems = parseExternalAuth(f.globalAuthValues(), env)
+		f.report(problems)
+		f.globalAuth = g.externalAuth != nil
+	}
 	g.satisfyAny = parseSatisfy(values)
 	g.responseRewrite, problems = parseResponseRewrite(values) // proxyrewrite.go
 	f.report(problems)

@@ -148,13 +148,11 @@ func ignoredKeepalive(name string, parse func(string) (int, error)) Key[int] {
 
 // EnableGlobalAuth opts a location out of the ConfigMap's global auth.
 var EnableGlobalAuth = key[bool](&definition{
-	name:    "enable-global-auth",
-	under:   Nginx,
-	scope:   ScopeRoute,
-	doc:     `"false" exempts the Ingress from the global external authentication of ingress-nginx's ConfigMap (global-auth-url).`,
-	verdict: Ignored,
-	note: `ingress-xds has no global-auth-url yet (it reads no controller ConfigMap: issue 16), so there is nothing to opt out of; ` +
-		`an Ingress's own auth-url applies either way, as in ingress-nginx.`,
+	name:  "enable-global-auth",
+	under: Nginx,
+	scope: ScopeRoute,
+	doc: `"false" exempts the Ingress from the global external authentication of ingress-nginx's ConfigMap (global-auth-url, ` +
+		`docs/configmap.md); an Ingress's own auth-url replaces the global one either way, as in ingress-nginx.`,
 }, parseBool)
 
 func externalAuthKeys() []*definition {

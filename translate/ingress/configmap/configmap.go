@@ -131,6 +131,11 @@ type Settings struct {
 	// enable-real-ip): the client's address is read from a header.
 	RealIP bool
 	Issues []Issue
+	// GlobalAuth is the external authentication of every Ingress
+	// without its own (global-auth-url and its keys), as the auth-*
+	// annotations' values; nil: none. enable-global-auth "false" exempts
+	// an Ingress, NoAuthLocations its paths.
+	GlobalAuth *annotations.Defaults
 	// RetryNonIdempotent says that every location's proxy_next_upstream
 	// takes non_idempotent (retry-non-idempotent).
 	RetryNonIdempotent bool
@@ -175,10 +180,12 @@ type Settings struct {
 	// directive of its own; nil: none.
 	Compression *ir.Compression
 
-	hsts    hstsKeys
-	gzip    gzipKeys
-	blocks  blockKeys
-	tracing tracingKeys
+	hsts       hstsKeys
+	gzip       gzipKeys
+	globalAuth *annotations.Defaults // global-auth-*, until finishGlobalAuth
+	noAuth     []string              // no-auth-locations; nil: unset
+	blocks     blockKeys
+	tracing    tracingKeys
 	// base are the values under the ConfigMap's (NginxDefaults), which a
 	// refused value falls back to.
 	base map[string]string
@@ -270,5 +277,6 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 	s.finishConnections()
 	s.finishSnippets()
 	s.Tracing = s.finishTracing()
+	s.finishGlobalAuth(t.reg)
 	return s
 }

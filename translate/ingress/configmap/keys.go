@@ -280,16 +280,18 @@ func table() []Key {
 		{Name: "no-tls-redirect-locations", NginxDefault: `"/.well-known/acme-challenge"`, apply: noTLSRedirect,
 			Note: "Ingress paths starting with one of these (comma-separated) are never redirected to HTTPS, by ssl-redirect or force-ssl-redirect, as ingress-nginx decides it per location: with serve --configmap or --nginx-defaults, an ACME HTTP-01 challenge's path is served over plain HTTP unless the key says otherwise; without either, ingress-xds exempts none."},
 		notYet("global-allowed-response-headers", `""`, "serve --global-allowed-response-headers says it."),
-		refuseIfSet("global-auth-url", `""`, "An external authentication of every Ingress, not applied yet: while it is set, every Ingress is refused (its paths answer 503); serve --unsupported-annotations=ignore serves them without it."),
-		notYet("global-auth-method", `""`, "With global-auth-url."),
-		notYet("global-auth-signin", `""`, "With global-auth-url."),
-		notYet("global-auth-signin-redirect-param", `"rd"`, "With global-auth-url."),
-		notYet("global-auth-response-headers", `""`, "With global-auth-url."),
-		notYet("global-auth-request-redirect", `""`, "With global-auth-url."),
+		globalAuthKey("global-auth-url", `""`, "An external authentication of every Ingress without its own auth-url, as ingress-nginx puts it in every such location: the same check as that annotation's (docs/annotations.md), through the authorisation service beside Envoy. An Ingress with enable-global-auth \"false\" is left out, and so are its paths starting with one of no-auth-locations. A value that does not parse (or one of the keys below) refuses every Ingress (its paths answer 503), where ingress-nginx would drop the global authentication."),
+		globalAuthKey("global-auth-method", `""`, "With global-auth-url: as auth-method."),
+		globalAuthKey("global-auth-signin", `""`, "With global-auth-url: as auth-signin."),
+		globalAuthKey("global-auth-signin-redirect-param", `"rd"`, "With global-auth-url: as auth-signin-redirect-param."),
+		globalAuthKey("global-auth-response-headers", `""`, "With global-auth-url: as auth-response-headers."),
+		globalAuthKey("global-auth-request-redirect", `""`, "With global-auth-url: as auth-request-redirect."),
 		refuseIfSet("global-auth-snippet", `""`, snippetNote),
-		notYet("global-auth-cache-key", `""`, "With global-auth-url."),
-		notYet("global-auth-cache-duration", `"200 202 401 5m"`, "With global-auth-url."),
-		notYet("no-auth-locations", `"/.well-known/acme-challenge"`, "With global-auth-url."),
+		globalAuthKey("global-auth-cache-key", `""`, "With global-auth-url: as auth-cache-key."),
+		globalAuthKey("global-auth-cache-duration", `"200 202 401 5m"`, "With global-auth-url: as auth-cache-duration."),
+		globalAuthKey("global-auth-always-set-cookie", `"false"`, "With global-auth-url: as auth-always-set-cookie."),
+		{Name: "no-auth-locations", NginxDefault: `"/.well-known/acme-challenge"`, verdict: annotations.HonouredWithDifference, apply: noAuthLocations,
+			Note: "Ingress paths starting with one of these (comma-separated) are left out of global-auth-url's authentication, as ingress-nginx decides it per location by the path the Ingress writes. ingress-nginx also leaves them out of an Ingress's own auth-url and basic authentication; ingress-xds keeps those (stricter)."},
 		{Name: "block-cidrs", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: blockCIDRs,
 			Note: "Clients in these ranges (comma-separated addresses or CIDRs) get 403 on every path of every host. nginx's ranges of a location replace its http-level ones, so an Ingress with its own allowlist-source-range or denylist-source-range lets them in there; here they are refused everywhere. A value that does not parse refuses every Ingress (its paths answer 503) until it does: an access control fails closed."},
 		{Name: "block-user-agents", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: block,
@@ -343,6 +345,12 @@ func only(name, nginxDefault, value, note string) Key {
 func refuseIfSet(name, nginxDefault, note string) Key {
 	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.Refused, Note: note,
 		refuses: func(s string) bool { return strings.TrimSpace(s) != "" }}
+}
+
+// globalAuthKey is a global-auth-* key, read as the auth-* annotation it
+// stands for (globalauth.go).
+func globalAuthKey(name, nginxDefault, note string) Key {
+	return Key{Name: name, NginxDefault: nginxDefault, verdict: annotations.HonouredWithDifference, apply: globalAuth, Note: note}
 }
 
 // refuseIfTrue is refuseIfSet for a switch: any value but false refuses
