@@ -221,3 +221,44 @@ spec:
   - host: unlisted-headers
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
+
+// TestCustomHeadersAllowedByConfigMap: ingress-nginx reads the names
+// custom-headers may set from its ConfigMap's
+// global-allowed-response-headers (customheaders/main.go,
+// defBackend.AllowedResponseHeaders); listed there, with no serve flag,
+// the header is set; unlisted again, the location is denied (503).
+func TestCustomHeadersAllowedByConfigMap(t *testing.T) {
+	alpha := echoBackends(t, "alpha")[0]
+	const ingress = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: response-headers, namespace: default}
+data: {My-Custom-Header: "42"}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: custom
+  namespace: default
+  annotations: {nginx.ingress.kubernetes.io/custom-headers: default/response-headers}
+spec:
+  rules:
+  - host: custom.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
+`
+	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+		manifest{"services.yaml", echoServicesYAML(alpha)},
+		manifest{"ingresses.yaml", ingress},
+		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"global-allowed-response-headers": "X-Other, My-Custom-Header"})})
+	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+	framework.Eventually(t, convergeTimeout, "My-Custom-Header set", func() error {
+		r, err := fm.envoy.Get("custom.example.com", "/")
+		if err == nil && (r.Status != http.StatusOK || r.Header.Get("My-Custom-Header") != "42") {
+			err = fmt.Errorf("%s with My-Custom-Header %q, want 200 with 42", r, r.Header.Get("My-Custom-Header"))
+		}
+		return err
+	})
+	writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"global-allowed-response-headers": "X-Other"}))
+	framework.Eventually(t, convergeTimeout, "the name no longer allowed: 503", func() error {
+		return fm.envoy.Expect("custom.example.com", "/", http.StatusServiceUnavailable, "")
+	})
+}

@@ -127,6 +127,15 @@ func (c *controllerConfig) globalAuth() *annotations.Defaults {
 	return c.settings.GlobalAuth
 }
 
+// allowedResponseHeaders are the ConfigMap's
+// global-allowed-response-headers.
+func (c *controllerConfig) allowedResponseHeaders() []string {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.AllowedResponseHeaders
+}
+
 // noAuth are the Ingress paths the global authentication leaves out
 // (no-auth-locations).
 func (c *controllerConfig) noAuth() []string { return c.settings.NoAuthLocations() }

@@ -71,8 +71,9 @@ func parseCustomHeaders(values *annotations.Values, env groupEnv) (customHeaders
 			return deny("header %s: the value holds characters ingress-nginx refuses (control characters among them)", n)
 		case slices.Contains(framingHeaders, strings.ToLower(n)):
 			return deny("header %s makes the response's framing, which Envoy owns", n)
-		case !slices.Contains(env.opts.AllowedResponseHeaders, n):
-			return deny("header %s is not in --global-allowed-response-headers %q", n, env.opts.AllowedResponseHeaders)
+		case !slices.Contains(env.opts.AllowedResponseHeaders, n) && !slices.Contains(env.opts.config.allowedResponseHeaders(), n):
+			return deny("header %s is not in global-allowed-response-headers (the ConfigMap's %q, serve's flag's %q)",
+				n, env.opts.config.allowedResponseHeaders(), env.opts.AllowedResponseHeaders)
 		}
 		set = append(set, ir.Header{Name: n, Value: v})
 	}

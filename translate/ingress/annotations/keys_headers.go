@@ -20,8 +20,8 @@ var CustomHeaders = key[string](&definition{
 	refers: KindConfigMap,
 	doc: `A ConfigMap "namespace/name" of the Ingress's own namespace whose entries (header name: value) are set on every response ` +
 		`of the Ingress's paths, replacing the backend's own, as nginx's more_set_headers (Envoy's own answers included). As in ingress-nginx's ` +
-		`final release, each name must be listed in serve's --global-allowed-response-headers (ingress-nginx's global-allowed-response-headers, ` +
-		`empty by default), names are letters, digits, "-" and "_", values ingress-nginx's printable characters. A ConfigMap that is missing, ` +
+		`final release, each name must be listed in the controller ConfigMap's global-allowed-response-headers (empty by default) or ` +
+		`serve's --global-allowed-response-headers, names are letters, digits, "-" and "_", values ingress-nginx's printable characters. A ConfigMap that is missing, ` +
 		`a name not allowed, a name or value that is not valid, or a value that is not "namespace/name" is reported and the Ingress's ` +
 		`paths answer 503, as ingress-nginx denies the location. A change of the ConfigMap takes effect at once.`,
 	verdict: HonouredWithDifference,

@@ -131,6 +131,9 @@ type Settings struct {
 	// enable-real-ip): the client's address is read from a header.
 	RealIP bool
 	Issues []Issue
+	// AllowedResponseHeaders are the header names custom-headers may set
+	// (global-allowed-response-headers), besides serve's flag's.
+	AllowedResponseHeaders []string
 	// GlobalAuth is the external authentication of every Ingress
 	// without its own (global-auth-url and its keys), as the auth-*
 	// annotations' values; nil: none. enable-global-auth "false" exempts
