@@ -245,11 +245,9 @@ spec:
   - host: custom.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, configure := startConfigMapMode(t, map[string]string{"global-allowed-response-headers": "X-Other, My-Custom-Header"},
 		manifest{"services.yaml", echoServicesYAML(alpha)},
-		manifest{"ingresses.yaml", ingress},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"global-allowed-response-headers": "X-Other, My-Custom-Header"})})
-	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+		manifest{"ingresses.yaml", ingress})
 	framework.Eventually(t, convergeTimeout, "My-Custom-Header set", func() error {
 		r, err := fm.envoy.Get("custom.example.com", "/")
 		if err == nil && (r.Status != http.StatusOK || r.Header.Get("My-Custom-Header") != "42") {
@@ -257,7 +255,7 @@ spec:
 		}
 		return err
 	})
-	writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"global-allowed-response-headers": "X-Other"}))
+	configure(map[string]string{"global-allowed-response-headers": "X-Other"})
 	framework.Eventually(t, convergeTimeout, "the name no longer allowed: 503", func() error {
 		return fm.envoy.Expect("custom.example.com", "/", http.StatusServiceUnavailable, "")
 	})

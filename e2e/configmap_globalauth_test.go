@@ -36,13 +36,11 @@ func TestGlobalExternalAuth(t *testing.T) {
 		authIngress("acme", "acme.example.com", "/.well-known/acme-challenge", nil),
 		authIngress("acme-app", "acme.example.com", "/app", nil),
 	}, "---\n")
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, configure := startConfigMapMode(t, map[string]string{
+		"global-auth-url": auth + "/auth/basic/user/password", "global-auth-response-headers": "X-Auth-Method"},
 		manifest{"services.yaml", echoServicesYAML(alpha)},
-		manifest{"ingresses.yaml", ingresses},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{
-			"global-auth-url": auth + "/auth/basic/user/password", "global-auth-response-headers": "X-Auth-Method"})})
+		manifest{"ingresses.yaml", ingresses})
 	envoy := fm.envoy
-	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
 	expect := func(what, host, path, credentials string, status int) authReply {
 		t.Helper()
 		var r authReply
@@ -67,6 +65,6 @@ func TestGlobalExternalAuth(t *testing.T) {
 	expect("another path of the host: 401", "acme.example.com", "/app", "", http.StatusUnauthorized)
 
 	// Without the key, nothing is authenticated.
-	writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(nil))
+	configure(nil)
 	expect("global-auth-url removed: 200", "plain.example.com", "/", "", http.StatusOK)
 }

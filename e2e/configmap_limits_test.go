@@ -23,12 +23,10 @@ import (
 // frame and enforces).
 func TestControllerConfigMapClientLimits(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, _ := startConfigMapMode(t, map[string]string{"client-header-timeout": "1", "http2-max-concurrent-streams": "7"},
 		manifest{"services.yaml", echoServicesYAML(alpha)},
-		manifest{"ingresses.yaml", hostIngressYAML("plain", "plain.example.com", "alpha", "")},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"client-header-timeout": "1", "http2-max-concurrent-streams": "7"})})
+		manifest{"ingresses.yaml", hostIngressYAML("plain", "plain.example.com", "alpha", "")})
 	envoy := fm.envoy
-	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
 	framework.Eventually(t, convergeTimeout, "plain.example.com served", func() error {
 		return envoy.Expect("plain.example.com", "/", http.StatusOK, "alpha")
 	})

@@ -23,22 +23,12 @@ import (
 func TestControllerConfigMapRetryNonIdempotent(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
 	resetting := resettingPort(t)
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha)+twoEndpointService("resetting", alpha.Port, resetting))
 	never := strings.Replace(hostIngressYAML("never", "never.example.com", "resetting", ""), "namespace: default\n",
 		"namespace: default\n  annotations: {nginx.ingress.kubernetes.io/proxy-next-upstream: \"off\"}\n", 1)
-	writeManifest(t, dir, "ingresses.yaml", hostIngressYAML("sent", "sent.example.com", "resetting", "")+"---\n"+never)
-	configure := func(value string) {
-		t.Helper()
-		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"retry-non-idempotent": value}))
-	}
-	configure("true")
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() {
-		assertNoRejections(t, envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
-	})
+	fm, configure := startConfigMapMode(t, map[string]string{"retry-non-idempotent": "true"},
+		manifest{"services.yaml", echoServicesYAML(alpha) + twoEndpointService("resetting", alpha.Port, resetting)},
+		manifest{"ingresses.yaml", hostIngressYAML("sent", "sent.example.com", "resetting", "") + "---\n" + never})
+	envoy := fm.envoy
 	for _, host := range []string{"sent.example.com", "never.example.com"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			return envoy.Expect(host, "/", http.StatusOK, "alpha")
@@ -66,7 +56,7 @@ func TestControllerConfigMapRetryNonIdempotent(t *testing.T) {
 		t.Errorf("retry-non-idempotent true, proxy-next-upstream off, POST: all %d served, want some meeting the resetting endpoint (off retries nothing)", n)
 	}
 
-	configure("false")
+	configure(map[string]string{"retry-non-idempotent": "false"})
 	framework.Eventually(t, convergeTimeout, "a POST once sent no longer retried", func() error {
 		if failures(http.MethodPost, "sent.example.com") == 0 {
 			return fmt.Errorf("every POST served: still retried")

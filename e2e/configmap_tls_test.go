@@ -27,9 +27,9 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	b := &framework.Backend{Name: "web", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	cert := ca.Issue(t, "web", "web.example.com")
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", readyServiceYAML("web", b)+"---\n"+tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM))
-	writeManifest(t, dir, "ingresses.yaml", `apiVersion: networking.k8s.io/v1
+	fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "false"},
+		manifest{"services.yaml", readyServiceYAML("web", b) + "---\n" + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
+		manifest{"ingresses.yaml", `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: web, namespace: default}
 spec:
@@ -37,16 +37,8 @@ spec:
   rules:
   - host: web.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
-`)
-	configure := func(data map[string]string) {
-		t.Helper()
-		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(data))
-	}
-	configure(map[string]string{"ssl-session-tickets": "false"})
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+`})
+	envoy := fm.envoy
 
 	// resumes connects twice with one session cache: whether the second
 	// connection resumed the first's session.

@@ -21,18 +21,10 @@ import (
 // underscores_in_headers on, passes it on.
 func TestControllerConfigMapUnderscoreHeaders(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
-	dir := t.TempDir()
-	writeManifest(t, dir, "services.yaml", echoServicesYAML(alpha))
-	writeManifest(t, dir, "ingresses.yaml", hostIngressYAML("plain", "plain.example.com", "alpha", ""))
-	configure := func(data map[string]string) {
-		t.Helper()
-		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(data))
-	}
-	configure(map[string]string{"enable-underscores-in-headers": "false"})
-	cp := framework.StartControlPlane(t, "--manifests", dir, "--configmap", "ingress-nginx/ingress-nginx-controller")
-	cp.WaitReady(t)
-	envoy := framework.StartEnvoy(t, cp)
-	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+	fm, configure := startConfigMapMode(t, map[string]string{"enable-underscores-in-headers": "false"},
+		manifest{"services.yaml", echoServicesYAML(alpha)},
+		manifest{"ingresses.yaml", hostIngressYAML("plain", "plain.example.com", "alpha", "")})
+	envoy := fm.envoy
 	// seen is what the backend got of X_Auth_User, and of X-Auth-User.
 	seen := func() (underscored, dashed string, err error) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)

@@ -228,11 +228,9 @@ func TestForwardedProtoDecidesRedirect(t *testing.T) {
 	alpha := echoBackends(t, "alpha")[0]
 	forced := strings.Replace(hostIngressYAML("forced", "forced.example.com", "alpha", ""), "namespace: default\n",
 		"namespace: default\n  annotations: {nginx.ingress.kubernetes.io/force-ssl-redirect: \"true\"}\n", 1)
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, configure := startConfigMapMode(t, map[string]string{"use-forwarded-headers": "true"},
 		manifest{"services.yaml", echoServicesYAML(alpha)},
-		manifest{"ingresses.yaml", forced},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"use-forwarded-headers": "true"})})
-	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+		manifest{"ingresses.yaml", forced})
 	// exchange sends GET / with X-Forwarded-Proto proto (none when
 	// empty), following no redirect.
 	exchange := func(proto string) (status int, location, sawProto string, err error) {
@@ -282,7 +280,7 @@ func TestForwardedProtoDecidesRedirect(t *testing.T) {
 		expect(t, "", true) // Envoy says http for the connection
 	})
 	t.Run("not trusted", func(t *testing.T) {
-		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(nil))
+		configure(nil)
 		expect(t, "https", true)
 		expect(t, "", true)
 	})
@@ -308,11 +306,9 @@ spec:
   - host: app.example.com
     http: {paths: [{path: /app(/|$)(.*), pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, configure := startConfigMapMode(t, map[string]string{"proxy-add-original-uri-header": "true"},
 		manifest{"services.yaml", echoServicesYAML(alpha)},
-		manifest{"ingresses.yaml", rewritten},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"proxy-add-original-uri-header": "true"})})
-	t.Cleanup(func() { assertNoRejections(t, fm.envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
+		manifest{"ingresses.yaml", rewritten})
 	seen := func() (echo.Reply, error) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+fm.envoy.HTTPAddress+"/app/x?q=1", nil)
 		if err != nil {
@@ -343,7 +339,7 @@ spec:
 		}
 		return nil
 	})
-	writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(nil))
+	configure(nil)
 	framework.Eventually(t, convergeTimeout, "the client's X-Original-URI as sent, without the key", func() error {
 		r, err := seen()
 		if err == nil && r.Header.Get("X-Original-Uri") != "/forged" {

@@ -124,15 +124,10 @@ func TestProxyProtocol(t *testing.T) {
 	cert := ca.Issue(t, "web", "web.example.com")
 	forced := strings.Replace(hostIngressYAML("forced", "forced.example.com", "alpha", ""), "namespace: default\n",
 		"namespace: default\n  annotations: {nginx.ingress.kubernetes.io/force-ssl-redirect: \"true\"}\n", 1)
-	configure := func(dir string, data map[string]string) {
-		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(data))
-	}
-	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+	fm, configure := startConfigMapMode(t, map[string]string{"use-proxy-protocol": "true"},
 		manifest{"services.yaml", echoServicesYAML(alpha) + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
-		manifest{"ingresses.yaml", forwardedIngressYAML + "---\n" + hostIngressYAML("plain", "plain.example.com", "alpha", "") + "---\n" + forced},
-		manifest{"configmap.yaml", controllerConfigMapYAML(map[string]string{"use-proxy-protocol": "true"})})
+		manifest{"ingresses.yaml", forwardedIngressYAML + "---\n" + hostIngressYAML("plain", "plain.example.com", "alpha", "") + "---\n" + forced})
 	envoy := fm.envoy
-	t.Cleanup(func() { assertNoRejections(t, envoy, "listener_manager.lds", "http.ingress_http.rds.ingress_http") })
 	tlsConfig := &tls.Config{ServerName: "web.example.com", RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	header := func(port int) string { return fmt.Sprintf("PROXY TCP4 192.168.0.1 192.168.0.11 56324 %d\r\n", port) }
 	// expect waits for the backend to see want (name: value) through a
@@ -198,14 +193,14 @@ func TestProxyProtocol(t *testing.T) {
 	// nginx believes the header of a peer in set_real_ip_from only; Envoy
 	// takes no connection of another.
 	t.Run("proxy-real-ip-cidr", func(t *testing.T) {
-		configure(fm.dir, map[string]string{"use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8"})
+		configure(map[string]string{"use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8"})
 		framework.Eventually(t, convergeTimeout, "no connection from 127.0.0.1", func() error {
 			if r, err := proxiedGet(envoy.HTTPAddress, header(80), "plain.example.com", nil); err == nil {
 				return fmt.Errorf("answered %d", r.status)
 			}
 			return nil
 		})
-		configure(fm.dir, map[string]string{"use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8,127.0.0.1"})
+		configure(map[string]string{"use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8,127.0.0.1"})
 		expect(t, envoy.HTTPAddress, 80, "plain.example.com", nil, map[string]string{"X-Forwarded-For": "192.168.0.1"})
 		expect(t, envoy.HTTPSAddress, 1234, "web.example.com", tlsConfig, map[string]string{"X-Forwarded-For": "192.168.0.1"})
 	})
@@ -214,7 +209,7 @@ func TestProxyProtocol(t *testing.T) {
 	// lua_ingress.lua lets the client's X-Forwarded-Proto stand but for
 	// port 443, which is HTTPS whatever it says.
 	t.Run("with use-forwarded-headers", func(t *testing.T) {
-		configure(fm.dir, map[string]string{"use-proxy-protocol": "true", "use-forwarded-headers": "true"})
+		configure(map[string]string{"use-proxy-protocol": "true", "use-forwarded-headers": "true"})
 		framework.Eventually(t, convergeTimeout, "the forwarded headers trusted", func() error {
 			r, err := proxiedHeaders(envoy.HTTPAddress, header(443), "forced.example.com", "X-Forwarded-Proto: http\r\nX-Forwarded-For: 1.2.3.4\r\n")
 			switch {
@@ -237,7 +232,7 @@ func TestProxyProtocol(t *testing.T) {
 	})
 	// Without the key, a PROXY header is no HTTP: 400.
 	t.Run("unset", func(t *testing.T) {
-		configure(fm.dir, nil)
+		configure(nil)
 		framework.Eventually(t, convergeTimeout, "plain HTTP again", func() error {
 			r, err := proxiedGet(envoy.HTTPAddress, "", "plain.example.com", nil)
 			if err == nil && r.status != http.StatusOK {

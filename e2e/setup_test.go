@@ -64,6 +64,23 @@ func startFileModeWith(t *testing.T, args []string, files ...manifest) *fileMode
 	return startFileModeOf(t, nil, args, files)
 }
 
+// startConfigMapMode is startFileMode in plaintext under the controller
+// ConfigMap ingress-nginx/ingress-nginx-controller of data, with the
+// check that Envoy rejected nothing at the end; the function it returns
+// writes the ConfigMap anew, which serve applies without a restart.
+func startConfigMapMode(t *testing.T, data map[string]string, files ...manifest) (*fileMode, func(map[string]string)) {
+	t.Helper()
+	fm := startFileModeWith(t, []string{"--configmap", "ingress-nginx/ingress-nginx-controller"},
+		append(files, manifest{"configmap.yaml", controllerConfigMapYAML(data)})...)
+	t.Cleanup(func() {
+		assertNoRejections(t, fm.envoy, "listener_manager.lds", "cluster_manager.cds", "http.ingress_http.rds.ingress_http")
+	})
+	return fm, func(data map[string]string) {
+		t.Helper()
+		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(data))
+	}
+}
+
 func startFileModeOf(t *testing.T, certs *framework.XDSCerts, args []string, files []manifest) *fileMode {
 	t.Helper()
 	m := &fileMode{dir: t.TempDir()}

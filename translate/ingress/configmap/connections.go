@@ -321,20 +321,21 @@ func sslSessionTimeout(_ *Table, s *Settings, _, value string) error {
 }
 
 func proxyAddOriginalURIHeader(_ *Table, s *Settings, _, value string) error {
-	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("not true or false: treated as unset (false)")
-	}
-	s.conn.originalURI = on
-	return nil
+	return switchKey(&s.conn.originalURI, value)
 }
 
 func allowBackendServerHeader(_ *Table, s *Settings, _, value string) error {
+	return switchKey(&s.conn.backendServer, value)
+}
+
+// switchKey reads a key of true or false, false by default, into *to; a
+// value that is neither leaves it unset.
+func switchKey(to *bool, value string) error {
 	on, err := strconv.ParseBool(strings.TrimSpace(value))
 	if err != nil {
 		return fmt.Errorf("not true or false: treated as unset (false)")
 	}
-	s.conn.backendServer = on
+	*to = on
 	return nil
 }
 
@@ -369,21 +370,11 @@ func enableRealIP(_ *Table, s *Settings, _, value string) error {
 // proxy_protocol on both listeners, with the realip module taking the
 // client's address from the header.
 func useProxyProtocol(_ *Table, s *Settings, _, value string) error {
-	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("not true or false: treated as unset (false)")
-	}
-	s.conn.proxyProtocol = on
-	return nil
+	return switchKey(&s.conn.proxyProtocol, value)
 }
 
 func computeFullForwardedFor(_ *Table, s *Settings, _, value string) error {
-	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("not true or false: treated as unset (false)")
-	}
-	s.conn.fullForwardedFor = on
-	return nil
+	return switchKey(&s.conn.fullForwardedFor, value)
 }
 
 func forwardedForHeader(_ *Table, s *Settings, _, value string) error {

@@ -58,13 +58,7 @@ const DefaultNoAuth = "/.well-known/acme-challenge"
 
 // noAuthLocations reads no-auth-locations as noTLSRedirect reads its key.
 func noAuthLocations(_ *Table, s *Settings, _, value string) error {
-	list := []string{}
-	for _, item := range strings.Split(value, ",") {
-		if item = strings.Trim(item, " "); item != "" {
-			list = append(list, item)
-		}
-	}
-	s.noAuth = list
+	s.noAuth = locationList(value) // locations.go
 	return nil
 }
 

@@ -11,14 +11,21 @@ const DefaultNoTLSRedirect = "/.well-known/acme-challenge"
 // isLocationInLocationList does: comma-separated, each trimmed of spaces,
 // the empty ones skipped. An empty list exempts nothing.
 func noTLSRedirect(_ *Table, s *Settings, _, value string) error {
+	s.NoTLSRedirect = locationList(value)
+	return nil
+}
+
+// locationList reads a list of locations as isLocationInLocationList
+// does: comma-separated, each trimmed of spaces, the empty ones skipped;
+// never nil, so that an empty list is told apart from an unset key.
+func locationList(value string) []string {
 	list := []string{}
 	for _, item := range strings.Split(value, ",") {
 		if item = strings.Trim(item, " "); item != "" {
 			list = append(list, item)
 		}
 	}
-	s.NoTLSRedirect = list
-	return nil
+	return list
 }
 
 // NoTLSRedirectLocations are the Ingress paths whose routes never redirect
