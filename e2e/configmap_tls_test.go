@@ -14,13 +14,15 @@ import (
 // TestControllerConfigMapTLSAndServer checks through a real Envoy the
 // ConfigMap's keys nginx.tmpl writes as ssl_session_tickets (TLS session
 // resumption by ticket, which ingress-nginx turns off by default),
-// ssl_ecdh_curve, and allow-backend-server-header (proxy_pass_header
-// Server): a client that kept its session resumes it only while the keys
-// let it, one offering only a group left out makes no handshake, and the
-// backend's Server header reaches the client only when allowed.
+// ssl_ecdh_curve, allow-backend-server-header (proxy_pass_header Server)
+// and hide-headers (proxy_hide_header): a client that kept its session
+// resumes it only while the keys let it, one offering only a group left
+// out makes no handshake, the backend's Server header reaches the client
+// only when allowed, and a hidden header never.
 func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "backend/1.0")
+		w.Header().Set("X-Powered-By", "framework/2.0")
 		fmt.Fprintln(w, "ok")
 	}))
 	t.Cleanup(backend.Close)
@@ -87,30 +89,35 @@ spec:
 		return handshake(tls.CurveP384)
 	})
 
-	server := func() (string, error) {
+	// headers is what the client got of the backend's headers.
+	headers := func() (http.Header, error) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+"/", nil)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		req.Host = "web.example.com"
 		resp, err := (&http.Transport{Proxy: nil, DisableKeepAlives: true}).RoundTrip(req)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		resp.Body.Close()
-		return resp.Header.Get("Server"), nil
+		return resp.Header, nil
 	}
-	expectServer := func(want string) {
+	expect := func(name, want string) {
 		t.Helper()
-		framework.Eventually(t, convergeTimeout, "Server: "+want, func() error {
-			got, err := server()
-			if err == nil && got != want {
-				err = fmt.Errorf("Server %q, want %q", got, want)
+		framework.Eventually(t, convergeTimeout, name+": "+want, func() error {
+			h, err := headers()
+			if err == nil && h.Get(name) != want {
+				err = fmt.Errorf("%s %q, want %q", name, h.Get(name), want)
 			}
 			return err
 		})
 	}
-	expectServer("envoy")
-	configure(map[string]string{"allow-backend-server-header": "true"})
-	expectServer("backend/1.0")
+	expect("Server", "envoy")
+	expect("X-Powered-By", "framework/2.0")
+	// allow-backend-server-header (proxy_pass_header Server) and
+	// hide-headers (proxy_hide_header at http level).
+	configure(map[string]string{"allow-backend-server-header": "true", "hide-headers": "X-Powered-By"})
+	expect("Server", "backend/1.0")
+	expect("X-Powered-By", "")
 }

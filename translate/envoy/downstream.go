@@ -209,6 +209,17 @@ func forwardedHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove [
 	return add, remove
 }
 
+// hiddenHeaders are the response headers a listener's route
+// configurations remove (hide-headers): before a route's own response
+// headers, which may set them again, as more_set_headers does after
+// proxy_hide_header.
+func hiddenHeaders(l *ir.Listener) []string {
+	if l.Downstream == nil || l.Downstream.HideHeaders == "" {
+		return nil
+	}
+	return strings.Split(l.Downstream.HideHeaders, ",")
+}
+
 // originalHeader is a header the backend gets with the value of another
 // as the client sent it.
 type originalHeader struct{ name, from string }

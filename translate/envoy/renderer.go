@@ -401,6 +401,7 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		// and HSTS (translate/ingress/snippet).
 		MostSpecificHeaderMutationsWins: true}
 	rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
+	rc.ResponseHeadersToRemove = hiddenHeaders(l)
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error

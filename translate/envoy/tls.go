@@ -74,7 +74,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 			MostSpecificHeaderMutationsWins: true}
 		rc.ResponseHeadersToAdd = hstsHeaders(l)                                // hsts.go
 		rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
-		addRetriedAfterSent(rc, uses)                                           // nonidempotent.go
+		rc.ResponseHeadersToRemove = hiddenHeaders(l)
+		addRetriedAfterSent(rc, uses) // nonidempotent.go
 		// A wildcard chain also receives requests for the exact hosts it
 		// covers (an SNI of another name, a Host of theirs): those are not
 		// this certificate's to serve, and must not fall into the wildcard's

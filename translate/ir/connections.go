@@ -90,6 +90,11 @@ type Downstream struct {
 	// -Proto, -Scheme, X-Scheme and X-Original-Forwarded-For and -Host
 	// say: whether a client can choose them.
 	ProxyHeaders ProxyHeaders `json:"proxyHeaders,omitempty"`
+	// HideHeaders, comma-separated, lowercase, are the backend's response
+	// headers the client never sees (nginx's proxy_hide_header at http
+	// level: hide-headers); a route's own response headers may set them
+	// again.
+	HideHeaders string `json:"hideHeaders,omitempty"`
 	// OriginalURI gives the backend X-Original-URI, the request's path
 	// and query before any rewrite (ingress-nginx's
 	// proxy-add-original-uri-header), the client's own replaced.
@@ -220,6 +225,12 @@ type Upstream struct {
 	MaxLifetime uint32 `json:"maxLifetime,omitempty"`
 }
 
+// framingHeaders are the headers that frame a response or its connection,
+// which Envoy owns: not a listener's to hide.
+func framingHeaders() []string {
+	return []string{"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
+}
+
 // ECDHGroups are the key exchange groups an HTTPS listener may name:
 // those Envoy's BoringSSL serves.
 func ECDHGroups() []string {
@@ -281,6 +292,14 @@ func (d *Downstream) validate(l *Listener) error {
 	}
 	if d.MaxConcurrentStreams > math.MaxInt32 {
 		v.add("MaxConcurrentStreams", ErrOutOfRange, "%d concurrent streams", d.MaxConcurrentStreams)
+	}
+	for _, h := range strings.Split(d.HideHeaders, ",") {
+		if d.HideHeaders == "" {
+			break
+		}
+		if err := validHeaderName(h); err != nil || strings.HasPrefix(h, ":") || h != strings.ToLower(h) || slices.Contains(framingHeaders(), h) {
+			v.add("HideHeaders", ErrBadHeader, "hidden header %q: a lowercase token, not a pseudo-header or one of the response's framing", h)
+		}
 	}
 	if d.ProxyProtocolFrom != "" {
 		if !d.ProxyProtocol {

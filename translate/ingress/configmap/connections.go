@@ -52,6 +52,7 @@ type connKeys struct {
 	sessionTimeout               uint32
 	backendServer                bool
 	originalURI                  bool
+	hide                         []string
 	clientHeader                 string
 	trustedCIDRs                 []string
 	trustedCIDRsSet              bool
@@ -317,6 +318,28 @@ func sslSessionTimeout(_ *Table, s *Settings, _, value string) error {
 		return fmt.Errorf("not a time above 0 (\"10m\"): treated as unset (Envoy's)")
 	}
 	s.conn.sessionTimeout = n
+	return nil
+}
+
+// hideHeaders reads hide-headers as ingress-nginx's configmap.go does
+// (comma-separated, trimmed): nginx.tmpl's proxy_hide_header of each at
+// http level.
+func hideHeaders(_ *Table, s *Settings, _, value string) error {
+	var bad []string
+	s.conn.hide = nil
+	for _, name := range strings.Split(value, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		switch {
+		case name == "":
+		case !responseHeaderName.MatchString(name) || slices.Contains([]string{"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}, name):
+			bad = append(bad, strconv.Quote(name))
+		case !slices.Contains(s.conn.hide, name):
+			s.conn.hide = append(s.conn.hide, name)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: not a header name, or one framing the response, which Envoy owns: not hidden (the others are)", strings.Join(bad, ", "))
+	}
 	return nil
 }
 
@@ -633,6 +656,7 @@ func (s *Settings) finishConnections() {
 	d.ProxyProtocol = c.proxyProtocol
 	d.KeepBackendServer = c.backendServer
 	d.OriginalURI = c.originalURI
+	d.HideHeaders = strings.Join(c.hide, ",")
 	// nginx ignores a header with an underscore in its name unless
 	// underscores_in_headers is on or ignore_invalid_headers off
 	// (nginx.tmpl writes both from these keys); unset, Envoy passes it.
