@@ -25,7 +25,14 @@ export GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 DOCKER
 log() { printf '%s\n' "$*" >&2; }
 MODULE=e2e/gatewayconformance
 CONFORMANCE_VERSION="$(cd "$MODULE" && go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api/conformance)"
+# go list names no directory for a module not yet in the module cache (a
+# fresh machine's): download it first.
+(cd "$MODULE" && go mod download sigs.k8s.io/gateway-api/conformance)
 SRC="$(cd "$MODULE" && go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api/conformance)"
+if [[ ! -d "$SRC/base" ]]; then
+  log "conformance-images: no manifests of sigs.k8s.io/gateway-api/conformance $CONFORMANCE_VERSION in '$SRC'"
+  exit 1
+fi
 CACHE="${INGRESS_XDS_CACHE:-$HOME/.cache/ingress-xds}/conformance"
 mkdir -p "$CACHE"
 work="$(mktemp -d)"

@@ -8,6 +8,7 @@
 # after changing the module's version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+GOFLAGS=-mod=mod go mod download sigs.k8s.io/gateway-api # go list names no directory for a module not yet in the cache
 dir=$(GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)
 version=$(GOFLAGS=-mod=mod go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)
 out=deploy/gateway-api/standard-install.yaml

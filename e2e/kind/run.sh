@@ -226,7 +226,7 @@ if [[ "${GATEWAY_CONFORMANCE:-1}" == 1 ]]; then
   [[ "$report" == /* ]] || report="$PWD/$report"
   experimental_crds=""
   case "${CONFORMANCE_CHANNEL:-experimental}" in
-    experimental) experimental_crds="$(cd e2e/gatewayconformance && go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/experimental" ;;
+    experimental) experimental_crds="$(cd e2e/gatewayconformance && go mod download sigs.k8s.io/gateway-api && go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/experimental" ;;
     standard) ;;
     *) echo "CONFORMANCE_CHANNEL=$CONFORMANCE_CHANNEL: want experimental or standard" >&2; exit 1 ;;
   esac
