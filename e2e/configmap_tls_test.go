@@ -26,20 +26,13 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 		fmt.Fprintln(w, "ok")
 	}))
 	t.Cleanup(backend.Close)
-	b := &framework.Backend{Name: "web", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	// Named alpha, as forwardedIngressYAML's web.example.com routes.
+	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	cert := ca.Issue(t, "web", "web.example.com")
 	fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "false"},
-		manifest{"services.yaml", readyServiceYAML("web", b) + "---\n" + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
-		manifest{"ingresses.yaml", `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: web, namespace: default}
-spec:
-  tls: [{hosts: [web.example.com], secretName: web-cert}]
-  rules:
-  - host: web.example.com
-    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
-`})
+		manifest{"services.yaml", readyServiceYAML("alpha", b) + "---\n" + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
+		manifest{"ingresses.yaml", forwardedIngressYAML})
 	envoy := fm.envoy
 
 	// resumes connects twice with one session cache: whether the second
