@@ -32,10 +32,13 @@ type ClusterSource struct {
 	// EndpointsChanged, when set, is called instead of Run's changed for
 	// changes to EndpointSlices alone, so that they can take a faster lane.
 	EndpointsChanged func()
-	// References lists the Secrets and ConfigMaps an owned Ingress refers
-	// to beside spec.tls; State holds those, and of all the Secrets and
-	// ConfigMaps of the cluster only those. Nil: none.
-	References func(*networkingv1.Ingress) []Reference
+	// References say which Secrets and ConfigMaps, beside spec.tls's, the
+	// owned Ingresses refer to; State holds those, and of all the Secrets
+	// and ConfigMaps of the cluster only those. Zero: none.
+	References Refs
+	// followed is what the referenced ConfigMaps named in their data at
+	// the last State (References.ConfigMap), watched as well.
+	followed []Reference
 
 	synced  atomic.Bool
 	changes changeLog
@@ -279,12 +282,22 @@ func (s *ClusterSource) State() *State {
 	if dirty&(partIngresses|partGateway) != 0 {
 		// What the owned Ingresses and the Gateway API objects refer to
 		// may have changed with them.
-		secrets, configMaps := s.referenced.update(st.Ingresses, s.References, GatewayReferences(st.Gateway))
+		secrets, configMaps := s.referenced.update(st.Ingresses, s.References.Ingress, GatewayReferences(st.Gateway), s.followed)
 		if secrets {
 			dirty |= partReferencedSecrets
 		}
 		if configMaps {
 			dirty |= partConfigMaps
+		}
+	}
+	if dirty&partConfigMaps != 0 {
+		// What the referenced ConfigMaps name may have changed with
+		// them (a new ConfigMap, new data).
+		if followed := s.References.inConfigMaps(s.referenced.directConfigMaps()); !slices.Equal(followed, s.followed) {
+			s.followed = followed
+			if secrets, _ := s.referenced.update(st.Ingresses, s.References.Ingress, GatewayReferences(st.Gateway), followed); secrets {
+				dirty |= partReferencedSecrets
+			}
 		}
 	}
 	if dirty&partServices != 0 {

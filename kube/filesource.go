@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -26,9 +25,9 @@ type FileSource struct {
 	Filter   ClassFilter
 	Interval time.Duration // poll interval; 250ms when zero
 	Logger   *slog.Logger
-	// References lists the Secrets and ConfigMaps an owned Ingress refers
-	// to beside spec.tls, as ClusterSource.References. Nil: none.
-	References func(*networkingv1.Ingress) []Reference
+	// References say which Secrets and ConfigMaps, beside spec.tls's, the
+	// owned Ingresses refer to, as ClusterSource.References. Zero: none.
+	References Refs
 
 	mu    sync.RWMutex
 	state *State
@@ -111,12 +110,12 @@ type manifestFile struct {
 // LoadState reads every manifest below path (a file or a directory) once.
 // It is what the golden tests use; it is LoadStateWith without references.
 func LoadState(path string, filter ClassFilter) (*State, error) {
-	return LoadStateWith(path, filter, nil)
+	return LoadStateWith(path, filter, Refs{})
 }
 
 // LoadStateWith is LoadState with the objects the owned Ingresses refer to
 // (see Objects.StateWith). It is what `translate -f` uses.
-func LoadStateWith(path string, filter ClassFilter, references func(*networkingv1.Ingress) []Reference) (*State, error) {
+func LoadStateWith(path string, filter ClassFilter, refs Refs) (*State, error) {
 	files, _, err := readTree(path)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ func LoadStateWith(path string, filter ClassFilter, references func(*networkingv
 			decodeErr = err
 		}
 	}
-	return objs.StateWith(filter, references), decodeErr
+	return objs.StateWith(filter, refs), decodeErr
 }
 
 // readTree returns the manifest files below root in lexical order, and a hash

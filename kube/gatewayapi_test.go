@@ -54,7 +54,7 @@ spec:
   from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: apps}]
   to: [{group: "", kind: Service}]
 `
-	st, err := ManifestState(strings.NewReader(manifests), "test", ClassFilter{WatchClassless: true}, nil)
+	st, err := ManifestState(strings.NewReader(manifests), "test", ClassFilter{WatchClassless: true}, Refs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ spec:
 		t.Errorf("ReferenceGrants = %v", g.ReferenceGrants)
 	}
 
-	none, err := ManifestState(strings.NewReader("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), "test", ClassFilter{}, nil)
+	none, err := ManifestState(strings.NewReader("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), "test", ClassFilter{}, Refs{})
 	if err != nil {
 		t.Fatal(err)
 	}

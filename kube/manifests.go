@@ -36,13 +36,13 @@ type Objects struct {
 // references: of Secrets only TLS ones, of ConfigMaps only those Gateway
 // API objects name (GatewayReferences).
 func (o *Objects) State(filter ClassFilter) *State {
-	return o.StateWith(filter, nil)
+	return o.StateWith(filter, Refs{})
 }
 
 // StateWith is State with, beside the TLS Secrets, the Secrets and
-// ConfigMaps the owned Ingresses refer to as references says (nil: none),
-// as ClusterSource.References.
-func (o *Objects) StateWith(filter ClassFilter, references func(*networkingv1.Ingress) []Reference) *State {
+// ConfigMaps the owned Ingresses refer to as refs says (zero: none), as
+// ClusterSource.References.
+func (o *Objects) StateWith(filter ClassFilter, refs Refs) *State {
 	st := &State{
 		Ingresses:      ownedIngresses(lastByName(o.Ingresses), o.IngressClasses, filter),
 		Services:       servicesByName(keepAll(o.Services, NewService)),
@@ -57,23 +57,29 @@ func (o *Objects) StateWith(filter ClassFilter, references func(*networkingv1.In
 			st.ConfigMaps[r.NamespacedName] = cm
 		}
 	}
-	if references == nil {
+	if refs.Ingress == nil {
 		return st
 	}
 	secrets := indexByName(o.Secrets)
-	for _, ing := range st.Ingresses {
-		for _, r := range references(ing) {
-			switch r.Kind {
-			case KindSecret:
-				if s := secrets[r.NamespacedName]; s != nil {
-					st.Secrets[r.NamespacedName] = s
-				}
-			case KindConfigMap:
-				if cm := configMaps[r.NamespacedName]; cm != nil {
-					st.ConfigMaps[r.NamespacedName] = cm
-				}
+	keep := func(r Reference) {
+		switch r.Kind {
+		case KindSecret:
+			if s := secrets[r.NamespacedName]; s != nil {
+				st.Secrets[r.NamespacedName] = s
+			}
+		case KindConfigMap:
+			if cm := configMaps[r.NamespacedName]; cm != nil {
+				st.ConfigMaps[r.NamespacedName] = cm
 			}
 		}
+	}
+	for _, ing := range st.Ingresses {
+		for _, r := range refs.Ingress(ing) {
+			keep(r)
+		}
+	}
+	for _, r := range refs.inConfigMaps(st.ConfigMaps) {
+		keep(r)
 	}
 	return st
 }
@@ -172,12 +178,12 @@ func decoder() runtime.Decoder { return manifestDecoder() }
 // ManifestState is the State (Objects.StateWith) of the objects one stream
 // of manifests holds, source naming it in errors: for tests and tools that
 // hold manifests as text. A document that does not decode is an error.
-func ManifestState(r io.Reader, source string, filter ClassFilter, references func(*networkingv1.Ingress) []Reference) (*State, error) {
+func ManifestState(r io.Reader, source string, filter ClassFilter, refs Refs) (*State, error) {
 	var objs Objects
 	if err := DecodeManifests(r, source, &objs); err != nil {
 		return nil, err
 	}
-	return objs.StateWith(filter, references), nil
+	return objs.StateWith(filter, refs), nil
 }
 
 // DecodeManifests reads a multi-document YAML or JSON stream and adds the

@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +31,45 @@ const (
 type Reference struct {
 	Kind string // KindSecret or KindConfigMap; other kinds are ignored
 	types.NamespacedName
+}
+
+// Refs says which Secrets and ConfigMaps a State holds beside the TLS
+// Secrets, and so which ones a source watches: those the owned Ingresses
+// refer to, and those named in the data of a ConfigMap so referenced (the
+// controller ConfigMap's add-headers names another ConfigMap). Which
+// annotations and keys refer to what is the translator's knowledge,
+// handed in by the caller, so that data still flows one way.
+type Refs struct {
+	// Ingress lists what an owned Ingress refers to; nil: nothing.
+	Ingress func(*networkingv1.Ingress) []Reference
+	// ConfigMap lists what a referenced ConfigMap names in its data; nil:
+	// nothing. It is asked of the ConfigMaps the Ingresses (and Gateway
+	// API objects) refer to, not of those it names itself: references
+	// are followed one step, so that no chain of ConfigMaps can make a
+	// source watch without end.
+	ConfigMap func(*corev1.ConfigMap) []Reference
+}
+
+// inConfigMaps is what refs.ConfigMap names in the ConfigMaps of direct,
+// sorted and without repeats (nil when it names nothing).
+func (refs Refs) inConfigMaps(direct map[types.NamespacedName]*corev1.ConfigMap) []Reference {
+	if refs.ConfigMap == nil {
+		return nil
+	}
+	seen := map[Reference]bool{}
+	var out []Reference
+	for _, cm := range direct {
+		for _, r := range refs.ConfigMap(cm) {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Reference) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
 }
 
 // referenceSyncTimeout bounds how long State waits for the first lists of
@@ -71,6 +112,9 @@ type referenceWatches struct {
 	// replaced when they change, so the same pointer has the same
 	// references, and a rebuild asks only about the Ingresses that changed.
 	refsOf map[*networkingv1.Ingress][]Reference
+	// direct are the references of the Ingresses and the extra ones,
+	// whose data Refs.ConfigMap reads; not those it named.
+	direct map[Reference]bool
 }
 
 type objectWatch struct {
@@ -88,12 +132,12 @@ func newReferenceWatches(ctx context.Context, listWatch func(Reference) cache.Li
 	return &referenceWatches{ctx: ctx, listWatch: listWatch, changed: changed, log: log, timeout: referenceSyncTimeout, watches: map[Reference]*objectWatch{}}
 }
 
-// update makes the watched objects those the ingresses refer to, and
-// extra (GatewayReferences): it starts the watches of new references and
-// waits for their first list, and stops those of references gone. It
-// reports whether the set of watched Secrets, and of watched ConfigMaps,
-// changed.
-func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references func(*networkingv1.Ingress) []Reference, extra []Reference) (secrets, configMaps bool) {
+// update makes the watched objects those the ingresses refer to, extra
+// (GatewayReferences) and followed (what those name in their data:
+// Refs.ConfigMap): it starts the watches of new references and waits for
+// their first list, and stops those of references gone. It reports
+// whether the set of watched Secrets, and of watched ConfigMaps, changed.
+func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references func(*networkingv1.Ingress) []Reference, extra, followed []Reference) (secrets, configMaps bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wanted := map[Reference]bool{}
@@ -120,6 +164,17 @@ func (w *referenceWatches) update(ingresses []*networkingv1.Ingress, references 
 		}
 	}
 	w.refsOf = refsOf
+	w.direct = map[Reference]bool{}
+	for r := range wanted {
+		w.direct[r] = true
+	}
+	if w.listWatch != nil {
+		for _, r := range followed {
+			if r.Kind == KindSecret || r.Kind == KindConfigMap {
+				wanted[r] = true
+			}
+		}
+	}
 	mark := func(r Reference) {
 		if r.Kind == KindSecret {
 			secrets = true
@@ -222,21 +277,27 @@ func (w *referenceWatches) waitForLists(watches []*objectWatch) {
 // secrets returns the watched Secrets that exist, by name, in a map of
 // its own.
 func (w *referenceWatches) secrets() map[types.NamespacedName]*corev1.Secret {
-	return watched[*corev1.Secret](w, KindSecret)
+	return watched[*corev1.Secret](w, KindSecret, false)
 }
 
 // configMaps returns the watched ConfigMaps that exist, by name, in a map
 // of its own.
 func (w *referenceWatches) configMaps() map[types.NamespacedName]*corev1.ConfigMap {
-	return watched[*corev1.ConfigMap](w, KindConfigMap)
+	return watched[*corev1.ConfigMap](w, KindConfigMap, false)
 }
 
-func watched[T any](w *referenceWatches, kind string) map[types.NamespacedName]T {
+// directConfigMaps are the watched ConfigMaps the Ingresses and the
+// extra references name (update), not those named in their data.
+func (w *referenceWatches) directConfigMaps() map[types.NamespacedName]*corev1.ConfigMap {
+	return watched[*corev1.ConfigMap](w, KindConfigMap, true)
+}
+
+func watched[T any](w *referenceWatches, kind string, directOnly bool) map[types.NamespacedName]T {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := map[types.NamespacedName]T{}
 	for r, ow := range w.watches {
-		if r.Kind != kind {
+		if r.Kind != kind || directOnly && !w.direct[r] {
 			continue
 		}
 		for _, obj := range ow.store.List() {

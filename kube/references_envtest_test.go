@@ -87,7 +87,7 @@ func TestReferencedObjectsAgainstAPIServer(t *testing.T) {
 		return err
 	})
 
-	src := &ClusterSource{Filter: ClassFilter{}, Logger: testLogger(t), References: testReferences}
+	src := &ClusterSource{Filter: ClassFilter{}, Logger: testLogger(t), References: Refs{Ingress: testReferences}}
 	runClusterSource(ctx, t, client, src, nil)
 	src.TakeChanges()
 
@@ -244,4 +244,96 @@ func TestReferencedObjectsAgainstAPIServer(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// testNamedConfigMaps reads what a ConfigMap named "controller" names in
+// these tests: "namespace/name,..." under the key "names"; the controller
+// ConfigMap's add-headers plays this part in serve.
+func testNamedConfigMaps(cm *corev1.ConfigMap) []Reference {
+	if cm.Name != "controller" {
+		return nil
+	}
+	var out []Reference
+	for _, ref := range strings.Split(cm.Data["names"], ",") {
+		if ns, name, ok := strings.Cut(ref, "/"); ok {
+			out = append(out, Reference{Kind: KindConfigMap, NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+		}
+	}
+	return out
+}
+
+// TestConfigMapsNamedByConfigMapsAgainstAPIServer checks, with a real API
+// server, that State holds the ConfigMaps a referenced ConfigMap names in
+// its data (Refs.ConfigMap), one step only; that a change to one reaches
+// State; and that a change to what is named brings the new one in and
+// takes the old one out.
+func TestConfigMapsNamedByConfigMapsAgainstAPIServer(t *testing.T) {
+	cfg := startAPIServer(t)
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	createNamespace(t, client, "app")
+	configMaps := client.CoreV1().ConfigMaps("app")
+	for name, data := range map[string]map[string]string{
+		"controller": {"names": "app/first"},
+		"first":      {"k": "first:v1", "names": "app/third"}, // not followed: one step
+		"second":     {"k": "second:v1"},
+		"third":      {"k": "third:v1"},
+	} {
+		mustCreate(t, func() error {
+			_, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	class := DefaultClassName
+	mustCreate(t, func() error {
+		_, err := client.NetworkingV1().Ingresses("app").Create(ctx, &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{testRefsAnnotation: "ConfigMap/controller"}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, DefaultBackend: &networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}},
+			}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	src := &ClusterSource{Filter: ClassFilter{}, Logger: testLogger(t), References: Refs{Ingress: testReferences, ConfigMap: testNamedConfigMaps}}
+	runClusterSource(ctx, t, client, src, nil)
+
+	// holds checks that State holds these ConfigMaps, name=k, and no
+	// other, and that the source watches them alone.
+	holds := func(want map[string]string) func() error {
+		return func() error {
+			st := src.State()
+			got := map[string]string{}
+			for n, cm := range st.ConfigMaps {
+				got[n.Name] = cm.Data["k"]
+			}
+			if !reflect.DeepEqual(got, want) {
+				return fmt.Errorf("state holds ConfigMaps %v, want %v", got, want)
+			}
+			watched := map[string]string{}
+			for r := range src.referenced.references() {
+				watched[r.Name] = want[r.Name]
+			}
+			if !reflect.DeepEqual(watched, want) {
+				return fmt.Errorf("the source watches %v, want %v", watched, want)
+			}
+			return nil
+		}
+	}
+	// The first State already holds the named ConfigMap.
+	if err := holds(map[string]string{"controller": "", "first": "first:v1"})(); err != nil {
+		t.Fatal(err)
+	}
+	update := func(name string, data map[string]string) {
+		t.Helper()
+		if _, err := configMaps.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("first", map[string]string{"k": "first:v2"})
+	eventually(t, 30*time.Second, "the named ConfigMap's update", holds(map[string]string{"controller": "", "first": "first:v2"}))
+	update("controller", map[string]string{"names": "app/second"})
+	eventually(t, 30*time.Second, "the newly named ConfigMap in, the other out", holds(map[string]string{"controller": "", "second": "second:v1"}))
+	update("controller", map[string]string{})
+	eventually(t, 30*time.Second, "none named", holds(map[string]string{"controller": ""}))
 }

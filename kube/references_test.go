@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestManifestStateHoldsReferencedObjects(t *testing.T) {
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
 	filter := ClassFilter{WatchClassless: true}
 
-	st := objs.StateWith(filter, testReferences)
+	st := objs.StateWith(filter, Refs{Ingress: testReferences})
 	if len(st.Secrets) != 2 || st.Secrets[key("cert")] == nil || string(st.Secrets[key("htpasswd")].Data["auth"]) != "user:hash" {
 		t.Errorf("secrets = %v, want cert and htpasswd", st.Secrets)
 	}
@@ -81,11 +82,47 @@ func TestManifestStateHoldsReferencedObjects(t *testing.T) {
 	}
 
 	// An Ingress we do not own refers to nothing.
-	theirs := objs.StateWith(ClassFilter{}, testReferences)
+	theirs := objs.StateWith(ClassFilter{}, Refs{Ingress: testReferences})
 	if len(theirs.Ingresses) != 0 || len(theirs.Secrets) != 1 || len(theirs.ConfigMaps) != 0 {
 		t.Errorf("with the Ingress not ours: %d ingresses, secrets %v, config maps %v", len(theirs.Ingresses), theirs.Secrets, theirs.ConfigMaps)
 	}
+	// What a referenced ConfigMap names is held too, one step only.
+	if err := DecodeManifests(strings.NewReader(namingManifests), "test", &objs); err != nil {
+		t.Fatal(err)
+	}
+	named := objs.StateWith(filter, Refs{Ingress: testReferences, ConfigMap: testNamedConfigMaps})
+	var names []string
+	for n := range named.ConfigMaps {
+		names = append(names, n.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"controller", "named", "settings"}; !slices.Equal(names, want) {
+		t.Errorf("with the ConfigMaps a ConfigMap names: %v, want %v", names, want)
+	}
 }
+
+// namingManifests: an Ingress refers to the ConfigMap controller, which
+// names another, which names a third in turn.
+const namingManifests = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: configured
+  namespace: default
+  annotations: {test.ingress-xds.io/refers-to: ConfigMap/controller}
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: controller, namespace: default}
+data: {names: default/named}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: named, namespace: default}
+data: {names: default/unused}
+`
 
 // A referenced object that cannot be listed (here the API refuses every
 // list) does not hold State: it goes on without the object once the lists
@@ -105,7 +142,7 @@ func TestReferenceThatCannotBeListed(t *testing.T) {
 	w.timeout = 50 * time.Millisecond
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web",
 		Annotations: map[string]string{testRefsAnnotation: "Secret/htpasswd"}}}
-	secrets, _ := w.update([]*networkingv1.Ingress{ing}, testReferences, nil)
+	secrets, _ := w.update([]*networkingv1.Ingress{ing}, testReferences, nil, nil)
 	if !secrets {
 		t.Error("a new reference did not change the watched Secrets")
 	}

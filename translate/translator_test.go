@@ -103,7 +103,7 @@ func mergedGoldenState(t *testing.T) *kube.State {
 	if err := kube.DecodeManifests(bytes.NewReader(all), "golden cases", &objs); err != nil {
 		t.Fatal(err)
 	}
-	st := objs.StateWith(kube.ClassFilter{WatchClassless: true}, frontend.References)
+	st := objs.StateWith(kube.ClassFilter{WatchClassless: true}, kube.Refs{Ingress: frontend.References})
 	for i, ing := range st.Ingresses {
 		ing.Generation = 1 // as the API server sets it
 		ing.UID = types.UID(fmt.Sprintf("uid-%d", i))
@@ -368,7 +368,7 @@ spec:
 		manifest += fmt.Sprintf("---\napiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {ports: [{port: 80}, {port: 81, name: alt}]}\n", svc)
 		manifest += fmt.Sprintf("---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: %s-1, labels: {kubernetes.io/service-name: %s}}\naddressType: IPv4\nports: [{port: 8080}, {port: 8081, name: alt}]\nendpoints: [{addresses: [10.0.%d.1]}]\n", svc, svc, i)
 	}
-	st, err := kube.ManifestState(strings.NewReader(manifest), "fast path case", kube.ClassFilter{WatchClassless: true}, nil)
+	st, err := kube.ManifestState(strings.NewReader(manifest), "fast path case", kube.ClassFilter{WatchClassless: true}, kube.Refs{})
 	if err != nil {
 		t.Fatal(err)
 	}

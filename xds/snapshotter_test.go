@@ -372,7 +372,7 @@ func TestEDSClustersEncodeAsTheirClusters(t *testing.T) {
 // without a class included.
 func manifestState(t *testing.T, manifests string) *kube.State {
 	t.Helper()
-	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, nil)
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, kube.Refs{})
 	if err != nil {
 		t.Fatal(err)
 	}

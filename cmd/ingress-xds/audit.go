@@ -82,7 +82,7 @@ func runAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		filter.WatchClassless = true // as translate -f: files have no default class
 		var err error
-		if st, err = kube.LoadStateWith(*path, filter, f.translate.ingressReferences()); err != nil {
+		if st, err = kube.LoadStateWith(*path, filter, f.translate.references()); err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %v\n", err) // undecodable documents are skipped, as serve skips them
 		}
 		if st == nil {
@@ -180,7 +180,7 @@ func clusterState(ctx context.Context, kubeconfig string, filter kube.ClassFilte
 		return nil, fmt.Errorf("creating kubernetes client: %w", err)
 	}
 	factories := kube.NewInformerFactories(client)
-	source := &kube.ClusterSource{Informers: factories.Informers(), Filter: filter, References: tf.ingressReferences(),
+	source := &kube.ClusterSource{Informers: factories.Informers(), Filter: filter, References: tf.references(),
 		Logger: slog.New(slog.DiscardHandler)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {

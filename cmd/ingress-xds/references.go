@@ -8,14 +8,14 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 )
 
-// ingressReferences lists the Secrets and ConfigMaps an Ingress refers to
-// beside spec.tls (through annotations read under the configured prefix),
-// for serve's source and for translate -f alike: those, and no other
-// Secret or ConfigMap, are handed to the translator. Which keys name one
-// is the front-end's knowledge (its annotation table).
-// The controller ConfigMap (--configmap) is among every Ingress's
-// references: kube keeps and watches it as any other.
-func (t *translateFlags) ingressReferences() func(*networkingv1.Ingress) []kube.Reference {
+// references say which Secrets and ConfigMaps an Ingress refers to beside
+// spec.tls (through annotations read under the configured prefix), for
+// serve's source and for translate -f alike: those, and no other Secret or
+// ConfigMap, are handed to the translator. Which keys name one is the
+// front-end's knowledge (its annotation table). The controller ConfigMap
+// (--configmap) is among every Ingress's references, and the ConfigMaps
+// its keys name are followed: kube keeps and watches them as any other.
+func (t *translateFlags) references() kube.Refs {
 	name, _ := configMapName(t.configMap) // validate checked it
 	return ingress.WithConfigMap(ingress.ReferencesWith(annotations.New(t.annotationsPrefix)), name)
 }

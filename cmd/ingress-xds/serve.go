@@ -140,7 +140,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 	var crdWatch *kube.GatewayCRDWatch              // nil in file mode
 	if f.manifests != "" {
 		filter.WatchClassless = true // files have no cluster default class to consult
-		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: f.translate.ingressReferences()}
+		source = &kube.FileSource{Dir: f.manifests, Filter: filter, Logger: logger.With("component", "files"), References: f.translate.references()}
 	} else {
 		cfg, err := restConfig(f.kubeconfig)
 		if err != nil {
@@ -167,7 +167,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 			Filter:           filter,
 			Logger:           logger.With("component", "informers"),
 			EndpointsChanged: endpointBatcher.Notify,
-			References:       f.translate.ingressReferences(),
+			References:       f.translate.references(),
 		}
 		events = kube.NewEventReporter(ctx, client, "ingress-xds")
 		defer events.Shutdown()

@@ -29,7 +29,7 @@ func runTranslate(args []string, stdout io.Writer) error {
 		return fmt.Errorf("-f PATH is required")
 	}
 	// As in serve --manifests: class-less Ingresses in files are ours.
-	st, err := kube.LoadStateWith(*path, kube.ClassFilter{ClassName: *class, ControllerName: *controller, WatchClassless: true}, tf.ingressReferences())
+	st, err := kube.LoadStateWith(*path, kube.ClassFilter{ClassName: *class, ControllerName: *controller, WatchClassless: true}, tf.references())
 	if err != nil {
 		// Undecodable documents are skipped, as serve does; say so.
 		fmt.Fprintf(os.Stderr, "warning: %v\n", err)

@@ -101,7 +101,7 @@ endpoints: [{addresses: [%q]}]
 
 func publish(t *testing.T, server *xds.Server, yaml string) {
 	t.Helper()
-	st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, nil)
+	st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, kube.Refs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestDeltaClientVirtualHostDiscovery(t *testing.T) {
 func publisher(t *testing.T, server testServer, opts translate.Options, check func(*translate.Result)) func(yaml string) {
 	return func(yaml string) {
 		t.Helper()
-		st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, nil)
+		st, err := kube.ManifestState(strings.NewReader(yaml), "test", kube.ClassFilter{WatchClassless: true}, kube.Refs{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ var nginxClass = kube.ClassFilter{ClassName: "nginx", ControllerName: "k8s.io/in
 
 func load(t testing.TB, path string) *kube.State {
 	t.Helper()
-	st, err := kube.LoadStateWith(path, nginxClass, ingress.ReferencesWith(annotations.New("")))
+	st, err := kube.LoadStateWith(path, nginxClass, kube.Refs{Ingress: ingress.ReferencesWith(annotations.New(""))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,12 +225,12 @@ func truncate(msg string) string {
 // every Ingress refers to (none when name is empty): its keys are every
 // Ingress's defaults, so kube keeps it (and watches it) while some owned
 // Ingress is there to apply it to.
-func WithConfigMap(refs func(*networkingv1.Ingress) []kube.Reference, name types.NamespacedName) func(*networkingv1.Ingress) []kube.Reference {
+func WithConfigMap(refs func(*networkingv1.Ingress) []kube.Reference, name types.NamespacedName) kube.Refs {
 	if name.Name == "" {
-		return refs
+		return kube.Refs{Ingress: refs}
 	}
 	config := kube.Reference{Kind: kube.KindConfigMap, NamespacedName: name}
-	return func(ing *networkingv1.Ingress) []kube.Reference {
+	return kube.Refs{Ingress: func(ing *networkingv1.Ingress) []kube.Reference {
 		return append(slices.Clip(refs(ing)), config)
-	}
+	}}
 }

@@ -18,7 +18,7 @@ func stateOf(t *testing.T, manifests string) *kube.State {
 // stateWith is stateOf with the Secrets and ConfigMaps references names.
 func stateWith(t *testing.T, manifests string, references func(*networkingv1.Ingress) []kube.Reference) *kube.State {
 	t.Helper()
-	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, references)
+	st, err := kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, kube.Refs{Ingress: references})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // renderer's golden test reads its IR (testdata/mirror-enabled.json) as it
 // reads every case's, and the real Envoy validates what it renders.
 func TestGoldenMirrorEnabled(t *testing.T) {
-	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, ingress.References)
+	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, kube.Refs{Ingress: ingress.References})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestGoldenMirrorEnabled(t *testing.T) {
 // its body turned off, removed), the incremental IR is a fresh build's,
 // and a mirror cluster no route uses is gone.
 func TestMirrorIncremental(t *testing.T) {
-	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, ingress.References)
+	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, kube.Refs{Ingress: ingress.References})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMirrorIncremental(t *testing.T) {
 // (the endpoints of the Service standing for the name) and never by name;
 // a refused or not yet resolved name is reported and not applied.
 func TestMirrorResolvedByAddress(t *testing.T) {
-	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, ingress.References)
+	st, err := kube.LoadStateWith(filepath.Join("..", "testdata", "mirror.yaml"), kube.ClassFilter{WatchClassless: true}, kube.Refs{Ingress: ingress.References})
 	if err != nil {
 		t.Fatal(err)
 	}

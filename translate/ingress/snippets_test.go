@@ -50,7 +50,7 @@ func TestSnippetAnnotationsUnderTheConfigMap(t *testing.T) {
 				manifests += fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: %s\n", cm.Name, cm.Namespace, tc.data)
 				st, err = kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, ingress.WithConfigMap(ingress.References, cm))
 			} else {
-				st, err = kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, nil)
+				st, err = kube.ManifestState(strings.NewReader(manifests), "test", kube.ClassFilter{WatchClassless: true}, kube.Refs{})
 			}
 			if err != nil {
 				t.Fatal(err)
