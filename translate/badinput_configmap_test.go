@@ -39,6 +39,25 @@ func configMapBadInputCases() []badInputCase {
 		{name: "ssl-ciphers-unparsable", reason: "InvalidAnnotation",
 			manifests: badService + annotated("bad", `nginx.ingress.kubernetes.io/ssl-ciphers: "HIGH:!aNULL:DHE-RSA-AES128-GCM-SHA256"`, rule),
 			check:     plainRoute("bad.example.com")},
+		{name: "configmap-header-maps-missing", reason: "ConfigMapNotFound",
+			manifests: bad + controllerConfigMap(`add-headers: "ingress-nginx/missing", proxy-set-headers: "just-a-name"`),
+			check:     plainRoute("bad.example.com")},
+		{name: "configmap-header-maps-hostile", reason: "InvalidConfigMapValue",
+			manifests: bad + controllerConfigMap(`add-headers: "ingress-nginx/response", proxy-set-headers: "ingress-nginx/request"`) +
+				"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: response, namespace: ingress-nginx}\ndata: {X-Ok: fine, X-Evil: \"a\\r\\nSet-Cookie: x\"}\n" +
+				"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: request, namespace: ingress-nginx}\ndata: {X-Ok: fine, X-Nul: \"a\\u0000b\", X-Pick: \"$http_x_upstream\", Host: evil.example}\n",
+			check: func(t *testing.T, res *translate.Result) {
+				t.Helper()
+				plainRoute("bad.example.com")(t, res)
+				for _, rc := range res.Resources.Routes {
+					if len(rc.ResponseHeadersToAdd) > 0 {
+						t.Errorf("route configuration %s carries headers of a ConfigMap not applied whole: %v", rc.GetName(), rc.ResponseHeadersToAdd)
+					}
+				}
+				if vh := vhostNamed(res, frontend.HTTPListenerName, "bad.example.com"); strings.Contains(vh.String(), "X-Ok") || strings.Contains(vh.String(), "X-Pick") {
+					t.Errorf("the route carries a header of a ConfigMap not applied whole: %v", vh)
+				}
+			}},
 		{name: "configmap-value-huge", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(`proxy-body-size: "`+strings.Repeat("9", 5000)+`"`),
 			check: func(t *testing.T, res *translate.Result) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -205,6 +206,19 @@ func forwardedHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove [
 			remove = append(remove, h.name)
 			header(h.name, "%REQ("+h.from+")%", overwrite)
 		}
+	}
+	return add, remove
+}
+
+// responseHeaders are the response header changes a listener's route
+// configurations make, before a route's own, which win for a name both
+// change (MostSpecificHeaderMutationsWins): hide-headers' removals, HSTS
+// and add-headers', as nginx's http level acts before its locations.
+func responseHeaders(l *ir.Listener) (add []*corev3.HeaderValueOption, remove []string) {
+	add, remove = hstsHeaders(l), hiddenHeaders(l) // hsts.go
+	if h := l.ResponseHeaders; h != nil {
+		remove = append(slices.Clip(remove), setRemoves(h)...) // route_policy.go
+		add = append(add, headerOptions(h)...)
 	}
 	return add, remove
 }

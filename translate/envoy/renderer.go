@@ -400,8 +400,8 @@ func (c *Renderer) httpRouteConfiguration(l *ir.Listener, vhosts []*ir.VirtualHo
 		// and annotations act after the template's forwarded headers
 		// and HSTS (translate/ingress/snippet).
 		MostSpecificHeaderMutationsWins: true}
-	rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
-	rc.ResponseHeadersToRemove = hiddenHeaders(l)
+	rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l)  // downstream.go
+	rc.ResponseHeadersToAdd, rc.ResponseHeadersToRemove = responseHeaders(l) // downstream.go
 	rendered := make([]*renderedHost, len(vhosts))
 	prev := c.lastHTTP
 	var err error

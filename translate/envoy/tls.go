@@ -72,9 +72,8 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 			// and annotations act after the template's forwarded headers
 			// and HSTS (translate/ingress/snippet).
 			MostSpecificHeaderMutationsWins: true}
-		rc.ResponseHeadersToAdd = hstsHeaders(l)                                // hsts.go
 		rc.RequestHeadersToAdd, rc.RequestHeadersToRemove = forwardedHeaders(l) // downstream.go
-		rc.ResponseHeadersToRemove = hiddenHeaders(l)
+		rc.ResponseHeadersToAdd, rc.ResponseHeadersToRemove = responseHeaders(l)
 		addRetriedAfterSent(rc, uses) // nonidempotent.go
 		// A wildcard chain also receives requests for the exact hosts it
 		// covers (an SNI of another name, a Host of theirs): those are not

@@ -201,6 +201,8 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	}
 	// The ConfigMap's block-user-agents and block-referers (block.go).
 	want.Block = b.memo.config.block()
+	want.ResponseHeaders = b.memo.config.addHeaders() // add-headers
+
 	want.Tracing = b.memo.config.tracing() // tracing.go
 	if want.TrustedHops == 0 {
 		want.TrustedHops = b.memo.config.trustedHops()

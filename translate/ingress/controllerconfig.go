@@ -23,9 +23,28 @@ type controllerConfig struct {
 	cm       *corev1.ConfigMap // the version parsed; nil: missing
 	settings *configmap.Settings
 	problems []ir.Problem
-	// retryAll is the route policy of an Ingress that sets nothing under
-	// retry-non-idempotent (memo.defaultPolicy's otherwise); nil: unset.
-	retryAll *ir.RoutePolicy
+	// headerMaps are the versions of the ConfigMaps add-headers and
+	// proxy-set-headers name that it was read with (nil: missing).
+	headerMaps [2]*corev1.ConfigMap
+	// plainPolicy is the route policy of an Ingress that sets nothing,
+	// where the ConfigMap changes it (retry-non-idempotent,
+	// proxy-set-headers); nil: memo.defaultPolicy.
+	plainPolicy *ir.RoutePolicy
+	// proxyHeaders are proxy-set-headers' request headers for each kind
+	// of location that asked, translated once.
+	proxyHeaders map[proxyHeadersFor]proxyHeadersResult
+}
+
+// proxyHeadersFor is what proxy-set-headers' translation depends on of a
+// location.
+type proxyHeadersFor struct {
+	grpc         bool
+	clientHeader string
+}
+
+type proxyHeadersResult struct {
+	headers *ir.HeaderChanges
+	err     error
 }
 
 // defaults are the annotations' defaults it sets (nil: none).
@@ -97,7 +116,34 @@ func (c *controllerConfig) defaultPolicy() *ir.RoutePolicy {
 	if c == nil {
 		return nil
 	}
-	return c.retryAll
+	return c.plainPolicy
+}
+
+// addHeaders are add-headers' response headers, on every response; nil:
+// none.
+func (c *controllerConfig) addHeaders() *ir.HeaderChanges {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.AddHeaders
+}
+
+// proxySetHeaders are proxy-set-headers' request headers in a location
+// where says, the same value for every location alike; nil: none.
+func (c *controllerConfig) proxySetHeaders(where snippet.Options) (*ir.HeaderChanges, error) {
+	if c == nil || c.settings == nil || c.settings.ProxySetHeaders == nil {
+		return nil, nil
+	}
+	key := proxyHeadersFor{grpc: where.Backend == "GRPC" || where.Backend == "GRPCS", clientHeader: where.ClientHeader}
+	r, ok := c.proxyHeaders[key]
+	if !ok {
+		r.headers, r.err = snippet.ProxySetHeaders(c.settings.ProxySetHeaders, snippet.Options{Backend: where.Backend, ClientHeader: where.ClientHeader})
+		if c.proxyHeaders == nil {
+			c.proxyHeaders = map[proxyHeadersFor]proxyHeadersResult{}
+		}
+		c.proxyHeaders[key] = r
+	}
+	return r.headers, r.err
 }
 
 // realIP says whether ingress-nginx's template would turn nginx's realip
@@ -177,16 +223,24 @@ func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName, nginx
 		return nil
 	}
 	var cm *corev1.ConfigMap
+	var headerMaps [2]*corev1.ConfigMap
 	if name.Name != "" {
 		cm = st.ConfigMaps[name]
 	}
-	if m.config != nil && m.config.cm == cm && m.configName == name {
+	if cm != nil {
+		for i, n := range configmap.NamedConfigMaps(cm.Data) {
+			if i < len(headerMaps) {
+				headerMaps[i] = st.ConfigMaps[n]
+			}
+		}
+	}
+	if m.config != nil && m.config.cm == cm && m.configName == name && m.config.headerMaps == headerMaps {
 		return m.config
 	}
 	if m.configTable == nil {
 		m.configTable = configmap.New(m.reg)
 	}
-	c := &controllerConfig{cm: cm}
+	c := &controllerConfig{cm: cm, headerMaps: headerMaps}
 	// A ConfigMap not there applies nothing (but the defaults), and is no
 	// object's problem (the audit says it is missing): ingress-nginx
 	// starts without one.
@@ -199,9 +253,13 @@ func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName, nginx
 	}
 	if cm != nil || nginxDefaults {
 		c.settings = m.configTable.ParseOver(base, data)
-		if c.settings.RetryNonIdempotent {
-			c.retryAll = &ir.RoutePolicy{Retries: defaultRetries(true)}
-		}
+		c.settings.ReadHeaderMaps(func(n types.NamespacedName) (map[string]string, bool) {
+			if hm := st.ConfigMaps[n]; hm != nil {
+				return hm.Data, true
+			}
+			return nil, false
+		})
+		c.plainPolicy = c.readPlainPolicy()
 		for _, is := range c.settings.Issues {
 			c.problems = append(c.problems, ir.Problem{Kind: "ConfigMap", Namespace: name.Namespace, Name: name.Name,
 				Reason: is.Reason, Message: truncate(is.Message)})
@@ -209,6 +267,22 @@ func (m *memo) controllerConfig(st *kube.State, name types.NamespacedName, nginx
 	}
 	m.config, m.configName = c, name
 	return c
+}
+
+// readPlainPolicy is the route policy of an Ingress that sets nothing,
+// where the ConfigMap changes it: retry-non-idempotent's retries, and
+// proxy-set-headers' headers in a location that proxies over HTTP; nil:
+// it does not.
+func (c *controllerConfig) readPlainPolicy() *ir.RoutePolicy {
+	var where snippet.Options
+	if d := c.downstream(ir.HTTP, false); d != nil {
+		where.ClientHeader = d.ClientHeader
+	}
+	headers, _ := c.proxySetHeaders(where)
+	if !c.settings.RetryNonIdempotent && headers == nil {
+		return nil
+	}
+	return &ir.RoutePolicy{Retries: defaultRetries(c.settings.RetryNonIdempotent), RequestHeaders: headers}
 }
 
 // truncate bounds a message quoting a ConfigMap's value, as newProblem
@@ -224,13 +298,26 @@ func truncate(msg string) string {
 // WithConfigMap is refs with the controller ConfigMap name among what
 // every Ingress refers to (none when name is empty): its keys are every
 // Ingress's defaults, so kube keeps it (and watches it) while some owned
-// Ingress is there to apply it to.
+// Ingress is there to apply it to; and so are the ConfigMaps its keys
+// name (add-headers, proxy-set-headers: configmap.NamedConfigMaps).
 func WithConfigMap(refs func(*networkingv1.Ingress) []kube.Reference, name types.NamespacedName) kube.Refs {
 	if name.Name == "" {
 		return kube.Refs{Ingress: refs}
 	}
 	config := kube.Reference{Kind: kube.KindConfigMap, NamespacedName: name}
-	return kube.Refs{Ingress: func(ing *networkingv1.Ingress) []kube.Reference {
-		return append(slices.Clip(refs(ing)), config)
-	}}
+	return kube.Refs{
+		Ingress: func(ing *networkingv1.Ingress) []kube.Reference {
+			return append(slices.Clip(refs(ing)), config)
+		},
+		ConfigMap: func(cm *corev1.ConfigMap) []kube.Reference {
+			if cm.Namespace != name.Namespace || cm.Name != name.Name {
+				return nil
+			}
+			var out []kube.Reference
+			for _, n := range configmap.NamedConfigMaps(cm.Data) {
+				out = append(out, kube.Reference{Kind: kube.KindConfigMap, NamespacedName: n})
+			}
+			return out
+		},
+	}
 }

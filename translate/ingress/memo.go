@@ -147,7 +147,7 @@ func (m *memo) buildModel(st *kube.State, opts Options) *ir.IR {
 	opts.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
 	opts.defaultPolicy = m.defaultPolicy
 	if p := opts.config.defaultPolicy(); p != nil {
-		opts.defaultPolicy = p // retry-non-idempotent's
+		opts.defaultPolicy = p // retry-non-idempotent, proxy-set-headers
 	}
 	dirty := map[string]bool{}
 	// A fragment depends on its Ingress and on the objects it read: with

@@ -118,8 +118,16 @@ func mergeGroups(g *groups) (ir.RoutePolicy, merged) {
 	if len(g.customHeaders.set) > 0 {
 		p.ResponseHeaders = &ir.HeaderChanges{Set: g.customHeaders.set}
 	}
+	// The template's proxy_set_header list: the ConfigMap's
+	// proxy-set-headers, then connection-proxy-header's.
+	p.RequestHeaders = g.snippets.proxyHeaders
 	if g.connection != "" {
-		p.RequestHeaders = &ir.HeaderChanges{Set: []ir.Header{{Name: "Connection", Value: g.connection}}}
+		connection := &ir.HeaderChanges{Set: []ir.Header{{Name: "Connection", Value: g.connection}}}
+		if p.RequestHeaders == nil {
+			p.RequestHeaders = connection
+		} else {
+			p.RequestHeaders = mergeHeaderChanges(p.RequestHeaders, connection)
+		}
 	}
 	p.IPRules, p.RateLimit = g.access.ipRules, withSnippetRates(g.access.rateLimit, g.snippets) // snippets.go
 	p.Connections = g.connections

@@ -43,6 +43,9 @@ type snippetsConfig struct {
 	// backend's answers (proxy_intercept_errors), which error_page then
 	// takes too.
 	intercepted bool
+	// proxyHeaders are the ConfigMap's proxy-set-headers for this
+	// location, which the template writes before the snippet; nil: none.
+	proxyHeaders *ir.HeaderChanges
 }
 
 // parseSnippets translates the snippet annotations. A snippet that is not
@@ -69,6 +72,12 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 	// serve --trusted-forwarded-hops wins over forwarded-for-header.
 	if d := opts.config.downstream(ir.HTTP, opts.TrustedForwardedHops != 0); d != nil {
 		where.ClientHeader = d.ClientHeader
+	}
+	if h, err := opts.config.proxySetHeaders(where); err != nil {
+		problems = append(problems, problemf("InvalidConfigMapValue",
+			"ConfigMap key proxy-set-headers: %v in this Ingress's location: none of its headers is applied here", err))
+	} else {
+		out.proxyHeaders = h
 	}
 	out.limitStatus = opts.config.limitStatus()
 	out.gzip, out.compression = opts.config.gzip(), opts.config.compression()

@@ -86,6 +86,11 @@ type Listener struct {
 	// every response it sends carries, replacing the backend's
 	// (ingress-nginx's hsts ConfigMap keys); empty: none.
 	HSTS string `json:"hsts,omitempty"`
+	// ResponseHeaders change every response it sends to a route's
+	// request before the route's own changes, which win for a name both
+	// change (ingress-nginx's add-headers, at nginx's http level): Set
+	// and Remove only; nil: none.
+	ResponseHeaders *HeaderChanges `json:"responseHeaders,omitempty"`
 	// Block refuses the requests whose headers it names (block.go);
 	// nil: none.
 	Block *RequestBlock `json:"block,omitempty"`

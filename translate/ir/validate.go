@@ -156,6 +156,12 @@ func (l *Listener) validate(ports map[uint32]bool) violations {
 	if l.HSTS != "" && (l.Protocol != HTTPS || !validHSTS(l.HSTS)) {
 		v.add("HSTS", ErrBadHeader, "HSTS %q (on an HTTPS listener, max-age=N[; includeSubDomains][; preload])", l.HSTS)
 	}
+	if h := l.ResponseHeaders; h != nil {
+		v.headerChanges("ResponseHeaders", h, true)
+		if len(h.Add) > 0 || len(h.AddOnSuccess) > 0 || h.Expires != nil {
+			v.add("ResponseHeaders", ErrConflict, "a listener's response headers are set or removed only")
+		}
+	}
 	if l.Block != nil {
 		v.nest("Block", "", ErrBadValue, l.Block.validate())
 	}

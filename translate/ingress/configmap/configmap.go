@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -183,12 +185,23 @@ type Settings struct {
 	// directive of its own; nil: none.
 	Compression *ir.Compression
 
-	hsts       hstsKeys
-	gzip       gzipKeys
-	globalAuth *annotations.Defaults // global-auth-*, until finishGlobalAuth
-	noAuth     []string              // no-auth-locations; nil: unset
-	blocks     blockKeys
-	tracing    tracingKeys
+	// AddHeaders are add-headers' response headers, set on every
+	// response; nil: none (ReadHeaderMaps).
+	AddHeaders *ir.HeaderChanges
+	// ProxySetHeaders are proxy-set-headers' request headers, each
+	// translated whole for some location (snippet.ProxySetHeaders, which
+	// every location asks again); nil: none (ReadHeaderMaps).
+	ProxySetHeaders map[string]string
+
+	// addHeadersFrom and proxySetHeadersFrom are the ConfigMaps
+	// add-headers and proxy-set-headers name.
+	addHeadersFrom, proxySetHeadersFrom types.NamespacedName
+	hsts                                hstsKeys
+	gzip                                gzipKeys
+	globalAuth                          *annotations.Defaults // global-auth-*, until finishGlobalAuth
+	noAuth                              []string              // no-auth-locations; nil: unset
+	blocks                              blockKeys
+	tracing                             tracingKeys
 	// base are the values under the ConfigMap's (NginxDefaults), which a
 	// refused value falls back to.
 	base map[string]string

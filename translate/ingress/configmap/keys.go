@@ -3,11 +3,13 @@ package configmap
 import (
 	"cmp"
 	"fmt"
-	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
+	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 )
 
 // Notes shared by groups of keys.
@@ -30,7 +32,8 @@ const (
 // their default.
 func table() []Key {
 	return []Key{
-		notYet("add-headers", `""`, "The response headers of a ConfigMap, on every response."),
+		{Name: "add-headers", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: headerMapKey(func(s *Settings) *types.NamespacedName { return &s.addHeadersFrom }),
+			Note: "The ConfigMap named (namespace/name, watched) gives every response its headers, replaced, as nginx.tmpl's more_set_headers at the http level: values read as nginx reads them, variables translated as in a snippet (docs/snippets.md); an Ingress's custom-headers and snippets, later, win. A header not translated whole leaves the whole ConfigMap unapplied, reported. Envoy's own answers to a request no route takes (404) do not carry them."},
 		{Name: "allow-backend-server-header", NginxDefault: `"false"`, apply: allowBackendServerHeader,
 			Note: "true: the backend's Server header reaches the client, Envoy's own only where the backend sent none (nginx's proxy_pass_header Server); false (the default): Envoy's replaces it, as nginx's own does."},
 		only("allow-cross-namespace-resources", `"false"`, "false",
@@ -116,7 +119,8 @@ func table() []Key {
 		ignored("nginx-status-ipv6-whitelist", `"::1"`, "nginx's status page, which Envoy has not (its admin interface is its own)."),
 		{Name: "proxy-real-ip-cidr", NginxDefault: `"0.0.0.0/0"`, verdict: annotations.HonouredWithDifference, apply: proxyRealIPCIDR,
 			Note: "With use-forwarded-headers or enable-real-ip: the peers (comma-separated addresses or CIDRs) whose X-Forwarded-For is trusted; the client is the header's rightmost address outside them, the leftmost when all are in, as nginx's real_ip_recursive (Envoy's X-Forwarded-For detection with xff_trusted_cidrs). Unset, ingress-xds trusts one proxy (as use-forwarded-headers says), not every peer as ingress-nginx's 0.0.0.0/0 does; serve --trusted-forwarded-hops, when set, wins."},
-		notYet("proxy-set-headers", `""`, ""),
+		{Name: "proxy-set-headers", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: headerMapKey(func(s *Settings) *types.NamespacedName { return &s.proxySetHeadersFrom }),
+			Note: "The ConfigMap named (namespace/name, watched) gives the backend of every Ingress's paths its headers, as nginx.tmpl's proxy_set_header (grpc_set_header for GRPC) after its own: translated as a configuration-snippet's proxy_set_header (docs/snippets.md), so a header the template sets itself (X-Forwarded-For, X-Real-IP, ...) is sent a second time, an empty value removes the client's, and Upgrade and Connection change nothing. Host is refused, as nginx would send two. A header not translated whole leaves the whole ConfigMap unapplied, reported."},
 		ignored("server-name-hash-max-size", "1024", nginxProcess),
 		ignored("server-name-hash-bucket-size", "`<size of the processor's cache line>`", nginxProcess),
 		ignored("proxy-headers-hash-max-size", "512", nginxProcess),
