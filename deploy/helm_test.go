@@ -183,6 +183,33 @@ func TestHelmChart(t *testing.T) {
 		`controlPlane.nodeSelector={"role":"control"}`,
 		`controlPlane.replicaCount=3`,
 	)
+	// controller.addHeaders and controller.proxySetHeaders, as
+	// ingress-nginx's chart takes them (its
+	// controller-configmap-addheaders.yaml and -proxyheaders.yaml): a
+	// ConfigMap each, named by the controller ConfigMap, which the
+	// control plane reads.
+	headers := helmTemplate(t, helm, "web",
+		`controller.addHeaders={"X-Frame-Options":"SAMEORIGIN"}`,
+		`controller.proxySetHeaders={"X-Using-Nginx-Controller":true}`)
+	t.Run("addHeaders and proxySetHeaders", func(t *testing.T) {
+		config := find[corev1.ConfigMap](t, headers, "ConfigMap", "ingress-xds-config")
+		if config == nil || !maps.Equal(config.Data, map[string]string{
+			"add-headers": "web/ingress-xds-custom-add-headers", "proxy-set-headers": "web/ingress-xds-custom-proxy-headers"}) {
+			t.Errorf("the controller ConfigMap: %+v", config)
+		}
+		for name, want := range map[string]map[string]string{
+			"ingress-xds-custom-add-headers":   {"X-Frame-Options": "SAMEORIGIN"},
+			"ingress-xds-custom-proxy-headers": {"X-Using-Nginx-Controller": "true"},
+		} {
+			if cm := find[corev1.ConfigMap](t, headers, "ConfigMap", name); cm == nil || !maps.Equal(cm.Data, want) {
+				t.Errorf("ConfigMap %s: %+v, want data %v", name, cm, want)
+			}
+		}
+		cp := find[appsv1.Deployment](t, headers, "Deployment", "ingress-xds")
+		if args := container(t, cp.Spec.Template.Spec, "ingress-xds", false).Args; !slices.Contains(args, "--configmap=web/ingress-xds-config") {
+			t.Errorf("args %q lack --configmap", args)
+		}
+	})
 	t.Run("values of ingress-nginx's chart", func(t *testing.T) {
 		envoy := find[appsv1.Deployment](t, variant, "Deployment", "envoy")
 		if envoy == nil || find[appsv1.DaemonSet](t, variant, "DaemonSet", "envoy") != nil {
