@@ -439,6 +439,43 @@ spec:
     http: {paths: [{path: /.well-known/acme-challenge/token, pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
 
+// compressiblePages answers with the page its query asks: n bytes of
+// text, of Content-Type type (none without), with the status, ETag,
+// Content-Encoding and Cache-Control asked, chunked (without a
+// Content-Length) with chunked: each of the compressors' conditions on
+// its own.
+func compressiblePages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, _ := strconv.Atoi(q.Get("n"))
+	body := strings.Repeat("compress me, ", n/13+1)[:n]
+	if q.Has("type") {
+		w.Header().Set("Content-Type", q.Get("type"))
+	} else {
+		w.Header()["Content-Type"] = nil // no sniffing
+	}
+	for _, h := range []string{"ETag", "Content-Encoding", "Cache-Control"} {
+		if v := q.Get(strings.ToLower(h)); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	if !q.Has("chunked") {
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+	}
+	status := http.StatusOK
+	if s := q.Get("status"); s != "" {
+		status, _ = strconv.Atoi(s)
+	}
+	w.WriteHeader(status)
+	if q.Has("chunked") {
+		// Two writes with a flush between: no Content-Length.
+		io.WriteString(w, body[:n/2])
+		w.(http.Flusher).Flush()
+		io.WriteString(w, body[n/2:])
+		return
+	}
+	io.WriteString(w, body)
+}
+
 // TestCompression checks ingress-nginx's gzip through a real Envoy: the
 // ConfigMap's use-gzip with its defaults (settings/gzip.go "should be
 // enabled with default settings", which checks that nginx.tmpl, lines
@@ -452,37 +489,7 @@ spec:
 // Content-Encoding, Content-Length at least gzip_min_length or none,
 // gzip_types) is checked on its own.
 func TestCompression(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		n, _ := strconv.Atoi(q.Get("n"))
-		body := strings.Repeat("compress me, ", n/13+1)[:n]
-		if q.Has("type") {
-			w.Header().Set("Content-Type", q.Get("type"))
-		} else {
-			w.Header()["Content-Type"] = nil // no sniffing
-		}
-		for _, h := range []string{"ETag", "Content-Encoding", "Cache-Control"} {
-			if v := q.Get(strings.ToLower(h)); v != "" {
-				w.Header().Set(h, v)
-			}
-		}
-		if !q.Has("chunked") {
-			w.Header().Set("Content-Length", strconv.Itoa(n))
-		}
-		status := http.StatusOK
-		if s := q.Get("status"); s != "" {
-			status, _ = strconv.Atoi(s)
-		}
-		w.WriteHeader(status)
-		if q.Has("chunked") {
-			// Two writes with a flush between: no Content-Length.
-			io.WriteString(w, body[:n/2])
-			w.(http.Flusher).Flush()
-			io.WriteString(w, body[n/2:])
-			return
-		}
-		io.WriteString(w, body)
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(compressiblePages))
 	t.Cleanup(srv.Close)
 	backend := serverBackend(t, "pages", srv)
 	dir := t.TempDir()

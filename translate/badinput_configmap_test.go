@@ -25,13 +25,13 @@ func configMapBadInputCases() []badInputCase {
 	bad := badService + ingress("bad", rule)
 	return []badInputCase{
 		{name: "configmap-value-unparsable", reason: "InvalidConfigMapValue",
-			manifests: bad + controllerConfigMap(`proxy-body-size: "1q", proxy-read-timeout: "soon", ssl-redirect: "maybe", hsts: "yes", hsts-max-age: "1e9", http-redirect-code: "303", limit-req-status-code: "200", annotations-risk-level: "Extreme", gzip-level: "10", retry-non-idempotent: "sometimes"`),
+			manifests: bad + controllerConfigMap(`proxy-body-size: "1q", proxy-read-timeout: "soon", ssl-redirect: "maybe", hsts: "yes", hsts-max-age: "1e9", http-redirect-code: "303", limit-req-status-code: "200", annotations-risk-level: "Extreme", gzip-level: "10", retry-non-idempotent: "sometimes", enable-brotli: "maybe", brotli-level: "12", brotli-types: "text"`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-key-unknown", reason: "UnknownConfigMapKey",
 			manifests: bad + controllerConfigMap(`proxy-bdy-size: "1k", "bad key\n": x`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-key-not-honoured", reason: "UnsupportedConfigMapKey",
-			manifests: bad + controllerConfigMap(`enable-brotli: "true", gzip-disable: "msie6"`),
+			manifests: bad + controllerConfigMap(`ssl-early-data: "true", gzip-disable: "msie6"`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-connection-value-unparsable", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(connectionBadValues),

@@ -170,11 +170,15 @@ func httpFilters(uses filterSet, gz gzipSet, l *ir.Listener) ([]*hcmv3.HttpFilte
 	var out []*hcmv3.HttpFilter
 	for _, f := range httpFilterOrder() {
 		if f.name == compressorFilterPrefix {
+			brotli, err := brotliFilters(l) // compression.go
+			if err != nil {
+				return nil, err
+			}
 			compressors, err := compressorFilters(gz)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, compressors...)
+			out = append(append(out, brotli...), compressors...)
 			continue
 		}
 		if uses&f.use == 0 {

@@ -202,6 +202,7 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	// The ConfigMap's block-user-agents and block-referers (block.go).
 	want.Block = b.memo.config.block()
 	want.ResponseHeaders = b.memo.config.addHeaders() // add-headers
+	want.Brotli = b.memo.config.brotli()              // enable-brotli
 
 	want.Tracing = b.memo.config.tracing() // tracing.go
 	if want.TrustedHops == 0 {

@@ -128,6 +128,14 @@ func (c *controllerConfig) addHeaders() *ir.HeaderChanges {
 	return c.settings.AddHeaders
 }
 
+// brotli is every route's brotli compression (enable-brotli); nil: none.
+func (c *controllerConfig) brotli() *ir.Compression {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.Brotli
+}
+
 // proxySetHeaders are proxy-set-headers' request headers in a location
 // where says, the same value for every location alike; nil: none.
 func (c *controllerConfig) proxySetHeaders(where snippet.Options) (*ir.HeaderChanges, error) {

@@ -36,6 +36,22 @@ type Compression struct {
 	ContentTypes []string `json:"contentTypes"`
 }
 
+// BrotliMaxLevel is brotli's highest quality (its lowest is 0).
+const BrotliMaxLevel = 11
+
+// validateBrotli checks c as a listener's brotli compression
+// (Listener.Brotli), whose Level is brotli's quality, 0 to 11.
+func (c *Compression) validateBrotli() error {
+	gzip := *c
+	gzip.Level = 1
+	var v violations
+	if c.Level < 0 || c.Level > BrotliMaxLevel {
+		v.add("Level", ErrOutOfRange, "level %d: brotli takes 0 to %d", c.Level, BrotliMaxLevel)
+	}
+	v.nest("", "", ErrBadValue, gzip.validate())
+	return v.join()
+}
+
 // AnyContentType is ContentTypes' "every type" (gzip_types *).
 const AnyContentType = "*"
 

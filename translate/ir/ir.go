@@ -91,6 +91,12 @@ type Listener struct {
 	// change (ingress-nginx's add-headers, at nginx's http level): Set
 	// and Remove only; nil: none.
 	ResponseHeaders *HeaderChanges `json:"responseHeaders,omitempty"`
+	// Brotli compresses every route's responses with brotli, Level its
+	// quality, for the clients that accept br, before any route's gzip
+	// (Compression), which then leaves them (ingress-nginx's
+	// enable-brotli, at nginx's http level, where ngx_brotli runs ahead
+	// of gzip); nil: none.
+	Brotli *Compression `json:"brotli,omitempty"`
 	// Block refuses the requests whose headers it names (block.go);
 	// nil: none.
 	Block *RequestBlock `json:"block,omitempty"`

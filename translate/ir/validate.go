@@ -162,6 +162,9 @@ func (l *Listener) validate(ports map[uint32]bool) violations {
 			v.add("ResponseHeaders", ErrConflict, "a listener's response headers are set or removed only")
 		}
 	}
+	if l.Brotli != nil {
+		v.nest("Brotli", "brotli: ", ErrBadValue, l.Brotli.validateBrotli())
+	}
 	if l.Block != nil {
 		v.nest("Block", "", ErrBadValue, l.Block.validate())
 	}

@@ -178,6 +178,9 @@ type Settings struct {
 	// those names (ir.RouteLog).
 	LogNames LogNames
 
+	// Brotli is every route's brotli compression (enable-brotli and its
+	// keys: brotli.go); nil: none.
+	Brotli *ir.Compression
 	// Gzip is the http level's gzip (use-gzip and its keys: gzip.go),
 	// under which the snippets' apply; zero without use-gzip.
 	Gzip snippet.Gzip
@@ -198,6 +201,7 @@ type Settings struct {
 	addHeadersFrom, proxySetHeadersFrom types.NamespacedName
 	hsts                                hstsKeys
 	gzip                                gzipKeys
+	brotli                              brotliKeys
 	globalAuth                          *annotations.Defaults // global-auth-*, until finishGlobalAuth
 	noAuth                              []string              // no-auth-locations; nil: unset
 	blocks                              blockKeys
@@ -289,6 +293,7 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 	}
 	s.HSTS = s.hsts.header()
 	s.finishGzip()
+	s.Brotli = s.brotli.compression()
 	s.Block = s.blocks.requestBlock()
 	s.finishConnections()
 	s.finishSnippets()
