@@ -128,6 +128,14 @@ func (c *controllerConfig) addHeaders() *ir.HeaderChanges {
 	return c.settings.AddHeaders
 }
 
+// blockedWords are annotation-value-word-blocklist's words.
+func (c *controllerConfig) blockedWords() []string {
+	if c == nil || c.settings == nil {
+		return nil
+	}
+	return c.settings.BlockedWords
+}
+
 // brotli is every route's brotli compression (enable-brotli); nil: none.
 func (c *controllerConfig) brotli() *ir.Compression {
 	if c == nil || c.settings == nil {

@@ -11,6 +11,9 @@ func (f *fragmentBuilder) readAnnotations() {
 	if f.opts.ConfigMap.Name != "" {
 		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
 	}
+	if f.refuseBlockedWords() { // wordblocklist.go
+		return
+	}
 	values, issues := f.reg.ParseWith(f.ing.Annotations, f.opts.config.defaults())
 	for _, is := range issues {
 		if is.Refusal != "" {

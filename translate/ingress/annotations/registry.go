@@ -267,6 +267,9 @@ func (r *Registry) fullKeys(d *definition) []string {
 	return out
 }
 
+// NginxPrefix is the prefix ingress-nginx's annotations are read under.
+func (r *Registry) NginxPrefix() string { return r.nginxPrefix }
+
 // known reports whether a key is under one of the prefixes we read, where
 // a key we do not know is worth telling the user about.
 func (r *Registry) known(key string) bool {

@@ -144,6 +144,9 @@ type Settings struct {
 	// RetryNonIdempotent says that every location's proxy_next_upstream
 	// takes non_idempotent (retry-non-idempotent).
 	RetryNonIdempotent bool
+	// BlockedWords are annotation-value-word-blocklist's words: an
+	// Ingress with an annotation value that holds one is refused.
+	BlockedWords []string
 	// BlockCIDRs are the clients refused (403) everywhere (block-cidrs).
 	BlockCIDRs []string
 	// LimitReqStatus is the status of a request over a rate limit
