@@ -310,7 +310,7 @@ func table() []Key {
 		notYet("default-type", `"text/html"`, ""),
 		notYet("ssl-reject-handshake", `"false"`, ""),
 		ignored("debug-connections", `""`, nginxLogs),
-		notYet("strict-validate-path-type", `"true"`, ""),
+		ignored("strict-validate-path-type", `"true"`, "ingress-nginx checks it in its admission webhook alone (controller.go CheckIngress, refusing to admit an Exact or Prefix path of other than letters, digits and ._-/), and serves such a path already stored; ingress-xds has no admission webhook and serves it as written, as ingress-nginx serves one already stored."),
 		ignored("grpc-buffer-size-kb", "0", nginxProcess),
 		notYet("relative-redirects", "false", ""),
 		notYet("disable-proxy-intercept-errors", `"false"`, ""),
