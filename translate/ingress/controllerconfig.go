@@ -128,6 +128,12 @@ func (c *controllerConfig) addHeaders() *ir.HeaderChanges {
 	return c.settings.AddHeaders
 }
 
+// relativeRedirects says whether every Ingress's redirects to a path
+// are sent as they are (relative-redirects).
+func (c *controllerConfig) relativeRedirects() bool {
+	return c != nil && c.settings != nil && c.settings.RelativeRedirects
+}
+
 // blockedWords are annotation-value-word-blocklist's words.
 func (c *controllerConfig) blockedWords() []string {
 	if c == nil || c.settings == nil {

@@ -48,15 +48,18 @@ type redirectConfig struct {
 
 // parseRedirect reads the redirect keys.
 func parseRedirect(values *annotations.Values, opts *Options) redirectConfig {
-	c := redirectConfig{intent: redirectIntent{every: everyRedirect(values)}, https: httpsRedirect(values, *opts)}
+	c := redirectConfig{intent: redirectIntent{every: everyRedirect(values, opts.config.relativeRedirects())}, https: httpsRedirect(values, *opts)}
 	c.intent.appRoot, _ = annotations.AppRoot.Get(values)
 	c.intent.fromToWWW, _ = annotations.FromToWWWRedirect.Get(values)
 	return c
 }
 
 // everyRedirect is permanent-redirect's or temporal-redirect's redirect
-// (temporal first, as ingress-nginx reads them).
-func everyRedirect(values *annotations.Values) *ir.Redirect {
+// (temporal first, as ingress-nginx reads them); relativeAll is the
+// ConfigMap's relative-redirects, nginx's absolute_redirect off at the
+// http level, which an Ingress's "false" does not undo (nginx.tmpl writes
+// the location's only when "true").
+func everyRedirect(values *annotations.Values, relativeAll bool) *ir.Redirect {
 	target, temporal := annotations.TemporalRedirect.Get(values)
 	code, _ := annotations.TemporalRedirectCode.Get(values)
 	code = cmp.Or(code, 302)
@@ -68,7 +71,7 @@ func everyRedirect(values *annotations.Values) *ir.Redirect {
 		code, _ = annotations.PermanentRedirectCode.Get(values)
 		code = cmp.Or(code, 301)
 	}
-	if relative, _ := annotations.RelativeRedirects.Get(values); strings.HasPrefix(target, "/") && !relative {
+	if relative, _ := annotations.RelativeRedirects.Get(values); strings.HasPrefix(target, "/") && !relative && !relativeAll {
 		// nginx's absolute_redirect: the request's scheme and host, and
 		// not its query (return never appends it).
 		return &ir.Redirect{Path: target, StripQuery: true, Code: code}

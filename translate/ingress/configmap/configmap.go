@@ -144,6 +144,9 @@ type Settings struct {
 	// RetryNonIdempotent says that every location's proxy_next_upstream
 	// takes non_idempotent (retry-non-idempotent).
 	RetryNonIdempotent bool
+	// RelativeRedirects sends every permanent-redirect and
+	// temporal-redirect to a path as it is (relative-redirects).
+	RelativeRedirects bool
 	// BlockedWords are annotation-value-word-blocklist's words: an
 	// Ingress with an annotation value that holds one is refused.
 	BlockedWords []string

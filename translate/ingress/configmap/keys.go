@@ -312,7 +312,8 @@ func table() []Key {
 		ignored("debug-connections", `""`, nginxLogs),
 		ignored("strict-validate-path-type", `"true"`, "ingress-nginx checks it in its admission webhook alone (controller.go CheckIngress, refusing to admit an Exact or Prefix path of other than letters, digits and ._-/), and serves such a path already stored; ingress-xds has no admission webhook and serves it as written, as ingress-nginx serves one already stored."),
 		ignored("grpc-buffer-size-kb", "0", nginxProcess),
-		notYet("relative-redirects", "false", ""),
+		{Name: "relative-redirects", NginxDefault: "false", verdict: annotations.HonouredWithDifference, apply: relativeRedirects,
+			Note: "true: every permanent-redirect and temporal-redirect to a path (\"/new\") is sent as it is, as if each Ingress set relative-redirects \"true\" (nginx.tmpl's absolute_redirect off at the http level, which an Ingress's \"false\" does not undo). A snippet's return or rewrite to a path is still sent with the request's scheme and host (docs/snippets.md)."},
 		notYet("disable-proxy-intercept-errors", `"false"`, ""),
 	}
 }
