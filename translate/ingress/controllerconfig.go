@@ -128,6 +128,15 @@ func (c *controllerConfig) addHeaders() *ir.HeaderChanges {
 	return c.settings.AddHeaders
 }
 
+// defaultType is the Content-Type of a snippet's return text
+// (default-type); empty: text/html.
+func (c *controllerConfig) defaultType() string {
+	if c == nil || c.settings == nil {
+		return ""
+	}
+	return c.settings.DefaultType
+}
+
 // relativeRedirects says whether every Ingress's redirects to a path
 // are sent as they are (relative-redirects).
 func (c *controllerConfig) relativeRedirects() bool {

@@ -79,6 +79,7 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 	} else {
 		out.proxyHeaders = h
 	}
+	where.DefaultType = opts.config.defaultType()
 	out.limitStatus = opts.config.limitStatus()
 	out.gzip, out.compression = opts.config.gzip(), opts.config.compression()
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {

@@ -144,6 +144,9 @@ type Settings struct {
 	// RetryNonIdempotent says that every location's proxy_next_upstream
 	// takes non_idempotent (retry-non-idempotent).
 	RetryNonIdempotent bool
+	// DefaultType is the Content-Type of a snippet's return text
+	// (default-type); empty: text/html.
+	DefaultType string
 	// RelativeRedirects sends every permanent-redirect and
 	// temporal-redirect to a path as it is (relative-redirects).
 	RelativeRedirects bool

@@ -90,7 +90,7 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 			return nil
 		}
 		// The keys come sorted: the http-snippet's zones are known.
-		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones, CacheZones: s.Snippets.CacheZones})
+		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones, CacheZones: s.Snippets.CacheZones, DefaultType: s.DefaultType})
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())
@@ -114,6 +114,18 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 		}
 		return nil
 	}
+}
+
+// defaultType reads default-type, nginx's default_type: the Content-Type
+// of a snippet's return text. The keys come sorted, so the snippets are
+// translated under it.
+func defaultType(_ *Table, s *Settings, _, value string) error {
+	value = strings.TrimSpace(value)
+	if typ, _, _ := strings.Cut(value, ";"); !strings.Contains(typ, "/") || strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("not a media type: treated as unset (text/html)")
+	}
+	s.DefaultType = value
+	return nil
 }
 
 // finishSnippets refuses the ConfigMap's location-snippet and

@@ -1,6 +1,7 @@
 package snippet
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -704,8 +705,9 @@ func (t *translator) returnOutcome(d nginxconf.Directive, w way) (Outcome, error
 	}
 	o := Outcome{Direct: &ir.DirectResponse{Status: uint32(code), Body: text}}
 	if text != "" {
-		// ingress-nginx's default_type.
-		o.Direct.ContentType = "text/html"
+		// nginx's default_type, which ingress-nginx's template writes
+		// from the ConfigMap's default-type.
+		o.Direct.ContentType = cmp.Or(t.opts.DefaultType, "text/html")
 	}
 	return o, nil
 }

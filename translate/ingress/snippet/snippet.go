@@ -75,6 +75,10 @@ type Options struct {
 	// X-Forwarded-For; empty: X-Forwarded-For. The client's own
 	// X-Forwarded-For then no longer reaches a location whole.
 	ClientHeader string
+	// DefaultType is the Content-Type of a return's text (nginx's
+	// default_type: the ConfigMap's default-type); empty:
+	// ingress-nginx's text/html.
+	DefaultType string
 }
 
 // grpc says whether the location proxies with grpc_pass.
