@@ -31,7 +31,7 @@ func configMapBadInputCases() []badInputCase {
 			manifests: bad + controllerConfigMap(`proxy-bdy-size: "1k", "bad key\n": x`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-key-not-honoured", reason: "UnsupportedConfigMapKey",
-			manifests: bad + controllerConfigMap(`ssl-early-data: "true", gzip-disable: "msie6"`),
+			manifests: bad + controllerConfigMap(`enable-ocsp: "true", gzip-disable: "msie6"`),
 			check:     plainRoute("bad.example.com")},
 		{name: "configmap-connection-value-unparsable", reason: "InvalidConfigMapValue",
 			manifests: bad + controllerConfigMap(connectionBadValues),

@@ -67,7 +67,7 @@ func TestControllerConfigMapChangeRebuilds(t *testing.T) {
 	if got := bodyLimit(first, "plain.example.com"); got != 0 {
 		t.Fatalf("no ConfigMap: plain's body limit %d", got)
 	}
-	for i, data := range []map[string]string{{"proxy-body-size": "1k"}, {"proxy-body-size": "2k", "use-gzip": "true", "ssl-early-data": "true"}, {"proxy-body-size": "oops"}, nil} {
+	for i, data := range []map[string]string{{"proxy-body-size": "1k"}, {"proxy-body-size": "2k", "use-gzip": "true", "enable-ocsp": "true"}, {"proxy-body-size": "oops"}, nil} {
 		next := *st
 		next.ConfigMaps = map[types.NamespacedName]*corev1.ConfigMap{}
 		if data != nil {

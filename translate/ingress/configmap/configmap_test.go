@@ -78,7 +78,7 @@ func TestParse(t *testing.T) {
 		{"ignored keys say nothing", map[string]string{"worker-processes": "4", "server-tokens": "true"}, 0, nil},
 		{"a bad value is treated as unset", map[string]string{"proxy-body-size": "lots", "proxy-read-timeout": "30"}, 1, []string{"proxy-body-size:InvalidConfigMapValue"}},
 		{"a bad range fails closed", map[string]string{"whitelist-source-range": "10.0.0.0/33"}, 1, []string{"whitelist-source-range:InvalidConfigMapValue"}},
-		{"not honoured yet, unknown", map[string]string{"ssl-early-data": "true", "proxy-bdy-size": "1m"}, 0, []string{"proxy-bdy-size:UnknownConfigMapKey", "ssl-early-data:UnsupportedConfigMapKey"}},
+		{"not honoured yet, unknown", map[string]string{"enable-ocsp": "true", "proxy-bdy-size": "1m"}, 0, []string{"enable-ocsp:UnsupportedConfigMapKey", "proxy-bdy-size:UnknownConfigMapKey"}},
 		{"hsts", map[string]string{"hsts": "true", "hsts-max-age": "600", "hsts-preload": "true"}, 0, nil},
 		{"use-forwarded-headers", map[string]string{"use-forwarded-headers": "true"}, 0, nil},
 		{"use-forwarded-headers that does not parse", map[string]string{"use-forwarded-headers": "yes please"}, 0, []string{"use-forwarded-headers:InvalidConfigMapValue"}},

@@ -135,7 +135,7 @@ func table() []Key {
 		ignored("ssl-dh-param", `""`, "Diffie-Hellman parameters serve the DHE cipher suites, which Envoy's BoringSSL does not have (ssl-ciphers drops them and reports it)."),
 		{Name: "ssl-protocols", NginxDefault: `"TLSv1.2 TLSv1.3"`, verdict: annotations.HonouredWithDifference, apply: sslProtocols,
 			Note: "The TLS versions of the HTTPS listener (TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, space-separated): Envoy serves a range, from the lowest named to the highest, so a version between two named is served too (reported); SSLv2 and SSLv3 are not served (reported). A client offering only a version outside fails its handshake."},
-		notYet("ssl-early-data", `"false"`, ""),
+		ignored("ssl-early-data", `"false"`, "Envoy's TLS over TCP takes no early data (TLS 1.3 0-RTT): a client that sends some has it refused by the handshake and sends its request once the handshake is done, one round trip later; nothing else changes."),
 		{Name: "ssl-session-cache", NginxDefault: `"true"`, apply: sslSessionCache,
 			Note: "false: the HTTPS listener resumes no TLS session by its ID (nginx's ssl_session_cache none); true: it does (Envoy's own cache, not a shared one of ssl-session-cache-size)."},
 		ignored("ssl-session-cache-size", `"10m"`, nginxProcess),
