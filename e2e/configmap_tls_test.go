@@ -30,7 +30,7 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	cert := ca.Issue(t, "web", "web.example.com")
-	fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "false"},
+	fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "false", "ssl-reject-handshake": "true"},
 		manifest{"services.yaml", readyServiceYAML("alpha", b) + "---\n" + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
 		manifest{"ingresses.yaml", forwardedIngressYAML})
 	envoy := fm.envoy
@@ -64,6 +64,14 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	// ingress-nginx's default: no tickets. Go's client resumes by ticket
 	// alone (never by session ID), so it resumes nothing.
 	expectResumption("ssl-session-tickets false: no ticket", false)
+	// ssl-reject-handshake true (nginx.tmpl's ssl_reject_handshake on in
+	// the default server): a handshake that names no host with a
+	// certificate, or none, is refused, as ingress-xds always does.
+	for _, sni := range []string{"unknown.example.com", ""} {
+		if c, err := framework.Handshake(envoy.HTTPSAddress, sni); err == nil {
+			t.Errorf("ssl-reject-handshake: a handshake with SNI %q made, with %q", sni, describe(c))
+		}
+	}
 	configure(map[string]string{"ssl-session-tickets": "true"})
 	expectResumption("ssl-session-tickets true: resumed", true)
 

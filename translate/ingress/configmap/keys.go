@@ -309,7 +309,7 @@ func table() []Key {
 		notYet("proxy-ssl-location-only", `"false"`, ""),
 		{Name: "default-type", NginxDefault: `"text/html"`, apply: defaultType,
 			Note: "The Content-Type of the text a snippet's return answers with (nginx's default_type), in the Ingresses' snippets and the ConfigMap's. Envoy's own answers keep theirs."},
-		notYet("ssl-reject-handshake", `"false"`, ""),
+		only("ssl-reject-handshake", `"false"`, "true", "ingress-xds serves no default certificate, so a TLS handshake whose SNI names no host with a certificate (or that names none) is refused, whatever the key: what true asks (nginx.tmpl's ssl_reject_handshake on in the default server). false, where ingress-nginx answers such a handshake with its default certificate, is not honoured (reported)."),
 		ignored("debug-connections", `""`, nginxLogs),
 		ignored("strict-validate-path-type", `"true"`, "ingress-nginx checks it in its admission webhook alone (controller.go CheckIngress, refusing to admit an Exact or Prefix path of other than letters, digits and ._-/), and serves such a path already stored; ingress-xds has no admission webhook and serves it as written, as ingress-nginx serves one already stored."),
 		ignored("grpc-buffer-size-kb", "0", nginxProcess),
