@@ -315,7 +315,7 @@ func table() []Key {
 		ignored("grpc-buffer-size-kb", "0", nginxProcess),
 		{Name: "relative-redirects", NginxDefault: "false", verdict: annotations.HonouredWithDifference, apply: relativeRedirects,
 			Note: "true: every permanent-redirect and temporal-redirect to a path (\"/new\") is sent as it is, as if each Ingress set relative-redirects \"true\" (nginx.tmpl's absolute_redirect off at the http level, which an Ingress's \"false\" does not undo). A snippet's return or rewrite to a path is still sent with the request's scheme and host (docs/snippets.md)."},
-		notYet("disable-proxy-intercept-errors", `"false"`, ""),
+		annotation("disable-proxy-intercept-errors", `"false"`),
 	}
 }
 
