@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -198,10 +199,19 @@ func TestForwardedHeaders(t *testing.T) {
 		})
 
 		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"enable-real-ip": "true"}))
-		expect(t, fm.envoy, false, forgedHeaders, forwardedView{"X-Forwarded-Host": "web.example.com", "X-Forwarded-Port": "80",
+		realIP := forwardedView{"X-Forwarded-Host": "web.example.com", "X-Forwarded-Port": "80",
 			"X-Forwarded-Proto": "http", "X-Forwarded-Scheme": "http", "X-Scheme": "http",
 			"X-Real-Ip": "1.2.3.4", "X-Forwarded-For": "1.2.3.4",
-			"X-Original-Forwarded-For": "1.2.3.4", "X-Original-Forwarded-Host": "evil.example"})
+			"X-Original-Forwarded-For": "1.2.3.4", "X-Original-Forwarded-Host": "evil.example"}
+		expect(t, fm.envoy, false, forgedHeaders, realIP)
+
+		// forwarded-host-header: X-Original-Forwarded-Host copies the
+		// header named (nginx.tmpl's buildForwardedHost).
+		writeManifest(t, fm.dir, "configmap.yaml", controllerConfigMapYAML(map[string]string{"enable-real-ip": "true", "forwarded-host-header": "X-Client-Host"}))
+		withClientHost := http.Header{"X-Client-Host": {"client.example"}}
+		maps.Copy(withClientHost, forgedHeaders)
+		realIP["X-Original-Forwarded-Host"] = "client.example"
+		expect(t, fm.envoy, false, withClientHost, realIP)
 	})
 
 	// serve --trusted-forwarded-hops 1 says a proxy in front sets these

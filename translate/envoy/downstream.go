@@ -240,11 +240,12 @@ type originalHeader struct{ name, from string }
 
 // originalHeaders are X-Original-Forwarded-For, from the header naming the
 // client (X-Forwarded-For unless forwarded-for-header says another), and
-// X-Original-Forwarded-Host, from X-Forwarded-Host.
+// X-Original-Forwarded-Host, from X-Forwarded-Host unless
+// forwarded-host-header says another (nginx.tmpl's buildForwardedHost).
 func originalHeaders(d *ir.Downstream) []originalHeader {
 	return []originalHeader{
 		{"x-original-forwarded-for", strings.ToLower(cmp.Or(d.ClientHeader, "x-forwarded-for"))},
-		{"x-original-forwarded-host", "x-forwarded-host"},
+		{"x-original-forwarded-host", cmp.Or(d.ForwardedHostFrom, "x-forwarded-host")},
 	}
 }
 

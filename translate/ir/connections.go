@@ -66,6 +66,10 @@ type Downstream struct {
 	// X-Forwarded-For is read as the listener's TrustedHops, or
 	// TrustedCIDRs, say.
 	ClientHeader string `json:"clientHeader,omitempty"`
+	// ForwardedHostFrom, when set, is the request header the backend's
+	// X-Original-Forwarded-Host copies as the client sent it
+	// (forwarded-host-header); else X-Forwarded-Host.
+	ForwardedHostFrom string `json:"forwardedHostFrom,omitempty"`
 	// TrustedCIDRs, comma-separated, are the peers whose X-Forwarded-For
 	// is trusted: the client is the header's rightmost address outside
 	// them (the leftmost when all are in). Exclusive with the listener's
@@ -276,6 +280,9 @@ func (d *Downstream) validate(l *Listener) error {
 	}
 	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {
 		v.add("ClientHeader", ErrBadHeader, "client header %q", d.ClientHeader)
+	}
+	if d.ForwardedHostFrom != "" && (validHeaderName(d.ForwardedHostFrom) != nil || d.ForwardedHostFrom != strings.ToLower(d.ForwardedHostFrom)) {
+		v.add("ForwardedHostFrom", ErrBadHeader, "forwarded host header %q (a lowercase header name)", d.ForwardedHostFrom)
 	}
 	if d.TrustedCIDRs != "" {
 		if d.ClientHeader != "" || l.TrustedHops != 0 {

@@ -54,6 +54,7 @@ type connKeys struct {
 	originalURI                  bool
 	hide                         []string
 	clientHeader                 string
+	forwardedHost                string // forwarded-host-header, lower case; "": X-Forwarded-Host
 	trustedCIDRs                 []string
 	trustedCIDRsSet              bool
 	log                          logKeys
@@ -409,6 +410,20 @@ func forwardedForHeader(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
+// forwardedHostHeader reads forwarded-host-header: the header
+// X-Original-Forwarded-Host copies (nginx.tmpl's buildForwardedHost).
+func forwardedHostHeader(_ *Table, s *Settings, _, value string) error {
+	v := strings.TrimSpace(value)
+	if v == "" || strings.Trim(v, "!#$%&'*+.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-") != "" {
+		return fmt.Errorf("not a header name: treated as unset (X-Forwarded-Host)")
+	}
+	s.conn.forwardedHost = ""
+	if lower := strings.ToLower(v); lower != "x-forwarded-host" {
+		s.conn.forwardedHost = lower
+	}
+	return nil
+}
+
 // proxyRealIPCIDR reads nginx's set_real_ip_from list: comma-separated
 // addresses or CIDRs.
 func proxyRealIPCIDR(_ *Table, s *Settings, _, value string) error {
@@ -656,6 +671,7 @@ func (s *Settings) finishConnections() {
 	d.ProxyProtocol = c.proxyProtocol
 	d.KeepBackendServer = c.backendServer
 	d.OriginalURI = c.originalURI
+	d.ForwardedHostFrom = c.forwardedHost
 	d.HideHeaders = strings.Join(c.hide, ",")
 	// nginx ignores a header with an underscore in its name unless
 	// underscores_in_headers is on or ignore_invalid_headers off
