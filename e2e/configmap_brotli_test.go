@@ -1,18 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/andybalholm/brotli"
 
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
@@ -35,49 +29,9 @@ func TestBrotli(t *testing.T) {
 		manifest{"services.yaml", echoServicesYAML(backend)},
 		manifest{"ingresses.yaml", compressionIngressesYAML})
 
-	type page struct {
-		status               int
-		encoding, etag, body string
-	}
+	type page = compressedPage
 	get := func(query, acceptEncoding string) (page, error) {
-		req, err := http.NewRequest(http.MethodGet, "http://"+fm.envoy.HTTPAddress+"/?"+query, nil)
-		if err != nil {
-			return page{}, err
-		}
-		req.Host = "plain.gzip.example"
-		if acceptEncoding != "" {
-			req.Header.Set("Accept-Encoding", acceptEncoding)
-		}
-		// DisableCompression: the client neither asks for gzip itself
-		// nor decodes it behind the test's back.
-		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DisableCompression: true}}
-		resp, err := client.Do(req)
-		if err != nil {
-			return page{}, err
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return page{}, err
-		}
-		p := page{status: resp.StatusCode, encoding: resp.Header.Get("Content-Encoding"), etag: resp.Header.Get("ETag"), body: string(raw)}
-		var decoded io.Reader
-		switch p.encoding {
-		case "br":
-			decoded = brotli.NewReader(bytes.NewReader(raw))
-		case "gzip":
-			if decoded, err = gzip.NewReader(bytes.NewReader(raw)); err != nil {
-				return p, fmt.Errorf("Content-Encoding gzip, but the body is not: %v", err)
-			}
-		default:
-			return p, nil
-		}
-		plain, err := io.ReadAll(decoded)
-		if err != nil {
-			return p, fmt.Errorf("the %s body does not decode: %v", p.encoding, err)
-		}
-		p.body = string(plain)
-		return p, nil
+		return compressedGet(fm.envoy.HTTPAddress, "plain.gzip.example", "/?"+query, acceptEncoding)
 	}
 	check := func(t *testing.T, query, acceptEncoding, encoding string) page {
 		t.Helper()

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+
 	"github.com/ingress-xds/ingress-xds/e2e/framework"
 )
 
@@ -439,6 +441,61 @@ spec:
     http: {paths: [{path: /.well-known/acme-challenge/token, pathType: ImplementationSpecific, backend: {service: {name: alpha, port: {number: 80}}}}]}
 `
 
+// compressedPage is what compressedGet saw: the body decoded.
+type compressedPage struct {
+	status                         int
+	encoding, vary, etag, body, ct string
+}
+
+// compressedGet asks address for host's pathQuery with acceptEncoding
+// (none when empty), and decodes a gzip body, and a br one the client
+// asked for.
+func compressedGet(address, host, pathQuery, acceptEncoding string) (compressedPage, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+address+pathQuery, nil)
+	if err != nil {
+		return compressedPage{}, err
+	}
+	req.Host = host
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	// DisableCompression: the client neither asks for gzip itself nor
+	// decodes it behind the test's back.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DisableCompression: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return compressedPage{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return compressedPage{}, err
+	}
+	p := compressedPage{status: resp.StatusCode, encoding: resp.Header.Get("Content-Encoding"), vary: strings.Join(resp.Header.Values("Vary"), ", "),
+		etag: resp.Header.Get("ETag"), ct: resp.Header.Get("Content-Type"), body: string(raw)}
+	var decoded io.Reader
+	switch p.encoding {
+	case "br":
+		if !strings.Contains(acceptEncoding, "br") {
+			// Not Envoy's: a backend's own label, kept as it came.
+			return p, nil
+		}
+		decoded = brotli.NewReader(bytes.NewReader(raw))
+	case "gzip":
+		if decoded, err = gzip.NewReader(bytes.NewReader(raw)); err != nil {
+			return p, fmt.Errorf("Content-Encoding gzip, but the body is not: %v", err)
+		}
+	default:
+		return p, nil
+	}
+	plain, err := io.ReadAll(decoded)
+	if err != nil {
+		return p, fmt.Errorf("the %s body does not decode: %v", p.encoding, err)
+	}
+	p.body = string(plain)
+	return p, nil
+}
+
 // compressiblePages answers with the page its query asks: n bytes of
 // text, of Content-Type type (none without), with the status, ETag,
 // Content-Encoding and Cache-Control asked, chunked (without a
@@ -507,45 +564,13 @@ func TestCompression(t *testing.T) {
 	})
 
 	// get asks host for a page: the query says what the backend answers.
-	type page struct {
-		status                         int
-		encoding, vary, etag, body, ct string
-	}
+	type page = compressedPage
 	get := func(host, path, query string, acceptGzip bool) (page, error) {
-		req, err := http.NewRequest(http.MethodGet, "http://"+envoy.HTTPAddress+path+"?"+query, nil)
-		if err != nil {
-			return page{}, err
-		}
-		req.Host = host
+		accept := ""
 		if acceptGzip {
-			req.Header.Set("Accept-Encoding", "gzip")
+			accept = "gzip"
 		}
-		// DisableCompression: the client neither asks for gzip itself
-		// nor decodes it behind the test's back.
-		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DisableCompression: true}}
-		resp, err := client.Do(req)
-		if err != nil {
-			return page{}, err
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return page{}, err
-		}
-		p := page{status: resp.StatusCode, encoding: resp.Header.Get("Content-Encoding"), vary: strings.Join(resp.Header.Values("Vary"), ", "),
-			etag: resp.Header.Get("ETag"), ct: resp.Header.Get("Content-Type"), body: string(raw)}
-		if p.encoding == "gzip" {
-			zr, err := gzip.NewReader(bytes.NewReader(raw))
-			if err != nil {
-				return p, fmt.Errorf("Content-Encoding gzip, but the body is not: %v", err)
-			}
-			plain, err := io.ReadAll(zr)
-			if err != nil {
-				return p, fmt.Errorf("the gzip body does not decode: %v", err)
-			}
-			p.body = string(plain)
-		}
-		return p, nil
+		return compressedGet(envoy.HTTPAddress, host, path+"?"+query, accept)
 	}
 	want := func(n int) string { return strings.Repeat("compress me, ", n/13+1)[:n] }
 	// check asks and checks the encoding (empty: none) and the body.

@@ -29,12 +29,7 @@ type brotliKeys struct {
 }
 
 func enableBrotli(_ *Table, s *Settings, _, value string) error {
-	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("not true or false: treated as unset (false)")
-	}
-	s.brotli.on = on
-	return nil
+	return switchKey(&s.brotli.on, value) // connections.go
 }
 
 func brotliLevel(_ *Table, s *Settings, _, value string) error {
@@ -47,23 +42,11 @@ func brotliLevel(_ *Table, s *Settings, _, value string) error {
 }
 
 func brotliMinLength(_ *Table, s *Settings, _, value string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < 0 || n > 1<<32-1 {
-		return fmt.Errorf("not a number of bytes: treated as unset (%d)", nginxBrotliMinLength)
-	}
-	s.brotli.minLength = &n
-	return nil
+	return minLengthKey(&s.brotli.minLength, value, nginxBrotliMinLength) // gzip.go
 }
 
 func brotliTypes(_ *Table, s *Settings, _, value string) error {
-	// brotli_types reads its types as gzip_types does (text/html always
-	// among them, * for every type).
-	types, bad, ok := snippet.GzipTypes(strings.Fields(value))
-	if !ok || len(strings.Fields(value)) == 0 {
-		return fmt.Errorf("%q is not a media type (type/subtype): treated as unset (ingress-nginx's list)", bad)
-	}
-	s.brotli.types = types
-	return nil
+	return typesKey(&s.brotli.types, value) // gzip.go
 }
 
 // compression is what the keys ask of every route: nil without

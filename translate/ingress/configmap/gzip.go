@@ -27,12 +27,7 @@ type gzipKeys struct {
 }
 
 func useGzip(_ *Table, s *Settings, _, value string) error {
-	on, err := strconv.ParseBool(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("not true or false: treated as unset (false)")
-	}
-	s.gzip.on = on
-	return nil
+	return switchKey(&s.gzip.on, value) // connections.go
 }
 
 func gzipLevel(_ *Table, s *Settings, _, value string) error {
@@ -45,20 +40,33 @@ func gzipLevel(_ *Table, s *Settings, _, value string) error {
 }
 
 func gzipMinLength(_ *Table, s *Settings, _, value string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < 0 || n > 1<<32-1 {
-		return fmt.Errorf("not a number of bytes: treated as unset (256)")
-	}
-	s.gzip.minLength = &n
-	return nil
+	return minLengthKey(&s.gzip.minLength, value, nginxGzipMinLength)
 }
 
 func gzipTypes(_ *Table, s *Settings, _, value string) error {
+	return typesKey(&s.gzip.types, value)
+}
+
+// minLengthKey reads a minimum length of bytes (gzip-min-length,
+// brotli-min-length) into *to; one that does not parse leaves it unset.
+func minLengthKey(to **int64, value string, unset int) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+	if err != nil || n < 0 || n > 1<<32-1 {
+		return fmt.Errorf("not a number of bytes: treated as unset (%d)", unset)
+	}
+	*to = &n
+	return nil
+}
+
+// typesKey reads a list of media types (gzip-types, brotli-types) as
+// nginx reads gzip_types' and brotli_types' arguments: text/html always
+// among them, * for every type.
+func typesKey(to *[]string, value string) error {
 	types, bad, ok := snippet.GzipTypes(strings.Fields(value))
 	if !ok || len(strings.Fields(value)) == 0 {
 		return fmt.Errorf("%q is not a media type (type/subtype): treated as unset (ingress-nginx's list)", bad)
 	}
-	s.gzip.types = types
+	*to = types
 	return nil
 }
 
