@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/echo"
@@ -72,19 +71,6 @@ func headerExchange(address, host, path string, header map[string]string) (int, 
 		}
 	}
 	return resp.StatusCode, resp.Header, reply, nil
-}
-
-// headerList is a header's values as one list: two lines of a header
-// are one list, as one line with a comma (RFC 9110, 5.3), which is what
-// Envoy sends for nginx's two.
-func headerList(h http.Header, name string) []string {
-	var out []string
-	for _, v := range h.Values(name) {
-		for _, item := range strings.Split(v, ",") {
-			out = append(out, strings.TrimSpace(item))
-		}
-	}
-	return out
 }
 
 // TestControllerConfigMapAddHeaders: the ConfigMap's add-headers names a
@@ -183,7 +169,7 @@ func TestControllerConfigMapProxySetHeaders(t *testing.T) {
 				return fmt.Errorf("X-Client %q, want [client=127.0.0.1]", r.Header.Values("X-Client"))
 			case len(r.Header.Values("X-Empty")) != 0:
 				return fmt.Errorf("X-Empty %q, want none", r.Header.Values("X-Empty"))
-			case !slices.Equal(headerList(r.Header, "X-Forwarded-Host"), []string{host, "second.example"}):
+			case !slices.Equal(listValues(r.Header, "X-Forwarded-Host"), []string{host, "second.example"}):
 				return fmt.Errorf("X-Forwarded-Host %q, want the template's then the ConfigMap's", r.Header.Values("X-Forwarded-Host"))
 			}
 			return nil
