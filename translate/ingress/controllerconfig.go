@@ -24,7 +24,9 @@ type controllerConfig struct {
 	settings *configmap.Settings
 	problems []ir.Problem
 	// headerMaps are the versions of the ConfigMaps add-headers and
-	// proxy-set-headers name that it was read with (nil: missing).
+	// proxy-set-headers name (configmap.NamedConfigMaps, in its order)
+	// that it was read with, nil for one missing: a change to either
+	// reads the ConfigMap again.
 	headerMaps [2]*corev1.ConfigMap
 	// plainPolicy is the route policy of an Ingress that sets nothing,
 	// where the ConfigMap changes it (retry-non-idempotent,
