@@ -296,7 +296,9 @@ func malformedIngress(i int) string {
 // 30 seconds while Ingresses change behind it, through a second API server
 // on the same etcd: Envoy keeps serving the last configuration and every
 // request, and once the API server is back the control plane converges to
-// the new state by itself.
+// the new state by itself, its informers having waited for the API server
+// rather than backed off (the time it takes is logged, and recorded in
+// docs/failure-modes.md).
 func TestFaultAPIServerDown(t *testing.T) {
 	api := startClusterMode(t)
 	kc := api.Client
@@ -382,6 +384,12 @@ func TestFaultAPIServerDown(t *testing.T) {
 		back.Sub(down).Round(time.Second), time.Since(back).Round(time.Millisecond))
 	if cp.Pid() != pid || cp.Exited() != nil {
 		t.Errorf("the control plane restarted or exited: %v", cp.Exited())
+	}
+	// The informers' reads waited out the outage (kube.APIServerWait),
+	// rather than failing into client-go's backoff: the outage is told
+	// once, and its end.
+	if out := cp.Output(); strings.Count(out, "API server unreachable") != 1 || !strings.Contains(out, "API server reachable again") {
+		t.Errorf("the control plane did not log one outage and its end:\n%s", cp.Tail(40))
 	}
 	waitRounds(t, traffic, 10, "after the outage")
 	traffic.stop(t)

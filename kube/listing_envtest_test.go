@@ -39,10 +39,6 @@ func (l *requestLog) of(resource string) []string {
 	return out
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // TestInformersListOrStream: with List the informers fill their caches
 // with a list (a GET without watch); by default, as client-go does, they
 // ask for a watch that sends the initial objects (sendInitialEvents=true)

@@ -150,12 +150,21 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 		if err != nil {
 			return fmt.Errorf("creating kubernetes client: %w", err)
 		}
-		factories = kube.NewInformerFactoriesWith(client, kube.InformerOptions{List: !f.streamingList})
+		// The informers' reads wait out an API server that cannot be
+		// reached rather than fail, so that they resume as soon as it is
+		// back, not after client-go's grown backoff (kube.APIServerWait).
+		informerCfg := rest.CopyConfig(cfg)
+		informerCfg.Wrap((&kube.APIServerWait{Logger: logger.With("component", "informers")}).Wrap)
+		informerClient, err := kubernetes.NewForConfig(informerCfg)
+		if err != nil {
+			return fmt.Errorf("creating kubernetes client: %w", err)
+		}
+		factories = kube.NewInformerFactoriesWith(informerClient, kube.InformerOptions{List: !f.streamingList})
 		var gatewayKinds []string
-		if gatewayFactory, gatewayKinds, err = newGatewayInformerFactory(ctx, cfg, client, logger.With("component", "informers")); err != nil {
+		if gatewayFactory, gatewayKinds, err = newGatewayInformerFactory(ctx, informerCfg, informerClient, logger.With("component", "informers")); err != nil {
 			return err
 		}
-		dyn, err := dynamic.NewForConfig(cfg)
+		dyn, err := dynamic.NewForConfig(informerCfg)
 		if err != nil {
 			return fmt.Errorf("creating dynamic client: %w", err)
 		}

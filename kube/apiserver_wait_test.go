@@ -1,0 +1,129 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// closedAddress is a loopback address nothing listens on: a connection
+// to it is refused.
+func closedAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// serveAt starts an HTTP server answering "up" at addr.
+func serveAt(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up") })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+}
+
+func waitingClient(w *APIServerWait) *http.Client {
+	return &http.Client{Transport: w.Wrap(&http.Transport{})}
+}
+
+// A read sent while nothing listens waits, tried again at each interval
+// of the clock, and returns the API server's answer once it listens: the
+// reflector above it never sees an error, so never backs off.
+func TestAPIServerWaitHoldsReadsUntilReachable(t *testing.T) {
+	addr := closedAddress(t)
+	clock := clocktesting.NewFakeClock(time.Now())
+	var logs bytes.Buffer
+	w := &APIServerWait{Interval: time.Second, Clock: clock, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	client := waitingClient(w)
+
+	type answer struct {
+		body string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := client.Get("http://" + addr + "/api/v1/services")
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- answer{body: string(b), err: err}
+	}()
+	// Refused twice, each time waiting on the clock.
+	for range 2 {
+		waitFor(t, "the read waiting on the clock", clock.HasWaiters)
+		select {
+		case a := <-done:
+			t.Fatalf("the read returned while nothing listened: %+v", a)
+		default:
+		}
+		clock.Step(time.Second)
+	}
+	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
+	serveAt(t, addr)
+	clock.Step(time.Second)
+	a := <-done
+	if a.err != nil || a.body != "up" {
+		t.Fatalf("after the API server came back: %q, %v; want its answer", a.body, a.err)
+	}
+	if n := strings.Count(logs.String(), "API server unreachable"); n != 1 {
+		t.Errorf("the outage logged %d times, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "API server reachable again") {
+		t.Errorf("the API server's return not logged:\n%s", logs.String())
+	}
+}
+
+// A write, and a read whose context ends, fail as client-go expects.
+func TestAPIServerWaitLetsWritesAndDeadlinesFail(t *testing.T) {
+	addr := closedAddress(t)
+	clock := clocktesting.NewFakeClock(time.Now())
+	client := waitingClient(&APIServerWait{Clock: clock})
+
+	resp, err := client.Post("http://"+addr+"/api/v1/namespaces/default/events", "application/json", strings.NewReader("{}"))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("a write to an unreachable API server succeeded")
+	}
+	if clock.HasWaiters() {
+		t.Error("a write waited for the API server")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/apis/coordination.k8s.io/v1/leases", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		failed <- err
+	}()
+	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
+	cancel()
+	if err := <-failed; err == nil {
+		t.Fatal("a read whose context ended succeeded")
+	}
+}
