@@ -80,7 +80,13 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 	var action *routev3.RedirectAction
 	var root string // the Location of "/" when the slash is dropped
 	var routes []*routev3.Route
-	if a.Location != "" {
+	written := a.Location
+	if a.Relative && a.Path != "" && a.StripQuery {
+		// A fixed path, sent as it is.
+		written = a.Path
+	}
+	switch {
+	case written != "":
 		// Written out, so that it is sent exactly as the user wrote it
 		// (a RedirectAction always has a path: "/" at least).
 		routes = []*routev3.Route{{
@@ -89,7 +95,11 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 				Status: a.Code,
 			}},
 		}}
-	} else {
+	case a.Relative:
+		// Envoy's redirect URL always has a scheme and host: the response
+		// rewrite drops them from the Location (relativeLocation).
+		routes = []*routev3.Route{{Match: routeMatch(pinnedHost(vh), r.Match), Action: &routev3.Route_Redirect{Redirect: redirect(a)}}}
+	default:
 		action = redirect(a)
 		if a.ListenerPort {
 			// The URL names this listener's port, so also its scheme.
@@ -115,8 +125,14 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 			}
 			uses |= u
 		}
-		if a.Location != "" {
-			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, location(literal(a.Location)))
+		switch {
+		case written != "":
+			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, location(literal(written)))
+		case a.Relative:
+			if err := relativeLocation(route); err != nil {
+				return nil, 0, false, err
+			}
+			uses |= useLua
 		}
 	}
 	return append(ahead, routes...), uses, true, nil

@@ -2,7 +2,9 @@ package envoy
 
 import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	luav3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/lua/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -299,9 +301,29 @@ local function rewrite_body(handle, headers, body)
   if r ~= nil then b:setBytes(r) end
 end
 
+-- A redirect of Envoy's own sent relative, as nginx's absolute_redirect
+-- off sends it: the Location from the path on, the scheme and host
+-- Envoy wrote dropped.
+local function relative_location(headers)
+  local location = headers:get("location")
+  if location == nil then return end
+  local scheme = location:find("://", 1, true)
+  if scheme == nil then return end
+  local path = location:find("/", scheme + 3, true)
+  if path == nil then
+    headers:replace("location", "/")
+  else
+    headers:replace("location", location:sub(path))
+  end
+end
+
 function envoy_on_response(handle)
   local ctx = handle:filterContext()
   local headers = handle:headers()
+  if ctx:get("relativeLocation") then
+    relative_location(headers)
+    return
+  end
   rewrite_headers(headers, ctx)
   local body = ctx:get("body")
   if body ~= nil then rewrite_body(handle, headers, body) end
@@ -363,4 +385,24 @@ func responseRewrite(rw *ir.ResponseRewrite) (*luav3.LuaPerRoute, error) {
 		return nil, err
 	}
 	return &luav3.LuaPerRoute{FilterContext: ctx}, nil
+}
+
+// relativeLocation has the script drop the scheme and host from the
+// Location of the route's redirect (ir.Redirect.Relative): the route
+// answers itself, so the upstream rewrites of its policy, if any, have
+// nothing to rewrite and are replaced.
+func relativeLocation(route *routev3.Route) error {
+	ctx, err := structpb.NewStruct(map[string]any{"relativeLocation": true})
+	if err != nil {
+		return err
+	}
+	packed, err := anypb.New(&luav3.LuaPerRoute{FilterContext: ctx})
+	if err != nil {
+		return err
+	}
+	if route.TypedPerFilterConfig == nil {
+		route.TypedPerFilterConfig = map[string]*anypb.Any{}
+	}
+	route.TypedPerFilterConfig[luaFilter] = packed
+	return nil
 }

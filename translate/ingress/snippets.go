@@ -80,6 +80,9 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 		out.proxyHeaders = h
 	}
 	where.DefaultType = opts.config.defaultType()
+	// absolute_redirect off: the ConfigMap's at the http level, the
+	// annotation's in the Ingress's locations alone (nginx.tmpl).
+	where.RelativeRedirects = where.RelativeRedirects || opts.config.relativeRedirects()
 	out.limitStatus = opts.config.limitStatus()
 	out.gzip, out.compression = opts.config.gzip(), opts.config.compression()
 	if _, ok := annotations.CustomHTTPErrors.Get(values); ok {
@@ -108,7 +111,11 @@ func parseSnippets(values *annotations.Values, ing *networkingv1.Ingress, opts *
 				"annotation %s: dropped, as ingress-nginx drops it while the ConfigMap's allow-snippet-annotations is false: the Ingress is served without it", k.key.Name()))
 			continue
 		}
-		res, err := snippet.Translate(k.ctx, src, where)
+		in := where
+		if k.ctx == snippet.ServerContext {
+			in.RelativeRedirects = opts.config.relativeRedirects()
+		}
+		res, err := snippet.Translate(k.ctx, src, in)
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			problems = append(problems, unsupported("annotation "+k.key.Name(), r.Error()+" (nothing of the snippet is applied)"))
@@ -326,6 +333,7 @@ func snippetOptions(values *annotations.Values, ing *networkingv1.Ingress) snipp
 	o.Backend, _ = annotations.BackendProtocol.Get(values)
 	_, o.ProxySSLSecret = annotations.ProxySSLSecret.Get(values)
 	o.Vars = locationVars(ing)
+	o.RelativeRedirects, _ = annotations.RelativeRedirects.Get(values)
 	return o
 }
 

@@ -336,6 +336,9 @@ func (rt *Route) validate(clusters map[string]*Cluster) violations {
 				v.add("Action.Redirect.PathRegex.Substitution", ErrBadPath, "redirect path substitution %q", rr.Substitution)
 			}
 		}
+		if r.Relative && (r.Scheme != "" || r.Host != "" || r.Port != 0 || r.ListenerPort || r.StripTrailingSlash) {
+			v.add("Action.Redirect.Relative", ErrConflict, "redirect: relative, with a scheme, host, port or trailing slash stripped")
+		}
 		if l := r.Location; l != "" {
 			if *r != (Redirect{Location: l, Code: r.Code}) {
 				v.add("Action.Redirect.Location", ErrConflict, "redirect: a location and other parts both set")

@@ -178,6 +178,9 @@ func TestValidate(t *testing.T) {
 		{"redirect path regex and path", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, Path: "/a", PathRegex: &RegexRewrite{Pattern: "^(.*)$", Substitution: "/"}}}
 		}, []violation{route("Action.Redirect.PathRegex", ErrConflict, "redirect: a path regex and a path")}},
+		{"relative redirect to another host", func(m *IR) {
+			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 301, Host: "example.com", Path: "/a", Relative: true}}
+		}, []violation{route("Action.Redirect.Relative", ErrConflict, "redirect: relative, with a scheme, host")}},
 		{"bad redirect code", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Action = Action{Redirect: &Redirect{Code: 200}}
 		}, []violation{route("Action.Redirect.Code", ErrOutOfRange, "redirect code 200 is not 301")}},

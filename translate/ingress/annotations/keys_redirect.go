@@ -57,7 +57,8 @@ var RelativeRedirects = key[bool](&definition{
 	under: Nginx,
 	scope: ScopeRoute,
 	doc: `"true": a permanent-redirect or temporal-redirect that is an absolute path ("/new") is sent as it is in the Location ` +
-		`(nginx's absolute_redirect off); otherwise it is made absolute with the request's scheme and host.`,
+		`(nginx's absolute_redirect off), and so is a configuration-snippet's return or rewrite to a path (not a server-snippet's, ` +
+		`which lands outside the Ingress's locations); otherwise it is made absolute with the request's scheme and host.`,
 	note: `nginx's other own redirects (a directory's trailing slash) have no counterpart in ingress-xds, so this is all it changes.`,
 }, parseBool)
 

@@ -51,6 +51,11 @@ type Key struct {
 	// apply, when set, reads a key of its own into the settings; its
 	// error says what became of the key.
 	apply func(t *Table, s *Settings, name, value string) error
+	// late keys are read after the others, whose settings they read (a
+	// snippet's return reads default-type and relative-redirects), in
+	// the order of their names among themselves (the http-snippet's
+	// zones first).
+	late bool
 }
 
 // Table is the table with each key's verdict resolved against the
@@ -261,7 +266,9 @@ func (t *Table) Parse(data map[string]string) *Settings { return t.parse(nil, da
 // none: a key whose value is refused as a whole falls back to base's.
 func (t *Table) parse(base, data map[string]string) *Settings {
 	s := &Settings{Defaults: t.reg.NewDefaults(), base: base}
-	for _, name := range slices.Sorted(maps.Keys(data)) {
+	names := slices.Sorted(maps.Keys(data))
+	slices.SortStableFunc(names, func(a, b string) int { return cmpBool(t.late(a), t.late(b)) })
+	for _, name := range names {
 		value := data[name]
 		i, ok := t.byName[name]
 		if !ok {
@@ -309,4 +316,21 @@ func (t *Table) parse(base, data map[string]string) *Settings {
 	s.Tracing = s.finishTracing()
 	s.finishGlobalAuth(t.reg)
 	return s
+}
+
+// late says whether the key name is read after the others (Key.late).
+func (t *Table) late(name string) bool {
+	i, ok := t.byName[name]
+	return ok && t.keys[i].late
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -89,8 +89,11 @@ func configSnippet(ctx snippet.Context) func(*Table, *Settings, string, string) 
 		if strings.TrimSpace(value) == "" {
 			return nil
 		}
-		// The keys come sorted: the http-snippet's zones are known.
-		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones, CacheZones: s.Snippets.CacheZones, DefaultType: s.DefaultType})
+		// The snippet keys come last, the http-snippet first among them
+		// (Key.late): its zones, default-type and relative-redirects
+		// are known.
+		res, err := snippet.Translate(ctx, value, snippet.Options{Zones: s.Snippets.Zones, CacheZones: s.Snippets.CacheZones,
+			DefaultType: s.DefaultType, RelativeRedirects: s.RelativeRedirects})
 		var r *snippet.Refusal
 		if errors.As(err, &r) {
 			why := fmt.Sprintf("the ConfigMap's %s: %s, and a snippet is applied whole or not at all", name, r.Error())

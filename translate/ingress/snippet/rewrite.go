@@ -759,7 +759,10 @@ func (t *translator) redirectTo(d nginxconf.Directive, w way, re *regex, url str
 		r.Scheme = "http"
 		rest = append([]piece{{text: strings.TrimPrefix(rest[0].text, "http://")}}, rest[1:]...)
 	case len(rest) > 0 && rest[0].name == "" && strings.HasPrefix(rest[0].text, "/"):
-		// A path: nginx writes it out with the request's scheme and host.
+		// A path: nginx writes it out with the request's scheme and host,
+		// or as it is under absolute_redirect off.
+		r.Relative = t.opts.RelativeRedirects
+		t.contextual = true
 		return t.redirectPath(d, r, re, rest, url, keepQuery)
 	default:
 		return nil, t.refuse(d, "URL %q: neither http(s):// nor a path", url)

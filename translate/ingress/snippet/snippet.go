@@ -79,6 +79,11 @@ type Options struct {
 	// default_type: the ConfigMap's default-type); empty:
 	// ingress-nginx's text/html.
 	DefaultType string
+	// RelativeRedirects is nginx's absolute_redirect off where the
+	// snippet lands (the ConfigMap's relative-redirects, or in an
+	// Ingress's locations its relative-redirects annotation): a redirect
+	// to a path keeps it as it is, without the scheme and host.
+	RelativeRedirects bool
 }
 
 // grpc says whether the location proxies with grpc_pass.
