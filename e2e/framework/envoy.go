@@ -112,6 +112,8 @@ func EnvoyArgs(bootstrap, baseIDPath string) []string {
 		"--use-dynamic-base-id", "--base-id-path", baseIDPath,
 		"--concurrency", "1", // the machines running this are small
 		"--drain-time-s", "1",
+		// As the DaemonSet's: the access log within a second.
+		"--file-flush-interval-msec", "1000",
 		"--log-level", "info",
 	}
 }
