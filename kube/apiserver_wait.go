@@ -20,9 +20,9 @@ import (
 // changed meanwhile only up to a minute after the API server was back
 // (docs/failure-modes.md). A read whose connection cannot be made is
 // instead tried again every Interval until it can, or until its own
-// context ends, so the reflectors see a slow request rather than an
-// error, never back off, and resume within Interval of the API server's
-// return. Only reads (GET) are held, and only where no connection was
+// context or Stop ends, so the reflectors see a slow request rather than
+// an error, never back off, and resume within Interval of the API
+// server's return. Only reads (GET) are held, and only where no connection was
 // made, so nothing sent is sent twice; writes, and every other error,
 // reach client-go as they are. It wraps the informers' client alone:
 // leader election and status keep their own deadlines.
@@ -30,7 +30,11 @@ type APIServerWait struct {
 	// Interval between two tries of a read; 0: one second.
 	Interval time.Duration
 	// Clock paces the tries; the real clock when nil. Tests step a fake.
-	Clock  clock.Clock
+	Clock clock.Clock
+	// Stop, once closed, ends every wait with the read's error: a read
+	// made without a context of its own (client-go's discovery) would
+	// otherwise wait past the process's shutdown.
+	Stop   <-chan struct{}
 	Logger *slog.Logger
 
 	mu    sync.Mutex
@@ -61,6 +65,8 @@ func (w *APIServerWait) roundTrip(next http.RoundTripper, req *http.Request) (*h
 		w.waiting(err)
 		select {
 		case <-req.Context().Done():
+			return nil, err
+		case <-w.Stop:
 			return nil, err
 		case <-w.clock().After(w.interval()):
 		}

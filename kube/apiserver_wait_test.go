@@ -93,11 +93,14 @@ func TestAPIServerWaitHoldsReadsUntilReachable(t *testing.T) {
 	}
 }
 
-// A write, and a read whose context ends, fail as client-go expects.
+// A write, a read whose context ends, and a read without a context of
+// its own once Stop closes (the process shutting down), fail as client-go
+// expects.
 func TestAPIServerWaitLetsWritesAndDeadlinesFail(t *testing.T) {
 	addr := closedAddress(t)
 	clock := clocktesting.NewFakeClock(time.Now())
-	client := waitingClient(&APIServerWait{Clock: clock})
+	stop := make(chan struct{})
+	client := waitingClient(&APIServerWait{Clock: clock, Stop: stop})
 
 	resp, err := client.Post("http://"+addr+"/api/v1/namespaces/default/events", "application/json", strings.NewReader("{}"))
 	if err == nil {
@@ -125,5 +128,18 @@ func TestAPIServerWaitLetsWritesAndDeadlinesFail(t *testing.T) {
 	cancel()
 	if err := <-failed; err == nil {
 		t.Fatal("a read whose context ended succeeded")
+	}
+
+	go func() {
+		resp, err := client.Get("http://" + addr + "/apis/gateway.networking.k8s.io/v1")
+		if err == nil {
+			resp.Body.Close()
+		}
+		failed <- err
+	}()
+	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
+	close(stop)
+	if err := <-failed; err == nil {
+		t.Fatal("a read waiting when Stop closed succeeded")
 	}
 }

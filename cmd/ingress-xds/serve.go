@@ -154,7 +154,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 		// reached rather than fail, so that they resume as soon as it is
 		// back, not after client-go's grown backoff (kube.APIServerWait).
 		informerCfg := rest.CopyConfig(cfg)
-		informerCfg.Wrap((&kube.APIServerWait{Logger: logger.With("component", "informers")}).Wrap)
+		informerCfg.Wrap((&kube.APIServerWait{Stop: ctx.Done(), Logger: logger.With("component", "informers")}).Wrap)
 		informerClient, err := kubernetes.NewForConfig(informerCfg)
 		if err != nil {
 			return fmt.Errorf("creating kubernetes client: %w", err)
