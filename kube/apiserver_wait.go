@@ -22,9 +22,9 @@ import (
 // instead tried again every Interval until it can, or until its own
 // context or Stop ends, so the reflectors see a slow request rather than
 // an error, never back off, and resume within Interval of the API
-// server's return. Only reads (GET) are held, and only where no connection was
-// made, so nothing sent is sent twice; writes, and every other error,
-// reach client-go as they are. It wraps the informers' client alone:
+// server's return. Only reads (GET) are held, and only where no
+// connection was made, so nothing sent is sent twice; writes, and every
+// other error, reach client-go as they are. It wraps the informers' client alone:
 // leader election and status keep their own deadlines.
 type APIServerWait struct {
 	// Interval between two tries of a read; 0: one second.

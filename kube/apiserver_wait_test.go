@@ -7,24 +7,23 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/ports"
 )
 
-// closedAddress is a loopback address nothing listens on: a connection
-// to it is refused.
+// closedAddress is a loopback address nothing listens on, so that a
+// connection to it is refused, reserved for the test in the registry
+// every test process shares (e2e/ports): a closed port of 127.0.0.1:0
+// could be handed to another test first.
 func closedAddress(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.Take(t, 1)[0]))
 }
 
 // serveAt starts an HTTP server answering "up" at addr.
