@@ -80,13 +80,8 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 	var action *routev3.RedirectAction
 	var root string // the Location of "/" when the slash is dropped
 	var routes []*routev3.Route
-	written := a.Location
-	if a.Relative && a.Path != "" && a.StripQuery {
-		// A fixed path, sent as it is.
-		written = a.Path
-	}
 	switch {
-	case written != "":
+	case a.Location != "":
 		// Written out, so that it is sent exactly as the user wrote it
 		// (a RedirectAction always has a path: "/" at least).
 		routes = []*routev3.Route{{
@@ -126,8 +121,8 @@ func redirectRoutes(vh *ir.VirtualHost, r *ir.Route, l listenerSide) ([]*routev3
 			uses |= u
 		}
 		switch {
-		case written != "":
-			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, location(literal(written)))
+		case a.Location != "":
+			route.ResponseHeadersToAdd = append(route.ResponseHeadersToAdd, location(literal(a.Location)))
 		case a.Relative:
 			if err := relativeLocation(route); err != nil {
 				return nil, 0, false, err

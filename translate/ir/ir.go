@@ -383,10 +383,11 @@ type Redirect struct {
 	// https URL, or an absolute path. Every other field but Code is then
 	// empty.
 	Location string `json:"location,omitempty"`
-	// Relative sends the Location without the scheme and host: the path,
-	// and the query where the other fields keep it (nginx's
-	// absolute_redirect off). Scheme, Host, Port, ListenerPort and
-	// StripTrailingSlash are then unset.
+	// Relative sends the Location without the scheme and host: the path
+	// the other fields make, and the query where they keep it (nginx's
+	// absolute_redirect off). A fixed path without the query is Location
+	// instead. Scheme, Host, Port, ListenerPort and StripTrailingSlash are
+	// then unset.
 	Relative bool `json:"relative,omitempty"`
 	// Code is 301, 302, 303, 307 or 308.
 	Code uint32 `json:"code"`

@@ -761,9 +761,17 @@ func (t *translator) redirectTo(d nginxconf.Directive, w way, re *regex, url str
 	case len(rest) > 0 && rest[0].name == "" && strings.HasPrefix(rest[0].text, "/"):
 		// A path: nginx writes it out with the request's scheme and host,
 		// or as it is under absolute_redirect off.
-		r.Relative = t.opts.RelativeRedirects
 		t.contextual = true
-		return t.redirectPath(d, r, re, rest, url, keepQuery)
+		r, err := t.redirectPath(d, r, re, rest, url, keepQuery)
+		if err != nil || !t.opts.RelativeRedirects {
+			return r, err
+		}
+		if r.Path != "" && r.StripQuery {
+			// A fixed path: sent as written.
+			return &ir.Redirect{Location: r.Path, Code: r.Code}, nil
+		}
+		r.Relative = true
+		return r, nil
 	default:
 		return nil, t.refuse(d, "URL %q: neither http(s):// nor a path", url)
 	}
