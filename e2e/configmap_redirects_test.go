@@ -21,25 +21,38 @@ func TestControllerConfigMapRelativeRedirects(t *testing.T) {
 		manifest{"services.yaml", echoServicesYAML(b[0])},
 		manifest{"ingresses.yaml", redirectIngress("rr-absolute", "rr.foo.com", "/something", `permanent-redirect: "/new-location", relative-redirects: "false"`) +
 			redirectIngress("rr-plain", "rr-plain.foo.com", "/something", `permanent-redirect: "/new-location"`)})
-	locations := func(want map[string]string) func() error {
-		return func() error {
-			for host, location := range want {
-				r, err := fm.envoy.Get(host, "/something")
-				if err != nil {
-					return err
-				}
-				if r.Status != http.StatusMovedPermanently || r.Header.Get("Location") != location {
-					return fmt.Errorf("%s: %d, Location %q, want 301 and %q", host, r.Status, r.Header.Get("Location"), location)
-				}
-			}
-			return nil
-		}
-	}
-	framework.Eventually(t, convergeTimeout, "relative Locations", locations(map[string]string{
-		"rr.foo.com": "/new-location", "rr-plain.foo.com": "/new-location"}))
+	framework.Eventually(t, convergeTimeout, "relative Locations", locations(fm.envoy, []redirect{
+		{"rr.foo.com", "/something", http.StatusMovedPermanently, "/new-location"},
+		{"rr-plain.foo.com", "/something", http.StatusMovedPermanently, "/new-location"},
+	}))
 	configure(nil)
-	framework.Eventually(t, convergeTimeout, "absolute Locations without the key", locations(map[string]string{
-		"rr.foo.com": "http://rr.foo.com/new-location", "rr-plain.foo.com": "http://rr-plain.foo.com/new-location"}))
+	framework.Eventually(t, convergeTimeout, "absolute Locations without the key", locations(fm.envoy, []redirect{
+		{"rr.foo.com", "/something", http.StatusMovedPermanently, "http://rr.foo.com/new-location"},
+		{"rr-plain.foo.com", "/something", http.StatusMovedPermanently, "http://rr-plain.foo.com/new-location"},
+	}))
+}
+
+// redirect is a request and the redirect it should get.
+type redirect struct {
+	host, path string
+	status     int
+	location   string
+}
+
+// locations checks each redirect through envoy.
+func locations(envoy *framework.Envoy, want []redirect) func() error {
+	return func() error {
+		for _, w := range want {
+			r, err := envoy.Get(w.host, w.path)
+			if err != nil {
+				return err
+			}
+			if r.Status != w.status || r.Header.Get("Location") != w.location {
+				return fmt.Errorf("%s%s: %d, Location %q, want %d and %q", w.host, w.path, r.Status, r.Header.Get("Location"), w.status, w.location)
+			}
+		}
+		return nil
+	}
 }
 
 // snippetRedirectsIngress carries the redirects of a snippet that nginx
@@ -96,36 +109,21 @@ func TestSnippetRelativeRedirects(t *testing.T) {
 	fm, configure := startConfigMapMode(t, relative,
 		manifest{"services.yaml", echoServicesYAML(b[0])},
 		manifest{"ingresses.yaml", snippetRedirectsIngress})
-	type redirect struct{ host, path, location string }
-	locations := func(want []redirect) func() error {
-		return func() error {
-			for _, w := range want {
-				r, err := fm.envoy.Get(w.host, w.path)
-				if err != nil {
-					return err
-				}
-				if r.Status < 300 || r.Status > 308 || r.Header.Get("Location") != w.location {
-					return fmt.Errorf("%s%s: %d, Location %q, want a redirect to %q", w.host, w.path, r.Status, r.Header.Get("Location"), w.location)
-				}
-			}
-			return nil
-		}
-	}
-	framework.Eventually(t, convergeTimeout, "relative Locations under the ConfigMap's key", locations([]redirect{
-		{"rr-snippets.foo.com", "/fixed", "/moved"},
-		{"rr-snippets.foo.com", "/images/a.png?size=2", "/app/images/a.png?size=2"},
-		{"rr-snippets.foo.com", "/server", "/server-moved"},
-		{"rr-snippets.foo.com", "/whole", "https://other.example.com/x"},
-		{"rr-annotated.foo.com", "/old/b?c=d", "/new/b?c=d"},
-		{"rr-annotated.foo.com", "/server", "/server-moved"},
+	framework.Eventually(t, convergeTimeout, "relative Locations under the ConfigMap's key", locations(fm.envoy, []redirect{
+		{"rr-snippets.foo.com", "/fixed", 301, "/moved"},
+		{"rr-snippets.foo.com", "/images/a.png?size=2", 302, "/app/images/a.png?size=2"},
+		{"rr-snippets.foo.com", "/server", 308, "/server-moved"},
+		{"rr-snippets.foo.com", "/whole", 301, "https://other.example.com/x"},
+		{"rr-annotated.foo.com", "/old/b?c=d", 301, "/new/b?c=d"},
+		{"rr-annotated.foo.com", "/server", 308, "/server-moved"},
 	}))
 	configure(allow)
-	framework.Eventually(t, convergeTimeout, "absolute Locations without it, but in the annotated Ingress's locations", locations([]redirect{
-		{"rr-snippets.foo.com", "/fixed", "http://rr-snippets.foo.com/moved"},
-		{"rr-snippets.foo.com", "/images/a.png?size=2", "http://rr-snippets.foo.com/app/images/a.png?size=2"},
-		{"rr-snippets.foo.com", "/server", "http://rr-snippets.foo.com/server-moved"},
-		{"rr-snippets.foo.com", "/whole", "https://other.example.com/x"},
-		{"rr-annotated.foo.com", "/old/b?c=d", "/new/b?c=d"},
-		{"rr-annotated.foo.com", "/server", "http://rr-annotated.foo.com/server-moved"},
+	framework.Eventually(t, convergeTimeout, "absolute Locations without it, but in the annotated Ingress's locations", locations(fm.envoy, []redirect{
+		{"rr-snippets.foo.com", "/fixed", 301, "http://rr-snippets.foo.com/moved"},
+		{"rr-snippets.foo.com", "/images/a.png?size=2", 302, "http://rr-snippets.foo.com/app/images/a.png?size=2"},
+		{"rr-snippets.foo.com", "/server", 308, "http://rr-snippets.foo.com/server-moved"},
+		{"rr-snippets.foo.com", "/whole", 301, "https://other.example.com/x"},
+		{"rr-annotated.foo.com", "/old/b?c=d", 301, "/new/b?c=d"},
+		{"rr-annotated.foo.com", "/server", 308, "http://rr-annotated.foo.com/server-moved"},
 	}))
 }
