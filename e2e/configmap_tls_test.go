@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -122,3 +124,131 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	expect("Server", "backend/1.0")
 	expect("X-Powered-By", "")
 }
+
+// TestControllerConfigMapSessionTicketKey checks through two real Envoys,
+// each fed by a replica of its own given the same ConfigMap, the
+// ConfigMap's ssl-session-ticket-key, which ingress-nginx writes as
+// nginx's ssl_session_ticket_key
+// (internal/ingress/controller/store/store.go, writeSSLSessionTicketKey;
+// test/e2e/settings/ssl_session_tickets.go): without it each Envoy makes
+// keys of its own, and a session one issued does not resume on the other;
+// with it every Envoy resumes the others' sessions, as the replicas of
+// ingress-nginx do behind one load balancer; a new key makes the tickets
+// issued before it resume nowhere.
+func TestControllerConfigMapSessionTicketKey(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
+	t.Cleanup(backend.Close)
+	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	ca := framework.NewCA(t, "ingress-xds e2e CA")
+	cert := ca.Issue(t, "web", "web.example.com")
+	// Two replicas, each with an Envoy: Envoys of one control plane share
+	// its listeners' ports, and the kernel would choose between them.
+	var envoys []*framework.Envoy
+	var configures []func(map[string]string)
+	for range 2 {
+		fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "true"},
+			manifest{"services.yaml", readyServiceYAML("alpha", b) + "---\n" + tlsSecretYAML("web-cert", cert.CertPEM, cert.KeyPEM)},
+			manifest{"ingresses.yaml", forwardedIngressYAML})
+		envoys, configures = append(envoys, fm.envoy), append(configures, configure)
+	}
+	configure := func(data map[string]string) {
+		for _, c := range configures {
+			c(data)
+		}
+	}
+	one, other := envoys[0], envoys[1]
+
+	config := func(version uint16, sessions tls.ClientSessionCache) *tls.Config {
+		return &tls.Config{ServerName: "web.example.com", RootCAs: ca.Pool(), MinVersion: version, MaxVersion: version, ClientSessionCache: sessions}
+	}
+	// crosses says whether a session the first Envoy issued resumes on
+	// the second.
+	crosses := func(version uint16, from, to *framework.Envoy) (bool, error) {
+		cfg := config(version, tls.NewLRUClientSessionCache(4))
+		if _, err := httpsGet(from.HTTPSAddress, cfg); err != nil {
+			return false, err
+		}
+		st, err := httpsGet(to.HTTPSAddress, cfg)
+		return st.DidResume, err
+	}
+	versions := []uint16{tls.VersionTLS12, tls.VersionTLS13}
+	expectCrossing := func(what string, want bool) {
+		t.Helper()
+		framework.Eventually(t, convergeTimeout, what, func() error {
+			for _, v := range versions {
+				for _, pair := range [][2]*framework.Envoy{{one, other}, {other, one}, {one, one}} {
+					got, err := crosses(v, pair[0], pair[1])
+					if err != nil {
+						return err
+					}
+					// An Envoy resumes its own sessions in any case.
+					if want := want || pair[0] == pair[1]; got != want {
+						return fmt.Errorf("%s: a session of %s resumed on %s: %v, want %v", tls.VersionName(v), pair[0].HTTPSAddress, pair[1].HTTPSAddress, got, want)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	expectCrossing("no ssl-session-ticket-key: keys of each Envoy's own", false)
+
+	// A key as ingress-nginx's documentation makes it: openssl rand 80 |
+	// openssl enc -A -base64.
+	key80 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a, 0xa5, 0x3c, 0xc3, 0x0f}, 16))
+	configure(map[string]string{"ssl-session-tickets": "true", "ssl-session-ticket-key": key80})
+	expectCrossing("ssl-session-ticket-key of 80 bytes: one key", true)
+
+	// Sessions issued under that key, kept: a client holding them offers
+	// them again whatever it is sent.
+	held := map[uint16]tls.ClientSessionCache{}
+	for _, v := range versions {
+		cache := tls.NewLRUClientSessionCache(4)
+		if _, err := httpsGet(one.HTTPSAddress, config(v, cache)); err != nil {
+			t.Fatal(err)
+		}
+		held[v] = keptSessions{cache}
+	}
+	// A key of 48 bytes, nginx's other length: each replica stretches it
+	// to the same 80.
+	key48 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x11, 0x22, 0x33}, 16))
+	configure(map[string]string{"ssl-session-tickets": "true", "ssl-session-ticket-key": key48})
+	framework.Eventually(t, convergeTimeout, "a new key: the sessions of the old resume nowhere", func() error {
+		for _, v := range versions {
+			for _, e := range envoys {
+				st, err := httpsGet(e.HTTPSAddress, config(v, held[v]))
+				if err != nil {
+					return err
+				}
+				if st.DidResume {
+					return fmt.Errorf("%s: %s resumed a session of the old key", tls.VersionName(v), e.HTTPSAddress)
+				}
+			}
+		}
+		return nil
+	})
+	expectCrossing("ssl-session-ticket-key of 48 bytes: one key again", true)
+
+	// Tickets off: the key is not used, and nothing resumes.
+	configure(map[string]string{"ssl-session-tickets": "false", "ssl-session-ticket-key": key48})
+	framework.Eventually(t, convergeTimeout, "ssl-session-tickets false: no ticket, key or not", func() error {
+		for _, v := range versions {
+			cfg := config(v, tls.NewLRUClientSessionCache(4))
+			for range 2 {
+				st, err := httpsGet(one.HTTPSAddress, cfg)
+				if err != nil {
+					return err
+				}
+				if st.DidResume {
+					return fmt.Errorf("%s: resumed with tickets off", tls.VersionName(v))
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// keptSessions is a client's session cache that takes no new session:
+// the client offers the sessions it held whatever the server sends.
+type keptSessions struct{ tls.ClientSessionCache }
+
+func (keptSessions) Put(string, *tls.ClientSessionState) {}

@@ -9,9 +9,9 @@ import (
 )
 
 // redactSecret returns a copy of a secret safe to show: translate's redaction
-// of private keys, and beyond it every other kind of key material a Secret
-// can carry, so that a translator that one day emits them leaks nothing
-// through inspection either.
+// of private keys and session ticket keys, and beyond it every other kind
+// of key material a Secret can carry, so that a translator that one day
+// emits them leaks nothing through inspection either.
 func redactSecret(s *tlsv3.Secret) *tlsv3.Secret {
 	c := translate.RedactSecrets([]*tlsv3.Secret{s})[0]
 	redacted := &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: translate.Redacted}}
@@ -25,10 +25,6 @@ func redactSecret(s *tlsv3.Secret) *tlsv3.Secret {
 		}
 		if t.TlsCertificate.GetPkcs12() != nil {
 			t.TlsCertificate.Pkcs12 = redacted
-		}
-	case *tlsv3.Secret_SessionTicketKeys:
-		for i := range t.SessionTicketKeys.GetKeys() {
-			t.SessionTicketKeys.Keys[i] = redacted
 		}
 	case *tlsv3.Secret_GenericSecret:
 		t.GenericSecret.Secret = redacted

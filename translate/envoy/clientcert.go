@@ -49,11 +49,11 @@ const (
 
 // hostTLS is the transport socket of a host's filter chain: its
 // certificate, and the CA its clients' certificates are checked against.
-func hostTLS(vh *ir.VirtualHost, d *ir.Downstream) (*corev3.TransportSocket, error) {
-	d = withHostCiphers(d, vh.TLSCiphers) // downstream.go
+func hostTLS(vh *ir.VirtualHost, l *ir.Listener) (*corev3.TransportSocket, error) {
+	d := withHostCiphers(l.Downstream, vh.TLSCiphers) // downstream.go
 	c := vh.ClientCert
 	if !c.Requested() {
-		return downstreamTLS(vh.Certificate, d)
+		return downstreamTLS(vh.Certificate, l, d)
 	}
 	// The handshake succeeds whatever the client sends, and the routes
 	// decide (clientCertChecks); but for a policy of the handshake alone

@@ -278,19 +278,46 @@ func originalForwarded(l *ir.Listener) (*corev3.TypedExtensionConfig, error) {
 }
 
 // applySessionResumption gives a host's TLS context the listener's TLS
-// session resumption: by tickets and by session IDs, and how long a
-// session lasts (ssl-session-tickets, ssl-session-cache,
-// ssl-session-timeout).
-func applySessionResumption(tc *tlsv3.DownstreamTlsContext, d *ir.Downstream) {
+// session resumption: by tickets and by session IDs, how long a session
+// lasts, and the tickets' key (ssl-session-tickets, ssl-session-cache,
+// ssl-session-timeout, ssl-session-ticket-key).
+func applySessionResumption(tc *tlsv3.DownstreamTlsContext, listener string, d *ir.Downstream) {
 	if d == nil {
 		return
 	}
-	if d.NoSessionTickets {
+	switch {
+	case d.NoSessionTickets:
 		tc.SessionTicketKeysType = &tlsv3.DownstreamTlsContext_DisableStatelessSessionResumption{DisableStatelessSessionResumption: true}
+	case d.SessionTicketKey != nil:
+		// Over SDS, as certificates go: a new key reaches Envoy as a new
+		// secret, and the listener stays as it is.
+		tc.SessionTicketKeysType = &tlsv3.DownstreamTlsContext_SessionTicketKeysSdsSecretConfig{
+			SessionTicketKeysSdsSecretConfig: &tlsv3.SdsSecretConfig{Name: sessionTicketKeySecretName(listener), SdsConfig: adsSource()},
+		}
 	}
 	tc.DisableStatefulSessionResumption = d.NoSessionCache
 	if d.SessionTimeout > 0 {
 		tc.SessionTimeout = durationpb.New(time.Duration(d.SessionTimeout) * time.Second)
+	}
+}
+
+// sessionTicketKeySecretName names a listener's session ticket key
+// secret; a colon, which no Kubernetes name has, keeps it apart from the
+// certificates' "namespace/name".
+func sessionTicketKeySecretName(listener string) string { return "ssl-session-ticket-key:" + listener }
+
+// sessionTicketKeySecret is a listener's session ticket key as a secret;
+// nil when it has none.
+func sessionTicketKeySecret(l *ir.Listener) *tlsv3.Secret {
+	d := l.Downstream
+	if l.Protocol != ir.HTTPS || d == nil || d.SessionTicketKey == nil || d.NoSessionTickets {
+		return nil
+	}
+	return &tlsv3.Secret{
+		Name: sessionTicketKeySecretName(l.Name),
+		Type: &tlsv3.Secret_SessionTicketKeys{SessionTicketKeys: &tlsv3.TlsSessionTicketKeys{
+			Keys: []*corev3.DataSource{{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: d.SessionTicketKey}}},
+		}},
 	}
 }
 

@@ -45,7 +45,7 @@ func passthroughChain(l *ir.Listener, vh *ir.VirtualHost) (*listenerv3.FilterCha
 		}},
 	}
 	if vh.Passthrough.Terminate {
-		if chain.TransportSocket, err = terminatedTLS(vh.Certificate, l.Downstream); err != nil {
+		if chain.TransportSocket, err = terminatedTLS(vh.Certificate, l); err != nil {
 			return nil, err
 		}
 	}

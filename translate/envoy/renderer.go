@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -186,8 +187,9 @@ type chainEntry struct {
 }
 
 type secretEntry struct {
-	cert *ir.Certificate
-	msg  *tlsv3.Secret
+	cert      *ir.Certificate
+	ticketKey []byte // a session ticket key's (downstream.go)
+	msg       *tlsv3.Secret
 }
 
 // NewRenderer returns a Renderer with nothing remembered yet and the
@@ -276,6 +278,7 @@ func (c *Renderer) Render(m *ir.IR) (*Resources, error) {
 		for _, cert := range m.Certificates {
 			res.Secrets = append(res.Secrets, c.secret(cert))
 		}
+		res.Secrets = append(res.Secrets, c.ticketKeySecrets(m)...)
 	}
 	if err := c.useUpstream(m.Upstream); err != nil {
 		return nil, err
@@ -549,6 +552,29 @@ func (c *Renderer) filterChain(l *ir.Listener, vh *ir.VirtualHost, uses filterSe
 	}
 	c.next.chains[vh.Host] = e
 	return e.msg, nil
+}
+
+// ticketKeySecrets are the session ticket keys of the HTTPS listeners
+// that have one, each the same message while its key is.
+func (c *Renderer) ticketKeySecrets(m *ir.IR) []*tlsv3.Secret {
+	listeners := slices.Clone(m.Listeners)
+	for _, o := range m.OwnListeners {
+		listeners = append(listeners, o.Listener)
+	}
+	var out []*tlsv3.Secret
+	for _, l := range listeners {
+		msg := sessionTicketKeySecret(l) // downstream.go
+		if msg == nil {
+			continue
+		}
+		e := c.secrets[msg.Name]
+		if e == nil || !bytes.Equal(e.ticketKey, l.Downstream.SessionTicketKey) {
+			e = &secretEntry{ticketKey: l.Downstream.SessionTicketKey, msg: msg}
+		}
+		c.next.secrets[msg.Name] = e
+		out = append(out, e.msg)
+	}
+	return out
 }
 
 func (c *Renderer) secret(cert *ir.Certificate) *tlsv3.Secret {

@@ -221,7 +221,7 @@ func sniFilterChain(l *ir.Listener, vh *ir.VirtualHost, routeName string, uses f
 	if err != nil {
 		return nil, err
 	}
-	transport, err := hostTLS(vh, l.Downstream) // clientcert.go: with the CA clients are checked against
+	transport, err := hostTLS(vh, l) // clientcert.go: with the CA clients are checked against
 	if err != nil {
 		return nil, err
 	}
@@ -245,17 +245,19 @@ func tlsSecret(cert *ir.Certificate) *tlsv3.Secret {
 
 // downstreamTLS is a host's TLS context, with the listener's TLS versions,
 // ciphers and ALPN (downstream.go).
-func downstreamTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket, error) {
-	return tlsContext(secretName, d, alpn(d))
+func downstreamTLS(secretName string, l *ir.Listener, d *ir.Downstream) (*corev3.TransportSocket, error) {
+	return tlsContext(secretName, l, d, alpn(d))
 }
 
 // terminatedTLS is the TLS context of a host whose connections go on as
 // TCP once their TLS ends: no ALPN protocol is offered.
-func terminatedTLS(secretName string, d *ir.Downstream) (*corev3.TransportSocket, error) {
-	return tlsContext(secretName, d, nil)
+func terminatedTLS(secretName string, l *ir.Listener) (*corev3.TransportSocket, error) {
+	return tlsContext(secretName, l, l.Downstream, nil)
 }
 
-func tlsContext(secretName string, d *ir.Downstream, alpn []string) (*corev3.TransportSocket, error) {
+// tlsContext is a host's TLS context on listener l, whose Downstream d
+// is, with the host's own ciphers.
+func tlsContext(secretName string, l *ir.Listener, d *ir.Downstream, alpn []string) (*corev3.TransportSocket, error) {
 	tc := &tlsv3.DownstreamTlsContext{
 		CommonTlsContext: &tlsv3.CommonTlsContext{
 			TlsCertificateSdsSecretConfigs: []*tlsv3.SdsSecretConfig{{
@@ -266,7 +268,7 @@ func tlsContext(secretName string, d *ir.Downstream, alpn []string) (*corev3.Tra
 			TlsParams:     downstreamTLSParams(d),
 		},
 	}
-	applySessionResumption(tc, d) // downstream.go
+	applySessionResumption(tc, l.Name, d) // downstream.go
 	ctx, err := anypb.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("packing tls context: %w", err)

@@ -44,6 +44,11 @@ type Downstream struct {
 	NoSessionTickets bool   `json:"noSessionTickets,omitempty"`
 	NoSessionCache   bool   `json:"noSessionCache,omitempty"`
 	SessionTimeout   uint32 `json:"sessionTimeout,omitempty"`
+	// SessionTicketKey, when set, is the key that encrypts an HTTPS
+	// listener's session tickets, SessionTicketKeyBytes long (nginx's
+	// ssl_session_ticket_key): Envoys given the same key resume each
+	// other's sessions, where each would otherwise make keys of its own.
+	SessionTicketKey []byte `json:"sessionTicketKey,omitempty"`
 	// KeepBackendServer passes the backend's Server header on, Envoy's
 	// own only where it sent none (nginx's proxy_pass_header Server);
 	// else Envoy's replaces it.
@@ -171,6 +176,10 @@ const (
 	TLS13 TLSVersion = "1.3"
 )
 
+// SessionTicketKeyBytes is the length of a session ticket key as Envoy
+// takes it: a name, an HMAC-SHA256 secret and an AES-256 key.
+const SessionTicketKeyBytes = 80
+
 // tlsVersions are the versions, in order.
 func tlsVersions() []TLSVersion { return []TLSVersion{TLS10, TLS11, TLS12, TLS13} }
 
@@ -275,8 +284,14 @@ func (d *Downstream) validate(l *Listener) error {
 			}
 		}
 	}
-	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.ECDHCurves != "" || d.NoHTTP2 || d.NoSessionTickets || d.NoSessionCache || d.SessionTimeout != 0) && l.Protocol != HTTPS {
+	if (d.TLSMin != "" || d.TLSMax != "" || d.TLSCiphers != "" || d.ECDHCurves != "" || d.NoHTTP2 || d.NoSessionTickets || d.NoSessionCache || d.SessionTimeout != 0 || d.SessionTicketKey != nil) && l.Protocol != HTTPS {
 		v.add("", ErrConflict, "TLS settings on a listener of protocol %s", l.Protocol)
+	}
+	if d.SessionTicketKey != nil && len(d.SessionTicketKey) != SessionTicketKeyBytes {
+		v.add("SessionTicketKey", ErrOutOfRange, "a session ticket key of %d bytes, not %d", len(d.SessionTicketKey), SessionTicketKeyBytes)
+	}
+	if d.SessionTicketKey != nil && d.NoSessionTickets {
+		v.add("SessionTicketKey", ErrConflict, "a session ticket key with session tickets off")
 	}
 	if d.ClientHeader != "" && validHeaderName(d.ClientHeader) != nil {
 		v.add("ClientHeader", ErrBadHeader, "client header %q", d.ClientHeader)

@@ -33,8 +33,8 @@ var (
 	// ErrBadAction: a route without exactly one action, a forward to no
 	// cluster, a split without weights.
 	ErrBadAction = errors.New("bad action")
-	// ErrOutOfRange: a port, status, code, percent or bound outside what
-	// it may be.
+	// ErrOutOfRange: a port, status, code, percent, bound or key length
+	// outside what it may be.
 	ErrOutOfRange = errors.New("out of range")
 	// ErrUnknownValue: an enumerated field with a value it does not have.
 	ErrUnknownValue = errors.New("unknown value")

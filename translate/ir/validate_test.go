@@ -210,6 +210,18 @@ func TestValidate(t *testing.T) {
 		{"affinity cookie attribute with a ;", func(m *IR) {
 			m.VirtualHosts[0].Routes[0].Policy = &RoutePolicy{Affinity: &SessionAffinity{Cookie: "a", Path: "/a; Domain=evil.example"}}
 		}, []violation{route("Policy.Affinity.Path", ErrBadHeader, `affinity cookie attribute "/a; Domain=evil.example"`)}},
+		{"a session ticket key on a plain listener, and short", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{SessionTicketKey: make([]byte, 48)}
+		}, []violation{
+			{KindListener, "http", 0, "Downstream", ErrConflict, "TLS settings on a listener of protocol HTTP"},
+			{KindListener, "http", 0, "Downstream.SessionTicketKey", ErrOutOfRange, "a session ticket key of 48 bytes, not 80"},
+		}},
+		{"a session ticket key with tickets off", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{SessionTicketKey: make([]byte, SessionTicketKeyBytes), NoSessionTickets: true}
+		}, []violation{
+			{KindListener, "http", 0, "Downstream", ErrConflict, "TLS settings on a listener of protocol HTTP"},
+			{KindListener, "http", 0, "Downstream.SessionTicketKey", ErrConflict, "with session tickets off"},
+		}},
 		{"access log format without its newline", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{AccessLog: &AccessLog{Format: "%RESPONSE_CODE%"}}
 		}, []violation{{KindListener, "http", 0, "Downstream.AccessLog.Format", ErrBadFormat, "without its newline"}}},

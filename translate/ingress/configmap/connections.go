@@ -50,6 +50,7 @@ type connKeys struct {
 	// ssl-session-timeout in seconds, 0 unset.
 	sessionTickets, sessionCache *bool
 	sessionTimeout               uint32
+	ticketKey                    []byte // ssl-session-ticket-key, 80 bytes (ticketkey.go)
 	backendServer                bool
 	originalURI                  bool
 	hide                         []string
@@ -690,6 +691,9 @@ func (s *Settings) finishConnections() {
 	// ssl_session_cache with ssl_session_timeout only while the cache is
 	// on (off: nginx's "none", no session kept).
 	tls.NoSessionTickets = c.sessionTickets != nil && !*c.sessionTickets
+	if !tls.NoSessionTickets {
+		tls.SessionTicketKey = c.ticketKey
+	}
 	tls.NoSessionCache = c.sessionCache != nil && !*c.sessionCache
 	if !tls.NoSessionCache {
 		tls.SessionTimeout = c.sessionTimeout
