@@ -182,3 +182,84 @@ func TestRefusedIngressClusterMode(t *testing.T) {
 		framework.Eventually(t, convergeTimeout, "status of snippet gone", func() error { return hasStatus(ctx, kc, "snippet", nil) })
 	})
 }
+
+// TestConfigMapRefusalsClusterMode checks in a real API server that an
+// Ingress the controller ConfigMap's rules refuse gets no status address,
+// as ingress-nginx's store never lists it (store.go syncIngress: a word of
+// annotation-value-word-blocklist; annotations.go Extract: a snippet
+// annotation above annotations-risk-level), and gets one once the
+// ConfigMap lets it be served: the status follows the ConfigMap as the
+// routes do.
+func TestConfigMapRefusalsClusterMode(t *testing.T) {
+	api := startClusterMode(t)
+	kc := api.Client
+	ctx := t.Context()
+	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	create(t, kc.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx"}})
+	create(t, kc.NetworkingV1().IngressClasses(), ingressClass(ourClass, "ingress-xds.io/controller"))
+	startNetnsEcho(t, kc, framework.NewNetns(t), "web", 8080)
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
+		Data:       map[string]string{"annotation-value-word-blocklist": "evil"},
+	}
+	create(t, kc.CoreV1().ConfigMaps("ingress-nginx"), cm)
+	create(t, kc.NetworkingV1().Ingresses(namespace), ingress("open", ptr(ourClass), "open.example.com", prefix("/", "web")))
+	blocked := ingress("blocked", ptr(ourClass), "blocked.example.com", prefix("/", "web"))
+	blocked.Annotations = map[string]string{"nginx.ingress.kubernetes.io/upstream-vhost": "evil.example.com"}
+	create(t, kc.NetworkingV1().Ingresses(namespace), blocked)
+	snippet := ingress("snippet", ptr(ourClass), "snippet.example.com", prefix("/", "web"))
+	snippet.Annotations = map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": `more_set_headers "X-Snippet: 1";`}
+	create(t, kc.NetworkingV1().Ingresses(namespace), snippet)
+
+	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig, "--configmap", "ingress-nginx/ingress-nginx-controller",
+		"--status-address", "203.0.113.7,lb.example.com")
+	cp.WaitReady(t)
+	envoy := framework.StartEnvoy(t, cp)
+	t.Cleanup(func() { assertNothingRejected(t, envoy) })
+
+	framework.Eventually(t, convergeTimeout, "open served, the others refused", func() error {
+		if err := envoy.Expect("open.example.com", "/", http.StatusOK, "web"); err != nil {
+			return err
+		}
+		for _, host := range []string{"blocked.example.com", "snippet.example.com"} {
+			if err := envoy.Expect(host, "/", http.StatusServiceUnavailable, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	framework.Eventually(t, convergeTimeout, "status of open", func() error { return hasStatus(ctx, kc, "open", wantStatus) })
+	// All three were there when the writer started, and every pass
+	// covers all Ingresses: had the others been given an address, they
+	// would have it now.
+	for _, name := range []string{"blocked", "snippet"} {
+		if err := hasStatus(ctx, kc, name, nil); err != nil {
+			t.Errorf("%s, refused by the ConfigMap's rules: %v", name, err)
+		}
+	}
+
+	t.Run("served, with a status, once the ConfigMap allows them", func(t *testing.T) {
+		cm.Data = map[string]string{"annotations-risk-level": "Critical", "allow-snippet-annotations": "true"}
+		update(t, kc.CoreV1().ConfigMaps("ingress-nginx"), cm)
+		framework.Eventually(t, convergeTimeout, "both served", func() error {
+			if err := envoy.Expect("blocked.example.com", "/", http.StatusOK, "web"); err != nil {
+				return err
+			}
+			return envoy.Expect("snippet.example.com", "/", http.StatusOK, "web")
+		})
+		for _, name := range []string{"blocked", "snippet"} {
+			framework.Eventually(t, convergeTimeout, "status of "+name, func() error { return hasStatus(ctx, kc, name, wantStatus) })
+		}
+	})
+	t.Run("a word blocked again takes the status away", func(t *testing.T) {
+		cm.Data["annotation-value-word-blocklist"] = "evil"
+		update(t, kc.CoreV1().ConfigMaps("ingress-nginx"), cm)
+		framework.Eventually(t, convergeTimeout, "blocked refused", func() error {
+			return envoy.Expect("blocked.example.com", "/", http.StatusServiceUnavailable, "")
+		})
+		framework.Eventually(t, convergeTimeout, "status of blocked gone", func() error { return hasStatus(ctx, kc, "blocked", nil) })
+		if err := hasStatus(ctx, kc, "snippet", wantStatus); err != nil {
+			t.Errorf("snippet, allowed by the ConfigMap: %v", err)
+		}
+	})
+}

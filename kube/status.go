@@ -8,9 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -44,9 +48,15 @@ type StatusWriter struct {
 	// Workers is how many writes may be in flight at once; 1 when zero.
 	Workers int
 	// Refused, when set, says whether an Ingress we own is refused by its
-	// annotations (it is not served: translate/ingress/refuse.go), which
-	// then carries none of our addresses, as if not ours.
-	Refused func(*networkingv1.Ingress) bool
+	// annotations, alone or under the rules of the controller ConfigMap
+	// (it is not served: translate/ingress/refuse.go), which then carries
+	// none of our addresses, as if not ours. configMap is the writer's
+	// copy of ConfigMap, nil while it is missing or when none is named.
+	Refused func(ing *networkingv1.Ingress, configMap *corev1.ConfigMap) bool
+	// ConfigMap, when set, is the controller ConfigMap (serve
+	// --configmap): the writer watches it for Refused, and checks every
+	// Ingress again when it changes.
+	ConfigMap types.NamespacedName
 	// Hold, when set, holds every write back until it closes: serve
 	// closes it once the first snapshot is published, so that the first
 	// of thousands of writes does not compete with the informers' initial
@@ -64,8 +74,9 @@ type StatusWriter struct {
 
 	synced chan struct{} // closed once the caches and addresses are known
 
-	ingresses networkinglisters.IngressLister
-	classes   networkinglisters.IngressClassLister
+	ingresses  networkinglisters.IngressLister
+	classes    networkinglisters.IngressClassLister
+	configMaps cache.Store // ConfigMap alone; nil when unset
 
 	mu    sync.Mutex
 	queue workqueue.TypedRateLimitingInterface[cache.ObjectName] // nil unless leading
@@ -116,6 +127,21 @@ func (w *StatusWriter) Run(ctx context.Context) error {
 		return fmt.Errorf("adding ingressclass event handler: %w", err)
 	}
 
+	synced := []cache.InformerSynced{ingInformer.HasSynced, classInformer.HasSynced}
+	if w.ConfigMap.Name != "" {
+		// Its rules can refuse any Ingress (Refused): a change checks
+		// every one again.
+		cmInformer := cache.NewSharedIndexInformer(w.configMapWatch(), &corev1.ConfigMap{}, 0, cache.Indexers{})
+		if _, err := cmInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: all, UpdateFunc: func(_, obj any) { all(obj) }, DeleteFunc: all,
+		}); err != nil {
+			return fmt.Errorf("adding configmap event handler: %w", err)
+		}
+		w.configMaps = cmInformer.GetStore()
+		go cmInformer.RunWithContext(ctx)
+		synced = append(synced, cmInformer.HasSynced)
+	}
+
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 
@@ -140,7 +166,7 @@ func (w *StatusWriter) Run(ctx context.Context) error {
 
 	// WaitForCacheSync gives up only when ctx is done, and then the
 	// address source returns too.
-	if cache.WaitForCacheSync(ctx.Done(), ingInformer.HasSynced, classInformer.HasSynced) {
+	if cache.WaitForCacheSync(ctx.Done(), synced...) {
 		select {
 		case <-addressesKnown:
 			close(w.synced)
@@ -273,6 +299,27 @@ func (w *StatusWriter) addAll(install workqueue.TypedRateLimitingInterface[cache
 	}
 }
 
+// configMapWatch lists and watches the controller ConfigMap alone.
+func (w *StatusWriter) configMapWatch() cache.ListerWatcher {
+	return cache.NewFilteredListWatchFromClient(w.Client.CoreV1().RESTClient(), "configmaps", w.ConfigMap.Namespace, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", w.ConfigMap.Name).String()
+	})
+}
+
+// configMap is the writer's copy of the controller ConfigMap; nil while
+// it is missing, or when none is named.
+func (w *StatusWriter) configMap() *corev1.ConfigMap {
+	if w.configMaps == nil {
+		return nil
+	}
+	obj, ok, err := w.configMaps.GetByKey(w.ConfigMap.String())
+	if err != nil || !ok {
+		return nil
+	}
+	cm, _ := obj.(*corev1.ConfigMap)
+	return cm
+}
+
 // sync brings one Ingress's status in line.
 func (w *StatusWriter) sync(ctx context.Context, key cache.ObjectName) error {
 	ing, err := w.ingresses.Ingresses(key.Namespace).Get(key.Name)
@@ -287,7 +334,7 @@ func (w *StatusWriter) sync(ctx context.Context, key cache.ObjectName) error {
 		return err
 	}
 	owned := len(w.Filter.Owned([]*networkingv1.Ingress{ing}, classes)) == 1
-	if owned && w.Refused != nil && w.Refused(ing) {
+	if owned && w.Refused != nil && w.Refused(ing, w.configMap()) {
 		owned = false // not served: no address says it is
 	}
 	current := ing.Status.LoadBalancer.Ingress

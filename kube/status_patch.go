@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,13 +49,31 @@ func patchStatus(ctx context.Context, client kubernetes.Interface, ing *networki
 }
 
 // trim is trimForStatus, keeping the annotations of an Ingress that Refused
-// refuses (few, by nature), so that sync still sees why.
+// refuses (few, by nature), so that sync still sees why. Under a
+// controller ConfigMap, whose rules may refuse any Ingress by its
+// annotations once it changes, every Ingress keeps them, but for the
+// last-applied copy of the whole object.
 func (w *StatusWriter) trim(obj any) (any, error) {
 	out, err := trimForStatus(obj)
-	if ing, ok := obj.(*networkingv1.Ingress); ok && err == nil && w.Refused != nil && w.Refused(ing) {
+	ing, ok := obj.(*networkingv1.Ingress)
+	switch {
+	case !ok || err != nil || w.Refused == nil:
+	case w.ConfigMap.Name != "":
+		out.(*networkingv1.Ingress).Annotations = withoutAnnotation(ing.Annotations, corev1.LastAppliedConfigAnnotation)
+	case w.Refused(ing, nil):
 		out.(*networkingv1.Ingress).Annotations = ing.Annotations
 	}
 	return out, err
+}
+
+// withoutAnnotation is annotations without key, a copy only when it has it.
+func withoutAnnotation(annotations map[string]string, key string) map[string]string {
+	if _, ok := annotations[key]; !ok {
+		return annotations
+	}
+	out := maps.Clone(annotations)
+	delete(out, key)
+	return out
 }
 
 // trimForStatus keeps, of Ingresses and IngressClasses, only what the status

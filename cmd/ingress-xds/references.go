@@ -1,6 +1,7 @@
 package main
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
@@ -21,8 +22,9 @@ func (t *translateFlags) references() kube.Refs {
 }
 
 // ingressRefused says whether an Ingress is refused by its annotations (an
-// access control ingress-xds cannot apply), for the status writer: such an
-// Ingress gets no address.
-func (t *translateFlags) ingressRefused() func(*networkingv1.Ingress) bool {
+// access control ingress-xds cannot apply), alone or under the controller
+// ConfigMap's rules, for the status writer: such an Ingress gets no
+// address.
+func (t *translateFlags) ingressRefused() func(*networkingv1.Ingress, *corev1.ConfigMap) bool {
 	return ingress.RefusedWith(annotations.New(t.annotationsPrefix), t.options())
 }

@@ -185,6 +185,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 			return err
 		}
 		status.writer.Refused = f.translate.ingressRefused()
+		status.writer.ConfigMap = must(configMapName(f.translate.configMap)) // validate checked it
 	}
 	// ExternalName Services are resolved here, never by Envoy.
 	source = f.translate.resolving(source, factories.Client(), logger)

@@ -3,10 +3,13 @@ package ingress
 import (
 	"fmt"
 	"slices"
+	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ingress-xds/ingress-xds/kube"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -99,30 +102,49 @@ func (f *fragmentBuilder) applyRefusal() {
 }
 
 // RefusedWith says, for the status writer, whether an Ingress is refused by
-// its annotations alone (keys not applied count only when opts do not
-// serve such Ingresses without them). An Ingress a
-// group refuses for what it found elsewhere (a Secret missing or unusable)
-// keeps its status, as one whose Service is missing does: that refusal
-// lasts only until the object is fixed, and a status that comes and goes
-// would churn what reads it (DNS records).
+// its annotations, alone or as the controller ConfigMap's rules on them
+// have it (keys not applied count only when opts do not serve such
+// Ingresses without them). An Ingress a group refuses for what it found
+// elsewhere (a Secret missing or unusable) keeps its status, as one whose
+// Service is missing does: that refusal lasts only until the object is
+// fixed, and a status that comes and goes would churn what reads it (DNS
+// records).
 //
-// A snippet annotation refuses it when it is not translated whole
-// (snippets.go), as the front-end finds; what the controller ConfigMap
-// says of snippets (allow-snippet-annotations, annotations-risk-level) is
-// the front-end's alone.
-func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress) bool {
-	return func(ing *networkingv1.Ingress) bool {
+// The ConfigMap (serve --configmap) is the status writer's copy of it,
+// nil while it is missing. Its rules refuse as they do in ingress-nginx,
+// whose store never lists such an Ingress, so that it gets no status
+// either (store.go syncIngress): a word of annotation-value-word-blocklist
+// in a value, whatever --unsupported-annotations says; a snippet
+// annotation below the Critical annotations-risk-level. A snippet not
+// translated whole refuses it too (snippets.go), as the front-end finds.
+// The ConfigMaps its keys name (add-headers, proxy-set-headers) are not
+// read: they refuse nothing.
+//
+// It is safe to call from several goroutines.
+func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress, *corev1.ConfigMap) bool {
+	var mu sync.Mutex
+	m := newMemo(reg) // its controller ConfigMap, parsed once per version
+	return func(ing *networkingv1.Ingress, cm *corev1.ConfigMap) bool {
+		mu.Lock()
+		defer mu.Unlock()
 		values, issues := reg.Parse(ing.Annotations)
 		for _, is := range issues {
 			if is.Refusal != "" && !(opts.IgnoreRefusals && is.Reason == annotations.ReasonUnsupportedAccess) {
 				return true
 			}
 		}
+		translating := opts
+		st := &kube.State{ConfigMaps: map[types.NamespacedName]*corev1.ConfigMap{}}
+		if cm != nil && opts.ConfigMap.Name != "" {
+			st.ConfigMaps[opts.ConfigMap] = cm
+		}
+		translating.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
+		if key, _ := blockedWord(reg, ing, translating.config.blockedWords()); key != "" {
+			return true
+		}
 		if opts.IgnoreRefusals {
 			return false
 		}
-		translating := opts
-		translating.ConfigMap = types.NamespacedName{} // the snippets' own refusals only
 		_, problems := parseSnippets(values, ing, &translating)
 		return slices.ContainsFunc(problems, func(p problem) bool { return p.refuses })
 	}

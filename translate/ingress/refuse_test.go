@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,24 +106,43 @@ spec:
 }
 
 // The status writer's view: a snippet not translated whole refuses the
-// Ingress (no status address), one translated whole does not, and a
-// controller ConfigMap's say is the front-end's alone.
+// Ingress (no status address), one translated whole does not; under a
+// controller ConfigMap, its rules refuse as ingress-nginx's store skips
+// an Ingress (store.go syncIngress): a snippet below the Critical
+// annotations-risk-level (its default High, the ConfigMap missing too),
+// and a word of annotation-value-word-blocklist, whatever
+// --unsupported-annotations says.
 func TestRefusedWithSnippets(t *testing.T) {
 	reg := annotations.New("")
+	name := types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}
+	configMap := func(data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}, Data: data}
+	}
+	critical := configMap(map[string]string{"annotations-risk-level": "Critical", "allow-snippet-annotations": "true"})
+	blocklist := configMap(map[string]string{"annotation-value-word-blocklist": "load_module,X-A"})
 	for _, tc := range []struct {
 		snippet string
 		opts    ingress.Options
+		cm      *corev1.ConfigMap
 		refused bool
 	}{
-		{`more_set_headers "X-A: 1";`, ingress.Options{}, false},
-		{`mirror /copy;`, ingress.Options{}, true},
-		{`mirror /copy;`, ingress.Options{IgnoreRefusals: true}, false},
-		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: types.NamespacedName{Namespace: "a", Name: "b"}}, false},
+		{`more_set_headers "X-A: 1";`, ingress.Options{}, nil, false},
+		{`mirror /copy;`, ingress.Options{}, nil, true},
+		{`mirror /copy;`, ingress.Options{IgnoreRefusals: true}, nil, false},
+		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: name}, nil, true},
+		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: name}, configMap(nil), true},
+		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: name}, critical, false},
+		{`mirror /copy;`, ingress.Options{ConfigMap: name}, critical, true},
+		{`more_set_headers "X-B: 1";`, ingress.Options{ConfigMap: name, IgnoreRefusals: true}, blocklist, false},
+		{`more_set_headers "X-A: 1";`, ingress.Options{ConfigMap: name, IgnoreRefusals: true}, blocklist, true},
+		// The ConfigMap is read only when serve is given one.
+		{`more_set_headers "X-A: 1";`, ingress.Options{}, blocklist, false},
 	} {
 		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default",
 			Annotations: map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": tc.snippet}}}
-		if got := ingress.RefusedWith(reg, tc.opts)(ing); got != tc.refused {
-			t.Errorf("%q with %+v: refused %v, want %v", tc.snippet, tc.opts, got, tc.refused)
+		refused := ingress.RefusedWith(reg, tc.opts)
+		if got := refused(ing, tc.cm); got != tc.refused {
+			t.Errorf("%q with %+v and ConfigMap %v: refused %v, want %v", tc.snippet, tc.opts, tc.cm, got, tc.refused)
 		}
 	}
 }
