@@ -22,6 +22,7 @@ import (
 // serve and translate so that translate prints exactly what serve publishes.
 type translateFlags struct {
 	httpPort           uint
+	listenAddress      string
 	httpsPort          uint
 	enableExternalName bool
 	annotationsPrefix  string
@@ -68,6 +69,7 @@ type translateFlags struct {
 
 func (t *translateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.httpPort, "http-port", 8080, "port of Envoy's HTTP listener")
+	fs.StringVar(&t.listenAddress, "listen-address", "0.0.0.0", "address Envoy's listeners bind: 0.0.0.0 takes IPv4 clients; :: takes IPv4 and IPv6 clients on one socket, for dual-stack and IPv6 clusters, where every Envoy's node has IPv6 (a node without cannot bind it; the ConfigMap's disable-ipv6 true makes it 0.0.0.0)")
 	fs.UintVar(&t.httpsPort, "https-port", 8443, "port of Envoy's HTTPS listener (0 disables TLS)")
 	fs.BoolVar(&t.enableSSLPassthrough, "enable-ssl-passthrough", false, "honour ssl-passthrough: a host's TLS connections go, by SNI, to its backend as they are (as ingress-nginx's flag); without it the annotation is reported and ignored")
 	fs.BoolVar(&t.enableExternalName, "enable-external-name", false, "allow ExternalName Services as backends, and mirror-target (any namespace can then reach any DNS name)")
@@ -111,6 +113,9 @@ func (t *translateFlags) validate() error {
 	if t.httpsPort > 65535 || t.httpsPort == t.httpPort {
 		return fmt.Errorf("--https-port %d is not a port distinct from --http-port", t.httpsPort)
 	}
+	if _, err := netip.ParseAddr(t.listenAddress); err != nil {
+		return fmt.Errorf("--listen-address %q is not an IP address", t.listenAddress)
+	}
 	if errs := validation.IsDNS1123Subdomain(t.annotationsPrefix); len(errs) > 0 || t.annotationsPrefix == annotations.OwnPrefix {
 		return fmt.Errorf("--annotations-prefix %q is not a DNS name other than %s", t.annotationsPrefix, annotations.OwnPrefix)
 	}
@@ -145,6 +150,7 @@ func (t *translateFlags) options() translate.Options {
 	return translate.Options{
 		HTTPPort:           uint32(t.httpPort),
 		HTTPSPort:          uint32(t.httpsPort),
+		ListenAddress:      t.listenAddress,
 		EnableExternalName: t.enableExternalName,
 		ResolveNames:       t.enableExternalName, // resolving, resolveOnce
 		AnnotationsPrefix:  t.annotationsPrefix,

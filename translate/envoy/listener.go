@@ -1,6 +1,8 @@
 package envoy
 
 import (
+	"net/netip"
+
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 
@@ -20,6 +22,17 @@ func socketAddress(address string, port uint32) *corev3.Address {
 		Address:       address,
 		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
 	}}}
+}
+
+// listenerAddress is where a listener binds: on ::, IPv4 clients too
+// (Envoy's ipv4_compat), whose addresses Envoy then reports as IPv4, not
+// as IPv4-mapped IPv6.
+func listenerAddress(l *ir.Listener) *corev3.Address {
+	a := socketAddress(l.Address, l.Port)
+	if ip, err := netip.ParseAddr(l.Address); err == nil && ip == netip.IPv6Unspecified() {
+		a.GetSocketAddress().Ipv4Compat = true
+	}
+	return a
 }
 
 // httpListener renders a plain-HTTP listener: every virtual host, through
@@ -45,7 +58,7 @@ func httpListener(l *ir.Listener, uses filterSet, gz gzipSet, scopes int) (*list
 	}
 	lis := &listenerv3.Listener{
 		Name:         l.Name,
-		Address:      socketAddress(l.Address, l.Port),
+		Address:      listenerAddress(l),
 		FilterChains: append(chains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{filter}}),
 	}
 	if err := applyProxyProtocol(lis, l); err != nil {

@@ -105,7 +105,7 @@ func (c *Renderer) addHTTPS(res *Resources, l *ir.Listener, m *ir.IR) error {
 	}
 	lis := &listenerv3.Listener{
 		Name:    l.Name,
-		Address: socketAddress(l.Address, l.Port),
+		Address: listenerAddress(l),
 		ListenerFilters: []*listenerv3.ListenerFilter{{
 			Name:       "envoy.filters.listener.tls_inspector",
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},

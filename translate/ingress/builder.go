@@ -11,6 +11,7 @@ package ingress
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +42,9 @@ type Options struct {
 	// target is then sent to at its checked addresses only, and not before
 	// they are known (mirror.go).
 	ResolveNames bool
-	// ListenAddress is the address the listeners bind; 0.0.0.0 when empty.
+	// ListenAddress is the address the listeners bind; 0.0.0.0 when
+	// empty. :: takes IPv4 and IPv6 clients on one socket, unless the
+	// ConfigMap's disable-ipv6 makes it 0.0.0.0.
 	ListenAddress string
 	// AnnotationsPrefix is the prefix ingress-nginx's annotations are read
 	// under (its --annotations-prefix); annotations.NginxPrefix when empty.
@@ -205,6 +208,9 @@ func (b *Builder) configured(l *ir.Listener, last **ir.Listener) *ir.Listener {
 	want.Brotli = b.memo.config.brotli()              // enable-brotli
 
 	want.Tracing = b.memo.config.tracing() // tracing.go
+	if b.memo.config.disableIPv6() && want.Address == netip.IPv6Unspecified().String() {
+		want.Address = netip.IPv4Unspecified().String()
+	}
 	if want.TrustedHops == 0 {
 		want.TrustedHops = b.memo.config.trustedHops()
 	}

@@ -145,6 +145,11 @@ func (c *controllerConfig) relativeRedirects() bool {
 	return c != nil && c.settings != nil && c.settings.RelativeRedirects
 }
 
+// disableIPv6 is disable-ipv6.
+func (c *controllerConfig) disableIPv6() bool {
+	return c != nil && c.settings != nil && c.settings.DisableIPv6
+}
+
 // blockedWords are annotation-value-word-blocklist's words.
 func (c *controllerConfig) blockedWords() []string {
 	if c == nil || c.settings == nil {

@@ -155,6 +155,9 @@ type Settings struct {
 	// RelativeRedirects sends every permanent-redirect and
 	// temporal-redirect to a path as it is (relative-redirects).
 	RelativeRedirects bool
+	// DisableIPv6 is disable-ipv6: the listeners take IPv4 alone, where
+	// serve --listen-address :: would take both.
+	DisableIPv6 bool
 	// BlockedWords are annotation-value-word-blocklist's words: an
 	// Ingress with an annotation value that holds one is refused.
 	BlockedWords []string

@@ -306,6 +306,15 @@ func http2MaxConcurrentStreams(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
+func disableIPv6(_ *Table, s *Settings, _, value string) error {
+	var off *bool
+	if err := boolKey(&off, value, "IPv6 as serve --listen-address says"); err != nil {
+		return err
+	}
+	s.DisableIPv6 = *off
+	return nil
+}
+
 func sslSessionTickets(_ *Table, s *Settings, _, value string) error {
 	return boolKey(&s.conn.sessionTickets, value, "Envoy's: on")
 }
