@@ -182,7 +182,8 @@ func table() []Key {
 			Note: "Seconds a connection to a backend may stay idle (every cluster's idle_timeout). Unset: Envoy's hour, not nginx's 60 s."},
 		{Name: "upstream-keepalive-requests", NginxDefault: "10000", verdict: annotations.HonouredWithDifference, apply: upstreamKeepaliveRequests,
 			Note: "Requests a connection to a backend carries, then Envoy closes it (every cluster's max_requests_per_connection). Unset: no bound, not nginx's 10000."},
-		notYet("limit-conn-zone-variable", `"$binary_remote_addr"`, ""),
+		{Name: "limit-conn-zone-variable", NginxDefault: `"$binary_remote_addr"`, verdict: annotations.HonouredWithDifference, check: clientAddressVariable,
+			Note: "What limit-connections, limit-rps and limit-rpm count by (nginx.tmpl's map of $limit_ID): the client's address, $binary_remote_addr or $remote_addr (the same address as text), as ingress-xds always counts. Another variable (a header, a cookie) is reported and the client's address counted."},
 		ignored("proxy-stream-timeout", `"600s"`, streamNote),
 		ignored("proxy-stream-next-upstream", `"true"`, streamNote),
 		ignored("proxy-stream-next-upstream-timeout", `"600s"`, streamNote),
@@ -197,7 +198,7 @@ func table() []Key {
 			Note: "true: the client's address is read from forwarded-for-header past the proxies proxy-real-ip-cidr trusts, as with use-forwarded-headers (one proxy trusted when proxy-real-ip-cidr is unset); the other X-Forwarded-* headers are not trusted for it."},
 		{Name: "forwarded-for-header", NginxDefault: `"X-Forwarded-For"`, verdict: annotations.HonouredWithDifference, apply: forwardedForHeader,
 			Note: "With use-forwarded-headers or enable-real-ip, the header naming the client's address. Another header than X-Forwarded-For (\"CF-Connecting-IP\") is read by Envoy's custom header detection, as one address, from every peer: so only while proxy-real-ip-cidr is unset or holds 0.0.0.0/0; with narrower CIDRs it is reported and not trusted (the client is the peer). The backend's X-Forwarded-For is then the client's address (or, with compute-full-forwarded-for, the header as received)."},
-		notYet("forwarded-for-proxy-protocol-header", `"X-Forwarded-For-Proxy-Protocol"`, ""),
+		ignored("forwarded-for-proxy-protocol-header", `"X-Forwarded-For-Proxy-Protocol"`, "The name of a request header nginx.tmpl sets, under use-proxy-protocol and use-forwarded-headers together, for nginx's realip module to read the client's address from (real_ip_header takes no variable): ingress-xds reads the client's address as use-proxy-protocol's note says without one, and sends the backend no such header."),
 		{Name: "forwarded-host-header", NginxDefault: `"X-Forwarded-Host"`, apply: forwardedHostHeader,
 			Note: "The request header the backend's X-Original-Forwarded-Host copies as the client sent it (nginx.tmpl's buildForwardedHost)."},
 		{Name: "compute-full-forwarded-for", NginxDefault: `"false"`, apply: computeFullForwardedFor,
@@ -351,6 +352,16 @@ func only(name, nginxDefault, value, note string) Key {
 			}
 			return nil
 		}}
+}
+
+// clientAddressVariable checks limit-conn-zone-variable: the client's
+// address, as binary or as text.
+func clientAddressVariable(value string) error {
+	switch strings.TrimSpace(value) {
+	case "$binary_remote_addr", "$remote_addr":
+		return nil
+	}
+	return fmt.Errorf("only the client's address ($binary_remote_addr, $remote_addr) is honoured: the client's address is counted")
 }
 
 // refuseIfSet is an access control ingress-xds does not apply: any value
