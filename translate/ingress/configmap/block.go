@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
@@ -51,6 +52,9 @@ func block(_ *Table, s *Settings, name, value string) error {
 
 // addBlockEntry adds one map key to h, as ngx_http_map reads it.
 func addBlockEntry(h *ir.HeaderBlock, entry string) error {
+	if !utf8.ValidString(entry) {
+		return errors.New("bytes that are not UTF-8, which Envoy's configuration cannot hold")
+	}
 	key, err := nginxToken(entry)
 	if err != nil {
 		return err

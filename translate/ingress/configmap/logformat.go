@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ingress-xds/ingress-xds/internal/authz/authzapi"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -152,7 +153,11 @@ type logFormat struct {
 
 // parseLogFormat splits an nginx log_format into its text and variables,
 // and names (each once, in order) the variables without an Envoy form.
+// Bytes that are not UTF-8 have none: Envoy's configuration is text.
 func parseLogFormat(format string) (logFormat, []string) {
+	if !utf8.ValidString(format) {
+		return logFormat{}, []string{"bytes that are not UTF-8"}
+	}
 	var f logFormat
 	var missing []string
 	var text strings.Builder
