@@ -74,7 +74,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example", "realip.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "slashes.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example", "realip.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -264,6 +264,30 @@ func TestSnippets(t *testing.T) {
 		a = snippetRequest(t, envoy, http.MethodGet, "rewrites.example", "/plain", map[string]string{"User-Agent": "curl"})
 		if a.seen == nil || a.seen.Path != "/plain" {
 			t.Errorf("/plain: %d %q, want the backend", a.status, a.body)
+		}
+	})
+
+	// ngx_http_rewrite_module: a replacement that is not http://,
+	// https:// or $scheme is a URI, here one starting with a capture that
+	// starts with a /: the redirect's Location is that path with the
+	// request's scheme and host, and the request's arguments appended,
+	// as for a replacement written with its /. The usual "add a trailing
+	// slash" leaves a path that ends with one alone.
+	t.Run("rewrite to a path that starts with a capture", func(t *testing.T) {
+		for _, c := range []struct{ path, status, location string }{
+			{"/docs?page=2", "301", "http://slashes.example/docs/?page=2"},
+			{"/a/b.html", "301", "http://slashes.example/a/b.html/"},
+			{"/old/abc", "302", "http://slashes.example/abc/new"},
+			{"/oldabc", "301", "http://slashes.example/oldabc/"},
+		} {
+			a := snippetRequest(t, envoy, http.MethodGet, "slashes.example", c.path, nil)
+			if strconv.Itoa(a.status) != c.status || a.header.Get("Location") != c.location {
+				t.Errorf("%s: %d Location %q, want %s to %s", c.path, a.status, a.header.Get("Location"), c.status, c.location)
+			}
+		}
+		a := snippetRequest(t, envoy, http.MethodGet, "slashes.example", "/docs/", nil)
+		if a.seen == nil || a.seen.Path != "/docs/" {
+			t.Errorf("/docs/: %d %q, want the backend", a.status, a.body)
 		}
 	})
 
@@ -738,6 +762,18 @@ metadata:
       rewrite ^/api/v1/(.*)$ /v1/$1 break;
 spec:
   rules: [{host: rewrites.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: slashes
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      rewrite ^/old(/[a-z]+)$ $1/new redirect;
+      rewrite ^(.*[^/])$ $1/ permanent;
+spec:
+  rules: [{host: slashes.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress

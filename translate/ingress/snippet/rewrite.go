@@ -545,6 +545,83 @@ func (r *regex) endingAtPath() string {
 // wholePath matches a whole path (no query) where r matches in it.
 func (r *regex) wholePath() string { return ".*?" + r.group() + ".*" }
 
+// captureStartsWithSlash says whether name is a capture of r ($1..$9)
+// whose text starts with a / whenever r matches a path: it is part of
+// every match and its expression starts with a literal /, or it opens r,
+// anchored at the path's start (^), and cannot be empty, so that it
+// starts with the path's own /.
+func (r *regex) captureStartsWithSlash(name string) bool {
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 1 || n > 9 {
+		return false
+	}
+	re, err := syntax.Parse(r.src, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	if re.Op == syntax.OpConcat && len(re.Sub) >= 2 && re.Sub[0].Op == syntax.OpBeginText &&
+		re.Sub[1].Op == syntax.OpCapture && re.Sub[1].Cap == n && minLength(re.Sub[1]) > 0 {
+		return true
+	}
+	c := findCapture(re, n)
+	if c == nil {
+		return false
+	}
+	first := c.Sub[0]
+	for first.Op == syntax.OpConcat && len(first.Sub) > 0 {
+		first = first.Sub[0]
+	}
+	return first.Op == syntax.OpLiteral && len(first.Rune) > 0 && first.Rune[0] == '/'
+}
+
+// findCapture is capture n of re where every match of re has it; nil
+// when re has none, or has it in an alternative or an optional part,
+// where it may match nothing and $n be empty.
+func findCapture(re *syntax.Regexp, n int) *syntax.Regexp {
+	if re.Op == syntax.OpCapture && re.Cap == n {
+		return re
+	}
+	switch {
+	case re.Op == syntax.OpConcat, re.Op == syntax.OpCapture, re.Op == syntax.OpPlus,
+		re.Op == syntax.OpRepeat && re.Min > 0:
+		for _, sub := range re.Sub {
+			if c := findCapture(sub, n); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// minLength is the fewest characters re matches.
+func minLength(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLength(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minLength(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += minLength(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, sub := range re.Sub {
+			if m := minLength(sub); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0 // empty, anchors, boundaries, star, quest: none needed
+}
+
 // rewriteTo is an RE2 substitution that makes the whole path the
 // replacement, its $1..$9 being r's captures; ok false for a replacement
 // with other variables.
@@ -758,9 +835,12 @@ func (t *translator) redirectTo(d nginxconf.Directive, w way, re *regex, url str
 	case len(rest) > 0 && rest[0].name == "" && strings.HasPrefix(rest[0].text, "http://"):
 		r.Scheme = "http"
 		rest = append([]piece{{text: strings.TrimPrefix(rest[0].text, "http://")}}, rest[1:]...)
-	case len(rest) > 0 && rest[0].name == "" && strings.HasPrefix(rest[0].text, "/"):
+	case len(rest) > 0 && rest[0].name == "" && strings.HasPrefix(rest[0].text, "/"),
+		len(rest) > 0 && re != nil && re.captureStartsWithSlash(rest[0].name):
 		// A path: nginx writes it out with the request's scheme and host,
-		// or as it is under absolute_redirect off.
+		// or as it is under absolute_redirect off. A replacement that
+		// starts with a capture is one where the capture starts with a /
+		// ($1/ of ^(.*[^/])$, adding a trailing slash).
 		t.contextual = true
 		r, err := t.redirectPath(d, r, re, rest, url, keepQuery)
 		if err != nil || !t.opts.RelativeRedirects {
@@ -894,7 +974,7 @@ func (t *translator) redirectPath(d nginxconf.Directive, r *ir.Redirect, re *reg
 		}
 		return nil, t.refuse(d, "URL %q: not translated", url)
 	}
-	if !strings.HasPrefix(rw.Substitution, "/") {
+	if !strings.HasPrefix(rw.Substitution, "/") && !re.captureStartsWithSlash(rest[0].name) {
 		return nil, t.refuse(d, "URL %q: the path does not start with /", url)
 	}
 	r.PathRegex, r.StripQuery = rw, !keepQuery
