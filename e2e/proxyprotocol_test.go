@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +230,32 @@ func TestProxyProtocol(t *testing.T) {
 		r, err = proxiedHeaders(envoy.HTTPAddress, header(80), "forced.example.com", "")
 		if err != nil || r.status != http.StatusPermanentRedirect {
 			t.Errorf("PROXY header to port 80, no X-Forwarded-Proto: %+v, %v; want 308", r, err)
+		}
+	})
+	// proxy-protocol-header-timeout (ingress-nginx's template/configmap.go
+	// reads it as a Go duration): a connection that sends no header is
+	// closed once it has passed, on both listeners. Envoy's timer, not
+	// the test's, decides when; Envoy's own 15 s would pass the read's
+	// deadline, which guards against a hang.
+	t.Run("proxy-protocol-header-timeout", func(t *testing.T) {
+		configure(map[string]string{"use-proxy-protocol": "true", "proxy-protocol-header-timeout": "1s"})
+		framework.Eventually(t, convergeTimeout, "the listeners' timeout applied", func() error {
+			if n := strings.Count(envoy.ConfigDump(), `"listener_filters_timeout": "1s"`); n < 2 {
+				return fmt.Errorf("%d listeners with listener_filters_timeout 1s, want 2", n)
+			}
+			return nil
+		})
+		for _, address := range []string{envoy.HTTPAddress, envoy.HTTPSAddress} {
+			conn, err := net.DialTimeout("tcp", address, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err = conn.Read(make([]byte, 1))
+			conn.Close()
+			if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("%s: a connection that sent no PROXY header: read %v, want it closed", address, err)
+			}
 		}
 	})
 	// Without the key, a PROXY header is no HTTP: 400.

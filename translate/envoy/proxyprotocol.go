@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -11,6 +12,7 @@ import (
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -65,6 +67,9 @@ func applyProxyProtocol(lis *listenerv3.Listener, l *ir.Listener) error {
 		return err
 	}
 	lis.ListenerFilters = append([]*listenerv3.ListenerFilter{filter}, lis.ListenerFilters...)
+	if d.ProxyProtocolTimeout > 0 {
+		lis.ListenerFiltersTimeout = durationpb.New(time.Duration(d.ProxyProtocolTimeout))
+	}
 	if d.ProxyProtocolFrom == "" {
 		return nil
 	}

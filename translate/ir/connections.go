@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Downstream is how a listener treats its clients' connections, beyond
@@ -93,6 +94,11 @@ type Downstream struct {
 	// set_real_ip_from, which decides whose PROXY header is believed);
 	// empty: every peer's.
 	ProxyProtocolFrom string `json:"proxyProtocolFrom,omitempty"`
+	// ProxyProtocolTimeout bounds the time a ProxyProtocol listener waits
+	// for a connection's header (and, on HTTPS, its TLS ClientHello:
+	// Envoy's listener filters share one timeout), then closes it; 0:
+	// Envoy's 15 s.
+	ProxyProtocolTimeout Duration `json:"proxyProtocolTimeout,omitempty"`
 	// Forwarded is what the backend's X-Forwarded-For and X-Real-IP say.
 	Forwarded Forwarded `json:"forwarded,omitempty"`
 	// ProxyHeaders is what the backend's X-Forwarded-Host, -Port,
@@ -322,6 +328,9 @@ func (d *Downstream) validate(l *Listener) error {
 		if err := validHeaderName(h); err != nil || strings.HasPrefix(h, ":") || h != strings.ToLower(h) || slices.Contains(framingHeaders(), h) {
 			v.add("HideHeaders", ErrBadHeader, "hidden header %q: a lowercase token, not a pseudo-header or one of the response's framing", h)
 		}
+	}
+	if d.ProxyProtocolTimeout < 0 || d.ProxyProtocolTimeout != 0 && !d.ProxyProtocol {
+		v.add("ProxyProtocolTimeout", ErrConflict, "a PROXY protocol timeout of %s without the PROXY protocol, or below zero", time.Duration(d.ProxyProtocolTimeout))
 	}
 	if d.ProxyProtocolFrom != "" {
 		if !d.ProxyProtocol {

@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"testing"
+	"time"
 )
 
 // valid is a small IR that keeps the contract; each case breaks it once.
@@ -216,6 +217,9 @@ func TestValidate(t *testing.T) {
 			{KindListener, "http", 0, "Downstream", ErrConflict, "TLS settings on a listener of protocol HTTP"},
 			{KindListener, "http", 0, "Downstream.SessionTicketKey", ErrOutOfRange, "a session ticket key of 48 bytes, not 80"},
 		}},
+		{"a PROXY protocol timeout without the PROXY protocol", func(m *IR) {
+			m.Listeners[0].Downstream = &Downstream{ProxyProtocolTimeout: Duration(time.Second)}
+		}, []violation{{KindListener, "http", 0, "Downstream.ProxyProtocolTimeout", ErrConflict, "a PROXY protocol timeout of 1s without the PROXY protocol"}}},
 		{"a session ticket key with tickets off", func(m *IR) {
 			m.Listeners[0].Downstream = &Downstream{SessionTicketKey: make([]byte, SessionTicketKeyBytes), NoSessionTickets: true}
 		}, []violation{

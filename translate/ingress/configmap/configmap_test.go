@@ -88,6 +88,7 @@ func TestParse(t *testing.T) {
 		{"rate limits by the client's address alone", map[string]string{"limit-conn-zone-variable": "$http_x_api_key"}, 0, []string{"limit-conn-zone-variable:InvalidConfigMapValue"}},
 		{"rate limits by the client's address, as text", map[string]string{"limit-conn-zone-variable": "$remote_addr", "disable-ipv6": "true"}, 0, nil},
 		{"disable-ipv6 that does not parse", map[string]string{"disable-ipv6": "maybe"}, 0, []string{"disable-ipv6:InvalidConfigMapValue"}},
+		{"proxy-protocol-header-timeout that is not a Go duration", map[string]string{"use-proxy-protocol": "true", "proxy-protocol-header-timeout": "5"}, 0, []string{"proxy-protocol-header-timeout:InvalidConfigMapValue"}},
 		{"an access control not applied refuses", map[string]string{"global-auth-snippet": "auth_request off;", "block-referers": "", "enable-modsecurity": "false"}, 1, []string{"global-auth-snippet:ConfigMapRefused"}},
 		{"block-user-agents", map[string]string{"block-user-agents": "AlphaBot, ~*bot", "block-referers": ""}, 0, nil},
 		{"block-user-agents that RE2 cannot take refuse", map[string]string{"block-user-agents": "AlphaBot, ~(?<=x)bot"}, 1, []string{"block-user-agents:InvalidConfigMapValue"}},

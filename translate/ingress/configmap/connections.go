@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ir"
@@ -42,6 +43,7 @@ type connKeys struct {
 	noHTTP2                  bool
 	realIP, fullForwardedFor bool
 	proxyProtocol            bool
+	proxyProtocolTimeout     ir.Duration // proxy-protocol-header-timeout; 0: unset
 	// underscores and ignoreInvalid are enable-underscores-in-headers
 	// and ignore-invalid-headers, nil when unset.
 	underscores, ignoreInvalid *bool
@@ -407,6 +409,17 @@ func useProxyProtocol(_ *Table, s *Settings, _, value string) error {
 	return switchKey(&s.conn.proxyProtocol, value)
 }
 
+// proxyProtocolHeaderTimeout reads proxy-protocol-header-timeout as
+// ingress-nginx's template/configmap.go does: a Go duration ("5s").
+func proxyProtocolHeaderTimeout(_ *Table, s *Settings, _, value string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(value))
+	if err != nil || d <= 0 {
+		return fmt.Errorf("not a duration above 0 (\"5s\"): treated as unset (Envoy's 15s)")
+	}
+	s.conn.proxyProtocolTimeout = ir.Duration(d)
+	return nil
+}
+
 func computeFullForwardedFor(_ *Table, s *Settings, _, value string) error {
 	return switchKey(&s.conn.fullForwardedFor, value)
 }
@@ -679,6 +692,9 @@ func (s *Settings) finishConnections() {
 	// set_real_ip_from decides whose PROXY header nginx believes: from
 	// another peer, Envoy, which cannot ignore it, takes no connection.
 	d.ProxyProtocol = c.proxyProtocol
+	if c.proxyProtocol {
+		d.ProxyProtocolTimeout = c.proxyProtocolTimeout
+	}
 	d.KeepBackendServer = c.backendServer
 	d.OriginalURI = c.originalURI
 	d.ForwardedHostFrom = c.forwardedHost
