@@ -31,19 +31,7 @@ func FuzzAnnotations(f *testing.F) {
 		other := fuzzIngress("other", "other.example.com", "/", nil)
 		with := stateOf(fuzzIngress("fuzzed", "fuzz.example.com", path, ann), other)
 		opts := translate.Options{HTTPPort: 8080, HTTPSPort: 8443}
-		res, err := translate.Translate(with, opts)
-		if err != nil {
-			t.Fatalf("translate: %v", err)
-		}
-		if err := res.IR().Validate(); err != nil {
-			t.Fatalf("the IR breaks its contract: %v", err)
-		}
-		if err := xds.Validate(res.Resources); err != nil {
-			t.Fatalf("invalid resources: %v", err)
-		}
-		if _, err := xds.NewSnapshot(res.Resources); err != nil {
-			t.Fatalf("inconsistent snapshot: %v", err)
-		}
+		res := translateChecked(t, with, opts)
 		again, err := translate.Translate(with, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -61,6 +49,27 @@ func FuzzAnnotations(f *testing.F) {
 			t.Fatalf("the other Ingress's routes changed:\n got %v\nwant %v", got, want)
 		}
 	})
+}
+
+// translateChecked translates st and checks the invariants of bad input
+// every fuzz target asks: no error, an IR that keeps its contract,
+// resources that validate and make a consistent snapshot.
+func translateChecked(t *testing.T, st *kube.State, opts translate.Options) *translate.Result {
+	t.Helper()
+	res, err := translate.Translate(st, opts)
+	if err != nil {
+		t.Fatalf("translate: %v", err)
+	}
+	if err := res.IR().Validate(); err != nil {
+		t.Fatalf("the IR breaks its contract: %v", err)
+	}
+	if err := xds.Validate(res.Resources); err != nil {
+		t.Fatalf("invalid resources: %v", err)
+	}
+	if _, err := xds.NewSnapshot(res.Resources); err != nil {
+		t.Fatalf("inconsistent snapshot: %v", err)
+	}
+	return res
 }
 
 func fuzzIngress(name, host, path string, ann map[string]string) *networkingv1.Ingress {

@@ -9,10 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-xds/ingress-xds/kube"
-	"github.com/ingress-xds/ingress-xds/translate"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/configmap"
-	"github.com/ingress-xds/ingress-xds/xds"
 )
 
 // FuzzConfigMap gives the controller ConfigMap of a golden case (plain
@@ -47,18 +45,6 @@ func FuzzConfigMap(f *testing.F) {
 		st := *base
 		st.ConfigMaps = maps.Clone(base.ConfigMaps)
 		st.ConfigMaps[goldenOptions.ConfigMap] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace}, Data: data}
-		res, err := translate.Translate(&st, goldenOptions)
-		if err != nil {
-			t.Fatalf("translate: %v", err)
-		}
-		if err := res.IR().Validate(); err != nil {
-			t.Fatalf("the IR breaks its contract: %v", err)
-		}
-		if err := xds.Validate(res.Resources); err != nil {
-			t.Fatalf("invalid resources: %v", err)
-		}
-		if _, err := xds.NewSnapshot(res.Resources); err != nil {
-			t.Fatalf("inconsistent snapshot: %v", err)
-		}
+		translateChecked(t, &st, goldenOptions)
 	})
 }
