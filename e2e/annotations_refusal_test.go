@@ -186,8 +186,8 @@ func TestRefusedIngressClusterMode(t *testing.T) {
 // TestConfigMapRefusalsClusterMode checks in a real API server that an
 // Ingress the controller ConfigMap's rules refuse gets no status address,
 // as ingress-nginx's store never lists it (store.go syncIngress: a word of
-// annotation-value-word-blocklist; annotations.go Extract: a snippet
-// annotation above annotations-risk-level), and gets one once the
+// annotation-value-word-blocklist; annotations.go Extract: a snippet, or
+// any key, riskier than annotations-risk-level), and gets one once the
 // ConfigMap lets it be served: the status follows the ConfigMap as the
 // routes do.
 func TestConfigMapRefusalsClusterMode(t *testing.T) {
@@ -210,6 +210,10 @@ func TestConfigMapRefusalsClusterMode(t *testing.T) {
 	snippet := ingress("snippet", ptr(ourClass), "snippet.example.com", prefix("/", "web"))
 	snippet.Annotations = map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": `more_set_headers "X-Snippet: 1";`}
 	create(t, kc.NetworkingV1().Ingresses(namespace), snippet)
+	// server-alias is of risk High in ingress-nginx's registry.
+	aliased := ingress("aliased", ptr(ourClass), "aliased.example.com", prefix("/", "web"))
+	aliased.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-alias": "www.aliased.example.com"}
+	create(t, kc.NetworkingV1().Ingresses(namespace), aliased)
 
 	cp := framework.StartControlPlane(t, "--kubeconfig", api.Kubeconfig, "--configmap", "ingress-nginx/ingress-nginx-controller",
 		"--status-address", "203.0.113.7,lb.example.com")
@@ -217,9 +221,11 @@ func TestConfigMapRefusalsClusterMode(t *testing.T) {
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
 
-	framework.Eventually(t, convergeTimeout, "open served, the others refused", func() error {
-		if err := envoy.Expect("open.example.com", "/", http.StatusOK, "web"); err != nil {
-			return err
+	framework.Eventually(t, convergeTimeout, "open and aliased served, the others refused", func() error {
+		for _, host := range []string{"open.example.com", "aliased.example.com", "www.aliased.example.com"} {
+			if err := envoy.Expect(host, "/", http.StatusOK, "web"); err != nil {
+				return err
+			}
 		}
 		for _, host := range []string{"blocked.example.com", "snippet.example.com"} {
 			if err := envoy.Expect(host, "/", http.StatusServiceUnavailable, ""); err != nil {
@@ -229,7 +235,8 @@ func TestConfigMapRefusalsClusterMode(t *testing.T) {
 		return nil
 	})
 	framework.Eventually(t, convergeTimeout, "status of open", func() error { return hasStatus(ctx, kc, "open", wantStatus) })
-	// All three were there when the writer started, and every pass
+	framework.Eventually(t, convergeTimeout, "status of aliased", func() error { return hasStatus(ctx, kc, "aliased", wantStatus) })
+	// All of them were there when the writer started, and every pass
 	// covers all Ingresses: had the others been given an address, they
 	// would have it now.
 	for _, name := range []string{"blocked", "snippet"} {
@@ -260,6 +267,27 @@ func TestConfigMapRefusalsClusterMode(t *testing.T) {
 		framework.Eventually(t, convergeTimeout, "status of blocked gone", func() error { return hasStatus(ctx, kc, "blocked", nil) })
 		if err := hasStatus(ctx, kc, "snippet", wantStatus); err != nil {
 			t.Errorf("snippet, allowed by the ConfigMap: %v", err)
+		}
+	})
+	// annotations.go Extract: parser.CheckAnnotationRisk rejects an
+	// Ingress carrying a key riskier than annotations-risk-level.
+	t.Run("a key riskier than annotations-risk-level takes the status away", func(t *testing.T) {
+		cm.Data = map[string]string{"annotations-risk-level": "Medium"}
+		update(t, kc.CoreV1().ConfigMaps("ingress-nginx"), cm)
+		framework.Eventually(t, convergeTimeout, "aliased and snippet refused", func() error {
+			for _, host := range []string{"aliased.example.com", "snippet.example.com"} {
+				if err := envoy.Expect(host, "/", http.StatusServiceUnavailable, ""); err != nil {
+					return err
+				}
+			}
+			return envoy.Expect("blocked.example.com", "/", http.StatusOK, "web")
+		})
+		for _, name := range []string{"aliased", "snippet"} {
+			framework.Eventually(t, convergeTimeout, "status of "+name+" gone", func() error { return hasStatus(ctx, kc, name, nil) })
+		}
+		waitForWarning(t, kc, "aliased", "AnnotationRefused", "server-alias", "High", "annotations-risk-level, Medium")
+		if err := hasStatus(ctx, kc, "blocked", wantStatus); err != nil {
+			t.Errorf("blocked, whose upstream-vhost is Low: %v", err)
 		}
 	})
 }

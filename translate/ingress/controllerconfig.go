@@ -145,6 +145,15 @@ func (c *controllerConfig) relativeRedirects() bool {
 	return c != nil && c.settings != nil && c.settings.RelativeRedirects
 }
 
+// riskLevel is annotations-risk-level: ingress-nginx's default, High,
+// while the ConfigMap is missing or does not set it.
+func (c *controllerConfig) riskLevel() annotations.Risk {
+	if c == nil || c.settings == nil {
+		return annotations.RiskHigh
+	}
+	return c.settings.RiskLevel()
+}
+
 // disableIPv6 is disable-ipv6.
 func (c *controllerConfig) disableIPv6() bool {
 	return c != nil && c.settings != nil && c.settings.DisableIPv6

@@ -11,7 +11,7 @@ func (f *fragmentBuilder) readAnnotations() {
 	if f.opts.ConfigMap.Name != "" {
 		f.configMap(f.opts.ConfigMap) // its keys are defaults: a dependency
 	}
-	if f.refuseBlockedWords() { // wordblocklist.go
+	if f.refuseBlockedWords() || f.refuseRiskyAnnotations() { // wordblocklist.go, risklevel.go
 		return
 	}
 	values, issues := f.reg.ParseWith(f.ing.Annotations, f.opts.config.defaults())

@@ -114,8 +114,9 @@ func (f *fragmentBuilder) applyRefusal() {
 // nil while it is missing. Its rules refuse as they do in ingress-nginx,
 // whose store never lists such an Ingress, so that it gets no status
 // either (store.go syncIngress): a word of annotation-value-word-blocklist
-// in a value, whatever --unsupported-annotations says; a snippet
-// annotation below the Critical annotations-risk-level. A snippet not
+// in a value, or a key riskier than annotations-risk-level, whatever
+// --unsupported-annotations says; a snippet annotation below the Critical
+// annotations-risk-level. A snippet not
 // translated whole refuses it too (snippets.go), as the front-end finds.
 // The ConfigMaps its keys name (add-headers, proxy-set-headers) are not
 // read: they refuse nothing.
@@ -140,6 +141,9 @@ func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ing
 		}
 		translating.config = m.controllerConfig(st, opts.ConfigMap, opts.NginxDefaults)
 		if key, _ := blockedWord(reg, ing, translating.config.blockedWords()); key != "" {
+			return true
+		}
+		if key, _, _ := riskyAnnotation(reg, ing, &translating); key != "" {
 			return true
 		}
 		if opts.IgnoreRefusals {

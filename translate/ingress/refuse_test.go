@@ -146,3 +146,40 @@ func TestRefusedWithSnippets(t *testing.T) {
 		}
 	}
 }
+
+// The status writer's view of annotations-risk-level: a key of ingress-
+// nginx's of a higher risk refuses the Ingress, as ingress-nginx's
+// Extract rejects it (parser/validators.go CheckAnnotationRisk),
+// whatever --unsupported-annotations says; at the level of the key, or
+// without a ConfigMap, it is served.
+func TestRefusedWithRiskLevel(t *testing.T) {
+	reg := annotations.New("")
+	name := types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}
+	level := func(l string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}, Data: map[string]string{"annotations-risk-level": l}}
+	}
+	// server-alias is High, whitelist-source-range (allowlist-source-range's
+	// old name) Medium, proxy-read-timeout Low.
+	for _, tc := range []struct {
+		key     string
+		opts    ingress.Options
+		cm      *corev1.ConfigMap
+		refused bool
+	}{
+		{"server-alias", ingress.Options{ConfigMap: name}, level("Medium"), true},
+		{"server-alias", ingress.Options{ConfigMap: name, IgnoreRefusals: true}, level("medium"), true},
+		{"server-alias", ingress.Options{ConfigMap: name}, level("High"), false},
+		{"server-alias", ingress.Options{ConfigMap: name}, nil, false},
+		{"server-alias", ingress.Options{}, level("Low"), false},
+		{"whitelist-source-range", ingress.Options{ConfigMap: name}, level("Low"), true},
+		{"whitelist-source-range", ingress.Options{ConfigMap: name}, level("Medium"), false},
+		{"proxy-read-timeout", ingress.Options{ConfigMap: name}, level("Low"), false},
+	} {
+		values := map[string]string{"server-alias": "www.a.example", "whitelist-source-range": "10.0.0.0/8", "proxy-read-timeout": "30"}
+		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default",
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/" + tc.key: values[tc.key]}}}
+		if got := ingress.RefusedWith(reg, tc.opts)(ing, tc.cm); got != tc.refused {
+			t.Errorf("%s with %+v and ConfigMap %v: refused %v, want %v", tc.key, tc.opts, tc.cm, got, tc.refused)
+		}
+	}
+}

@@ -268,7 +268,7 @@ func (t *Table) Parse(data map[string]string) *Settings { return t.parse(nil, da
 // parse is Parse of data, which holds base's keys where the ConfigMap has
 // none: a key whose value is refused as a whole falls back to base's.
 func (t *Table) parse(base, data map[string]string) *Settings {
-	s := &Settings{Defaults: t.reg.NewDefaults(), base: base}
+	s := &Settings{Defaults: t.reg.NewDefaults(), base: base, snippets: snippetSettings{level: annotations.RiskHigh}}
 	names := slices.Sorted(maps.Keys(data))
 	slices.SortStableFunc(names, func(a, b string) int { return cmpBool(t.late(a), t.late(b)) })
 	for _, name := range names {

@@ -41,7 +41,7 @@ func table() []Key {
 		{Name: "allow-snippet-annotations", NginxDefault: `"false"`, apply: allowSnippetAnnotations,
 			Note: "As in ingress-nginx: with annotations-risk-level Critical, true translates the snippet annotations (configuration-snippet, server-snippet, auth-snippet) and false drops them, the rest of the Ingress served (with a Warning). Without --configmap, snippets are translated (docs/security.md)."},
 		{Name: "annotations-risk-level", NginxDefault: "High", verdict: annotations.HonouredWithDifference, apply: annotationsRiskLevel,
-			Note: "Critical lets the snippet annotations be used (with allow-snippet-annotations true); High (the default) makes an Ingress carrying one refused, as ingress-nginx rejects it. Low and Medium (which make ingress-nginx reject Ingresses carrying riskier keys) are not honoured yet: reported, and treated as High."},
+			Note: "An Ingress carrying one of ingress-nginx's keys of a higher risk (annotations-risk.md, docs/annotations.md's Risk column; Low, Medium, High, Critical, in any case) is refused, as ingress-nginx's Extract rejects it (parser.CheckAnnotationRisk), whatever serve --unsupported-annotations says: its paths answer 503, where ingress-nginx leaves it out, and it gets no status address. The snippets (Critical) below Critical make the Ingress refused unless serve --unsupported-annotations=ignore serves it without them; Critical lets them be used (with allow-snippet-annotations true). Another word is reported and treated as High, the default, where ingress-nginx reads it as Low."},
 		{Name: "annotation-value-word-blocklist", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: wordBlocklist,
 			Note: "An Ingress with an annotation under ingress-nginx's prefix whose value holds one of the words (comma-separated, as written, empty ones left out) is refused, as ingress-nginx's store drops it (store.go checkBadAnnotationValue): its paths answer 503 where ingress-nginx's host answers 404, and it gets no status address, as ingress-nginx's store never lists it. ingress-xds needs no such filter (snippets are translated into typed policies, and nothing free-form reaches Envoy: docs/snippets.md), but a team that relies on it keeps what it refused."},
 		{Name: "hide-headers", NginxDefault: "empty", verdict: annotations.HonouredWithDifference, apply: hideHeaders,
@@ -500,12 +500,3 @@ func isBool(s string) error {
 	return err
 }
 
-func riskLevel(s string) error {
-	switch strings.TrimSpace(s) {
-	case "High", "Critical":
-		return nil
-	case "Low", "Medium":
-		return fmt.Errorf("%s is not honoured yet", s)
-	}
-	return fmt.Errorf("not one of Low, Medium, High, Critical")
-}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingress-xds/ingress-xds/translate/ingress/annotations"
 	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
 )
 
@@ -31,8 +32,9 @@ const (
 
 // snippetSettings are the keys' values as read.
 type snippetSettings struct {
-	allow    bool
-	critical bool
+	allow bool
+	// level is annotations-risk-level, High (its default) while unset.
+	level annotations.Risk
 }
 
 func allowSnippetAnnotations(_ *Table, s *Settings, _, value string) error {
@@ -44,19 +46,26 @@ func allowSnippetAnnotations(_ *Table, s *Settings, _, value string) error {
 	return nil
 }
 
+// annotationsRiskLevel reads annotations-risk-level in any case, as
+// ingress-nginx's parser.StringRiskToRisk does.
 func annotationsRiskLevel(_ *Table, s *Settings, _, value string) error {
-	if err := riskLevel(value); err != nil {
-		return err
+	level, ok := annotations.ParseRisk(value)
+	if !ok {
+		return fmt.Errorf("not one of Low, Medium, High, Critical: treated as High, ingress-nginx's default (ingress-nginx reads another word as Low)")
 	}
-	s.snippets.critical = strings.TrimSpace(value) == "Critical"
+	s.snippets.level = level
 	return nil
 }
+
+// RiskLevel is annotations-risk-level: an Ingress carrying one of
+// ingress-nginx's keys of a higher risk is rejected by ingress-nginx.
+func (s *Settings) RiskLevel() annotations.Risk { return s.snippets.level }
 
 // SnippetAnnotations says what becomes of the snippet annotations under
 // this ConfigMap.
 func (s *Settings) SnippetAnnotations() SnippetAnnotations {
 	switch {
-	case !s.snippets.critical:
+	case s.snippets.level < annotations.RiskCritical:
 		return SnippetsRefused
 	case !s.snippets.allow:
 		return SnippetsDropped
