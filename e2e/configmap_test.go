@@ -451,6 +451,12 @@ type compressedPage struct {
 // (none when empty), and decodes a gzip body, and a br one the client
 // asked for.
 func compressedGet(address, host, pathQuery, acceptEncoding string) (compressedPage, error) {
+	return compressedGetAs(address, host, pathQuery, acceptEncoding, "")
+}
+
+// compressedGetAs is compressedGet with the User-Agent userAgent (Go's
+// own when empty).
+func compressedGetAs(address, host, pathQuery, acceptEncoding, userAgent string) (compressedPage, error) {
 	req, err := http.NewRequest(http.MethodGet, "http://"+address+pathQuery, nil)
 	if err != nil {
 		return compressedPage{}, err
@@ -458,6 +464,9 @@ func compressedGet(address, host, pathQuery, acceptEncoding string) (compressedP
 	req.Host = host
 	if acceptEncoding != "" {
 		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	if userAgent != "" {
+		req.Header.Set("User-Agent", userAgent)
 	}
 	// DisableCompression: the client neither asks for gzip itself nor
 	// decodes it behind the test's back.
@@ -651,6 +660,53 @@ func TestCompression(t *testing.T) {
 	t.Run("a snippet's gzip off overrides use-gzip for its Ingress", func(t *testing.T) {
 		check(t, "mixed.gzip.example", "/snippet", "type=text/html&n=1000", true, "")
 		check(t, "mixed.gzip.example", "/plain", "type=text/html&n=1000", true, "gzip")
+	})
+
+	// gzip-disable (nginx.tmpl writes gzip_disable "value" with use-gzip;
+	// ngx_http_gzip_disable matches each expression caselessly, and the
+	// msie6 mask as ngx_http_process_user_agent sets it): the clients it
+	// names get their responses as they are, the others compressed, on
+	// the ConfigMap's paths and the snippet's alike.
+	t.Run("gzip-disable", func(t *testing.T) {
+		withDisable := maps.Clone(withGzip)
+		as := func(ua, host, path string) (string, error) {
+			p, err := compressedGetAs(envoy.HTTPAddress, host, path+"?type=text/html&n=1000", "gzip", ua)
+			return p.encoding, err
+		}
+		expect := func(what string, cases map[string]string) {
+			t.Helper()
+			framework.Eventually(t, convergeTimeout, what, func() error {
+				for ua, want := range cases {
+					got, err := as(ua, "plain.gzip.example", "/")
+					if err != nil {
+						return err
+					}
+					if got != want {
+						return fmt.Errorf("User-Agent %q: Content-Encoding %q, want %q", ua, got, want)
+					}
+				}
+				return nil
+			})
+		}
+		withDisable["gzip-disable"] = "msie6"
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(withDisable))
+		expect("msie6", map[string]string{
+			"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)":      "",
+			"Mozilla/4.0 (compatible; MSIE 5.5; Windows 98)":          "",
+			"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1)": "gzip",
+			"Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 6.0)":      "gzip",
+			"Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Firefox/140.0": "gzip",
+		})
+		withDisable["gzip-disable"] = `googlebot|curl/[0-7]\.`
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(withDisable))
+		expect("an expression, in any case", map[string]string{
+			"Mozilla/5.0 (compatible; Googlebot/2.1)": "",
+			"curl/7.88.1": "",
+			"curl/8.5.0":  "gzip",
+			"Mozilla/4.0 (compatible; MSIE 6.0; Windows)": "gzip",
+		})
+		writeManifest(t, dir, "configmap.yaml", controllerConfigMapYAML(withGzip))
+		expect("gzip-disable gone", map[string]string{"curl/7.88.1": "gzip"})
 	})
 
 	// Without use-gzip (settings/gzip.go "should be disabled by default")

@@ -1,17 +1,21 @@
 package envoy
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matchingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/matching/v3"
 	brotliv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/compression/brotli/compressor/v3"
 	gzipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/compression/gzip/compressor/v3"
 	compressorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/compressor/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -74,10 +78,26 @@ var uncompressedStatuses = []uint32{
 // they compare filterSet.
 type gzipSet string
 
-// encodeCompression is c as one line: level, minimum length, types.
+// encodeCompression is c as one line: level, minimum length, the
+// clients skipped (skipPrefix and their expression in base64, or
+// msie6Word), types.
 func encodeCompression(c *ir.Compression) string {
-	return strconv.Itoa(c.Level) + " " + strconv.FormatUint(uint64(c.MinLength), 10) + " " + strings.Join(c.ContentTypes, " ")
+	line := strconv.Itoa(c.Level) + " " + strconv.FormatUint(uint64(c.MinLength), 10) + " "
+	if c.SkipMSIE6 {
+		line += msie6Word + " "
+	}
+	if c.SkipUserAgent != "" {
+		line += skipPrefix + base64.RawURLEncoding.EncodeToString([]byte(c.SkipUserAgent)) + " "
+	}
+	return line + strings.Join(c.ContentTypes, " ")
 }
+
+// The words of an encoded line that say which clients are skipped; no
+// media type starts so.
+const (
+	msie6Word  = "skip:msie6"
+	skipPrefix = "skip:"
+)
 
 func decodeCompression(line string) (*ir.Compression, error) {
 	f := strings.Fields(line)
@@ -92,7 +112,22 @@ func decodeCompression(line string) (*ir.Compression, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ir.Compression{Level: level, MinLength: uint32(min), ContentTypes: f[2:]}, nil
+	c := &ir.Compression{Level: level, MinLength: uint32(min)}
+	rest := f[2:]
+	for len(rest) > 1 && strings.HasPrefix(rest[0], skipPrefix) {
+		if rest[0] == msie6Word {
+			c.SkipMSIE6 = true
+		} else {
+			re, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(rest[0], skipPrefix))
+			if err != nil {
+				return nil, fmt.Errorf("compression %q: %w", line, err)
+			}
+			c.SkipUserAgent = string(re)
+		}
+		rest = rest[1:]
+	}
+	c.ContentTypes = rest
+	return c, nil
 }
 
 // hostCompressions are the settings of vh's routes served on l.
@@ -152,7 +187,12 @@ func compressorFilters(s gzipSet) ([]*hcmv3.HttpFilter, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := anypb.New(compressor(c))
+		var cfg *anypb.Any
+		if skip := skipClients(c); skip != nil {
+			cfg, err = skippingCompressor(c, skip)
+		} else {
+			cfg, err = anypb.New(compressor(c))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("packing the compressor filter: %w", err)
 		}
@@ -230,8 +270,23 @@ func compressorWith(c *ir.Compression, lib *corev3.TypedExtensionConfig) *compre
 }
 
 // compressorOn is the per-route configuration that turns a route's
-// compressor on.
-func compressorOn() *compressorv3.CompressorPerRoute {
+// compressor of setting c on: the compressor's own, or, for a setting
+// that skips some clients (gzipdisable.go), the matcher's, which the
+// wrapper around the compressor takes.
+func compressorOn(c *ir.Compression) proto.Message {
+	if skip := skipClients(c); skip != nil {
+		cfg, err := anypb.New(&matchingv3.ExtensionWithMatcherPerRoute{XdsMatcher: skip})
+		if err != nil {
+			panic(err) // a known message always packs
+		}
+		return &routev3.FilterConfig{Config: cfg}
+	}
+	return compressorPerRoute()
+}
+
+// compressorPerRoute is the compressor's own per-route configuration
+// that turns it on.
+func compressorPerRoute() *compressorv3.CompressorPerRoute {
 	return &compressorv3.CompressorPerRoute{Override: &compressorv3.CompressorPerRoute_Overrides{
 		Overrides: &compressorv3.CompressorOverrides{ResponseDirectionConfig: &compressorv3.ResponseDirectionOverrides{}},
 	}}

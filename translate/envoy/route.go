@@ -194,7 +194,7 @@ func applyFilterPolicies(route *routev3.Route, p *ir.RoutePolicy, l listenerSide
 		uses |= routeTracing(route, p.Tracing) // tracing.go
 	}
 	if c := p.Compression; c != nil {
-		per[compressorName(c)] = compressorOn() // compression.go
+		per[compressorName(c)] = compressorOn(c) // compression.go
 	}
 	uses |= nonIdempotentPerRoute(p.Retries, forwards, per) // nonidempotent.go
 	if p.ErrorPages != nil {

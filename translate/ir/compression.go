@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Compression gzips a route's responses for the clients that accept gzip,
@@ -34,6 +35,12 @@ type Compression struct {
 	// nginx's text/html), lower case, "type/subtype" without
 	// parameters, sorted and unique; "*" alone: every type.
 	ContentTypes []string `json:"contentTypes"`
+	// SkipUserAgent, an RE2 expression, leaves uncompressed the
+	// responses to a request whose User-Agent it matches anywhere, in any
+	// case (nginx's gzip_disable); SkipMSIE6 those of Internet Explorer 4
+	// to 6 (gzip_disable msie6). Empty and false: every client's.
+	SkipUserAgent string `json:"skipUserAgent,omitempty"`
+	SkipMSIE6     bool   `json:"skipMSIE6,omitempty"`
 }
 
 // BrotliMaxLevel is brotli's highest quality (its lowest is 0).
@@ -57,7 +64,11 @@ const AnyContentType = "*"
 
 // Key identifies the setting: equal settings have the same key.
 func (c *Compression) Key() string {
-	sum := sha256.Sum256([]byte(strconv.Itoa(c.Level) + "|" + strconv.FormatUint(uint64(c.MinLength), 10) + "|" + strings.Join(c.ContentTypes, " ")))
+	key := strconv.Itoa(c.Level) + "|" + strconv.FormatUint(uint64(c.MinLength), 10) + "|" + strings.Join(c.ContentTypes, " ")
+	if c.SkipMSIE6 || c.SkipUserAgent != "" {
+		key += "|" + strconv.FormatBool(c.SkipMSIE6) + "|" + c.SkipUserAgent
+	}
+	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:6])
 }
 
@@ -83,6 +94,11 @@ func (c *Compression) validate() error {
 		}
 		if !ValidMediaType(t) {
 			v.add(fmt.Sprintf("ContentTypes[%d]", i), ErrBadHeader, "content type %q: not a lower-case type/subtype", t)
+		}
+	}
+	if c.SkipUserAgent != "" {
+		if err := validRegex(c.SkipUserAgent); err != nil || !utf8.ValidString(c.SkipUserAgent) {
+			v.add("SkipUserAgent", ErrBadRegex, "user agent expression %q: not UTF-8, or %v", c.SkipUserAgent, err)
 		}
 	}
 	return v.join()

@@ -85,6 +85,8 @@ func TestValidateLimits(t *testing.T) {
 			route("Policy.ResponseRate.KiBPerSecond", ErrNoOp, "response rate: 0 KiB/s")},
 		{"compression level 0", &RoutePolicy{Compression: &Compression{ContentTypes: []string{"text/html"}}},
 			route("Policy.Compression.Level", ErrOutOfRange, "compression: level 0")},
+		{"compression skipping clients RE2 refuses", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"text/html"}, SkipUserAgent: "(?<!x)bot"}},
+			route("Policy.Compression.SkipUserAgent", ErrBadRegex, "compression: user agent expression")},
 		{"compression of no type", &RoutePolicy{Compression: &Compression{Level: 1}},
 			route("Policy.Compression.ContentTypes", ErrNoOp, "compression: no content type")},
 		{"compression types unsorted", &RoutePolicy{Compression: &Compression{Level: 1, ContentTypes: []string{"text/plain", "text/html"}}},

@@ -151,7 +151,10 @@ func TestParseGzip(t *testing.T) {
 		{"bad values are unset", map[string]string{"use-gzip": "true", "gzip-level": "10", "gzip-min-length": "-1", "gzip-types": "text/css;q=1"},
 			&ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, []string{"gzip-level:InvalidConfigMapValue", "gzip-min-length:InvalidConfigMapValue", "gzip-types:InvalidConfigMapValue"}},
 		{"use-gzip that does not parse", map[string]string{"use-gzip": "yes"}, nil, []string{"use-gzip:InvalidConfigMapValue"}},
-		{"gzip-disable is not honoured", map[string]string{"use-gzip": "true", "gzip-disable": "msie6"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, []string{"gzip-disable:UnsupportedConfigMapKey"}},
+		{"gzip-disable msie6", map[string]string{"use-gzip": "true", "gzip-disable": "msie6"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes, SkipMSIE6: true}, nil},
+		{"gzip-disable, one expression", map[string]string{"use-gzip": "true", "gzip-disable": " Googlebot|MSIE [1-6]\\. "}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes, SkipUserAgent: `Googlebot|MSIE [1-6]\.`}, nil},
+		{"gzip-disable RE2 cannot take", map[string]string{"use-gzip": "true", "gzip-disable": "(?<!x)bot"}, &ir.Compression{Level: 1, MinLength: 256, ContentTypes: nginxTypes}, []string{"gzip-disable:InvalidConfigMapValue"}},
+		{"gzip-disable without use-gzip", map[string]string{"gzip-disable": "msie6"}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tab.Parse(tc.data)

@@ -2,10 +2,13 @@ package configmap
 
 import (
 	"fmt"
+	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ingress-xds/ingress-xds/translate/ingress/snippet"
+	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
 // ingress-nginx's defaults of the gzip keys
@@ -24,6 +27,9 @@ type gzipKeys struct {
 	level     int    // 0: unset
 	minLength *int64 // nil: unset
 	types     []string
+	// skipUserAgent and skipMSIE6 are gzip-disable (gzipDisable).
+	skipUserAgent string
+	skipMSIE6     bool
 }
 
 func useGzip(_ *Table, s *Settings, _, value string) error {
@@ -45,6 +51,28 @@ func gzipMinLength(_ *Table, s *Settings, _, value string) error {
 
 func gzipTypes(_ *Table, s *Settings, _, value string) error {
 	return typesKey(&s.gzip.types, value)
+}
+
+// gzipDisable reads gzip-disable as nginx.tmpl writes it, gzip_disable
+// "value": one argument, nginx's msie6 mask or a regular expression
+// (PCRE, which RE2 must read alike: lookarounds and backreferences are
+// reported, the key treated as unset).
+func gzipDisable(_ *Table, s *Settings, _, value string) error {
+	v := strings.TrimSpace(value)
+	switch {
+	case v == "":
+		return nil
+	case v == "msie6":
+		s.gzip.skipMSIE6 = true
+		return nil
+	case !utf8.ValidString(v) || len(v) > ir.MaxRegexLength:
+		return fmt.Errorf("not an expression RE2 can take: treated as unset (every client's responses compressed)")
+	}
+	if _, err := syntax.Parse(v, syntax.Perl); err != nil {
+		return fmt.Errorf("not an expression RE2 reads as PCRE does (%v): treated as unset (every client's responses compressed)", err)
+	}
+	s.gzip.skipUserAgent = v
+	return nil
 }
 
 // minLengthKey reads a minimum length of bytes (gzip-min-length,
@@ -78,7 +106,7 @@ func (g gzipKeys) httpLevel() snippet.Gzip {
 		return snippet.Gzip{}
 	}
 	on := true
-	out := snippet.Gzip{On: &on, Level: nginxGzipLevel, Types: g.types}
+	out := snippet.Gzip{On: &on, Level: nginxGzipLevel, Types: g.types, SkipUserAgent: g.skipUserAgent, SkipMSIE6: g.skipMSIE6}
 	if g.level != 0 {
 		out.Level = g.level
 	}

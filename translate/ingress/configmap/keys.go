@@ -163,7 +163,8 @@ func table() []Key {
 		{Name: "brotli-types", NginxDefault: `"application/xml+rss ..."`, apply: brotliTypes, Note: "The media types compressed with brotli (with enable-brotli), text/html always among them; * for every type."},
 		{Name: "use-http2", NginxDefault: `"true"`, apply: useHTTP2,
 			Note: "false: the HTTPS listener offers only http/1.1 in ALPN and speaks HTTP/1.1 only; true (the default): h2 and http/1.1."},
-		notYet("gzip-disable", `""`, "Envoy's compressor cannot skip a client by its User-Agent."),
+		{Name: "gzip-disable", NginxDefault: `""`, verdict: annotations.HonouredWithDifference, apply: gzipDisable,
+			Note: "With use-gzip: the responses to a request whose User-Agent the regular expression matches, anywhere and in any case, are not gzip-compressed (nginx's gzip_disable, the whole value one expression, as nginx.tmpl writes it); msie6 is nginx's mask of Internet Explorer 4 to 6 (not 6 with SV1), which nginx checks at the first \"MSIE \" of the User-Agent alone. An expression RE2 does not read as PCRE does (lookarounds, backreferences) is reported and treated as unset. A snippet's gzip on inherits it, as a location inherits the http level's. Brotli is not affected, as ngx_brotli has no such directive."},
 		{Name: "gzip-level", NginxDefault: "1", apply: gzipLevel, Note: "With use-gzip: gzip's compression level, 1 to 9."},
 		{Name: "gzip-min-length", NginxDefault: "256", apply: gzipMinLength, Note: "With use-gzip: a response whose Content-Length is smaller is not compressed; one without Content-Length is."},
 		{Name: "gzip-types", NginxDefault: `"application/atom+xml ..."`, nginxValue: nginxGzipTypes, apply: gzipTypes,
@@ -499,4 +500,3 @@ func isBool(s string) error {
 	_, err := strconv.ParseBool(strings.TrimSpace(s))
 	return err
 }
-

@@ -25,6 +25,11 @@ type Gzip struct {
 	// nginx adds to every gzip_types, among them), or "*" alone; nil:
 	// not set.
 	Types []string `json:",omitempty"`
+	// SkipUserAgent and SkipMSIE6 are gzip_disable's: an RE2 expression
+	// of the User-Agents whose responses are not compressed, and
+	// msie6's mask (ir.Compression); empty and false: not set.
+	SkipUserAgent string `json:",omitempty"`
+	SkipMSIE6     bool   `json:",omitempty"`
 }
 
 // nginx's own defaults, where no level sets the directive
@@ -37,7 +42,7 @@ const (
 
 // IsZero says whether the level sets no gzip directive.
 func (g Gzip) IsZero() bool {
-	return g.On == nil && g.Level == 0 && g.MinLength == nil && g.Types == nil
+	return g.On == nil && g.Level == 0 && g.MinLength == nil && g.Types == nil && g.SkipUserAgent == "" && !g.SkipMSIE6
 }
 
 // Under is g with outer's directives where g sets none.
@@ -54,6 +59,9 @@ func (g Gzip) Under(outer Gzip) Gzip {
 	if g.Types == nil {
 		g.Types = outer.Types
 	}
+	if g.SkipUserAgent == "" && !g.SkipMSIE6 {
+		g.SkipUserAgent, g.SkipMSIE6 = outer.SkipUserAgent, outer.SkipMSIE6
+	}
 	return g
 }
 
@@ -63,7 +71,7 @@ func (g Gzip) Compression() *ir.Compression {
 	if g.On == nil || !*g.On {
 		return nil
 	}
-	c := &ir.Compression{Level: g.Level, MinLength: nginxGzipMinLength, ContentTypes: g.Types}
+	c := &ir.Compression{Level: g.Level, MinLength: nginxGzipMinLength, ContentTypes: g.Types, SkipUserAgent: g.SkipUserAgent, SkipMSIE6: g.SkipMSIE6}
 	if c.Level == 0 {
 		c.Level = nginxGzipLevel
 	}
