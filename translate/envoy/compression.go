@@ -95,8 +95,8 @@ func encodeCompression(c *ir.Compression) string {
 // The words of an encoded line that say which clients are skipped; no
 // media type starts so.
 const (
-	msie6Word  = "skip:msie6"
-	skipPrefix = "skip:"
+	msie6Word  = "skip-msie6"
+	skipPrefix = "skip-ua:"
 )
 
 func decodeCompression(line string) (*ir.Compression, error) {
@@ -114,17 +114,15 @@ func decodeCompression(line string) (*ir.Compression, error) {
 	}
 	c := &ir.Compression{Level: level, MinLength: uint32(min)}
 	rest := f[2:]
-	for len(rest) > 1 && strings.HasPrefix(rest[0], skipPrefix) {
-		if rest[0] == msie6Word {
-			c.SkipMSIE6 = true
-		} else {
-			re, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(rest[0], skipPrefix))
-			if err != nil {
-				return nil, fmt.Errorf("compression %q: %w", line, err)
-			}
-			c.SkipUserAgent = string(re)
+	if len(rest) > 1 && rest[0] == msie6Word {
+		c.SkipMSIE6, rest = true, rest[1:]
+	}
+	if len(rest) > 1 && strings.HasPrefix(rest[0], skipPrefix) {
+		re, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(rest[0], skipPrefix))
+		if err != nil {
+			return nil, fmt.Errorf("compression %q: %w", line, err)
 		}
-		rest = rest[1:]
+		c.SkipUserAgent, rest = string(re), rest[1:]
 	}
 	c.ContentTypes = rest
 	return c, nil

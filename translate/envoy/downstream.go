@@ -306,17 +306,22 @@ func applySessionResumption(tc *tlsv3.DownstreamTlsContext, listener string, d *
 // certificates' "namespace/name".
 func sessionTicketKeySecretName(listener string) string { return "ssl-session-ticket-key:" + listener }
 
-// sessionTicketKeySecret is a listener's session ticket key as a secret;
-// nil when it has none.
-func sessionTicketKeySecret(l *ir.Listener) *tlsv3.Secret {
+// sessionTicketKey is listener l's session ticket key; nil when its TLS
+// contexts name none (applySessionResumption).
+func sessionTicketKey(l *ir.Listener) []byte {
 	d := l.Downstream
-	if l.Protocol != ir.HTTPS || d == nil || d.SessionTicketKey == nil || d.NoSessionTickets {
+	if l.Protocol != ir.HTTPS || d == nil || d.NoSessionTickets {
 		return nil
 	}
+	return d.SessionTicketKey
+}
+
+// sessionTicketKeySecret is a session ticket key as the secret name.
+func sessionTicketKeySecret(name string, key []byte) *tlsv3.Secret {
 	return &tlsv3.Secret{
-		Name: sessionTicketKeySecretName(l.Name),
+		Name: name,
 		Type: &tlsv3.Secret_SessionTicketKeys{SessionTicketKeys: &tlsv3.TlsSessionTicketKeys{
-			Keys: []*corev3.DataSource{{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: d.SessionTicketKey}}},
+			Keys: []*corev3.DataSource{{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: key}}},
 		}},
 	}
 }

@@ -563,15 +563,16 @@ func (c *Renderer) ticketKeySecrets(m *ir.IR) []*tlsv3.Secret {
 	}
 	var out []*tlsv3.Secret
 	for _, l := range listeners {
-		msg := sessionTicketKeySecret(l) // downstream.go
-		if msg == nil {
+		key := sessionTicketKey(l) // downstream.go
+		if key == nil {
 			continue
 		}
-		e := c.secrets[msg.Name]
-		if e == nil || !bytes.Equal(e.ticketKey, l.Downstream.SessionTicketKey) {
-			e = &secretEntry{ticketKey: l.Downstream.SessionTicketKey, msg: msg}
+		name := sessionTicketKeySecretName(l.Name)
+		e := c.secrets[name]
+		if e == nil || !bytes.Equal(e.ticketKey, key) {
+			e = &secretEntry{ticketKey: key, msg: sessionTicketKeySecret(name, key)}
 		}
-		c.next.secrets[msg.Name] = e
+		c.next.secrets[name] = e
 		out = append(out, e.msg)
 	}
 	return out
