@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -29,7 +28,7 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 	// Named alpha, as forwardedIngressYAML's web.example.com routes.
-	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	b := serverBackend(t, "alpha", backend)
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	cert := ca.Issue(t, "web", "web.example.com")
 	fm, configure := startConfigMapMode(t, map[string]string{"ssl-session-tickets": "false", "ssl-reject-handshake": "true"},
@@ -138,7 +137,7 @@ func TestControllerConfigMapTLSAndServer(t *testing.T) {
 func TestControllerConfigMapSessionTicketKey(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
 	t.Cleanup(backend.Close)
-	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	b := serverBackend(t, "alpha", backend)
 	ca := framework.NewCA(t, "ingress-xds e2e CA")
 	cert := ca.Issue(t, "web", "web.example.com")
 	// Two replicas, each with an Envoy: Envoys of one control plane share

@@ -27,7 +27,7 @@ func TestListenAddressDualStack(t *testing.T) {
 		fmt.Fprint(w, r.Header.Get("X-Real-IP"))
 	}))
 	t.Cleanup(backend.Close)
-	b := &framework.Backend{Name: "alpha", Host: "127.0.0.1", Port: backend.Listener.Addr().(*net.TCPAddr).Port}
+	b := serverBackend(t, "alpha", backend)
 	fm := startFileModeWith(t, []string{"--listen-address", "::", "--configmap", "ingress-nginx/ingress-nginx-controller"},
 		manifest{"services.yaml", readyServiceYAML("alpha", b)},
 		manifest{"ingresses.yaml", strings.Replace(forwardedIngressYAML, "  tls: [{hosts: [web.example.com], secretName: web-cert}]\n", "", 1)},

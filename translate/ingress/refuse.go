@@ -116,10 +116,9 @@ func (f *fragmentBuilder) applyRefusal() {
 // either (store.go syncIngress): a word of annotation-value-word-blocklist
 // in a value, or a key riskier than annotations-risk-level, whatever
 // --unsupported-annotations says; a snippet annotation below the Critical
-// annotations-risk-level. A snippet not
-// translated whole refuses it too (snippets.go), as the front-end finds.
-// The ConfigMaps its keys name (add-headers, proxy-set-headers) are not
-// read: they refuse nothing.
+// annotations-risk-level. A snippet not translated whole refuses it too
+// (snippets.go), as the front-end finds. The ConfigMaps its keys name
+// (add-headers, proxy-set-headers) are not read: they refuse nothing.
 //
 // It is safe to call from several goroutines.
 func RefusedWith(reg *annotations.Registry, opts Options) func(*networkingv1.Ingress, *corev1.ConfigMap) bool {
