@@ -112,6 +112,7 @@ func steppedServer() (*Server, *fakeClock) {
 	s := NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c := newFakeClock()
 	s.clock = c
+	s.admission.clock = c
 	return s, c
 }
 

@@ -96,7 +96,7 @@ func startContract(t *testing.T) *contractHarness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.endServer = cancel
 	g := grpc.NewServer(grpc.StreamInterceptor(h.intercept))
-	xdsServer := newXDSServer(ctx, &recordingCache{resourceCache: h.s.cache, h: h}, recordingCallbacks{callbacks: callbacks{h.s}, h: h}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	xdsServer := newXDSServer(ctx, &recordingCache{resourceCache: h.s.cache, h: h}, recordingCallbacks{callbacks: callbacks{h.s}, h: h}, slog.New(slog.NewTextHandler(io.Discard, nil)), newSotWAdmission(DefaultSotWBudget, realClock{}), &h.s.cache.served)
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
 	clusterservice.RegisterClusterDiscoveryServiceServer(g, xdsServer)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -131,7 +131,7 @@ func (p smallBufferPool) Put(b *[]byte) {
 // register serves our cache and callbacks: SotW streams through our own
 // server, delta and REST through go-control-plane's (sotwserver.go).
 func (s *Server) register(g *grpc.Server, streams context.Context) {
-	xdsServer := newXDSServer(streams, s.cache, callbacks{s}, s.log)
+	xdsServer := newXDSServer(streams, s.cache, callbacks{s}, s.log, s.admission, &s.cache.served)
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(g, xdsServer)
 	listenerservice.RegisterListenerDiscoveryServiceServer(g, xdsServer)
 	routeservice.RegisterRouteDiscoveryServiceServer(g, xdsServer)

@@ -3,6 +3,8 @@ package xds
 import (
 	"sort"
 	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // nameIndex finds a resource's position in a published list by name. It is
@@ -27,6 +29,9 @@ type nameIndex struct {
 	// orders are the encodings of requests' names found to name each of
 	// names once (requestnames.go).
 	orders *eachOnceOrders
+	// sized is encoded's: a request naming each name once, on the wire.
+	sized   sync.Once
+	encoded int64
 }
 
 // maxTail bounds the names past the sorted prefix looked at one by one.
@@ -98,4 +103,18 @@ func (x *nameIndex) nameMap() map[string]int {
 		}
 	})
 	return x.byName
+}
+
+// encodedSize is how many bytes a request naming each of the names once
+// takes on the wire (admission.go weighs a SotW stream by it).
+func (x *nameIndex) encodedSize() int64 {
+	if x == nil {
+		return 0
+	}
+	x.sized.Do(func() {
+		for _, n := range x.names {
+			x.encoded += int64(protowire.SizeTag(requestNamesField) + protowire.SizeBytes(len(n)))
+		}
+	})
+	return x.encoded
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/log"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -30,6 +31,9 @@ type Server struct {
 	// clock is what the Server reads the time from and waits on (the
 	// break-after-make deadlines); tests step a fake one.
 	clock clock
+	// admission holds back SotW streams of load assignments while their
+	// clients are expected to send names (admission.go).
+	admission *sotwAdmission
 
 	mu        sync.Mutex
 	snapshot  *Snapshot
@@ -69,6 +73,11 @@ type Options struct {
 	TLS *tls.Config
 	// Answers, when set, is told of every ACK and NACK (observer.go).
 	Answers AnswerObserver
+	// SotWBudget bounds, in bytes, what the clients of SotW streams of
+	// load assignments are expected to send at once: a new stream, or a
+	// response of load assignments, waits beyond it (admission.go).
+	// Default DefaultSotWBudget.
+	SotWBudget int64
 }
 
 func (o Options) withDefaults() Options {
@@ -91,6 +100,9 @@ func (o Options) withDefaults() Options {
 		o.MaxConnectionAge = 30 * time.Minute
 	}
 	defDur(&o.MaxConnectionAgeGrace, 10*time.Second)
+	if o.SotWBudget <= 0 {
+		o.SotWBudget = DefaultSotWBudget
+	}
 	return o
 }
 
@@ -106,13 +118,24 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 	// Not serving until the first snapshot: a load balancer or an Envoy
 	// health-checking the control plane should pick a replica that has one.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	o = o.withDefaults()
+	admission := newSotWAdmission(o.SotWBudget, realClock{})
+	m := newMetrics()
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "ingress_xds_sotw_streams_waiting",
+		Help: "State-of-the-world streams, or their load assignments, waiting for a place in the budget of what Envoys are expected to send at once (serve --xds-sotw-budget).",
+	}, func() float64 {
+		_, waiting := admission.state()
+		return float64(waiting)
+	}))
 	return &Server{
 		log:       logger,
-		opts:      o.withDefaults(),
+		opts:      o,
+		admission: admission,
 		cache:     newResourceCache(logger),
 		clients:   newClients(),
 		snapshots: newSnapshotter(),
-		metrics:   newMetrics(),
+		metrics:   m,
 		health:    hs,
 		clock:     realClock{},
 	}

@@ -37,11 +37,13 @@ type xdsServer struct {
 
 // newXDSServer serves c through callbacks cb until ctx ends (assumption
 // 14). We do not use go-control-plane's WithOrderedADS: SotW types go out in
-// no particular order (assumption 8).
-func newXDSServer(ctx context.Context, c cache.Cache, cb serverv3.Callbacks, logger *slog.Logger) xdsServer {
+// no particular order (assumption 8). SotW streams of load assignments
+// hold a place in admission while their clients are expected to send the
+// names served (admission.go); nil admits every stream at once.
+func newXDSServer(ctx context.Context, c cache.Cache, cb serverv3.Callbacks, logger *slog.Logger, admission *sotwAdmission, served *servedNames) xdsServer {
 	return xdsServer{
 		Server: serverv3.NewServer(ctx, c, cb, sotwserver.WithLogger(goControlPlaneLogger(logger))),
-		sotw:   &sotwServer{ctx: ctx, cache: c, cb: cb, log: logger},
+		sotw:   &sotwServer{ctx: ctx, cache: c, cb: cb, log: logger, admission: admission, served: served},
 	}
 }
 
@@ -80,11 +82,13 @@ func (x xdsServer) StreamSecrets(s secretservice.SecretDiscoveryService_StreamSe
 // name per Envoy per change to collect (docs/benchmarks.md, "Issue 31:
 // what a SotW client costs").
 type sotwServer struct {
-	ctx     context.Context
-	cache   cache.ConfigWatcher
-	cb      serverv3.Callbacks
-	log     *slog.Logger
-	streams atomic.Int64 // SotW streams are numbered apart from delta's (assumption 9)
+	ctx       context.Context
+	cache     cache.ConfigWatcher
+	cb        serverv3.Callbacks
+	log       *slog.Logger
+	streams   atomic.Int64 // SotW streams are numbered apart from delta's (assumption 9)
+	admission *sotwAdmission
+	served    *servedNames
 }
 
 // sotwWatch is a stream's open watch of a type.
@@ -103,20 +107,64 @@ type sotwStream struct {
 	node    *corev3.Node // of the first request: Envoy sends it once
 	nonce   int64
 	watches map[string]*sotwWatch
+	// ctx ends with the stream or the server.
+	ctx context.Context
+	// admission, for a stream of load assignments, holds back its first
+	// requests and its load assignments while other clients are expected
+	// to send names (admission.go); admitted is the stream's place in it
+	// until its client answers the load assignments last sent.
+	admission *sotwAdmission
+	served    *servedNames
+	admitted  *admissionTicket
+}
+
+// admit waits for the stream's place in the admission budget, weighed as
+// what its client is expected to send: the names of every load
+// assignment served, that many times, and the floor. It does nothing for
+// a stream not of load assignments, or one that has its place.
+func (st *sotwStream) admit(times int64) error {
+	if st.admission == nil || st.admitted.holds() {
+		return nil
+	}
+	weight := int64(admissionFloor)
+	if st.served != nil {
+		weight += times * st.served.index(resource.EndpointType).encodedSize()
+	}
+	t, err := st.admission.admit(st.ctx, weight)
+	if err != nil {
+		return err
+	}
+	st.admitted = t
+	return nil
 }
 
 // serve runs one stream: its requests one at a time, in order, each
 // through the request callback and then the cache (assumptions 1 and 2),
 // and the cache's responses as they come, one at a time (assumption 18).
 func (s *sotwServer) serve(str streamv3.Stream, defaultType string) error {
-	requests := make(chan *discoveryv3.DiscoveryRequest)
-	go s.receive(str, requests)
-
-	st := &sotwStream{id: s.streams.Add(1), str: str, cb: s.cb, node: &corev3.Node{}, watches: map[string]*sotwWatch{}}
+	ctx, cancel := context.WithCancel(str.Context())
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	st := &sotwStream{id: s.streams.Add(1), str: str, cb: s.cb, node: &corev3.Node{}, watches: map[string]*sotwWatch{}, ctx: ctx}
+	if s.admission != nil && (defaultType == resource.AnyType || defaultType == resource.EndpointType) {
+		st.admission, st.served = s.admission, s.served
+	}
 	defer st.close()
 	if err := s.cb.OnStreamOpen(str.Context(), st.id, defaultType); err != nil {
 		return err
 	}
+	// Nothing is read before the stream is admitted: what its client
+	// sent waits in its flow-control window (admission.go). Its first
+	// requests may name every load assignment, and so may its answer
+	// to them.
+	if err := st.admit(2); err != nil {
+		if s.ctx.Err() != nil {
+			return nil // the server's context ended: status OK (assumption 14)
+		}
+		return err
+	}
+	requests := make(chan *discoveryv3.DiscoveryRequest)
+	go s.receive(str, requests)
 
 	cases := []reflect.SelectCase{
 		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.ctx.Done())},
@@ -148,6 +196,9 @@ func (s *sotwServer) serve(str streamv3.Stream, defaultType string) error {
 				return status.Errorf(codes.Unavailable, "resource watch %d failed", chosen)
 			}
 			if err := st.send(value.Interface().(cache.Response)); err != nil {
+				if s.ctx.Err() != nil {
+					return nil // the server's context ended while the response waited for admission
+				}
 				return err
 			}
 		}
@@ -202,6 +253,12 @@ func (s *sotwServer) handle(st *sotwStream, req *discoveryv3.DiscoveryRequest, d
 			s.log.Debug("xDS request with a stale nonce ignored", "stream", st.id, "protocol", protocolSotW, "type", typeURL)
 			return false, nil
 		}
+		if typeURL == resource.EndpointType && w.nonce != "" {
+			// The client has answered the load assignments last sent:
+			// what it was expected to send is read (admission.go).
+			st.admitted.release()
+			st.admitted = nil
+		}
 		// Cancelled before its subscription changes, so the cache never
 		// answers a watch whose subscription is being changed (assumption
 		// 3). Its channel goes with it: a response still waiting there is
@@ -232,9 +289,16 @@ func (st *sotwStream) send(resp cache.Response) error {
 	if err != nil {
 		return err
 	}
+	typeURL := resp.GetRequest().GetTypeUrl()
+	if typeURL == resource.EndpointType {
+		// Its client will answer naming them all again: it waits for a
+		// place in the admission budget (admission.go).
+		if err := st.admit(1); err != nil {
+			return err
+		}
+	}
 	st.nonce++
 	out.Nonce = strconv.FormatInt(st.nonce, 10)
-	typeURL := resp.GetRequest().GetTypeUrl()
 	w, ok := st.watches[typeURL]
 	if !ok {
 		return fmt.Errorf("no watch of %s for a response", typeURL)
@@ -248,6 +312,7 @@ func (st *sotwStream) send(resp cache.Response) error {
 // close cancels every watch, then tells the callbacks, with the node of
 // the first request (assumptions 3 and 9).
 func (st *sotwStream) close() {
+	st.admitted.release()
 	for _, w := range st.watches {
 		w.cancel()
 	}

@@ -40,6 +40,7 @@ type serveFlags struct {
 	xdsAddress      string
 	xdsTLS          serveTLSFlags
 	xdsMaxAge       time.Duration
+	sotwBudget      int64
 	metricsAddress  string
 	pprof           bool
 	gcPercent       int
@@ -61,6 +62,7 @@ func runServe(ctx context.Context, args []string) error {
 	f.registerClass(fs)
 	f.translate.register(fs)
 	fs.StringVar(&f.xdsAddress, "xds-address", ":18000", "address of the xDS gRPC server")
+	fs.Int64Var(&f.sotwBudget, "xds-sotw-budget", xds.DefaultSotWBudget, "bytes that state-of-the-world Envoys may be expected to send the control plane at once, each naming every load assignment when it connects and when it answers a change; an Envoy's stream or its change waits beyond it, so that a fleet reconnecting at once does not take the control plane past its memory (docs/install.md, \"Large fleets\")")
 	fs.DurationVar(&f.xdsMaxAge, "xds-max-connection-age", 30*time.Minute, "ask an Envoy to reconnect once its connection is this old (gRPC's GOAWAY, give or take a tenth), so that Envoys spread again over the replicas after a rollout; the Envoy keeps its configuration meanwhile; 0: never")
 	f.xdsTLS.register(fs)
 	fs.StringVar(&f.metricsAddress, "metrics-address", ":8000", "address serving /healthz, /readyz and /metrics")
@@ -196,7 +198,7 @@ func serveOnce(ctx context.Context, f *serveFlags, logger *slog.Logger, xdsTLS *
 		Namespace: podNamespace(), Class: f.controllerClass, Pod: os.Getenv("POD_NAME"),
 		Release: version, Build: vcsRevision(), Repository: "https://github.com/ingress-xds/ingress-xds",
 	})
-	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS, Answers: nginxMetrics, MaxConnectionAge: maxConnectionAge(f.xdsMaxAge)})
+	server := xds.NewServerWithOptions(logger.With("component", "xds"), xds.Options{TLS: xdsTLS, Answers: nginxMetrics, MaxConnectionAge: maxConnectionAge(f.xdsMaxAge), SotWBudget: f.sotwBudget})
 	translator := translate.NewTranslator(f.translate.options())
 	translator.SetValidate(f.validateIR)
 	opts := pipeline.Options{
