@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,8 +78,7 @@ func TestSotWAdmission(t *testing.T) {
 // held back.
 func TestSotWStreamsAdmittedWithinBudget(t *testing.T) {
 	s, c := steppedServer()
-	s.opts.SotWBudget = 1 // every SotW stream alone
-	s.admission.budget = 1
+	s.admission.budget = 1 // every SotW stream alone
 	f := fixture{listenerPort: 10080, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
 	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
 		t.Fatal(err)
@@ -150,6 +150,9 @@ func TestSotWStreamsAdmittedWithinBudget(t *testing.T) {
 	case r := <-secondResponses:
 		t.Fatalf("a stream beyond the budget was answered: %s", r.GetTypeUrl())
 	default:
+	}
+	if m := ts.scrape(t); !strings.Contains(m, "\ningress_xds_sotw_streams_waiting 1\n") {
+		t.Errorf("the metrics do not show one stream waiting:\n%s", m)
 	}
 
 	// The first asks for its load assignments: still in its
@@ -244,5 +247,49 @@ func TestSotWStreamWeight(t *testing.T) {
 	var noIndex *nameIndex
 	if noIndex.encodedSize() != 0 {
 		t.Error("no names served weigh something")
+	}
+}
+
+// TestSotWBudgetWithEnvoys checks the budget against real SotW Envoys:
+// with room for one stream at a time and a clock that never moves, the
+// second Envoy is served only because the first one's answer to its load
+// assignments gave the place back, and an endpoint change reaches both
+// the same way. Every place is then given back by an answer.
+func TestSotWBudgetWithEnvoys(t *testing.T) {
+	toolPath(t, "envoy")
+	s, _ := steppedServer()
+	s.admission.budget = 1 // every SotW stream alone
+	port := freePort(t)
+	f := fixture{listenerPort: port, clusters: map[string][]string{"a": {backend(t, "a1")}}}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := serveOn(t, s, lis, &logBuffer{})
+	// startEnvoy waits until each is ready: its listeners and clusters
+	// came after its place.
+	first := startEnvoy(t, ts.addr, "budget-first", false, nil)
+	second := startEnvoy(t, ts.addr, "budget-second", false, nil)
+	waitSynced(t, ts, first.nodeID)
+	waitSynced(t, ts, second.nodeID)
+	expectBackend(t, port, "/a", "a1")
+
+	f.clusters["a"] = []string{backend(t, "a2")}
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, ts, first.nodeID)
+	waitSynced(t, ts, second.nodeID)
+	expectBackend(t, port, "/a", "a2")
+	for _, e := range []*envoy{first, second} {
+		if n := e.stat("cluster.a.update_success"); n < 2 {
+			t.Errorf("envoy %s took %d load assignments of a, want both versions", e.nodeID, n)
+		}
+	}
+	if used, waiting := s.admission.state(); used != 0 || waiting != 0 {
+		t.Errorf("after both Envoys answered: %d of the budget held, %d waiting; want none", used, waiting)
 	}
 }

@@ -109,6 +109,18 @@ func newMetrics() *metrics {
 	return m
 }
 
+// countWaiting shows how many SotW streams, or their load assignments,
+// wait for a place in a's budget (admission.go).
+func (m *metrics) countWaiting(a *sotwAdmission) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "ingress_xds_sotw_streams_waiting",
+		Help: "State-of-the-world streams, or their load assignments, waiting for a place in the budget of what Envoys are expected to send at once (serve --xds-sotw-budget).",
+	}, func() float64 {
+		_, waiting := a.state()
+		return float64(waiting)
+	}))
+}
+
 // published shows a new snapshot: its versions, its size and when.
 func (m *metrics) published(snap *Snapshot, counts map[string]int, at time.Time) {
 	m.versions.Reset()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/log"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -121,13 +120,7 @@ func NewServerWithOptions(logger *slog.Logger, o Options) *Server {
 	o = o.withDefaults()
 	admission := newSotWAdmission(o.SotWBudget, realClock{})
 	m := newMetrics()
-	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "ingress_xds_sotw_streams_waiting",
-		Help: "State-of-the-world streams, or their load assignments, waiting for a place in the budget of what Envoys are expected to send at once (serve --xds-sotw-budget).",
-	}, func() float64 {
-		_, waiting := admission.state()
-		return float64(waiting)
-	}))
+	m.countWaiting(admission)
 	return &Server{
 		log:       logger,
 		opts:      o,
