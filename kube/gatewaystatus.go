@@ -621,7 +621,10 @@ func mergeParents(current, want []gwapiv1.RouteParentStatus, controller, namespa
 	if sameParents(ours, merged) {
 		return current, false
 	}
-	return append(others, merged...), true
+	// Never nil: the CRDs require status.parents, so a Route left with no
+	// entry at all is written an empty list, not null, which the API
+	// server refuses.
+	return append(append(make([]gwapiv1.RouteParentStatus, 0, len(others)+len(merged)), others...), merged...), true
 }
 
 // mergeAncestors is mergeParents for a policy's status.ancestors, whose

@@ -76,6 +76,10 @@ func TestMergeParentsKeepsOthersAndTransitionTimes(t *testing.T) {
 	if !changed || len(none) != 1 || none[0].ControllerName != theirs.ControllerName {
 		t.Errorf("without our parents = %+v, %v; want theirs alone", none, changed)
 	}
+	// Nothing of anyone's: an empty list, since the CRDs refuse null.
+	if empty, changed := mergeParents(got[1:], nil, ourController, "app"); !changed || empty == nil || len(empty) != 0 {
+		t.Errorf("without any parents = %#v, %v; want an empty list, not nil", empty, changed)
+	}
 	// A Route with no entry of ours and nothing computed is left alone.
 	if _, changed := mergeParents([]gwapiv1.RouteParentStatus{theirs}, nil, ourController, "app"); changed {
 		t.Error("a Route of another controller changed")

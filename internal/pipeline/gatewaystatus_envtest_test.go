@@ -294,6 +294,21 @@ func TestGatewayStatusWrittenByTheLeader(t *testing.T) {
 		return condition(p.Conditions, "Accepted", metav1.ConditionTrue, "Accepted", r.Generation)
 	})
 
+	// The bad Route moves to another controller's Gateway: our entry goes,
+	// leaving status.parents an empty list (the CRDs refuse it null).
+	must(gw.GatewayV1().Gateways("app").Create(ctx, &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "their-gw"},
+		Spec: gwapiv1.GatewaySpec{GatewayClassName: "other", Listeners: []gwapiv1.Listener{{Name: "http", Port: 8080, Protocol: gwapiv1.HTTPProtocolType}}}},
+		metav1.CreateOptions{}))
+	r = getRoute("bad")
+	r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "their-gw"}}
+	must(gw.GatewayV1().HTTPRoutes("app").Update(ctx, r, metav1.UpdateOptions{}))
+	framework.Eventually(t, waitLong, "our entry gone from the Route that moved", func() error {
+		if p := getRoute("bad").Status.Parents; len(p) != 0 {
+			return fmt.Errorf("parents %+v", p)
+		}
+		return nil
+	})
+
 	// The other controller's class was left as the API server made it.
 	other, err := gw.GatewayV1().GatewayClasses().Get(ctx, "other", metav1.GetOptions{})
 	if err != nil {
@@ -304,8 +319,8 @@ func TestGatewayStatusWrittenByTheLeader(t *testing.T) {
 	}
 	// Our writes come back as events and compare equal: a handful of
 	// writes, not a loop (class 1, Gateway 1, Routes 2, the backend and
-	// the edit 1 each, and a conflict's retry or two).
-	if n := writers[leader].Writes(); n > 12 {
+	// the edit and the move 1 each, and a conflict's retry or two).
+	if n := writers[leader].Writes(); n > 13 {
 		t.Errorf("%d writes for a handful of changes", n)
 	}
 	if writers[1-leader].Writes() != 0 {
