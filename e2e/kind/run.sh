@@ -60,8 +60,10 @@ timed() { times+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t0)))"); t0=$SECONDS
 # After a failed verbose run: what each failed test said, where CI's
 # excerpt of the output (its head and tail) shows it, then the failure.
 failed_tests() {
-  python3 hack/test-failures.py "$1" >&2 || true
   envoys_state >&2 || true
+  # Printed by cleanup, after everything else: CI shows only the head and
+  # the tail of a run.
+  python3 hack/test-failures.py "$1" 20 >"$work/failures.txt" || true
   exit 1
 }
 # Whether each Envoy is connected, takes its updates and has any warming:
@@ -150,6 +152,9 @@ cleanup() {
   if [[ ${#times[@]} -gt 0 ]]; then
     printf '\ne2e-kind steps:\n' >&2
     printf '  %s\n' "${times[@]}" >&2
+  fi
+  if [[ -s "$work/failures.txt" ]]; then
+    cat "$work/failures.txt" >&2
   fi
   exit $status
 }
