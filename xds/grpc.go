@@ -50,7 +50,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 
 	s.log.Info("serving xDS", "address", lis.Addr().String())
 	served := make(chan error, 1)
-	go func() { served <- grpcServer.Serve(lis) }()
+	go func() { served <- grpcServer.Serve(lowWaterListener{Listener: lis, bytes: sendQueueLowWater}) }()
 	select {
 	case <-ctx.Done():
 		s.stop(grpcServer, endStreams)
