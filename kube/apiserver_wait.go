@@ -58,8 +58,14 @@ func (w *APIServerWait) roundTrip(next http.RoundTripper, req *http.Request) (*h
 	}
 	for {
 		resp, err := next.RoundTrip(req.Clone(req.Context()))
-		if err == nil || !unreachable(err) {
+		if err == nil {
 			w.reached()
+			return resp, err
+		}
+		// Another error is not the API server answering: a connection
+		// it resets as it goes down ends a read in flight so, and must
+		// not end the outage it begins.
+		if !unreachable(err) {
 			return resp, err
 		}
 		w.waiting(err)

@@ -92,6 +92,54 @@ func TestAPIServerWaitHoldsReadsUntilReachable(t *testing.T) {
 	}
 }
 
+// A read that fails otherwise than at its dial (a connection the API
+// server closes as it goes down) while others wait for it is not the API
+// server answering: the outage is not said to end.
+func TestAPIServerWaitOtherErrorsDoNotEndTheOutage(t *testing.T) {
+	addr := closedAddress(t)
+	hangup, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangup.Close()
+	go func() {
+		for {
+			c, err := hangup.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	clock := clocktesting.NewFakeClock(time.Now())
+	stop := make(chan struct{})
+	var logs bytes.Buffer
+	w := &APIServerWait{Clock: clock, Stop: stop, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	client := waitingClient(w)
+
+	waited := make(chan error, 1)
+	go func() {
+		resp, err := client.Get("http://" + addr + "/api/v1/services")
+		if err == nil {
+			resp.Body.Close()
+		}
+		waited <- err
+	}()
+	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
+	resp, err := client.Get("http://" + hangup.Addr().String() + "/api/v1/endpoints")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("a read over a connection closed at once succeeded")
+	}
+	close(stop)
+	if err := <-waited; err == nil {
+		t.Fatal("the waiting read succeeded with nothing listening")
+	}
+	if strings.Contains(logs.String(), "API server reachable again") {
+		t.Errorf("a read's failure ended the outage:\n%s", logs.String())
+	}
+}
+
 // A write, a read whose context ends, and a read without a context of
 // its own once Stop closes (the process shutting down), fail as client-go
 // expects.
