@@ -77,17 +77,8 @@ func TestSotWAdmission(t *testing.T) {
 // stream ending while it waits leaves the line. Delta streams are not
 // held back.
 func TestSotWStreamsAdmittedWithinBudget(t *testing.T) {
-	s, c := steppedServer()
-	s.admission.budget = 1 // every SotW stream alone
 	f := fixture{listenerPort: 10080, clusters: map[string][]string{"a": {"127.0.0.1:1"}, "b": {"127.0.0.1:2"}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := serveOn(t, s, lis, &logBuffer{})
+	ts, s, c := servedWithRoomForOne(t, f)
 	conn := ts.dial(t)
 	client := discoveryv3.NewAggregatedDiscoveryServiceClient(conn)
 	open := func() (discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient, chan *discoveryv3.DiscoveryResponse) {
@@ -257,18 +248,9 @@ func TestSotWStreamWeight(t *testing.T) {
 // the same way. Every place is then given back by an answer.
 func TestSotWBudgetWithEnvoys(t *testing.T) {
 	toolPath(t, "envoy")
-	s, _ := steppedServer()
-	s.admission.budget = 1 // every SotW stream alone
 	port := freePort(t)
 	f := fixture{listenerPort: port, clusters: map[string][]string{"a": {backend(t, "a1")}}}
-	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := serveOn(t, s, lis, &logBuffer{})
+	ts, s, _ := servedWithRoomForOne(t, f)
 	// startEnvoy waits until each is ready: its listeners and clusters
 	// came after its place.
 	first := startEnvoy(t, ts.addr, "budget-first", false, nil)
@@ -292,4 +274,20 @@ func TestSotWBudgetWithEnvoys(t *testing.T) {
 	if used, waiting := s.admission.state(); used != 0 || waiting != 0 {
 		t.Errorf("after both Envoys answered: %d of the budget held, %d waiting; want none", used, waiting)
 	}
+}
+
+// servedWithRoomForOne serves f from a server on a clock the test steps,
+// whose SotW budget admits one stream at a time.
+func servedWithRoomForOne(t *testing.T, f fixture) (*testServer, *Server, *fakeClock) {
+	t.Helper()
+	s, c := steppedServer()
+	s.admission.budget = 1 // every SotW stream alone
+	if _, err := s.Publish(t.Context(), f.resources(t)); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveOn(t, s, lis, &logBuffer{}), s, c
 }
