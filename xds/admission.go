@@ -9,16 +9,15 @@ import (
 // What SotW Envoys are expected to send at once is kept within a budget.
 //
 // A SotW Envoy names every load assignment when it connects and again in
-// each answer to load assignments: about 200 KB at 1,000 Ingresses, ten
-// times that at 10,000. gRPC reads a stream's request as it arrives, as
-// far as the stream's flow-control window lets the client send, and
-// widens the window to the whole message once the stream starts reading
-// it; a stream always is. So when a fleet reconnected at once, or answered
-// one endpoint change, every one of those requests was in the control
-// plane's memory together, held in gRPC's buffers while two cores turned
-// them into answers: 5,000 SotW Envoys took it past its 1 GiB limit
-// (docs/benchmarks.md, "Issue 31: what SotW Envoys send, within a
-// budget").
+// each answer to load assignments. gRPC reads a stream's request as it
+// arrives, as far as the stream's flow-control window lets the client
+// send, and widens the window to the whole message once the stream starts
+// reading it; a stream always is. So when a fleet reconnected at once, or
+// answered one endpoint change, every one of those requests was in the
+// control plane's memory together, held in gRPC's buffers while the CPU
+// turned them into answers, past the manifests' memory limit for a large
+// SotW fleet (docs/benchmarks.md, "Issue 31: what SotW Envoys send,
+// within a budget", has the figures).
 //
 // So a stream of load assignments (SotW ADS or EDS) holds a place in a
 // budget while its client is expected to send names:
