@@ -5,16 +5,15 @@ package xds
 import (
 	"errors"
 	"net"
-	"os"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // unsentAfterStall writes to a peer that reads nothing until the kernel
-// takes no more, and returns how much the writer's socket holds unsent
-// (SIOCOUTQNSD) and how much the write got through.
+// takes no more (EAGAIN on the non-blocking socket, no clock involved),
+// and returns how much the writer's socket holds unsent (SIOCOUTQNSD) and
+// how much the kernel took.
 func unsentAfterStall(t *testing.T, lis net.Listener) (unsent, written int) {
 	t.Helper()
 	defer lis.Close()
@@ -28,22 +27,32 @@ func unsentAfterStall(t *testing.T, lis net.Listener) (unsent, written int) {
 		t.Fatal(err)
 	}
 	defer server.Close()
-	// The deadline only ends the write once the queues are full: the
-	// kernel stops taking bytes as soon as they are, well within it.
-	if err := server.SetWriteDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
-		t.Fatal(err)
-	}
-	written, err = server.Write(make([]byte, 16<<20))
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("writing 16 MiB to a peer that reads nothing: %d bytes, %v; want the deadline", written, err)
-	}
 	raw, err := server.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ierr error
-	if err := raw.Control(func(fd uintptr) { unsent, ierr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQNSD) }); err != nil || ierr != nil {
-		t.Fatalf("SIOCOUTQNSD: %v %v", err, ierr)
+	chunk := make([]byte, 64<<10)
+	var werr, ierr error
+	if err := raw.Control(func(fd uintptr) {
+		for written < 64<<20 {
+			n, err := unix.Write(int(fd), chunk)
+			if err != nil {
+				if !errors.Is(err, unix.EAGAIN) {
+					werr = err
+				}
+				break
+			}
+			written += n
+		}
+		unsent, ierr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQNSD)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if werr != nil || ierr != nil {
+		t.Fatalf("writing until the kernel takes no more: %v; SIOCOUTQNSD: %v", werr, ierr)
+	}
+	if written >= 64<<20 {
+		t.Fatalf("the kernel took %d bytes for a peer that reads nothing", written)
 	}
 	return unsent, written
 }
