@@ -42,6 +42,25 @@ func waitingClient(w *APIServerWait) *http.Client {
 	return &http.Client{Transport: w.Wrap(&http.Transport{})}
 }
 
+// readLater GETs url through client in the background, under ctx; the
+// channel gets the read's error, nil once it is answered.
+func readLater(t *testing.T, ctx context.Context, client *http.Client, url string) <-chan error {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errs <- err
+	}()
+	return errs
+}
+
 // A read sent while nothing listens waits, tried again at each interval
 // of the clock, and returns the API server's answer once it listens: the
 // reflector above it never sees an error, so never backs off.
@@ -117,14 +136,7 @@ func TestAPIServerWaitOtherErrorsDoNotEndTheOutage(t *testing.T) {
 	w := &APIServerWait{Clock: clock, Stop: stop, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	client := waitingClient(w)
 
-	waited := make(chan error, 1)
-	go func() {
-		resp, err := client.Get("http://" + addr + "/api/v1/services")
-		if err == nil {
-			resp.Body.Close()
-		}
-		waited <- err
-	}()
+	waited := readLater(t, context.Background(), client, "http://"+addr+"/api/v1/services")
 	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
 	resp, err := client.Get("http://" + hangup.Addr().String() + "/api/v1/endpoints")
 	if err == nil {
@@ -159,31 +171,14 @@ func TestAPIServerWaitLetsWritesAndDeadlinesFail(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/apis/coordination.k8s.io/v1/leases", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed := make(chan error, 1)
-	go func() {
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		failed <- err
-	}()
+	failed := readLater(t, ctx, client, "http://"+addr+"/apis/coordination.k8s.io/v1/leases")
 	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
 	cancel()
 	if err := <-failed; err == nil {
 		t.Fatal("a read whose context ended succeeded")
 	}
 
-	go func() {
-		resp, err := client.Get("http://" + addr + "/apis/gateway.networking.k8s.io/v1")
-		if err == nil {
-			resp.Body.Close()
-		}
-		failed <- err
-	}()
+	failed = readLater(t, context.Background(), client, "http://"+addr+"/apis/gateway.networking.k8s.io/v1")
 	waitFor(t, "the read waiting on the clock", clock.HasWaiters)
 	close(stop)
 	if err := <-failed; err == nil {
