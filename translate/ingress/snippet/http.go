@@ -107,8 +107,10 @@ func cacheZone(d nginxconf.Directive) string {
 	return ""
 }
 
-// Zone is a limit_req_zone keyed by the client's address: Requests per
-// Period (a second or a minute) for each client.
+// Zone is a limit_req_zone of the http-snippet. One keyed by the client's
+// address allows Requests per Period (a second or a minute) for each
+// client; any other has Requests 0: nginx knows it, ingress-xds does not
+// translate it.
 type Zone struct {
 	Name     string
 	Requests uint32
@@ -116,21 +118,27 @@ type Zone struct {
 }
 
 // limitReqZone reads limit_req_zone $binary_remote_addr zone=name:size
-// rate=Nr/s|Nr/m: the zone, when limit_req can take it, and the verdict's
-// note. A zone of another key is left out: a limit_req of it is refused
-// where it appears.
+// rate=Nr/s|Nr/m: the zone and the verdict's note. A zone of another key
+// has no rate (Requests 0): a limit_req of it is refused where it
+// appears; nil: no zone's name.
 func limitReqZone(d nginxconf.Directive) (*Zone, string) {
 	declared := "it declares a zone; a limit_req of it is refused where it appears (only a zone of $binary_remote_addr with a rate is translated)"
 	z := &Zone{}
+	for _, a := range d.Args {
+		if v, ok := strings.CutPrefix(a, "zone="); ok {
+			if name, size, ok := strings.Cut(v, ":"); ok && name != "" && size != "" {
+				z.Name = name
+			}
+		}
+	}
+	if z.Name == "" {
+		return nil, declared
+	}
+	unrated := &Zone{Name: z.Name}
 	key := ""
 	for _, a := range d.Args {
 		switch {
 		case strings.HasPrefix(a, "zone="):
-			name, size, ok := strings.Cut(strings.TrimPrefix(a, "zone="), ":")
-			if !ok || name == "" || size == "" {
-				return nil, declared
-			}
-			z.Name = name
 		case strings.HasPrefix(a, "rate="):
 			r := strings.TrimPrefix(a, "rate=")
 			z.Period = time.Second
@@ -139,21 +147,21 @@ func limitReqZone(d nginxconf.Directive) (*Zone, string) {
 			} else if n, ok := strings.CutSuffix(r, "r/s"); ok {
 				r = n
 			} else {
-				return nil, declared
+				return unrated, declared
 			}
 			n, err := strconv.ParseUint(r, 10, 32)
 			if err != nil || n == 0 {
-				return nil, declared
+				return unrated, declared
 			}
 			z.Requests = uint32(n)
 		case key == "":
 			key = a
 		default:
-			return nil, declared // sync, or a second key
+			return unrated, declared // sync, or a second key
 		}
 	}
 	if key != "$binary_remote_addr" && key != "$remote_addr" || z.Name == "" || z.Requests == 0 {
-		return nil, declared
+		return unrated, declared
 	}
 	return z, "it declares zone " + z.Name + ", per client address, which a configuration-snippet's limit_req may use"
 }

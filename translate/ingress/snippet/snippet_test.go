@@ -123,3 +123,50 @@ func TestProxyCacheZoneDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitReqZoneKnownToNginx: a limit_req of a zone no http-snippet
+// declares is refused as nginx refuses it (ngx_http_limit_req_module: an
+// unknown zone fails the configuration), one of a zone declared with a key
+// other than the client's address as not translated: nginx runs it.
+func TestLimitReqZoneKnownToNginx(t *testing.T) {
+	h, err := TranslateHTTP("limit_req_zone $http_x_api_key zone=bykey:10m rate=10r/s;\nlimit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Zones: h.Zones}
+	for zone, want := range map[string]string{
+		"bykey":   `zone "bykey" is not a limit_req_zone of $binary_remote_addr with a rate: not translated`,
+		"missing": `zone "missing": no limit_req_zone of the ConfigMap's http-snippet declares it: nginx refuses it`,
+		"perip":   "",
+	} {
+		_, err := Translate(LocationContext, "limit_req zone="+zone+" burst=5 nodelay;", opts)
+		var r *Refusal
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("zone %s: %v, want it translated", zone, err)
+		case want != "" && (!errors.As(err, &r) || r.Why != want):
+			t.Errorf("zone %s: %v, want the refusal %q", zone, err, want)
+		}
+	}
+}
+
+// TestLimitReqInAnsweringLocation: in a server-snippet's location that
+// answers every request with return, limit_req never runs (the rewrite
+// phase answers first, ngx_http_rewrite_module), whatever its zone's key,
+// so it is of no effect there; a zone nginx does not know still refuses
+// the snippet, as nginx refuses the configuration.
+func TestLimitReqInAnsweringLocation(t *testing.T) {
+	h, err := TranslateHTTP("limit_req_zone $http_x_api_key zone=bykey:10m rate=10r/s;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Zones: h.Zones}
+	if _, err := Translate(ServerContext, "location = /up { limit_req zone=bykey; return 200; }", opts); err != nil {
+		t.Errorf("a zone of another key in an answering location: %v, want it of no effect", err)
+	}
+	_, err = Translate(ServerContext, "location = /up { limit_req zone=missing; return 200; }", opts)
+	var r *Refusal
+	if !errors.As(err, &r) || !r.nginxRefuses() {
+		t.Errorf("an unknown zone in an answering location: %v, want nginx's refusal", err)
+	}
+}

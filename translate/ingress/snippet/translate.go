@@ -866,14 +866,6 @@ func nginxSeconds(s string) (int64, bool) {
 // at the zone's rate. Without nodelay a burst delays requests, which is
 // not translated.
 func (t *translator) limitReq(d nginxconf.Directive, lv level) (*ir.RequestRate, error) {
-	switch lv {
-	case serverLevel:
-		return nil, t.refuse(d, "in a server-snippet (it reaches the locations without a limit_req of their own): not translated")
-	case snippetLocation:
-		t.verdict(d, NoEffect, "the location answers every request in the rewrite phase, before limit_req")
-		return nil, nil
-	}
-	t.contextual = true
 	var zone string
 	var burst uint64
 	nodelay := false
@@ -895,8 +887,19 @@ func (t *translator) limitReq(d nginxconf.Directive, lv level) (*ir.RequestRate,
 	}
 	z, ok := t.opts.Zones[zone]
 	if !ok {
-		return nil, t.refuse(d, "zone %q is not a limit_req_zone of $binary_remote_addr with a rate in the ConfigMap's http-snippet (nginx refuses an unknown zone)", zone)
+		return nil, t.refuse(d, "zone %q: no limit_req_zone of the ConfigMap's http-snippet declares it: nginx refuses it", zone)
 	}
+	switch lv {
+	case serverLevel:
+		return nil, t.refuse(d, "in a server-snippet (it reaches the locations without a limit_req of their own): not translated")
+	case snippetLocation:
+		t.verdict(d, NoEffect, "the location answers every request in the rewrite phase, before limit_req")
+		return nil, nil
+	}
+	if z.Requests == 0 {
+		return nil, t.refuse(d, "zone %q is not a limit_req_zone of $binary_remote_addr with a rate: not translated", zone)
+	}
+	t.contextual = true
 	if burst > 0 && !nodelay {
 		return nil, t.refuse(d, "without nodelay nginx delays the requests of the burst: not translated (with nodelay it is)")
 	}
