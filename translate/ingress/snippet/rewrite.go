@@ -201,7 +201,7 @@ func (t *translator) setValue(d nginxconf.Directive, w way, s string) ([]piece, 
 			continue // not set on this way: empty
 		}
 		if _, ok := conditionHeader(p.name); !ok {
-			return nil, t.refuse(d, "variable $%s: %s", p.name, unknownVariable(p.name))
+			return nil, t.refuse(d, "variable $%s: %s", p.name, t.unknownVariable(p.name))
 		}
 		out = append(out, p)
 	}
@@ -398,7 +398,7 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 		header, ok = ClientVerifyMatch, true
 	}
 	if !ok {
-		return cond{}, t.refuse(d, "variable $%s: %s", lhs, unknownVariable(lhs))
+		return cond{}, t.refuse(d, "variable $%s: %s", lhs, t.unknownVariable(lhs))
 	}
 	if rewrittenBeforeRouting(header) {
 		return cond{}, t.refuse(d, "variable $%s: Envoy sets %s itself before it routes, so the condition would not read the client's, as nginx's does", lhs, header)
@@ -411,6 +411,9 @@ func (t *translator) condition(d nginxconf.Directive, w way) (cond, error) {
 		return cond{match: m}, nil
 	case "=", "!=":
 		if strings.Contains(rhs, "$") {
+			if err := t.nginxKnows(d, rhs); err != nil {
+				return cond{}, err
+			}
 			return cond{}, t.refuse(d, "a comparison with a variable: not translated")
 		}
 		switch lhs {
@@ -480,6 +483,11 @@ func (t *translator) staticCondition(d nginxconf.Directive, value, op, rhs strin
 		return cond{}, t.refuse(d, "operator %q: not translated", op)
 	}
 	if strings.Contains(rhs, "$") {
+		if op == "=" || op == "!=" {
+			if err := t.nginxKnows(d, rhs); err != nil {
+				return cond{}, err
+			}
+		}
 		return cond{}, t.refuse(d, "a comparison with a variable: not translated")
 	}
 	if holds {

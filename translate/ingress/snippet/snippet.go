@@ -288,11 +288,19 @@ type Refusal struct {
 	Directive string
 	Line      int
 	Why       string
+	// Nginx, when set, is a directive further on that nginx itself
+	// refuses (nginxRefusesToo): the snippet never ran under
+	// ingress-nginx either.
+	Nginx *Refusal
 }
 
 func (r *Refusal) Error() string {
-	if r.Directive == "" {
-		return r.Why
+	s := r.Why
+	if r.Directive != "" {
+		s = fmt.Sprintf("directive %s (line %d): %s", r.Directive, r.Line, r.Why)
 	}
-	return fmt.Sprintf("directive %s (line %d): %s", r.Directive, r.Line, r.Why)
+	if r.Nginx != nil {
+		s += "; nginx itself refuses the snippet at " + r.Nginx.Error()
+	}
+	return s
 }

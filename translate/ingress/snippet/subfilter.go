@@ -132,7 +132,7 @@ func (t *translator) literal(d nginxconf.Directive, a string) error {
 		if p.name == "" {
 			continue
 		}
-		if why := unknownVariable(p.name); strings.HasSuffix(why, "nginx refuses it") {
+		if why := t.unknownVariable(p.name); strings.HasSuffix(why, "nginx refuses it") {
 			return t.refuse(d, "variable $%s: %s", p.name, why)
 		}
 		return t.refuse(d, "variable $%s: a text worked out for each request: not translated", p.name)

@@ -46,6 +46,13 @@ func Translate(ctx Context, src string, opts Options) (*Result, error) {
 		err = t.again(ds, res.Branches)
 	}
 	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) && !r.nginxRefuses() {
+			if r.Nginx = nginxRefusesToo(ds, lv, opts); r.Nginx != nil {
+				n := r.Nginx
+				t.verdicts = append(t.verdicts, Verdict{Line: n.Line, Directive: n.Directive, Verdict: Refused, Note: n.Why})
+			}
+		}
 		return &Result{Verdicts: settle(t.verdicts)}, err
 	}
 	res.Verdicts = settle(t.verdicts)

@@ -152,20 +152,44 @@ func (t *translator) headerValue(d nginxconf.Directive, lv level, name, value st
 		}
 		v, ok := valueVariable(p.name, response)
 		if !ok {
-			return ir.Header{}, t.refuse(d, "header %s: variable $%s: %s", name, p.name, unknownVariable(p.name))
+			return ir.Header{}, t.refuse(d, "header %s: variable $%s: %s", name, p.name, t.unknownVariable(p.name))
 		}
 		parts = append(parts, v)
 	}
 	return ir.Header{Name: name, Parts: parts}, nil
 }
 
+// nginxKnows refuses d where value, which is not translated, holds what
+// nginx itself refuses: a $ without a name, or a variable nginx does not
+// know (unknownVariable). Such a refusal is the one to give, as the
+// snippet never ran under ingress-nginx.
+func (t *translator) nginxKnows(d nginxconf.Directive, value string) error {
+	ps, err := pieces(value)
+	if err != nil {
+		return t.refuse(d, "%v", err)
+	}
+	for _, p := range ps {
+		if p.name == "" || t.declared[p.name] {
+			continue
+		}
+		if why := t.unknownVariable(p.name); strings.HasSuffix(why, "nginx refuses it") {
+			return t.refuse(d, "variable $%s: %s", p.name, why)
+		}
+	}
+	return nil
+}
+
 // unknownVariable says why a variable is not translated, naming the ones
-// nginx itself does not know in ingress-nginx's build: a name with upper
-// case (nginx's own are lower case, and a template placeholder such as
-// ${DOMAIN} left unrendered is one), the legacy GeoIP module's, which
-// ingress-nginx's nginx does not load ($geoip2_* are GeoIP2's), and the
-// opentracing module's, which it no longer ships.
-func unknownVariable(name string) string {
+// that nginx itself does not know in ingress-nginx's build and that no
+// directive of the snippet declares: a name with upper case (nginx's own
+// are lower case, and a template placeholder such as ${DOMAIN} left
+// unrendered is one), the legacy GeoIP module's, which ingress-nginx's
+// nginx does not load ($geoip2_* are GeoIP2's), and the opentracing
+// module's, which it no longer ships.
+func (t *translator) unknownVariable(name string) string {
+	if t.declared[name] {
+		return "not translated"
+	}
 	prefixed := slices.ContainsFunc([]string{"http_", "sent_http_", "upstream_http_", "cookie_", "upstream_cookie_", "arg_"},
 		func(p string) bool { return strings.HasPrefix(name, p) })
 	switch {
