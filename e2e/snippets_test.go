@@ -74,7 +74,7 @@ func TestSnippets(t *testing.T) {
 	cp.WaitReady(t)
 	envoy := framework.StartEnvoy(t, cp)
 	t.Cleanup(func() { assertNothingRejected(t, envoy) })
-	for _, host := range []string{"headers.example", "rewrites.example", "slashes.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example", "realip.example"} {
+	for _, host := range []string{"headers.example", "rewrites.example", "slashes.example", "access.example", "open.example", "server.example", "nested.example", "conditions.example", "inert.example", "grpc.example", "expires.example", "forwarded.example", "realip.example", "host.example", "vhost.example"} {
 		framework.Eventually(t, convergeTimeout, host+" served", func() error {
 			r, err := envoy.Get(host, "/probe")
 			if err != nil {
@@ -367,6 +367,21 @@ func TestSnippets(t *testing.T) {
 		for _, h := range []string{"X-Tenant", "If-Match"} {
 			if got := a.seen.Header.Get(h); got != "" {
 				t.Errorf("the backend got %s %q, want none", h, got)
+			}
+		}
+	})
+
+	// ngx_http_proxy_module: proxy_set_header Host $host in ingress-nginx's
+	// location is a second Host line after the template's own
+	// ($best_http_host, or upstream-vhost's: nginx.tmpl), which nginx
+	// 1.27.1 sends both of (proxy_init_headers); a backend reading the
+	// first line gets the template's. Envoy sends that line alone: the
+	// echo backend, Go's server, refuses two Host lines as RFC 9112 asks.
+	t.Run("proxy_set_header Host $host", func(t *testing.T) {
+		for host, want := range map[string]string{"host.example": "host.example", "vhost.example": "internal.example"} {
+			a := snippetRequest(t, envoy, http.MethodGet, host, "/", nil)
+			if a.seen == nil || a.seen.Host != want {
+				t.Errorf("%s: %d %q: want the backend, reached with Host %s", host, a.status, a.body, want)
 			}
 		}
 	})
@@ -669,6 +684,30 @@ spec:
   rules: [{host: realip.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
 ---
 ` + forwardedSnippetYAML + `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: host
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_set_header Host $host;
+      proxy_set_header X-Real-IP $remote_addr;
+spec:
+  rules: [{host: host.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: vhost
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/upstream-vhost: internal.example
+    nginx.ingress.kubernetes.io/configuration-snippet: |
+      proxy_set_header Host $http_host;
+spec:
+  rules: [{host: vhost.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

@@ -50,7 +50,7 @@ func TestHeaderMaps(t *testing.T) {
 		{"no namespace", "add-headers", "add", "InvalidConfigMapValue", "not namespace/name"},
 		{"missing", "proxy-set-headers", "ns/missing", "ConfigMapNotFound", "no such ConfigMap"},
 		{"an unknown variable", "add-headers", "ns/bad", "InvalidConfigMapValue", "header X-Geo: variable $geoip_country_code"},
-		{"a second Host", "proxy-set-headers", "ns/host", "InvalidConfigMapValue", "header Host: ingress-nginx would send a second Host"},
+		{"a second Host", "proxy-set-headers", "ns/host", "InvalidConfigMapValue", "header Host: a Host other than the client's: ingress-nginx would send it as a second Host line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := table.Parse(map[string]string{tc.key: tc.value})

@@ -197,7 +197,7 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 		lower := strings.ToLower(name)
 		switch {
 		case lower == "host":
-			return t.refuse(d, "ingress-nginx would send a second Host header beside its own, which Envoy cannot; the upstream-vhost annotation sets the Host")
+			return t.hostHeader(d)
 		case lower == "upgrade" || lower == "connection":
 			t.verdict(d, NoEffect, "ingress-nginx already passes upgrades, and Envoy owns the Connection and Upgrade headers")
 			return nil
@@ -244,6 +244,29 @@ func (t *translator) header(e *Edits, d nginxconf.Directive, lv level) error {
 	}
 	t.verdict(d, Translated, "")
 	return nil
+}
+
+// hostHeader takes proxy_set_header Host. ingress-nginx's nginx (1.27.1)
+// sends the snippet's Host as a second Host line after the template's
+// own ($best_http_host, or upstream-vhost's value), which Envoy cannot
+// send. A backend reads the first line or refuses the request (RFC 9112
+// asks a server to refuse two Host lines): neither reads the snippet's.
+// So where the snippet's value is the client's host ($host, $http_host,
+// $best_http_host), which is what the template's line holds but for the
+// port and case $host drops, Envoy sends the template's line alone: what
+// a backend that read the first line got (docs/snippets.md,
+// Differences). Any other value, which the user meant the backend to
+// see, is refused.
+func (t *translator) hostHeader(d nginxconf.Directive) error {
+	switch d.Args[1] {
+	case "$host", "${host}", "$http_host", "${http_host}", "$best_http_host", "${best_http_host}":
+		t.verdict(d, Translated, "nginx sends it as a second Host line after the template's, which a backend reading the first never sees; Envoy sends the template's alone")
+		return nil
+	}
+	if err := t.nginxKnows(d, d.Args[1]); err != nil {
+		return err
+	}
+	return t.refuse(d, "a Host other than the client's: ingress-nginx would send it as a second Host line after its own, which Envoy cannot; the upstream-vhost annotation sets the Host")
 }
 
 // addForwardedFor takes proxy_set_header NAME $proxy_add_x_forwarded_for.
