@@ -698,7 +698,13 @@ func (s *Settings) finishConnections() {
 	d.KeepBackendServer = c.backendServer
 	d.OriginalURI = c.originalURI
 	d.ForwardedHostFrom = c.forwardedHost
-	d.HideHeaders = strings.Join(c.hide, ",")
+	hidden := nginxHiddenHeaders()
+	for _, h := range c.hide {
+		if !slices.Contains(hidden, h) {
+			hidden = append(hidden, h)
+		}
+	}
+	d.HideHeaders = strings.Join(hidden, ",")
 	// nginx ignores a header with an underscore in its name unless
 	// underscores_in_headers is on or ignore_invalid_headers off
 	// (nginx.tmpl writes both from these keys); unset, Envoy passes it.
@@ -753,7 +759,8 @@ const (
 // headers set from the request), the client's own X-Forwarded-* trusted
 // when serve --trusted-forwarded-hops trusts proxies in front (flagHops).
 func DefaultDownstream(p ir.Protocol, flagHops bool) ir.Downstream {
-	d := ir.Downstream{Forwarded: ir.ForwardedClient, ProxyHeaders: ir.ProxyHeadersSet, ForwardedPort: ForwardedHTTPPort}
+	d := ir.Downstream{Forwarded: ir.ForwardedClient, ProxyHeaders: ir.ProxyHeadersSet, ForwardedPort: ForwardedHTTPPort,
+		HideHeaders: strings.Join(nginxHiddenHeaders(), ",")}
 	if p == ir.HTTPS {
 		d.ForwardedPort = ForwardedHTTPSPort
 	}
@@ -761,6 +768,16 @@ func DefaultDownstream(p ir.Protocol, flagHops bool) ir.Downstream {
 		d.ProxyHeaders = ir.ProxyHeadersTrusted
 	}
 	return d
+}
+
+// nginxHiddenHeaders are the backend's response headers nginx's proxy and
+// grpc modules never pass to the client, whatever proxy_hide_header and
+// hide-headers say (ngx_http_proxy_hide_headers, ngx_http_grpc_hide_headers):
+// X-Accel-* are instructions to nginx itself, and X-Accel-Redirect names a
+// path the backend meant for nginx alone. Date and Server, which they hide
+// too, Envoy writes itself (Server as server-tokens says).
+func nginxHiddenHeaders() []string {
+	return []string{"x-pad", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate", "x-accel-buffering", "x-accel-charset"}
 }
 
 // trustsEveryone says whether CIDRs hold every IPv4 address.

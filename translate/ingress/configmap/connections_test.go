@@ -9,6 +9,11 @@ import (
 	"github.com/ingress-xds/ingress-xds/translate/ir"
 )
 
+// nginxHidden are the headers nginx's proxy module hides of every
+// backend's response (ngx_http_proxy_module.c, ngx_http_proxy_hide_headers,
+// but Date and Server).
+const nginxHidden = "x-pad,x-accel-expires,x-accel-redirect,x-accel-limit-rate,x-accel-buffering,x-accel-charset"
+
 func TestConnections(t *testing.T) {
 	tab := New(annotations.New(""))
 	for _, tc := range []struct {
@@ -64,6 +69,9 @@ func TestConnections(t *testing.T) {
 		{name: "the access log", data: map[string]string{"log-format-upstream": `$remote_addr "$http_user_agent" 5% $namespace ${status}x`},
 			http:  ir.Downstream{Forwarded: ir.ForwardedClient, AccessLog: &ir.AccessLog{Format: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% \"%REQ(user-agent)%\" 5%% %METADATA(ROUTE:ingress-xds:namespace)% %RESPONSE_CODE%x\n"}},
 			https: ir.Downstream{Forwarded: ir.ForwardedClient, AccessLog: &ir.AccessLog{Format: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% \"%REQ(user-agent)%\" 5%% %METADATA(ROUTE:ingress-xds:namespace)% %RESPONSE_CODE%x\n"}}},
+		{name: "hide-headers beside nginx's own", data: map[string]string{"hide-headers": "X-Powered-By, X-Accel-Redirect"},
+			http:  ir.Downstream{Forwarded: ir.ForwardedClient, HideHeaders: nginxHidden + ",x-powered-by"},
+			https: ir.Downstream{Forwarded: ir.ForwardedClient, HideHeaders: nginxHidden + ",x-powered-by"}},
 		{name: "the access log turned off", data: map[string]string{"log-format-upstream": "$status", "disable-access-log": "true"},
 			http: ir.Downstream{Forwarded: ir.ForwardedClient}, https: ir.Downstream{Forwarded: ir.ForwardedClient}},
 	} {
@@ -74,6 +82,11 @@ func TestConnections(t *testing.T) {
 				proxyHeaders = ir.ProxyHeadersTrusted
 			}
 			wantHTTP, wantHTTPS := tc.http, tc.https
+			for _, w := range []*ir.Downstream{&wantHTTP, &wantHTTPS} {
+				if w.HideHeaders == "" {
+					w.HideHeaders = nginxHidden
+				}
+			}
 			wantHTTP.ProxyHeaders, wantHTTP.ForwardedPort = proxyHeaders, 80
 			wantHTTPS.ProxyHeaders, wantHTTPS.ForwardedPort = proxyHeaders, 443
 			if got := *s.Downstream(ir.HTTP, false); !sameDownstream(got, wantHTTP) {
