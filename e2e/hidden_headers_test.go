@@ -48,15 +48,9 @@ func TestNginxHiddenHeaders(t *testing.T) {
 	}
 }
 
-const hiddenHeadersYAML = `
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: plain
-  namespace: default
-spec:
-  rules: [{host: plain.example, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}]}}]
----
+// hiddenHeadersYAML serves plain.example as the defaults make it and
+// snippet.example with a snippet that sets one of the hidden headers.
+var hiddenHeadersYAML = hostIngressYAML("plain", "plain.example", "alpha", "") + `---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:

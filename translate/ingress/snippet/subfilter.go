@@ -124,18 +124,14 @@ func (t *translator) subFilter(s *subFilters, d nginxconf.Directive, lv level) e
 // literal refuses a sub_filter text that holds a variable: nginx would
 // work it out for each request, which is not translated.
 func (t *translator) literal(d nginxconf.Directive, a string) error {
-	ps, err := pieces(a)
-	if err != nil {
-		return t.refuse(d, "%v", err)
+	if err := t.nginxKnows(d, a); err != nil {
+		return err
 	}
+	ps, _ := pieces(a) // nginxKnows has read it whole
 	for _, p := range ps {
-		if p.name == "" {
-			continue
+		if p.name != "" {
+			return t.refuse(d, "variable $%s: a text worked out for each request: not translated", p.name)
 		}
-		if why := t.unknownVariable(p.name); strings.HasSuffix(why, "nginx refuses it") {
-			return t.refuse(d, "variable $%s: %s", p.name, why)
-		}
-		return t.refuse(d, "variable $%s: a text worked out for each request: not translated", p.name)
 	}
 	return nil
 }
