@@ -51,21 +51,66 @@ func fieldOf(m proto.Message, name string) protowire.Number {
 // Unmarshal decodes a discovery response without its resources' Anys;
 // anything else as gRPC's codec does.
 func (c LightCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	switch v.(type) {
+	case *discoveryv3.DiscoveryResponse, *discoveryv3.DeltaDiscoveryResponse:
+		r := data.Reader()
+		defer r.Close()
+		return decodeLight(r, r.Remaining(), v.(proto.Message))
+	}
+	return c.CodecV2.Unmarshal(data, v)
+}
+
+// byteSource is what the light decoding reads from: gRPC's buffers
+// (mem.Reader) or a stream's body (bufio.Reader, h2stream.go).
+type byteSource interface {
+	io.Reader
+	io.ByteReader
+	Discard(n int) (int, error)
+}
+
+// counted reads from a byteSource and counts what it has read, which
+// tells a message's end in a source that runs on past it.
+type counted struct {
+	src  byteSource
+	read int
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.src.Read(p)
+	c.read += n
+	return n, err
+}
+
+func (c *counted) ReadByte() (byte, error) {
+	b, err := c.src.ReadByte()
+	if err == nil {
+		c.read++
+	}
+	return b, err
+}
+
+func (c *counted) Discard(n int) (int, error) {
+	n, err := c.src.Discard(n)
+	c.read += n
+	return n, err
+}
+
+// decodeLight reads the n bytes of an encoded message from r into v: a
+// discovery response without its resources' Anys (see LightCodec), any
+// other message whole.
+func decodeLight(src byteSource, n int, v proto.Message) error {
+	r := &counted{src: src}
 	var keep []byte
 	var err error
-	r := data.Reader()
-	defer r.Close()
 	switch v.(type) {
 	case *discoveryv3.DiscoveryResponse:
-		keep, err = fieldsWithout(r, r.Remaining(), sotwResources, func(r *mem.Reader, n int, out []byte) ([]byte, error) {
-			_, err := r.Discard(n)
-			return out, err
+		keep, err = fieldsWithout(r, n, sotwResources, func(r *counted, n int, out []byte) ([]byte, error) {
+			return out, discard(r, n)
 		})
 	case *discoveryv3.DeltaDiscoveryResponse:
-		keep, err = fieldsWithout(r, r.Remaining(), deltaResources, func(r *mem.Reader, n int, out []byte) ([]byte, error) {
-			sub, err := fieldsWithout(r, n, resourceAny, func(r *mem.Reader, n int, out []byte) ([]byte, error) {
-				_, err := r.Discard(n)
-				return out, err
+		keep, err = fieldsWithout(r, n, deltaResources, func(r *counted, n int, out []byte) ([]byte, error) {
+			sub, err := fieldsWithout(r, n, resourceAny, func(r *counted, n int, out []byte) ([]byte, error) {
+				return out, discard(r, n)
 			})
 			if err != nil {
 				return nil, fmt.Errorf("a delta resource: %w", err)
@@ -74,22 +119,36 @@ func (c LightCodec) Unmarshal(data mem.BufferSlice, v any) error {
 			return protowire.AppendBytes(out, sub), nil
 		})
 	default:
-		return c.CodecV2.Unmarshal(data, v)
+		keep, err = readAppend(r, n, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("decoding a %T: %w", v, err)
 	}
-	return proto.Unmarshal(keep, v.(proto.Message))
+	return proto.Unmarshal(keep, v)
+}
+
+func discard(r *counted, n int) error {
+	if got, err := r.Discard(n); got < n {
+		return fmt.Errorf("%d of %d bytes: %w", got, n, orUnexpectedEOF(err))
+	}
+	return nil
+}
+
+func orUnexpectedEOF(err error) error {
+	if err == nil || err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // fieldsWithout reads the n bytes of a message's fields from r and returns
 // their encoding, each field copied as it is but field special: its
 // payload (length-delimited, n bytes) is specialFn's to read, and what
 // specialFn appends to the encoding so far stands for the field.
-func fieldsWithout(r *mem.Reader, n int, special protowire.Number, specialFn func(r *mem.Reader, n int, out []byte) ([]byte, error)) ([]byte, error) {
-	end := r.Remaining() - n
+func fieldsWithout(r *counted, n int, special protowire.Number, specialFn func(r *counted, n int, out []byte) ([]byte, error)) ([]byte, error) {
+	end := r.read + n
 	var out []byte
-	for r.Remaining() > end {
+	for r.read < end {
 		tag, err := readVarint(r)
 		if err != nil {
 			return nil, err
@@ -118,7 +177,7 @@ func fieldsWithout(r *mem.Reader, n int, special protowire.Number, specialFn fun
 			if err != nil {
 				return nil, err
 			}
-			if length > uint64(r.Remaining()-end) {
+			if length > uint64(end-r.read) {
 				return nil, fmt.Errorf("field %d: %d bytes, past the message's end", num, length)
 			}
 			if num == special {
@@ -135,13 +194,13 @@ func fieldsWithout(r *mem.Reader, n int, special protowire.Number, specialFn fun
 			return nil, fmt.Errorf("field %d: wire type %d not expected", num, typ)
 		}
 	}
-	if r.Remaining() != end {
+	if r.read != end {
 		return nil, errors.New("a field runs past the message's end")
 	}
 	return out, nil
 }
 
-func readVarint(r *mem.Reader) (uint64, error) {
+func readVarint(r *counted) (uint64, error) {
 	var x uint64
 	for shift := 0; shift < 64; shift += 7 {
 		b, err := r.ReadByte()
@@ -156,7 +215,7 @@ func readVarint(r *mem.Reader) (uint64, error) {
 	return 0, errors.New("a varint longer than 64 bits")
 }
 
-func readAppend(r *mem.Reader, n int, out []byte) ([]byte, error) {
+func readAppend(r *counted, n int, out []byte) ([]byte, error) {
 	at := len(out)
 	out = append(out, make([]byte, n)...)
 	if _, err := io.ReadFull(r, out[at:]); err != nil {
