@@ -33,6 +33,7 @@ type changer struct {
 	w        Workload
 	run      string // names this run's change Ingresses
 	interval time.Duration
+	fanoutH2 bool // the fan-out clients speak HTTP/2 themselves (h2stream.go)
 	log      *slog.Logger
 }
 

@@ -31,9 +31,9 @@ import (
 // assignment of each cluster it is sent (names.edsOf), as those arrive,
 // rather than to every load assignment.
 type lightClient struct {
-	conn   *grpc.ClientConn
-	cancel context.CancelFunc
-	done   chan struct{}
+	closeConn func() // ends the connection
+	cancel    context.CancelFunc
+	done      chan struct{}
 
 	mu       sync.Mutex
 	versions map[string]string    // type URL -> last version received
@@ -86,27 +86,77 @@ func LightDialOptions() []grpc.DialOption {
 	}
 }
 
-func dialLight(ctx context.Context, address string, id int, subs names, delta bool) (*lightClient, error) {
-	conn, err := grpc.NewClient(address, LightDialOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", address, err)
+// The ADS streams as the light client uses them: gRPC's, or its own over
+// HTTP/2 (h2stream.go).
+type (
+	sotwStream interface {
+		Send(*discoveryv3.DiscoveryRequest) error
+		Recv() (*discoveryv3.DiscoveryResponse, error)
 	}
+	deltaStream interface {
+		Send(*discoveryv3.DeltaDiscoveryRequest) error
+		Recv() (*discoveryv3.DeltaDiscoveryResponse, error)
+	}
+)
+
+// dialLight connects fan-out client id, with gRPC's client or, with h2,
+// with the load command's own (h2stream.go), and subscribes it.
+func dialLight(ctx context.Context, address string, id int, subs names, delta, h2 bool) (*lightClient, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	c := &lightClient{conn: conn, cancel: cancel, done: make(chan struct{}),
+	c := &lightClient{cancel: cancel, done: make(chan struct{}),
 		versions: map[string]string{}, arrived: map[string]time.Time{}}
-	node := &corev3.Node{Id: fmt.Sprintf("fanout-%d", id), Cluster: "ingress-load"}
-	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(conn)
-	if delta {
-		err = c.startDelta(ctx, ads, node, subs)
+	var sotw sotwStream
+	var incremental deltaStream
+	var err error
+	if h2 {
+		sotw, incremental, err = c.dialH2(ctx, address, delta)
 	} else {
-		err = c.startSotW(ctx, ads, node, subs, subs.endpointsOf(id))
+		sotw, incremental, err = c.dialGRPC(ctx, address, delta)
+	}
+	if err == nil {
+		node := &corev3.Node{Id: fmt.Sprintf("fanout-%d", id), Cluster: "ingress-load"}
+		if delta {
+			err = c.startDelta(incremental, node, subs)
+		} else {
+			err = c.startSotW(sotw, node, subs, subs.endpointsOf(id))
+		}
 	}
 	if err != nil {
 		cancel()
-		conn.Close()
+		if c.closeConn != nil {
+			c.closeConn()
+		}
 		return nil, fmt.Errorf("fan-out client %d: %w", id, err)
 	}
 	return c, nil
+}
+
+func (c *lightClient) dialGRPC(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
+	conn, err := grpc.NewClient(address, LightDialOptions()...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to %s: %w", address, err)
+	}
+	c.closeConn = func() { conn.Close() }
+	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(conn)
+	if delta {
+		stream, err := ads.DeltaAggregatedResources(ctx)
+		return nil, stream, err
+	}
+	stream, err := ads.StreamAggregatedResources(ctx)
+	return stream, nil, err
+}
+
+func (c *lightClient) dialH2(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
+	method := discoveryv3.AggregatedDiscoveryService_StreamAggregatedResources_FullMethodName
+	if delta {
+		method = discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResources_FullMethodName
+	}
+	s, err := dialH2(ctx, address, method)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.closeConn = s.close
+	return h2SotW{s}, h2Delta{s}, nil
 }
 
 // endpointsOf is the names of the load assignments as SotW client id
@@ -146,11 +196,7 @@ func subscriptions(subs names) []struct {
 
 // startSotW subscribes as a SotW Envoy, naming the load assignments as
 // endpoints encodes them.
-func (c *lightClient) startSotW(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node, subs names, endpoints []byte) error {
-	stream, err := ads.StreamAggregatedResources(ctx)
-	if err != nil {
-		return err
-	}
+func (c *lightClient) startSotW(stream sotwStream, node *corev3.Node, subs names, endpoints []byte) error {
 	byType := map[string][]byte{}
 	for _, s := range subscriptions(subs) {
 		byType[s.typeURL] = encodeNames(s.names)
@@ -202,11 +248,7 @@ func sotwRequest(node *corev3.Node, typeURL string, names []byte, version, nonce
 	return req
 }
 
-func (c *lightClient) startDelta(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node, subs names) error {
-	stream, err := ads.DeltaAggregatedResources(ctx)
-	if err != nil {
-		return err
-	}
+func (c *lightClient) startDelta(stream deltaStream, node *corev3.Node, subs names) error {
 	for _, s := range subscriptions(subs) {
 		names := s.names
 		switch {
@@ -330,6 +372,6 @@ func (c *lightClient) state(typeURL string) (string, time.Time, error) {
 
 func (c *lightClient) close() {
 	c.cancel()
-	c.conn.Close()
+	c.closeConn()
 	<-c.done
 }

@@ -132,7 +132,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta)
+			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta, c.fanoutH2)
 		}()
 	}
 	wg.Wait()
@@ -226,7 +226,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta)
+			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta, c.fanoutH2)
 		}()
 	}
 	wg.Wait()

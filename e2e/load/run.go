@@ -65,6 +65,11 @@ type Config struct {
 	// FanoutReconnect drops every fan-out client after the change and
 	// dials them all again at once (a reconnect storm).
 	FanoutReconnect bool
+	// FanoutH2 has the fan-out clients speak HTTP/2 themselves
+	// (h2stream.go), reading each response as it arrives rather than
+	// holding it whole as gRPC's client does: for storms whose clients
+	// would hold more than the machine has.
+	FanoutH2 bool
 	// Status waits, after convergence, for every Ingress to have a status
 	// address, and times it.
 	Status bool
@@ -171,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.quiesce(ctx, "convergence"); err != nil {
 		return nil, err
 	}
-	ch := &changer{kube: s.kube, gateway: s.gateway, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, log: s.log}
+	ch := &changer{kube: s.kube, gateway: s.gateway, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, fanoutH2: cfg.FanoutH2, log: s.log}
 	if err := s.profiled("changes", func() error { return s.changes(ctx, ch) }); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func run() error {
 	flag.IntVar(&cfg.Fanout, "fanout", 0, "clients of the fan-out test (0 skips it)")
 	flag.IntVar(&cfg.FanoutClusters, "fanout-clusters", 10, "with -delta and -on-demand-clusters, the clusters each fan-out client asks for by name, as a delta Envoy whose traffic has reached that many backends (the fan-out change's among them), and then the load assignments of the clusters it holds, as Envoy does; 0: every load assignment, not on demand")
 	flag.BoolVar(&cfg.FanoutReconnect, "fanout-reconnect", false, "after the fan-out's change, drop every fan-out client and dial them all again at once (a reconnect storm), and time it")
+	flag.BoolVar(&cfg.FanoutH2, "fanout-h2", false, "the fan-out clients speak HTTP/2 themselves and read each response as it arrives, where gRPC's client holds it whole until its end: a reconnect storm at 10,000 Ingresses, each client sent the route configuration at once, outgrows the machine with gRPC's")
 	flag.DurationVar(&cfg.FanoutPause, "fanout-pause", 0, "keep the fan-out clients connected, the control plane idle, this long before the change (to take its profiles)")
 	flag.BoolVar(&cfg.Status, "status", true, "time until every Ingress has a status address (the control plane must write one)")
 	flag.IntVar(&cfg.CreateWorkers, "workers", 32, "creates in flight at once")
