@@ -34,6 +34,8 @@ type changer struct {
 	run      string // names this run's change Ingresses
 	interval time.Duration
 	fanoutH2 bool // the fan-out clients speak HTTP/2 themselves (h2stream.go)
+	// profiled runs fn, under perf with -perf (files named after name).
+	profiled func(name string, fn func() error) error
 	log      *slog.Logger
 }
 

@@ -221,35 +221,41 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 		clients[i] = nil
 	}
 	now := c.ads.Snapshot()
-	start = time.Now()
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			clients[i], errs[i] = dialLight(ctx, address, i, subs, delta, c.fanoutH2)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return result, fmt.Errorf("reconnect storm: %w", err)
-		}
-	}
 	back := make([]time.Duration, count)
-	if err := waitAll(ctx, count, func(i int) (bool, error) {
-		for _, t := range types {
-			v, _, err := clients[i].state(t)
+	start = time.Now()
+	err = c.profiled("fanout-storm", func() error {
+		for i := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				clients[i], errs[i] = dialLight(ctx, address, i, subs, delta, c.fanoutH2)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
 			if err != nil {
-				return false, err
-			}
-			if v != now.Versions[t] {
-				return false, nil
+				return fmt.Errorf("reconnect storm: %w", err)
 			}
 		}
-		back[i] = time.Since(start) // to the poll's 10 ms
-		return true, nil
-	}); err != nil {
-		return result, fmt.Errorf("reconnect storm: clients getting the current versions: %w", err)
+		if err := waitAll(ctx, count, func(i int) (bool, error) {
+			for _, t := range types {
+				v, _, err := clients[i].state(t)
+				if err != nil {
+					return false, err
+				}
+				if v != now.Versions[t] {
+					return false, nil
+				}
+			}
+			back[i] = time.Since(start) // to the poll's 10 ms
+			return true, nil
+		}); err != nil {
+			return fmt.Errorf("reconnect storm: clients getting the current versions: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return result, err
 	}
 	took := time.Since(start)
 	c.log.Info("fan-out clients reconnected", "clients", count, "took", took.Round(time.Millisecond))

@@ -176,7 +176,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.quiesce(ctx, "convergence"); err != nil {
 		return nil, err
 	}
-	ch := &changer{kube: s.kube, gateway: s.gateway, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, fanoutH2: cfg.FanoutH2, log: s.log}
+	ch := &changer{kube: s.kube, gateway: s.gateway, ads: s.ads, w: w, run: runID(), interval: cfg.Interval, fanoutH2: cfg.FanoutH2, log: s.log,
+		profiled: func(name string, fn func() error) error { return s.profiledWith(name, fn, s.cp.Pid(), os.Getpid()) }}
 	if err := s.profiled("changes", func() error { return s.changes(ctx, ch) }); err != nil {
 		return nil, err
 	}
