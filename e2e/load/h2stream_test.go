@@ -126,7 +126,8 @@ func recvFirst(ctx context.Context, t *testing.T, ads *testADS) proto.Message {
 }
 
 // An h2Stream speaks gRPC to gRPC's own server: its request, larger
-// than HTTP/2's first window, arrives whole; responses larger than
+// than HTTP/2's first window, its names sent from where the client keeps
+// them encoded, arrives whole; responses larger than
 // Envoy's stream window, in all larger than its connection window,
 // arrive (the windows given back as they are read), decoded as
 // LightCodec decodes them; and the call's status ends it.
@@ -153,15 +154,21 @@ func TestH2StreamSotW(t *testing.T) {
 	for i := range 5000 {
 		names = append(names, fmt.Sprintf("namespace/service-%05d/8080", i))
 	}
-	sent := &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: names}
+	// The names kept encoded, as a SotW fan-out client sends them.
+	encoded := encodeNames(names)
+	sent := sotwRequest(nil, resource.EndpointType, encoded, "", "")
 	if size := proto.Size(sent); size <= h2DefaultWindow {
 		t.Fatalf("the request is %d bytes, within HTTP/2's first window", size)
 	}
 	if err := stream.Send(sent); err != nil {
 		t.Fatal(err)
 	}
-	if got := recvFirst(ctx, t, ads); !proto.Equal(got, sent) {
+	want := &discoveryv3.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: names}
+	if got := recvFirst(ctx, t, ads); !proto.Equal(got, want) {
 		t.Errorf("the server was sent a request of %d names, want %d", len(got.(*discoveryv3.DiscoveryRequest).ResourceNames), len(names))
+	}
+	if kept := sent.ProtoReflect().GetUnknown(); len(kept) != len(encoded) {
+		t.Errorf("the request kept %d bytes of its names after Send, want %d", len(kept), len(encoded))
 	}
 	for i, nonce := range ads.nonces {
 		resp, err := stream.Recv()
