@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -53,7 +55,10 @@ type h2Stream struct {
 	err                      error    // why the stream ended; set once
 	// What has been read of the response and not yet given back.
 	unackedConn, unackedStream int64
-	stop                       func() bool // ends the context's hold on the stream
+	stop                       func() bool   // ends the context's hold on the stream
+	done                       chan struct{} // closed when the stream ends
+	// after is time.After but in tests: the keepalive waits on it.
+	after func(time.Duration) <-chan time.Time
 }
 
 // HTTP/2's windows and largest frame before either side's SETTINGS say
@@ -64,10 +69,27 @@ const (
 	h2StreamID        = 1
 )
 
+// Envoy's keepalive on its xDS connection, as xds/bootstrap.go sets it:
+// a PING every 30 s, plus Envoy's default jitter of up to 15%. The
+// control plane pings a connection it has read nothing from for 30 s
+// and drops it if nothing comes within 10 s; a fan-out client reading a
+// response slowly (thousands of them on two cores) reaches that PING
+// only once it has read the data sent before it, while its own PING
+// goes out at once and, read, keeps the connection.
+const (
+	envoyKeepalive       = 30 * time.Second
+	envoyKeepaliveJitter = envoyKeepalive * 15 / 100
+)
+
 // dialH2 opens the call method ("/package.Service/Method") of the gRPC
 // server at address: the client preface, Envoy's windows, and the
 // request's headers; messages follow with send.
 func dialH2(ctx context.Context, address, method string) (*h2Stream, error) {
+	return openH2(ctx, address, method, time.After)
+}
+
+// openH2 is dialH2 with the keepalive waiting on after.
+func openH2(ctx context.Context, address, method string, after func(time.Duration) <-chan time.Time) (*h2Stream, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
@@ -79,6 +101,7 @@ func dialH2(ctx context.Context, address, method string) (*h2Stream, error) {
 		body: bufio.NewReaderSize(pr, 32<<10), pr: pr, pw: pw,
 		connWindow: h2DefaultWindow, streamWindow: h2DefaultWindow,
 		initialWindow: h2DefaultWindow, maxFrame: h2DefaultMaxFrame,
+		done: make(chan struct{}), after: after,
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -92,6 +115,7 @@ func dialH2(ctx context.Context, address, method string) (*h2Stream, error) {
 	s.mu.Unlock()
 	go s.readLoop()
 	go s.writeLoop()
+	go s.keepalive()
 	return s, nil
 }
 
@@ -186,6 +210,7 @@ func (s *h2Stream) fail(err error) {
 	}
 	s.mu.Unlock()
 	if first {
+		close(s.done)
 		s.pw.CloseWithError(err)
 		s.conn.Close()
 		if stop != nil {
@@ -362,6 +387,24 @@ func (s *h2Stream) writeLoop() {
 		s.mu.Unlock()
 		if err := s.write(func() error { return s.fr.WriteData(h2StreamID, false, chunk) }); err != nil {
 			s.fail(fmt.Errorf("sending: %w", err))
+			return
+		}
+	}
+}
+
+// keepalive sends a PING as Envoy does, until the stream ends. The
+// server's answer is not awaited: it comes after whatever the server had
+// queued, which a slow client reads late; Envoy, reading on a node of
+// its own, would not be late.
+func (s *h2Stream) keepalive() {
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.after(envoyKeepalive + rand.N(envoyKeepaliveJitter)):
+		}
+		if err := s.write(func() error { return s.fr.WritePing(false, [8]byte{}) }); err != nil {
+			s.fail(fmt.Errorf("sending a keepalive PING: %w", err))
 			return
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -282,5 +283,81 @@ func TestH2StreamHoldsAFrameNotAResponse(t *testing.T) {
 	}
 	if viaGRPC < size {
 		t.Errorf("gRPC's client allocated %d bytes to read a response of %d: the contrast this test draws is gone", viaGRPC, size)
+	}
+}
+
+// An h2Stream pings the server as Envoy's bootstrap has Envoy do, every
+// 30 s with up to 15% more, whatever it is reading: the control plane
+// keeps a connection it reads from.
+func TestH2StreamKeepalive(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tick := make(chan time.Time)
+	asked := make(chan time.Duration, 4)
+	after := func(d time.Duration) <-chan time.Time {
+		asked <- d
+		return tick
+	}
+	dialed := make(chan error, 1)
+	go func() {
+		s, err := openH2(ctx, lis.Addr().String(), discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResources_FullMethodName, after)
+		if err == nil {
+			defer s.close()
+			<-ctx.Done()
+		}
+		dialed <- err
+	}()
+	server, err := lis.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	server.SetDeadline(time.Now().Add(time.Minute))
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(server, preface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(server, server)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	pings := make(chan error, 1)
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				pings <- err
+				return
+			}
+			if p, ok := f.(*http2.PingFrame); ok && !p.IsAck() {
+				pings <- nil
+			}
+		}
+	}()
+	for range 2 {
+		select {
+		case d := <-asked:
+			if d < envoyKeepalive || d >= envoyKeepalive+envoyKeepaliveJitter {
+				t.Errorf("the keepalive waits %v, want %v to %v", d, envoyKeepalive, envoyKeepalive+envoyKeepaliveJitter)
+			}
+		case err := <-dialed:
+			t.Fatalf("dialling: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the keepalive never waited")
+		}
+		tick <- time.Now()
+		select {
+		case err := <-pings:
+			if err != nil {
+				t.Fatalf("reading the client's frames: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("no PING after the keepalive's wait")
+		}
 	}
 }
