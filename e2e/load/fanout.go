@@ -100,8 +100,26 @@ type (
 )
 
 // dialLight connects fan-out client id, with gRPC's client or, with h2,
-// with the load command's own (h2stream.go), and subscribes it.
+// with the load command's own (h2stream.go), and subscribes it. An h2
+// client whose connection fails before its requests are sent (reset
+// in a storm of thousands of dials on two cores) dials again after a
+// jittered backoff, as Envoy reconnects: 500 ms, doubling.
 func dialLight(ctx context.Context, address string, id int, subs names, delta, h2 bool) (*lightClient, error) {
+	const attempts = 6
+	for attempt := 0; ; attempt++ {
+		c, err := dialLightOnce(ctx, address, id, subs, delta, h2)
+		if err == nil || !h2 || attempt == attempts-1 {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(rand.N(500 * time.Millisecond << attempt)):
+		}
+	}
+}
+
+func dialLightOnce(ctx context.Context, address string, id int, subs names, delta, h2 bool) (*lightClient, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	c := &lightClient{cancel: cancel, done: make(chan struct{}),
 		versions: map[string]string{}, arrived: map[string]time.Time{}}
