@@ -388,6 +388,21 @@ func (c *lightClient) state(typeURL string) (string, time.Time, error) {
 	return c.versions[typeURL], c.arrived[typeURL], c.err
 }
 
+// holds says whether the client has versions' version of each of types,
+// and why its stream ended if it has.
+func (c *lightClient) holds(versions map[string]string, types []string) (bool, error) {
+	for _, t := range types {
+		v, _, err := c.state(t)
+		if err != nil {
+			return false, err
+		}
+		if v != versions[t] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 func (c *lightClient) close() {
 	c.cancel()
 	c.closeConn()

@@ -150,16 +150,7 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 	}
 	types := []string{resource.ListenerType, resource.ClusterType, resource.RouteType, resource.EndpointType}
 	if err := waitAll(ctx, count, func(i int) (bool, error) {
-		for _, t := range types {
-			v, _, err := clients[i].state(t)
-			if err != nil {
-				return false, err
-			}
-			if v != main.Versions[t] {
-				return false, nil
-			}
-		}
-		return true, nil
+		return clients[i].holds(main.Versions, types)
 	}); err != nil {
 		return result, fmt.Errorf("fan-out clients getting the current versions: %w", err)
 	}
@@ -238,17 +229,11 @@ func (c *changer) fanout(ctx context.Context, address string, count int, delta b
 			}
 		}
 		if err := waitAll(ctx, count, func(i int) (bool, error) {
-			for _, t := range types {
-				v, _, err := clients[i].state(t)
-				if err != nil {
-					return false, err
-				}
-				if v != now.Versions[t] {
-					return false, nil
-				}
+			ok, err := clients[i].holds(now.Versions, types)
+			if ok {
+				back[i] = time.Since(start) // to the poll's 10 ms
 			}
-			back[i] = time.Since(start) // to the poll's 10 ms
-			return true, nil
+			return ok, err
 		}); err != nil {
 			return fmt.Errorf("reconnect storm: clients getting the current versions: %w", err)
 		}
