@@ -40,7 +40,6 @@ type h2Stream struct {
 	fr   *http2.Framer
 	body *bufio.Reader  // the response's messages, as recv reads them
 	pw   *io.PipeWriter // the reader's side: DATA frames' payloads
-	pr   *io.PipeReader
 
 	wmu sync.Mutex // one frame written at a time
 
@@ -98,7 +97,7 @@ func openH2(ctx context.Context, address, method string, after func(time.Duratio
 	pr, pw := io.Pipe()
 	s := &h2Stream{
 		conn: conn, fr: http2.NewFramer(conn, bufio.NewReaderSize(conn, 32<<10)),
-		body: bufio.NewReaderSize(pr, 32<<10), pr: pr, pw: pw,
+		body: bufio.NewReaderSize(pr, 32<<10), pw: pw,
 		connWindow: h2DefaultWindow, streamWindow: h2DefaultWindow,
 		initialWindow: h2DefaultWindow, maxFrame: h2DefaultMaxFrame,
 		done: make(chan struct{}), after: after,
