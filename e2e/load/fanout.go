@@ -127,9 +127,9 @@ func dialLightOnce(ctx context.Context, address string, id int, subs names, delt
 	var incremental deltaStream
 	var err error
 	if h2 {
-		sotw, incremental, err = c.dialH2(ctx, address, delta)
+		sotw, incremental, err = c.streamsOverH2(ctx, address, delta)
 	} else {
-		sotw, incremental, err = c.dialGRPC(ctx, address, delta)
+		sotw, incremental, err = c.streamsOverGRPC(ctx, address, delta)
 	}
 	if err == nil {
 		node := &corev3.Node{Id: fmt.Sprintf("fanout-%d", id), Cluster: "ingress-load"}
@@ -149,7 +149,9 @@ func dialLightOnce(ctx context.Context, address string, id int, subs names, delt
 	return c, nil
 }
 
-func (c *lightClient) dialGRPC(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
+// streamsOverGRPC opens the client's ADS stream with gRPC's client; the
+// one the protocol uses is returned, the other nil.
+func (c *lightClient) streamsOverGRPC(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
 	conn, err := grpc.NewClient(address, LightDialOptions()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to %s: %w", address, err)
@@ -164,7 +166,9 @@ func (c *lightClient) dialGRPC(ctx context.Context, address string, delta bool) 
 	return stream, nil, err
 }
 
-func (c *lightClient) dialH2(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
+// streamsOverH2 opens the client's ADS stream with the load command's own
+// HTTP/2 (h2stream.go).
+func (c *lightClient) streamsOverH2(ctx context.Context, address string, delta bool) (sotwStream, deltaStream, error) {
 	method := discoveryv3.AggregatedDiscoveryService_StreamAggregatedResources_FullMethodName
 	if delta {
 		method = discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResources_FullMethodName

@@ -186,7 +186,9 @@ func (s *h2Stream) recv(v proto.Message) error {
 		return err
 	}
 	if prefix[0] != 0 {
-		return errors.New("a compressed message: not asked for")
+		err := errors.New("a compressed message: not asked for")
+		s.fail(err)
+		return err
 	}
 	if err := decodeLight(s.body, int(binary.BigEndian.Uint32(prefix[1:])), v); err != nil {
 		s.fail(err)
