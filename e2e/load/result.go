@@ -17,7 +17,10 @@ type Result struct {
 	Services  int    `json:"services"`
 	Protocol  string `json:"protocol"` // "sotw" or "delta"
 	Command   string `json:"command"`
-	Started   string `json:"started"`
+	// Flags are the load command's flags that shaped the run (-changes,
+	// -fanout...); empty in results written before they were kept.
+	Flags   string `json:"flags,omitempty"`
+	Started string `json:"started"`
 
 	Machine Machine     `json:"machine"`
 	Create  CreateStats `json:"create"`

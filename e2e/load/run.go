@@ -34,6 +34,10 @@ type Config struct {
 	// before the workload: a peer's own kinds (Contour's HTTPProxy...),
 	// without which it does not start. Empty: none.
 	CRDs string
+	// Flags are the load command's own flags that shape the measurement,
+	// as given, kept in the result so that a report can say how its runs
+	// were made.
+	Flags string
 	// Command is the control plane's command line, with {kubeconfig},
 	// {xds}, {xds_port} and {http_port} placeholders.
 	Command string
@@ -116,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	w := cfg.Workload
 	s := &session{cfg: cfg, log: cfg.Log, res: &Result{
 		N: w.N, Ingresses: w.N, GatewayAPI: w.GatewayAPI, Services: w.Services(), Protocol: protocol(cfg.Delta),
-		Command: cfg.Command, Started: time.Now().UTC().Format(time.RFC3339),
+		Command: cfg.Command, Flags: cfg.Flags, Started: time.Now().UTC().Format(time.RFC3339),
 		Machine: DescribeMachine(),
 	}}
 	defer s.releasePorts() // deferred first: runs after the processes' Stops

@@ -80,6 +80,7 @@ func run() error {
 	flag.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file (- for stdout)")
 	flag.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	flag.Parse(os.Args[1:])
+	cfg.Flags = measurementFlags(flag)
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -129,6 +130,21 @@ func run() error {
 		return err
 	}
 	return writeJSON(jsonPath, res)
+}
+
+// measurementFlags writes the flags given that shape what is measured,
+// leaving out where files go and how the cluster is found, which say
+// nothing of the run.
+func measurementFlags(fs *flag.FlagSet) string {
+	var words []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "cmd", "json", "dir", "keep", "kubeconfig", "kube-assets", "envoy", "log-level":
+			return
+		}
+		words = append(words, "-"+f.Name+"="+f.Value.String())
+	})
+	return strings.Join(words, " ")
 }
 
 func writeJSON(path string, res *load.Result) error {
