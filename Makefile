@@ -47,8 +47,10 @@ demo: build
 ## bench: translation and xDS benchmarks, then the load command at each of
 ## BENCH_N Ingresses against bin/ingress-xds (results in bin/bench/, see
 ## docs/benchmarks.md). BENCH_FLAGS adds flags, e.g. BENCH_FLAGS='-delta'
-## (whose results are load-N-delta.json).
+## (whose results are load-N-delta.json). BENCH_RUNS runs each that many
+## times (load-N-delta-R.json): bench-report gives each figure's median.
 BENCH_N ?= 100 1000
+BENCH_RUNS ?= 1
 BENCH_FLAGS ?= -changes 20 -fanout 500 -fanout-reconnect
 BENCH_PROTOCOL = $(if $(findstring -delta=false,$(BENCH_FLAGS)),-sotw,-delta)
 BENCH_CMD = $(CURDIR)/bin/ingress-xds serve --insecure --kubeconfig {kubeconfig} --xds-address {xds} --metrics-address 127.0.0.1:0 --status-address 192.0.2.1
@@ -56,10 +58,10 @@ bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./translate ./xds
 	$(GO) build -o bin/ingress-load ./e2e/cmd/ingress-load
 	mkdir -p bin/bench
-	for n in $(BENCH_N); do \
+	for n in $(BENCH_N); do for r in $$(seq $(BENCH_RUNS)); do \
 	  KUBEBUILDER_ASSETS=$(TOOLS)/kube bin/ingress-load -n $$n $(BENCH_FLAGS) \
-	    -json bin/bench/load-$$n$(BENCH_PROTOCOL).json -cmd '$(BENCH_CMD)' || exit 1; \
-	done
+	    -json bin/bench/load-$$n$(BENCH_PROTOCOL)$$([ $(BENCH_RUNS) = 1 ] || echo -$$r).json -cmd '$(BENCH_CMD)' || exit 1; \
+	done; done
 
 ## bench-report: the current tables of docs/benchmarks.md ("Results"), one
 ## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json).

@@ -3,6 +3,7 @@ package load
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -108,37 +109,80 @@ func summaryCell(s Summary) string {
 }
 
 // Report renders one Markdown table per scale of the runs given: a column
-// per peer, the target, then a column per run (SotW before delta, then in
-// the order given), each row a figure; and under each table the runs'
-// dates, load averages and commands.
+// per peer, the target, then a column per kind of run (its protocol and
+// number of fan-out clients; SotW before delta, fewer clients first), each
+// row a figure, the median over the runs of that kind; and under each
+// table, for each column, its runs' dates, load averages, flags and
+// commands.
 func Report(runs []Result, ref Reference) string {
 	byN := map[int][]Result{}
 	for _, r := range runs {
 		byN[r.N] = append(byN[r.N], r)
 	}
-	scales := slices.Sorted(func(yield func(int) bool) {
-		for n := range byN {
-			if !yield(n) {
-				return
-			}
-		}
-	})
 	var b strings.Builder
-	for i, n := range scales {
+	for i, n := range slices.Sorted(maps.Keys(byN)) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		rs := byN[n]
-		slices.SortStableFunc(rs, func(a, b Result) int { return cmp.Compare(protocolRank(a.Protocol), protocolRank(b.Protocol)) })
 		var scale ReferenceScale
 		for _, s := range ref.Scales {
 			if s.N == n {
 				scale = s
 			}
 		}
-		writeTable(&b, n, rs, ref.Peers, scale)
+		writeTable(&b, n, columnsOf(byN[n]), ref.Peers, scale)
 	}
 	return b.String()
+}
+
+// column is the runs of one kind at one scale, and the run whose figures
+// are the medians of theirs.
+type column struct {
+	protocol string
+	clients  int
+	runs     []Result
+	median   Result
+}
+
+// columnsOf groups one scale's runs by protocol and fan-out clients, in
+// the order of the table's columns.
+func columnsOf(rs []Result) []column {
+	var cols []column
+	for _, r := range rs {
+		i := slices.IndexFunc(cols, func(c column) bool { return c.protocol == r.Protocol && c.clients == fanoutClients(r) })
+		if i < 0 {
+			cols = append(cols, column{protocol: r.Protocol, clients: fanoutClients(r)})
+			i = len(cols) - 1
+		}
+		cols[i].runs = append(cols[i].runs, r)
+	}
+	slices.SortStableFunc(cols, func(a, b column) int {
+		return cmp.Or(cmp.Compare(protocolRank(a.protocol), protocolRank(b.protocol)), cmp.Compare(a.clients, b.clients))
+	})
+	for i := range cols {
+		cols[i].median = medianRun(cols[i].runs)
+	}
+	return cols
+}
+
+func fanoutClients(r Result) int {
+	if r.Fanout == nil {
+		return 0
+	}
+	return r.Fanout.Clients
+}
+
+// header names a column: its protocol, its clients where the scale's
+// columns differ in them, and how many runs its medians are of.
+func (c column) header(clientsDiffer bool) string {
+	h := "ours, " + protocolName(c.protocol)
+	if clientsDiffer && c.clients > 0 {
+		h += ", " + thousands(c.clients) + " clients"
+	}
+	if len(c.runs) > 1 {
+		h += fmt.Sprintf(" (median of %d runs)", len(c.runs))
+	}
+	return h
 }
 
 func protocolRank(p string) int {
@@ -148,14 +192,15 @@ func protocolRank(p string) int {
 	return 0
 }
 
-func writeTable(b *strings.Builder, n int, rs []Result, peers []string, scale ReferenceScale) {
-	r0 := rs[0]
+func writeTable(b *strings.Builder, n int, cols []column, peers []string, scale ReferenceScale) {
+	r0 := cols[0].runs[0]
 	fmt.Fprintf(b, "**%s Ingresses** (%s Services, %s endpoints):\n\n", thousands(n), thousands(r0.Services), thousands(r0.Services*EndpointsPerSlice))
+	clientsDiffer := slices.ContainsFunc(cols, func(c column) bool { return c.clients != cols[0].clients })
 	header := []string{""}
 	header = append(header, peers...)
 	header = append(header, "target")
-	for _, r := range rs {
-		header = append(header, "ours, "+protocolName(r.Protocol))
+	for _, c := range cols {
+		header = append(header, c.header(clientsDiffer))
 	}
 	writeRow(b, header)
 	align := []string{"---"}
@@ -170,8 +215,8 @@ func writeTable(b *strings.Builder, n int, rs []Result, peers []string, scale Re
 		}
 		cells = append(cells, scale.Targets[row.key])
 		measured := false
-		for _, r := range rs {
-			f := row.figure(r)
+		for _, c := range cols {
+			f := row.figure(c.median)
 			measured = measured || f != ""
 			cells = append(cells, f)
 		}
@@ -180,9 +225,41 @@ func writeTable(b *strings.Builder, n int, rs []Result, peers []string, scale Re
 		}
 	}
 	b.WriteString("\n")
-	for _, r := range rs {
-		fmt.Fprintf(b, "- %s: %s, load average %s at the start; `%s`\n", protocolName(r.Protocol), r.Started, r.Machine.LoadAverage, r.Command)
+	for _, c := range cols {
+		name := protocolName(c.protocol)
+		if clientsDiffer && c.clients > 0 {
+			name += ", " + thousands(c.clients) + " clients"
+		}
+		fmt.Fprintf(b, "- %s: %s\n", name, describeRuns(c.runs))
 	}
+}
+
+// describeRuns says when a column's runs were made, how busy the machine
+// was, and with which flags and commands (each once).
+func describeRuns(rs []Result) string {
+	var when, loads []string
+	var flags, commands []string
+	for _, r := range rs {
+		when = append(when, r.Started)
+		loads = append(loads, r.Machine.LoadAverage)
+		if f := r.Flags; f != "" && !slices.Contains(flags, f) {
+			flags = append(flags, f)
+		}
+		if !slices.Contains(commands, r.Command) {
+			commands = append(commands, r.Command)
+		}
+	}
+	s := fmt.Sprintf("%s, load average %s at the start", strings.Join(when, ", "), strings.Join(loads, "; "))
+	if c := rs[0].EndpointChange.Count; c > 0 {
+		s += fmt.Sprintf("; %d samples of each change", c)
+	}
+	for _, f := range flags {
+		s += "; `ingress-load " + f + "`"
+	}
+	for _, c := range commands {
+		s += "; `" + c + "`"
+	}
+	return s
 }
 
 func writeRow(b *strings.Builder, cells []string) {

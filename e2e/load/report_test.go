@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,52 @@ func TestReport(t *testing.T) {
 	}
 	if strings.Count(got, "reconnect storm") != 1 {
 		t.Errorf("the 100 table, with no fan-out, has a reconnect row:\n%s", got)
+	}
+}
+
+// TestReportMedians groups runs of one protocol and fan-out size into one
+// column whose figures are each the median of the runs', names the
+// clients where the columns differ in them, and says under the table
+// how the runs were made, each flag set and command once.
+func TestReportMedians(t *testing.T) {
+	run := func(clients int, convergence, p99 float64, storm float64, flags string) Result {
+		r := Result{N: 10000, Services: 100000, Protocol: "delta", Command: "serve", Flags: flags, Started: fmt.Sprint(convergence)}
+		r.Machine.LoadAverage = fmt.Sprint(convergence / 10)
+		r.Convergence.AllHostsSeconds = convergence
+		r.EndpointChange = Summary{Count: 5, P50: 10, P90: 20, P99: p99}
+		r.Fanout = &Fanout{Clients: clients, Arrival: Summary{Count: clients, P50: p99, P90: p99, P99: p99, Max: p99}, WithinOneSecond: clients,
+			Reconnect: &Reconnect{Seconds: storm, PeakRSSBytes: 1 << 30}}
+		return r
+	}
+	got := Report([]Result{
+		run(2000, 12, 300, 15, "-fanout=2000"),
+		run(5000, 20, 600, 50, "-fanout=5000"),
+		run(2000, 10, 100, 14, "-fanout=2000"),
+		run(2000, 11, 250, 40, "-fanout=2000"),
+		run(5000, 22, 500, 30, "-fanout=5000"),
+	}, Reference{})
+	for _, want := range []string{
+		"| target | ours, delta, 2,000 clients (median of 3 runs) | ours, delta, 5,000 clients (median of 2 runs) |",
+		"| initial convergence |  | 11.0 s | 21.0 s |",
+		"| endpoint change p50 / p90 (p99) |  | 10.0 / 20.0 ms (250.0) | 10.0 / 20.0 ms (550.0) |",
+		"| reconnect storm: every client back, peak RSS |  | 15.0 s, 1.00 GiB | 40.0 s, 1.00 GiB |",
+		"- delta, 2,000 clients: 12, 10, 11, load average 1.2; 1; 1.1 at the start; 5 samples of each change; `ingress-load -fanout=2000`; `serve`\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestMedianRunLeavesOutWhatARunLacks: a storm only some runs had is not
+// reported as the others' median.
+func TestMedianRunLeavesOutWhatARunLacks(t *testing.T) {
+	with := Result{Fanout: &Fanout{Clients: 10, Reconnect: &Reconnect{Seconds: 3}}}
+	without := Result{Fanout: &Fanout{Clients: 10}}
+	if m := medianRun([]Result{with, without, with}); m.Fanout == nil || m.Fanout.Reconnect != nil {
+		t.Errorf("median of runs with and without a storm: fan-out %+v", m.Fanout)
+	}
+	if m := medianRun([]Result{with, {}}); m.Fanout != nil {
+		t.Errorf("median of runs with and without a fan-out: %+v", m.Fanout)
 	}
 }
