@@ -238,18 +238,25 @@ func writeTable(b *strings.Builder, n int, cols []column, peers []string, scale 
 // was, and with which flags and commands (each once).
 func describeRuns(rs []Result) string {
 	var when, loads []string
-	var flags, commands []string
+	var machines, flags, commands []string
+	addOnce := func(list *[]string, s string) {
+		if s != "" && !slices.Contains(*list, s) {
+			*list = append(*list, s)
+		}
+	}
 	for _, r := range rs {
 		when = append(when, r.Started)
 		loads = append(loads, r.Machine.LoadAverage)
-		if f := r.Flags; f != "" && !slices.Contains(flags, f) {
-			flags = append(flags, f)
+		if r.Machine.CPUs > 0 {
+			addOnce(&machines, fmt.Sprintf("%d CPUs (%s)", r.Machine.CPUs, r.Machine.CPUModel))
 		}
-		if !slices.Contains(commands, r.Command) {
-			commands = append(commands, r.Command)
-		}
+		addOnce(&flags, r.Flags)
+		addOnce(&commands, r.Command)
 	}
 	s := fmt.Sprintf("%s, load average %s at the start", strings.Join(when, ", "), strings.Join(loads, "; "))
+	if len(machines) > 0 {
+		s += ", on " + strings.Join(machines, " and ")
+	}
 	if c := rs[0].EndpointChange.Count; c > 0 {
 		s += fmt.Sprintf("; %d samples of each change", c)
 	}
