@@ -64,8 +64,9 @@ bench: tools build
 	done; done
 
 ## bench-report: the current tables of docs/benchmarks.md ("Results"), one
-## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json).
-BENCH_JSON ?= $(wildcard bin/bench/*.json)
+## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json,
+## else the runs the tables were made from, docs/benchmark-runs/*.json).
+BENCH_JSON ?= $(or $(wildcard bin/bench/*.json),$(wildcard docs/benchmark-runs/*.json))
 bench-report:
 	$(GO) run ./hack/bench-report -write docs/benchmarks.md $(BENCH_JSON)
 
