@@ -172,13 +172,19 @@ func fanoutClients(r Result) int {
 	return r.Fanout.Clients
 }
 
-// header names a column: its protocol, its clients where the scale's
-// columns differ in them, and how many runs its medians are of.
-func (c column) header(clientsDiffer bool) string {
-	h := "ours, " + protocolName(c.protocol)
+// name names a column's kind of run: its protocol, and its clients where
+// the scale's columns differ in them.
+func (c column) name(clientsDiffer bool) string {
 	if clientsDiffer && c.clients > 0 {
-		h += ", " + thousands(c.clients) + " clients"
+		return protocolName(c.protocol) + ", " + thousands(c.clients) + " clients"
 	}
+	return protocolName(c.protocol)
+}
+
+// header is a column's name in the table, with how many runs its medians
+// are of.
+func (c column) header(clientsDiffer bool) string {
+	h := "ours, " + c.name(clientsDiffer)
 	if len(c.runs) > 1 {
 		h += fmt.Sprintf(" (median of %d runs)", len(c.runs))
 	}
@@ -226,11 +232,7 @@ func writeTable(b *strings.Builder, n int, cols []column, peers []string, scale 
 	}
 	b.WriteString("\n")
 	for _, c := range cols {
-		name := protocolName(c.protocol)
-		if clientsDiffer && c.clients > 0 {
-			name += ", " + thousands(c.clients) + " clients"
-		}
-		fmt.Fprintf(b, "- %s: %s\n", name, describeRuns(c.runs))
+		fmt.Fprintf(b, "- %s: %s\n", c.name(clientsDiffer), describeRuns(c.runs))
 	}
 }
 

@@ -42,7 +42,7 @@ func firstDifference(a, b []byte) string {
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
 	}
-	start := max(0, bytes.LastIndexByte(a[:i], '\n')+1)
+	start := bytes.LastIndexByte(a[:i], '\n') + 1
 	end := func(s []byte) int { return min(len(s), start+300) }
 	return "docs:     " + string(a[start:end(a)]) + "\nrendered: " + string(b[start:end(b)])
 }
