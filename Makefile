@@ -65,10 +65,11 @@ bench: tools build
 
 ## bench-report: the current tables of docs/benchmarks.md ("Results"), one
 ## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json,
-## else the runs the tables were made from, docs/benchmark-runs/*.json).
+## else the runs the tables were made from), which docs/benchmark-runs/
+## then holds, and no other.
 BENCH_JSON ?= $(or $(wildcard bin/bench/*.json),$(wildcard docs/benchmark-runs/*.json))
 bench-report:
-	$(GO) run ./hack/bench-report -write docs/benchmarks.md $(BENCH_JSON)
+	$(GO) run ./hack/bench-report -keep docs/benchmark-runs -write docs/benchmarks.md $(BENCH_JSON)
 
 ## soak: TestSoak for SOAK (default 1h): two replicas, two Envoys, traffic,
 ## churn and faults against a real API server (docs/failure-modes.md).

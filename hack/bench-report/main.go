@@ -2,9 +2,11 @@
 // from the load command's JSON results: one table per scale, with the
 // targets and the peers' figures of docs/benchmarks-reference.json beside
 // ours. With -write it replaces the part of the file between its
-// bench-report markers; otherwise it prints the tables.
+// bench-report markers; otherwise it prints the tables. With -keep it
+// first makes a directory hold exactly the runs given, so that the tables
+// can be made again from what is kept beside them.
 //
-//	go run ./hack/bench-report -write docs/benchmarks.md bin/bench/*.json
+//	go run ./hack/bench-report -keep docs/benchmark-runs -write docs/benchmarks.md bin/bench/*.json
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
 )
@@ -34,6 +37,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench-report", flag.ContinueOnError)
 	refPath := fs.String("ref", "docs/benchmarks-reference.json", "targets and peers' figures per scale")
 	write := fs.String("write", "", "replace the tables between the bench-report markers of this file (default: print them)")
+	keep := fs.String("keep", "", "make this directory hold the runs given, and no other, each without its per-client samples")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,12 +54,68 @@ func run(args []string) error {
 			return err
 		}
 	}
+	if *keep != "" {
+		if err := keepRuns(*keep, fs.Args(), runs); err != nil {
+			return err
+		}
+	}
 	tables := load.Report(runs, ref)
 	if *write == "" {
 		_, err := fmt.Print(tables)
 		return err
 	}
 	return replaceBetweenMarkers(*write, tables)
+}
+
+// keepRuns writes each run to dir under its file's name, without the
+// fan-out's per-client samples (thousands a run; the tables read their
+// summaries) or the names of files its machine kept, and removes the
+// runs dir held that were not given.
+func keepRuns(dir string, paths []string, runs []load.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for i, path := range paths {
+		r := runs[i]
+		r.Files = nil
+		if f := r.Fanout; f != nil {
+			stripped := *f
+			stripped.Arrival.Samples = nil
+			if a := f.IngressArrival; a != nil {
+				ia := *a
+				ia.Samples = nil
+				stripped.IngressArrival = &ia
+			}
+			if st := f.Reconnect; st != nil {
+				back := *st
+				back.Back.Samples = nil
+				stripped.Reconnect = &back
+			}
+			r.Fanout = &stripped
+		}
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", path, err)
+		}
+		name := filepath.Base(path)
+		if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+		kept[name] = true
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, path := range old {
+		if !kept[filepath.Base(path)] {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func readJSON(path string, v any) error {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ingress-xds/ingress-xds/e2e/load"
 )
 
 // TestTablesAreTheRunsReport keeps docs/benchmarks.md's current tables
@@ -45,4 +48,48 @@ func firstDifference(a, b []byte) string {
 	start := bytes.LastIndexByte(a[:i], '\n') + 1
 	end := func(s []byte) int { return min(len(s), start+300) }
 	return "docs:     " + string(a[start:end(a)]) + "\nrendered: " + string(b[start:end(b)])
+}
+
+// TestKeepHoldsExactlyTheRunsGiven: -keep writes the runs given, their
+// change samples kept and the fan-out's per-client ones left out, and
+// removes a run kept before that was not given again.
+func TestKeepHoldsExactlyTheRunsGiven(t *testing.T) {
+	in, kept := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(kept, "old.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := load.Result{N: 100, Services: 1000, Protocol: "delta", Command: "serve", Files: []string{"/tmp/x/control-plane.log"},
+		EndpointChange: load.Summary{Count: 2, P50: 10, Samples: []float64{10, 12}},
+		Fanout: &load.Fanout{Clients: 3, Arrival: load.Summary{Count: 3, P99: 30, Samples: []float64{10, 20, 30}},
+			IngressArrival: &load.Summary{Count: 3, Samples: []float64{1, 2, 3}},
+			Reconnect:      &load.Reconnect{Seconds: 1, Back: load.Summary{Count: 3, Samples: []float64{4, 5, 6}}}}}
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(in, "load-100-delta.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-ref", "../../docs/benchmarks-reference.json", "-keep", kept, path}); err != nil {
+		t.Fatal(err)
+	}
+	names, err := filepath.Glob(filepath.Join(kept, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || filepath.Base(names[0]) != "load-100-delta.json" {
+		t.Fatalf("kept %v, want the one run given", names)
+	}
+	var got load.Result
+	if err := readJSON(names[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	f := got.Fanout
+	if f == nil || f.Arrival.P99 != 30 || f.Arrival.Samples != nil || f.IngressArrival.Samples != nil || f.Reconnect.Back.Samples != nil {
+		t.Errorf("kept fan-out %+v: want its summaries without per-client samples", f)
+	}
+	if len(got.EndpointChange.Samples) != 2 || got.Files != nil {
+		t.Errorf("kept change samples %v and files %v: want the samples, no files", got.EndpointChange.Samples, got.Files)
+	}
 }
