@@ -87,7 +87,8 @@ type Config struct {
 	// Dir receives the kubeconfig, the control plane's log and perf data.
 	Dir string
 	// Perf records the control plane with `perf record` during convergence
-	// and during the changes.
+	// and during the changes, and with this process too during the
+	// fan-out's changes and reconnect storm.
 	Perf bool
 	// EnvoyChanges is how many Ingresses the Envoy phase creates, each
 	// timed until a real Envoy serves it; 0 skips the phase, which needs
@@ -363,6 +364,32 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 	}
 	var connected CPUSplit
 	var idleRSS int64
+	// The endpoint change is recorded from when every client is connected
+	// and the control plane idle to the last client's arrival, the span
+	// its CPU figures cover, with this process too (its clients read on
+	// the same cores): at 10,000 Ingresses each SotW client's
+	// acknowledgement is megabytes, and the profile says which side the
+	// time went to.
+	var endpointPerf *perfRecording
+	startEndpointPerf := func() (err error) {
+		if !s.cfg.Perf {
+			return nil
+		}
+		path := filepath.Join(s.cfg.Dir, "fanout-endpoint.perf.data")
+		if endpointPerf, err = startPerf(path, s.cp.Pid(), os.Getpid()); err != nil {
+			return err
+		}
+		s.res.Files = append(s.res.Files, path)
+		return nil
+	}
+	stopEndpointPerf := func() error {
+		if endpointPerf == nil {
+			return nil
+		}
+		defer func() { endpointPerf = nil }()
+		return endpointPerf.stop()
+	}
+	defer stopEndpointPerf() // when the change failed
 	beforeChange := func() error {
 		// Connecting 500 clients leaves the control plane busy after
 		// the last has its first responses; a change then would time
@@ -381,15 +408,19 @@ func (s *session) fanout(ctx context.Context, ch *changer) error {
 				return ctx.Err()
 			}
 		}
-		connected, err = cpu()
-		return err
+		if connected, err = cpu(); err != nil {
+			return err
+		}
+		return startEndpointPerf()
 	}
 	// A Service the endpoint samples did not touch.
 	svc := pick(s.cfg.Changes, s.cfg.Workload.Services())
 	var end CPUSplit
 	afterChange := func() (err error) {
-		end, err = cpu()
-		return err
+		if end, err = cpu(); err != nil {
+			return err
+		}
+		return stopEndpointPerf()
 	}
 	var storm *Reconnect
 	var reconnect func(time.Duration, Summary) error

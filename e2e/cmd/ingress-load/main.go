@@ -68,7 +68,7 @@ func run() error {
 	flag.DurationVar(&cfg.Settle, "settle", 3*time.Second, "pause between convergence (and status) and the changes")
 	flag.StringVar(&cfg.Dir, "dir", "", "directory for the kubeconfig, control-plane log and perf data (default: a new temporary one)")
 	flag.BoolVar(&keep, "keep", false, "keep the -dir directory when it was created here")
-	flag.BoolVar(&cfg.Perf, "perf", false, "record the control plane with `perf record -g` during convergence and during changes")
+	flag.BoolVar(&cfg.Perf, "perf", false, "record the control plane with `perf record -g` during convergence, the changes and the fan-out's (with this process too)")
 	flag.IntVar(&cfg.EnvoyChanges, "envoy-changes", 0, "after the other changes, start a real Envoy and time this many new Ingresses until Envoy serves them (0 skips it; needs {http_port} in -cmd and root)")
 	flag.StringVar(&cfg.EnvoyBinary, "envoy", "", "Envoy binary for -envoy-changes (default .tools/bin/envoy)")
 	flag.StringVar(&cfg.Bootstrap, "bootstrap", load.DefaultBootstrap, "command writing Envoy's bootstrap for -envoy-changes; {xds}, {admin}, {node_id} and {out} are filled in, and --delta=false is added with -delta=false")
