@@ -65,8 +65,9 @@ bench: tools build
 
 ## bench-report: the current tables of docs/benchmarks.md ("Results"), one
 ## per scale, from the load command's JSON (BENCH_JSON: bin/bench/*.json,
-## else the runs the tables were made from), which docs/benchmark-runs/
-## then holds, and no other.
+## else the runs the tables were made from): its runs replace those of
+## their kinds (scale, protocol, fan-out clients) in docs/benchmark-runs/,
+## and the tables are made from all that it then holds.
 BENCH_JSON ?= $(or $(wildcard bin/bench/*.json),$(wildcard docs/benchmark-runs/*.json))
 bench-report:
 	$(GO) run ./hack/bench-report -keep docs/benchmark-runs -write docs/benchmarks.md $(BENCH_JSON)

@@ -165,6 +165,12 @@ func columnsOf(rs []Result) []column {
 	return cols
 }
 
+// SameKind says whether two runs are of one column of a report: the same
+// scale, protocol and fan-out clients.
+func SameKind(a, b Result) bool {
+	return a.N == b.N && a.Protocol == b.Protocol && fanoutClients(a) == fanoutClients(b)
+}
+
 func fanoutClients(r Result) int {
 	if r.Fanout == nil {
 		return 0

@@ -2,9 +2,11 @@
 // from the load command's JSON results: one table per scale, with the
 // targets and the peers' figures of docs/benchmarks-reference.json beside
 // ours. With -write it replaces the part of the file between its
-// bench-report markers; otherwise it prints the tables. With -keep it
-// first makes a directory hold exactly the runs given, so that the tables
-// can be made again from what is kept beside them.
+// bench-report markers; otherwise it prints the tables. With -keep the
+// runs given replace, in a directory, the runs kept there of their kinds
+// (scale, protocol, fan-out clients), and the tables are made from all it
+// then holds: runs of one scale made again leave the other scales' tables
+// as they were.
 //
 //	go run ./hack/bench-report -keep docs/benchmark-runs -write docs/benchmarks.md bin/bench/*.json
 package main
@@ -17,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
 )
@@ -37,7 +40,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench-report", flag.ContinueOnError)
 	refPath := fs.String("ref", "docs/benchmarks-reference.json", "targets and peers' figures per scale")
 	write := fs.String("write", "", "replace the tables between the bench-report markers of this file (default: print them)")
-	keep := fs.String("keep", "", "make this directory hold the runs given, and no other, each without its per-client samples")
+	keep := fs.String("keep", "", "directory of kept runs: the runs given replace those of their kinds (scale, protocol, fan-out clients) there, without per-client samples, and the tables are made from all it then holds")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,14 +51,19 @@ func run(args []string) error {
 	if err := readJSON(*refPath, &ref); err != nil {
 		return err
 	}
-	runs := make([]load.Result, fs.NArg())
-	for i, path := range fs.Args() {
+	paths := fs.Args()
+	runs := make([]load.Result, len(paths))
+	for i, path := range paths {
 		if err := readJSON(path, &runs[i]); err != nil {
 			return err
 		}
 	}
 	if *keep != "" {
-		if err := keepRuns(*keep, fs.Args(), runs); err != nil {
+		var err error
+		if paths, runs, err = withKeptRuns(*keep, paths, runs); err != nil {
+			return err
+		}
+		if err := keepRuns(*keep, paths, runs); err != nil {
 			return err
 		}
 	}
@@ -67,15 +75,41 @@ func run(args []string) error {
 	return replaceBetweenMarkers(*write, tables)
 }
 
+// withKeptRuns adds to the runs given those kept in dir of a kind none of
+// them is of (load.SameKind). A run given from dir is among them already.
+func withKeptRuns(dir string, paths []string, runs []load.Result) ([]string, []load.Result, error) {
+	kept, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	given := len(runs)
+	for _, path := range kept {
+		var r load.Result
+		if err := readJSON(path, &r); err != nil {
+			return nil, nil, err
+		}
+		if !slices.ContainsFunc(runs[:given], func(g load.Result) bool { return load.SameKind(g, r) }) {
+			paths, runs = append(paths, path), append(runs, r)
+		}
+	}
+	return paths, runs, nil
+}
+
 // keepRuns writes each run to dir under its file's name, without the
 // fan-out's per-client samples (thousands a run; the tables read their
 // summaries) or the names of files its machine kept, and removes the
-// runs dir held that were not given.
+// runs dir held that are not among them.
 func keepRuns(dir string, paths []string, runs []load.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	kept := map[string]bool{}
+	for _, path := range paths {
+		if kept[filepath.Base(path)] {
+			return fmt.Errorf("%s: two runs to keep are named %s", path, filepath.Base(path))
+		}
+		kept[filepath.Base(path)] = true
+	}
 	for i, path := range paths {
 		r := runs[i]
 		r.Files = nil
@@ -102,7 +136,6 @@ func keepRuns(dir string, paths []string, runs []load.Result) error {
 		if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o644); err != nil {
 			return err
 		}
-		kept[name] = true
 	}
 	old, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {

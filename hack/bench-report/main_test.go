@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ingress-xds/ingress-xds/e2e/load"
@@ -50,39 +51,52 @@ func firstDifference(a, b []byte) string {
 	return "docs:     " + string(a[start:end(a)]) + "\nrendered: " + string(b[start:end(b)])
 }
 
-// TestKeepHoldsExactlyTheRunsGiven: -keep writes the runs given, their
-// change samples kept and the fan-out's per-client ones left out, and
-// removes a run kept before that was not given again.
-func TestKeepHoldsExactlyTheRunsGiven(t *testing.T) {
+// TestKeepReplacesTheRunsOfTheKindsGiven: -keep writes the runs given,
+// their change samples kept and the fan-out's per-client ones left out;
+// a kept run of a kind given (scale, protocol, fan-out clients) is
+// removed, and one of another kind stays and is rendered: making one
+// scale's runs again must not take another scale's table out of the
+// docs.
+func TestKeepReplacesTheRunsOfTheKindsGiven(t *testing.T) {
 	in, kept := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(kept, "old.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(path string, r load.Result) {
+		t.Helper()
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	write(filepath.Join(kept, "100-delta-3-1.json"), load.Result{N: 100, Protocol: "delta", Fanout: &load.Fanout{Clients: 3}})
+	write(filepath.Join(kept, "10000-sotw-3-1.json"), load.Result{N: 10000, Protocol: "sotw", Command: "serve", Fanout: &load.Fanout{Clients: 3}})
 	res := load.Result{N: 100, Services: 1000, Protocol: "delta", Command: "serve", Files: []string{"/tmp/x/control-plane.log"},
 		EndpointChange: load.Summary{Count: 2, P50: 10, Samples: []float64{10, 12}},
 		Fanout: &load.Fanout{Clients: 3, Arrival: load.Summary{Count: 3, P99: 30, Samples: []float64{10, 20, 30}},
 			IngressArrival: &load.Summary{Count: 3, Samples: []float64{1, 2, 3}},
 			Reconnect:      &load.Reconnect{Seconds: 1, Back: load.Summary{Count: 3, Samples: []float64{4, 5, 6}}}}}
-	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(in, "load-100-delta.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	write(path, res)
+	doc := filepath.Join(t.TempDir(), "benchmarks.md")
+	if err := os.WriteFile(doc, []byte(beginMarker+endMarker), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run([]string{"-ref", "../../docs/benchmarks-reference.json", "-keep", kept, path}); err != nil {
+	if err := run([]string{"-ref", "../../docs/benchmarks-reference.json", "-keep", kept, "-write", doc, path}); err != nil {
 		t.Fatal(err)
 	}
 	names, err := filepath.Glob(filepath.Join(kept, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 1 || filepath.Base(names[0]) != "load-100-delta.json" {
-		t.Fatalf("kept %v, want the one run given", names)
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	if want := []string{"10000-sotw-3-1.json", "load-100-delta.json"}; !slices.Equal(names, want) {
+		t.Fatalf("kept %v, want %v", names, want)
 	}
 	var got load.Result
-	if err := readJSON(names[0], &got); err != nil {
+	if err := readJSON(filepath.Join(kept, "load-100-delta.json"), &got); err != nil {
 		t.Fatal(err)
 	}
 	f := got.Fanout
@@ -91,5 +105,14 @@ func TestKeepHoldsExactlyTheRunsGiven(t *testing.T) {
 	}
 	if len(got.EndpointChange.Samples) != 2 || got.Files != nil {
 		t.Errorf("kept change samples %v and files %v: want the samples, no files", got.EndpointChange.Samples, got.Files)
+	}
+	rendered, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"**100 Ingresses**", "**10,000 Ingresses**"} {
+		if !bytes.Contains(rendered, []byte(table)) {
+			t.Errorf("rendered tables lack %s:\n%s", table, rendered)
+		}
 	}
 }
